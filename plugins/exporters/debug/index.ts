@@ -1,0 +1,16 @@
+import type { ExporterFactory } from '../../../src/pipeline/component.ts';
+import type { DebugExporterConfig } from './config.ts';
+import { configSchema } from './config.ts';
+import { DebugExporter } from './exporter.ts';
+
+export type { DebugExporterConfig } from './config.ts';
+
+export const debugExporterFactory = Object.freeze({
+  kind: 'exporter',
+  type: 'debug',
+  stability: 'beta',
+  description: 'Logs every batch it receives and optionally appends it to a JSON-lines file.',
+  consumes: 'any',
+  configSchema,
+  create: (settings, config) => new DebugExporter(settings, config),
+} satisfies ExporterFactory<DebugExporterConfig>);

@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+// Runs every test file (`*.test.ts` under test/, plugins/, examples/ and src/) with node's test
+// runner, compiling TypeScript with tsx. Extra arguments are passed to `node --test` (for example
+// `--test-name-pattern=batch`); file arguments narrow the run to those files.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const roots = ['src', 'plugins', 'examples', 'test'];
+function find(dir) {
+  let found = [];
+  for (const entry of readdirSync(dir)) {
+    if (entry === 'node_modules' || entry.startsWith('.')) continue;
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) found = found.concat(find(path));
+    else if (entry.endsWith('.test.ts')) found.push(path);
+  }
+  return found;
+}
+
+const args = process.argv.slice(2);
+const files = args.filter((arg) => arg.endsWith('.ts'));
+const flags = args.filter((arg) => !arg.endsWith('.ts'));
+const targets = files.length > 0 ? files : roots.flatMap((root) => find(root)).sort();
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=120000', ...flags, ...targets],
+  { stdio: 'inherit' },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,84 @@
+// The one ajv instance used to validate component configs, and the translation of ajv's errors
+// into messages that start with the offending key's YAML path.
+
+import { Ajv } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM interop.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => Ajv;
+
+export function createAjv(): Ajv {
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+  addFormats(ajv);
+  return ajv;
+}
+
+const sharedAjv = createAjv();
+const compiled = new WeakMap<object, ValidateFunction>();
+
+/** Compiles (once per schema object) and returns the validator for a schema. */
+export function validatorFor(schema: Record<string, unknown>): ValidateFunction {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = sharedAjv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  return validate;
+}
+
+/** Joins a base path (`exporters.backend`) and an ajv instance path (`/retry/max`). */
+export function joinPath(base: string, instancePath: string): string {
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return [base, ...parts].filter((part) => part !== '').join('.');
+}
+
+/** One readable line per ajv error, each prefixed by its YAML path. */
+export function formatAjvErrors(base: string, errors: readonly ErrorObject[] | null | undefined): string[] {
+  const lines: string[] = [];
+  for (const error of errors ?? []) {
+    const path = joinPath(base, error.instancePath);
+    switch (error.keyword) {
+      case 'additionalProperties': {
+        const key = String((error.params as { additionalProperty: string }).additionalProperty);
+        lines.push(`${[path, key].filter(Boolean).join('.')}: unknown key`);
+        break;
+      }
+      case 'enum': {
+        const allowed = (error.params as { allowedValues: unknown[] }).allowedValues;
+        lines.push(`${path || '(root)'}: must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`);
+        break;
+      }
+      case 'required': {
+        const key = String((error.params as { missingProperty: string }).missingProperty);
+        lines.push(`${[path, key].filter(Boolean).join('.')}: is required`);
+        break;
+      }
+      case 'if':
+        break; // The failing `then`/`else` branch reports the useful error itself.
+      default:
+        lines.push(`${path || '(root)'}: ${error.message ?? 'is invalid'}`);
+    }
+  }
+  return [...new Set(lines)];
+}
+
+/**
+ * Validates `data` in place (ajv fills in defaults) and returns the errors, prefixed by `base`.
+ */
+export function validateAgainst(schema: Record<string, unknown>, data: unknown, base: string): string[] {
+  const validate = validatorFor(schema);
+  return validate(data) ? [] : formatAjvErrors(base, validate.errors);
+}
+
+/** A deep copy of the schema's defaults: what a component gets from `type: {}`. */
+export function defaultsOf(schema: Record<string, unknown>): Record<string, unknown> {
+  const config: Record<string, unknown> = {};
+  validatorFor(schema)(config);
+  return config;
+}

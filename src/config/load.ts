@@ -1,0 +1,252 @@
+// Turns a YAML file into a validated service configuration, in two steps kept apart:
+//   parse — read the file, apply `--set` overrides, expand environment variables;
+//   validate — pure checks: top-level schema, each component's schema and cross-field rules, and
+//   the pipeline graph. Every problem is collected and reported at once, each with its YAML path.
+// Plugin modules named in `plugins:` are imported between the two so their factories validate too.
+
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseDocument, parse as parseYaml, YAMLParseError } from 'yaml';
+import { TracepipeError } from '../errors.ts';
+import type { ComponentKind, Factory } from '../pipeline/component.ts';
+import { Registry } from '../pipeline/registry.ts';
+import { validateAgainst } from './ajv.ts';
+import { expandDocument } from './expand.ts';
+import { loadPlugin } from './plugins.ts';
+import type { PipelineConfig, RawConfig, ServiceSection } from './schema.ts';
+import { topLevelSchema } from './schema.ts';
+
+const SECTION_OF: Record<ComponentKind, 'receivers' | 'processors' | 'exporters'> = {
+  receiver: 'receivers',
+  processor: 'processors',
+  exporter: 'exporters',
+};
+
+export interface ComponentConfig {
+  /** `type` or `type/name`. */
+  readonly id: string;
+  readonly kind: ComponentKind;
+  readonly factory: Factory;
+  /** Validated, with schema defaults applied, frozen. */
+  readonly config: unknown;
+}
+
+export interface ServiceConfig {
+  /** The config file's directory: relative paths in component configs resolve against it. */
+  readonly baseDir: string;
+  readonly service: ServiceSection;
+  readonly receivers: ReadonlyMap<string, ComponentConfig>;
+  readonly processors: ReadonlyMap<string, ComponentConfig>;
+  readonly exporters: ReadonlyMap<string, ComponentConfig>;
+  readonly pipelines: Readonly<Record<string, PipelineConfig>>;
+}
+
+export interface LoadOptions {
+  /** `key.path=value` overrides, applied before env expansion; the value is read as YAML. */
+  readonly sets?: readonly string[];
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** Parses YAML text into a plain object, with overrides and env expansion applied. */
+export function parseConfigText(text: string, options: LoadOptions = {}, source = 'config'): unknown {
+  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (document.errors.length > 0) {
+    const messages = document.errors.map((error: YAMLParseError) => {
+      const position = error.linePos?.[0];
+      const where = position ? `${source}:${position.line}:${position.col}` : source;
+      return `${where}: ${error.message.split('\n')[0]}`;
+    });
+    throw new TracepipeError('TP_ERR_CONFIG_PARSE', [messages.join('\n')]);
+  }
+  if (document.contents === null) document.contents = document.createNode({}) as unknown as typeof document.contents;
+  const problems: string[] = [];
+  for (const assignment of options.sets ?? []) {
+    const equals = assignment.indexOf('=');
+    if (equals <= 0) {
+      problems.push(`--set ${assignment}: expected key.path=value`);
+      continue;
+    }
+    const path = assignment.slice(0, equals).split('.');
+    document.setIn(path, document.createNode(parseYaml(assignment.slice(equals + 1)) ?? null));
+  }
+  for (const error of expandDocument(document, options.env ?? process.env)) {
+    problems.push(`${error.path || '(root)'}: ${error.message}`);
+  }
+  if (problems.length > 0) throw new TracepipeError('TP_ERR_CONFIG_INVALID', [problems.join('\n')]);
+  return document.toJS();
+}
+
+/** Reads, parses, loads plugins and validates a config file; throws with every problem found. */
+export async function loadConfigFile(
+  path: string,
+  registry: Registry,
+  options: LoadOptions = {},
+): Promise<ServiceConfig> {
+  const absolute = resolve(path);
+  let text: string;
+  try {
+    text = readFileSync(absolute, 'utf8');
+  } catch (error) {
+    throw new TracepipeError('TP_ERR_CONFIG_READ', [path, (error as NodeJS.ErrnoException).code ?? String(error)]);
+  }
+  const data = parseConfigText(text, options, path);
+  return loadConfigObject(data, registry, dirname(absolute));
+}
+
+/** Loads the `plugins:` of parsed config data into a copy of the registry, then validates. */
+export async function loadConfigObject(data: unknown, registry: Registry, baseDir: string): Promise<ServiceConfig> {
+  const plugins = (data as { plugins?: unknown } | null)?.plugins;
+  let effective = registry;
+  if (Array.isArray(plugins) && plugins.every((entry) => typeof entry === 'string')) {
+    effective = new Registry(registry.all());
+    for (const specifier of plugins as string[]) {
+      for (const factory of await loadPlugin(specifier, baseDir)) effective.register(factory);
+    }
+  }
+  const { config, errors } = validateConfig(data, effective, baseDir);
+  if (errors.length > 0) throw new TracepipeError('TP_ERR_CONFIG_INVALID', [errors.join('\n')]);
+  return config!;
+}
+
+/** Pure validation of parsed config data. Returns every error; `config` only when there are none. */
+export function validateConfig(
+  data: unknown,
+  registry: Registry,
+  baseDir: string,
+): { config?: ServiceConfig; errors: string[] } {
+  const raw = structuredClone(data ?? {}) as RawConfig;
+  const errors = validateAgainst(topLevelSchema as unknown as Record<string, unknown>, raw, '');
+  if (errors.length > 0) return { errors };
+
+  const sections = {} as Record<ComponentKind, Map<string, ComponentConfig>>;
+  for (const kind of ['receiver', 'processor', 'exporter'] as const) {
+    sections[kind] = new Map();
+    const section = SECTION_OF[kind];
+    for (const [id, value] of Object.entries(raw[section])) {
+      const type = id.split('/')[0]!;
+      const factory = registry.get(kind, type);
+      const path = `${section}.${id}`;
+      if (!factory) {
+        const known = registry.types(kind);
+        errors.push(`${path}: unknown ${kind} type "${type}" (known: ${known.join(', ') || 'none'})`);
+        continue;
+      }
+      const config = value ?? {};
+      const schemaErrors = validateAgainst(factory.configSchema, config, path);
+      errors.push(...schemaErrors);
+      if (schemaErrors.length === 0 && factory.validate) {
+        errors.push(...factory.validate(config).map((message) => prefixed(path, message)));
+      }
+      sections[kind].set(id, { id, kind, factory, config: deepFreeze(config) });
+    }
+  }
+
+  errors.push(...checkGraph(raw.service.pipelines, sections));
+  errors.push(...checkListenConflicts(sections));
+  if (errors.length > 0) return { errors };
+  return {
+    errors,
+    config: {
+      baseDir,
+      service: raw.service,
+      receivers: sections.receiver,
+      processors: sections.processor,
+      exporters: sections.exporter,
+      pipelines: raw.service.pipelines,
+    },
+  };
+}
+
+function prefixed(path: string, message: string): string {
+  return message.startsWith(`${path}.`) || message.startsWith(`${path}:`) ? message : `${path}.${message}`;
+}
+
+/** Unknown ids, unused components, empty pipelines and data-type mismatches between stages. */
+function checkGraph(
+  pipelines: Record<string, PipelineConfig>,
+  sections: Record<ComponentKind, Map<string, ComponentConfig>>,
+): string[] {
+  const errors: string[] = [];
+  const used = new Set<string>();
+  for (const [name, pipeline] of Object.entries(pipelines)) {
+    const base = `service.pipelines.${name}`;
+    if (pipeline.receivers.length === 0) errors.push(`${base}.receivers: a pipeline needs at least one receiver`);
+    if (pipeline.exporters.length === 0) errors.push(`${base}.exporters: a pipeline needs at least one exporter`);
+    const lookup = (kind: ComponentKind, id: string, index: number): ComponentConfig | undefined => {
+      used.add(`${kind}:${id}`);
+      const found = sections[kind].get(id);
+      if (!found && !sections[kind].has(id)) {
+        errors.push(`${base}.${SECTION_OF[kind]}.${index}: ${kind} "${id}" is not defined under ${SECTION_OF[kind]}`);
+      }
+      return found;
+    };
+    const receivers = pipeline.receivers.map((id, i) => lookup('receiver', id, i));
+    const processors = pipeline.processors.map((id, i) => lookup('processor', id, i));
+    const exporters = pipeline.exporters.map((id, i) => lookup('exporter', id, i));
+
+    // Walk the chain: every receiver must produce what the first processor consumes, and so on.
+    const produced = new Set(receivers.flatMap((r) => (r?.factory.kind === 'receiver' ? [r.factory.produces] : [])));
+    if (produced.size > 1) {
+      errors.push(`${base}.receivers: receivers produce different data types (${[...produced].join(', ')})`);
+    }
+    let current = [...produced][0];
+    let currentFrom = 'its receivers';
+    for (const processor of processors) {
+      if (!processor || processor.factory.kind !== 'processor') continue;
+      if (current && processor.factory.consumes !== current) {
+        errors.push(
+          `${base}.processors: "${processor.id}" consumes ${processor.factory.consumes} but ${currentFrom} produce ${current}`,
+        );
+      }
+      current = processor.factory.produces;
+      currentFrom = `"${processor.id}"`;
+    }
+    for (const exporter of exporters) {
+      if (!exporter || exporter.factory.kind !== 'exporter') continue;
+      if (current && exporter.factory.consumes !== current && exporter.factory.consumes !== 'any') {
+        errors.push(
+          `${base}.exporters: "${exporter.id}" consumes ${exporter.factory.consumes} but ${currentFrom} produce ${current}`,
+        );
+      }
+    }
+  }
+  for (const kind of ['receiver', 'processor', 'exporter'] as const) {
+    for (const id of sections[kind].keys()) {
+      if (!used.has(`${kind}:${id}`)) {
+        errors.push(`${SECTION_OF[kind]}.${id}: defined but not used in any pipeline`);
+      }
+    }
+  }
+  return errors;
+}
+
+/** Two components listening on the same host:port would fail at start-up; report it now. */
+function checkListenConflicts(sections: Record<ComponentKind, Map<string, ComponentConfig>>): string[] {
+  const owners = new Map<string, string>();
+  const errors: string[] = [];
+  for (const kind of ['receiver', 'processor', 'exporter'] as const) {
+    for (const component of sections[kind].values()) {
+      for (const address of component.factory.listenAddresses?.(component.config) ?? []) {
+        const port = address.slice(address.lastIndexOf(':') + 1);
+        if (port === '0') continue;
+        const host = address.slice(0, address.lastIndexOf(':'));
+        // A wildcard host conflicts with every host on the same port.
+        const key = ['0.0.0.0', '::', '', '[::]'].includes(host) ? `*:${port}` : address;
+        const clash = owners.get(key) ?? owners.get(`*:${port}`) ??
+          (key.startsWith('*:') ? [...owners].find(([k]) => k.endsWith(`:${port}`))?.[1] : undefined);
+        const path = `${SECTION_OF[kind]}.${component.id}`;
+        if (clash) errors.push(`${path}: listens on ${address}, which ${clash} already uses`);
+        else owners.set(key, path);
+      }
+    }
+  }
+  return errors;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,97 @@
+// The top-level shape of a tracepipe config file (everything except the components' own configs,
+// which their factories' schemas validate).
+
+import type { LogLevel } from '../telemetry/logger.ts';
+import { LOG_LEVELS } from '../telemetry/logger.ts';
+
+export const ID_PATTERN = '^[a-z][a-z0-9_]*(/[A-Za-z0-9_.-]+)?$';
+
+const componentIdList = {
+  type: 'array',
+  items: { type: 'string', pattern: ID_PATTERN },
+  uniqueItems: true,
+} as const;
+
+export const topLevelSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    plugins: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+    receivers: { type: 'object', default: {}, propertyNames: { pattern: ID_PATTERN } },
+    processors: { type: 'object', default: {}, propertyNames: { pattern: ID_PATTERN } },
+    exporters: { type: 'object', default: {}, propertyNames: { pattern: ID_PATTERN } },
+    service: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['pipelines'],
+      properties: {
+        shutdown_timeout_ms: { type: 'integer', minimum: 0, default: 10000 },
+        telemetry: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            logs: {
+              type: 'object',
+              additionalProperties: false,
+              default: {},
+              properties: {
+                level: { enum: [...LOG_LEVELS], default: 'info' },
+                format: { enum: ['json', 'pretty', 'auto'], default: 'auto' },
+              },
+            },
+            metrics: {
+              type: 'object',
+              additionalProperties: false,
+              default: {},
+              properties: {
+                listen: { type: 'string', description: 'host:port of a dedicated metrics server; unset: none' },
+                path: { type: 'string', pattern: '^/', default: '/metrics' },
+                process_metrics: { type: 'boolean', default: true },
+              },
+            },
+          },
+        },
+        pipelines: {
+          type: 'object',
+          minProperties: 1,
+          propertyNames: { pattern: ID_PATTERN },
+          additionalProperties: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['receivers', 'exporters'],
+            properties: {
+              receivers: componentIdList,
+              processors: { ...componentIdList, default: [] },
+              exporters: componentIdList,
+            },
+          },
+        },
+      },
+    },
+  },
+  required: ['service'],
+} as const;
+
+export interface PipelineConfig {
+  receivers: string[];
+  processors: string[];
+  exporters: string[];
+}
+
+export interface ServiceSection {
+  shutdown_timeout_ms: number;
+  telemetry: {
+    logs: { level: LogLevel; format: 'json' | 'pretty' | 'auto' };
+    metrics: { listen?: string; path: string; process_metrics: boolean };
+  };
+  pipelines: Record<string, PipelineConfig>;
+}
+
+export interface RawConfig {
+  plugins: string[];
+  receivers: Record<string, unknown>;
+  processors: Record<string, unknown>;
+  exporters: Record<string, unknown>;
+  service: ServiceSection;
+}

@@ -1,0 +1,35 @@
+// The registry of coded start-up and API errors. Every code is documented in docs/errors.md; a
+// test fails when a code is undocumented or a documented code no longer exists.
+
+const CODES = {
+  TP_ERR_CONFIG_READ: { status: 500, message: 'cannot read config file %s: %s' },
+  TP_ERR_CONFIG_PARSE: { status: 400, message: '%s' },
+  TP_ERR_CONFIG_INVALID: { status: 400, message: 'invalid configuration:\n%s' },
+  TP_ERR_CONFIG_UNKNOWN_TYPE: { status: 400, message: 'unknown %s type "%s" (known: %s)' },
+  TP_ERR_CONFIG_ENV_UNSET: { status: 400, message: 'environment variable %s is not set and has no default' },
+  TP_ERR_PLUGIN_LOAD: { status: 500, message: 'cannot load plugin %s: %s' },
+  TP_ERR_PLUGIN_INVALID: { status: 500, message: 'plugin %s does not export a component factory: %s' },
+  TP_ERR_REGISTRY_DUPLICATE: { status: 500, message: 'component %s/%s is registered twice' },
+  TP_ERR_REGISTRY_INVALID: { status: 500, message: 'invalid component factory %s: %s' },
+  TP_ERR_START: { status: 500, message: 'component %s failed to start: %s' },
+  TP_ERR_SHUTDOWN: { status: 500, message: 'shutdown did not complete cleanly: %s' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof CODES;
+export const ERROR_CODES = Object.keys(CODES) as ErrorCode[];
+
+/** An error with a stable code, an HTTP status and a formatted message. */
+export class TracepipeError extends Error {
+  override readonly name = 'TracepipeError';
+  readonly statusCode: number;
+  constructor(
+    readonly code: ErrorCode,
+    args: readonly (string | number)[] = [],
+    options?: ErrorOptions,
+  ) {
+    const template: string = CODES[code].message;
+    let index = 0;
+    super(template.replace(/%s/g, () => String(args[index++] ?? '')), options);
+    this.statusCode = CODES[code].status;
+  }
+}

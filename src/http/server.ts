@@ -1,0 +1,70 @@
+// The HTTP server pieces shared by every HTTP receiver (`otlp`, `agent_api`): a Fastify instance
+// with the process's health and metrics routes, the listen/close lifecycle, and the schema
+// fragment for `host`/`port` config keys.
+
+import Fastify from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { Logger } from 'pino';
+import type { Host } from '../pipeline/component.ts';
+
+/** Schema fragment for a listener's config: `host` and `port` (0 picks a free port). */
+export function listenerSchema(defaultPort: number) {
+  return {
+    host: { type: 'string', default: '127.0.0.1', description: 'Address to listen on; 0.0.0.0 for all interfaces.' },
+    port: { type: 'integer', minimum: 0, maximum: 65535, default: defaultPort, description: 'TCP port; 0 picks a free one.' },
+  } as const;
+}
+
+export interface HttpServerOptions {
+  readonly logger: Logger;
+  readonly host: Host;
+  /** Largest request body accepted, in bytes (Fastify answers 413 above it). */
+  readonly bodyLimit: number;
+  /** Serve `GET /metrics` (Prometheus text) on this server. */
+  readonly metricsPath?: string | false;
+  readonly fastify?: Omit<FastifyServerOptions, 'logger' | 'loggerInstance' | 'bodyLimit'>;
+}
+
+/** A Fastify instance with `GET /live`, `GET /ready` and (optionally) the metrics route. */
+export function createHttpServer(options: HttpServerOptions): FastifyInstance {
+  const app = Fastify({
+    ...(options.fastify as FastifyServerOptions),
+    loggerInstance: options.logger as unknown as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: options.bodyLimit,
+    // Requests are answered by routes; a client that stops sending should not hold a socket forever.
+    requestTimeout: 120_000,
+    return503OnClosing: true,
+  }) as unknown as FastifyInstance;
+  registerHealthRoutes(app, options.host, options.metricsPath ?? '/metrics');
+  return app;
+}
+
+/** `/live` is 200 while the process runs; `/ready` is 200 only while every pipeline runs. */
+export function registerHealthRoutes(app: FastifyInstance, host: Host, metricsPath: string | false): void {
+  app.get('/live', async () => ({ status: 'alive' }));
+  app.get('/ready', async (_request, reply) => {
+    const state = host.state();
+    return reply.code(state === 'ready' ? 200 : 503).send({ status: state });
+  });
+  if (metricsPath) {
+    app.get(metricsPath, async (_request, reply) => {
+      reply.header('content-type', host.metrics.contentType);
+      return host.metrics.metrics();
+    });
+  }
+}
+
+/** Listens and returns the bound port; turns EADDRINUSE and friends into a one-line reason. */
+export async function listen(app: FastifyInstance, host: string, port: number): Promise<number> {
+  try {
+    await app.listen({ host, port });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new Error(`port ${port} on ${host} is already in use`, { cause: error });
+    if (code === 'EACCES') throw new Error(`no permission to listen on ${host}:${port}`, { cause: error });
+    throw error;
+  }
+  const address = app.server.address();
+  return typeof address === 'object' && address ? address.port : port;
+}

@@ -1,0 +1,40 @@
+// The tracing backend's run record, as it flows through a `runs` pipeline and is uploaded.
+//
+// Field names are the backend's (snake_case JSON keys), so that an exporter can serialise a run as
+// it is. See ../shared/reference/trace-model.md §2 for what each field means to the backend.
+
+export const RUN_TYPES = ['tool', 'chain', 'llm', 'retriever', 'embedding', 'prompt', 'parser'] as const;
+export type RunType = (typeof RUN_TYPES)[number];
+
+export interface Run {
+  /** UUID text. */
+  id: string;
+  /** UUID text of the trace's root run. */
+  trace_id: string;
+  name: string;
+  run_type: RunType;
+  /** RFC 3339, UTC. */
+  start_time: string;
+  end_time?: string;
+  /** UUID text; absent for a root run. */
+  parent_run_id?: string;
+  /** `<time>Z<id>[.<time>Z<id>...]`: set by the batcher once the parent's order is known. */
+  dotted_order?: string;
+  status?: 'success' | 'error';
+  error?: string;
+  /** The backend project name. */
+  session_name?: string;
+  /** The backend project id. */
+  session_id?: string;
+  inputs?: Record<string, unknown>;
+  outputs?: Record<string, unknown>;
+  extra?: Record<string, unknown>;
+  tags?: string[];
+  events?: Record<string, unknown>[];
+  reference_example_id?: string;
+}
+
+/** The payload of a `runs` pipeline. */
+export interface RunBatch {
+  readonly runs: readonly Run[];
+}

@@ -1,0 +1,112 @@
+// The component contract: what every receiver, processor and exporter — built-in or third-party —
+// implements, and the factory through which the framework creates it from YAML config.
+
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { ConsumedType, DataOf, DataType, RequestContext } from './data.ts';
+
+export type ComponentKind = 'receiver' | 'processor' | 'exporter';
+export const COMPONENT_KINDS: readonly ComponentKind[] = ['receiver', 'processor', 'exporter'];
+
+/** How far along a component is; `development` components are announced in the start-up log. */
+export type Stability = 'development' | 'alpha' | 'beta' | 'stable';
+
+/**
+ * Something that accepts batches of one data type.
+ *
+ * Ownership: once `consume()` resolves, the batch belongs to the callee, and the caller must not
+ * touch it again. A consumer that modifies batches it receives declares `mutatesData`, so that a
+ * fan-out clones the batch for it rather than letting it change another consumer's copy.
+ *
+ * `consume()` resolves when the data is safely held (buffered within bounds or persisted) — not
+ * necessarily when it has been exported. It rejects with `PermanentError` when the data is bad,
+ * `ThrottleError` when a bounded buffer is full, and anything else for a retryable failure.
+ */
+export interface Consumer<T extends DataType = DataType> {
+  readonly mutatesData: boolean;
+  consume(data: DataOf[T], context: RequestContext): Promise<void>;
+}
+
+/**
+ * The lifecycle every component implements.
+ *
+ * - `start(signal)` returns quickly; background work gets its own AbortController and stops when
+ *   `signal` aborts. Start is the only place with I/O (listening, connecting, opening files).
+ * - `shutdown(deadline)` stops accepting data, flushes what it holds downstream, and clears every
+ *   timer and socket. It must be idempotent and safe to call without `start()`. `deadline` is an
+ *   epoch-milliseconds time after which the component should give up waiting and return.
+ */
+export interface Lifecycle {
+  start(signal: AbortSignal): Promise<void>;
+  shutdown(deadline: number): Promise<void>;
+}
+
+export interface Receiver extends Lifecycle {}
+export interface Processor<I extends DataType = DataType> extends Lifecycle, Consumer<I> {}
+export interface Exporter<I extends DataType = DataType> extends Lifecycle, Consumer<I> {}
+
+/** What the framework offers components at run time, beyond their own config. */
+export interface Host {
+  /** `starting` until every component has started, `ready` afterwards, `draining` during stop. */
+  readonly state: () => 'starting' | 'ready' | 'draining' | 'stopped';
+  /** The process's Prometheus registry (also available as `settings.metrics`). */
+  readonly metrics: Registry;
+  /** Resolves a path from the config relative to the config file's directory. */
+  readonly resolvePath: (path: string) => string;
+}
+
+/** What the framework hands a component besides its config. Never mixed with `Config`. */
+export interface ComponentSettings {
+  /** Instance id, `type` or `type/name`. */
+  readonly id: string;
+  readonly kind: ComponentKind;
+  /** A pino child logger carrying `component.id` and `component.kind`. */
+  readonly logger: Logger;
+  /** The process's metrics registry; component metrics carry a `component_id` label. */
+  readonly metrics: Registry;
+  readonly host: Host;
+}
+
+interface FactoryBase<K extends ComponentKind, C> {
+  readonly kind: K;
+  /** `lower_snake_case`; checked when registered. */
+  readonly type: string;
+  readonly stability: Stability;
+  /** One line, shown by `tracepipe components`. */
+  readonly description: string;
+  /**
+   * JSON Schema of the config (draft-07, as ajv speaks it). The single source of defaults:
+   * they are applied by ajv's `useDefaults`. Every object level is `additionalProperties: false`.
+   */
+  readonly configSchema: Record<string, unknown>;
+  /** Pure cross-field checks, after schema validation; each string names the offending key. */
+  validate?(config: C): string[];
+  /**
+   * Addresses this component will listen on (`host:port`), so that two components claiming the
+   * same port are reported before anything starts. Port 0 (any free port) never conflicts.
+   */
+  listenAddresses?(config: C): string[];
+}
+
+export interface ReceiverFactory<C = any, O extends DataType = DataType> extends FactoryBase<'receiver', C> {
+  readonly produces: O;
+  create(settings: ComponentSettings, config: C, next: Consumer<O>): Receiver;
+}
+
+export interface ProcessorFactory<C = any, I extends DataType = DataType, O extends DataType = DataType>
+  extends FactoryBase<'processor', C> {
+  readonly consumes: I;
+  readonly produces: O;
+  create(settings: ComponentSettings, config: C, next: Consumer<O>): Processor<I>;
+}
+
+export interface ExporterFactory<C = any, I extends DataType = DataType> extends FactoryBase<'exporter', C> {
+  /** `any`: a type-agnostic sink (debug, file) that accepts whatever its pipelines carry. */
+  readonly consumes: I | 'any';
+  create(settings: ComponentSettings, config: C): Exporter<I>;
+}
+
+export type Factory = ReceiverFactory | ProcessorFactory | ExporterFactory;
+
+/** A plugin module's default export (or named `factories` export): one factory or several. */
+export type PluginExport = Factory | readonly Factory[];

@@ -1,0 +1,177 @@
+// The running service: instantiates the components of a validated config, wires them into
+// pipelines, and owns their lifecycle.
+//
+// Wiring follows the OpenTelemetry Collector: each receiver and exporter is one instance shared by
+// every pipeline that names it (a receiver fans out to its pipelines); processors are instantiated
+// once per pipeline, since they hold per-pipeline state (a batcher's buffer).
+//
+// Start order is exporters → processors → receivers so that nothing receives data before its
+// downstream can take it; stop order is the reverse, so that receivers stop accepting first and
+// everything buffered drains into components that are still running.
+
+import type { Logger } from 'pino';
+import type { Registry as MetricsRegistry } from 'prom-client';
+import { resolve } from 'node:path';
+import { TracepipeError } from '../errors.ts';
+import type { ServiceConfig } from '../config/load.ts';
+import type { ComponentCounters } from '../telemetry/metrics.ts';
+import { componentCounters } from '../telemetry/metrics.ts';
+import type {
+  ComponentKind,
+  ComponentSettings,
+  Consumer,
+  Exporter,
+  Host,
+  Lifecycle,
+  Processor,
+  Receiver,
+} from './component.ts';
+import { errorMessage } from './errors.ts';
+import { fanout, observeConsumer } from './consumers.ts';
+
+type ServiceState = 'created' | 'starting' | 'ready' | 'draining' | 'stopped';
+
+interface Instance {
+  readonly id: string;
+  readonly kind: ComponentKind;
+  readonly component: Lifecycle;
+  readonly stability: string;
+}
+
+export interface ServiceOptions {
+  readonly logger: Logger;
+  readonly metrics: MetricsRegistry;
+}
+
+export class Service {
+  private state: ServiceState = 'created';
+  private readonly exporters: Instance[] = [];
+  private readonly processors: Instance[] = [];
+  private readonly receivers: Instance[] = [];
+  private readonly abort = new AbortController();
+  private readonly counters: ComponentCounters;
+  private readonly logger: Logger;
+  readonly host: Host;
+  private shutdownPromise?: Promise<void>;
+
+  constructor(
+    private readonly config: ServiceConfig,
+    private readonly options: ServiceOptions,
+  ) {
+    this.logger = options.logger;
+    this.counters = componentCounters(options.metrics);
+    this.host = {
+      state: () => (this.state === 'created' ? 'starting' : this.state),
+      metrics: options.metrics,
+      resolvePath: (path: string) => resolve(config.baseDir, path),
+    };
+    this.build();
+  }
+
+  /** The process-wide readiness: `ready` once every component has started. */
+  get status(): ServiceState {
+    return this.state;
+  }
+
+  private settings(id: string, kind: ComponentKind): ComponentSettings {
+    return {
+      id,
+      kind,
+      logger: this.logger.child({ component: { id, kind } }),
+      metrics: this.options.metrics,
+      host: this.host,
+    };
+  }
+
+  private labels(id: string, kind: ComponentKind, type: string) {
+    return { component_id: id, component_kind: kind, data_type: type };
+  }
+
+  private build(): void {
+    const { config } = this;
+    const exporterInputs = new Map<string, Consumer>();
+    for (const [id, entry] of config.exporters) {
+      if (entry.factory.kind !== 'exporter') continue;
+      const exporter: Exporter = entry.factory.create(this.settings(id, 'exporter'), entry.config);
+      this.exporters.push({ id, kind: 'exporter', component: exporter, stability: entry.factory.stability });
+      const type = entry.factory.consumes;
+      exporterInputs.set(id, observeConsumer(exporter, this.labels(id, 'exporter', type), this.counters, 'received'));
+    }
+
+    const pipelineHeads = new Map<string, Consumer[]>(); // receiver id → heads of its pipelines
+    for (const [name, pipeline] of Object.entries(config.pipelines)) {
+      let next: Consumer = fanout(pipeline.exporters.map((id) => exporterInputs.get(id)!));
+      for (const id of [...pipeline.processors].reverse()) {
+        const entry = config.processors.get(id)!;
+        if (entry.factory.kind !== 'processor') continue;
+        const { consumes, produces } = entry.factory;
+        const output = observeConsumer(next, this.labels(id, 'processor', produces), this.counters, 'sent');
+        const processor: Processor = entry.factory.create(this.settings(id, 'processor'), entry.config, output);
+        this.processors.unshift({ id: `${id}[${name}]`, kind: 'processor', component: processor, stability: entry.factory.stability });
+        next = observeConsumer(processor, this.labels(id, 'processor', consumes), this.counters, 'received');
+      }
+      for (const id of pipeline.receivers) {
+        pipelineHeads.set(id, [...(pipelineHeads.get(id) ?? []), next]);
+      }
+    }
+
+    for (const [id, entry] of config.receivers) {
+      if (entry.factory.kind !== 'receiver') continue;
+      const type = entry.factory.produces;
+      const output = observeConsumer(fanout(pipelineHeads.get(id) ?? []), this.labels(id, 'receiver', type), this.counters, 'sent');
+      const receiver: Receiver = entry.factory.create(this.settings(id, 'receiver'), entry.config, output);
+      this.receivers.push({ id, kind: 'receiver', component: receiver, stability: entry.factory.stability });
+    }
+  }
+
+  /** Starts exporters, then processors, then receivers. On failure, stops what had started. */
+  async start(): Promise<void> {
+    if (this.state !== 'created') throw new Error(`service cannot start from state ${this.state}`);
+    this.state = 'starting';
+    for (const instance of [...this.exporters, ...this.processors, ...this.receivers]) {
+      if (instance.stability === 'development') {
+        this.logger.warn({ component: instance.id }, 'Component is in development; its behaviour may change.');
+      }
+      try {
+        await instance.component.start(this.abort.signal);
+      } catch (error) {
+        this.logger.error({ component: instance.id, err: error }, 'Component failed to start; stopping.');
+        await this.shutdown(Date.now() + this.config.service.shutdown_timeout_ms).catch(() => undefined);
+        throw new TracepipeError('TP_ERR_START', [instance.id, errorMessage(error)], { cause: error });
+      }
+    }
+    this.state = 'ready';
+    this.logger.info(
+      { receivers: this.receivers.length, processors: this.processors.length, exporters: this.exporters.length },
+      'Everything is ready; pipelines are running.',
+    );
+  }
+
+  /**
+   * Stops receivers, then processors, then exporters, each given what is left of the deadline.
+   * Idempotent. Gathers every failure into one AggregateError instead of stopping at the first.
+   */
+  shutdown(deadline: number = Date.now() + this.config.service.shutdown_timeout_ms): Promise<void> {
+    this.shutdownPromise ??= this.doShutdown(deadline);
+    return this.shutdownPromise;
+  }
+
+  private async doShutdown(deadline: number): Promise<void> {
+    this.state = 'draining';
+    this.abort.abort();
+    const failures: Error[] = [];
+    // Components that never started still get shutdown(): the contract makes it safe, and a
+    // component may have allocated resources in create().
+    for (const instance of [...this.receivers, ...this.processors, ...this.exporters]) {
+      try {
+        await instance.component.shutdown(deadline);
+      } catch (error) {
+        failures.push(new Error(`${instance.kind} ${instance.id}: ${errorMessage(error)}`, { cause: error }));
+      }
+    }
+    this.state = 'stopped';
+    if (failures.length > 0) {
+      throw new AggregateError(failures, `shutdown did not complete cleanly: ${failures.map((f) => f.message).join('; ')}`);
+    }
+  }
+}
