@@ -5,14 +5,15 @@ const CODES = {
   TP_ERR_CONFIG_READ: { status: 500, message: 'cannot read config file %s: %s' },
   TP_ERR_CONFIG_PARSE: { status: 400, message: '%s' },
   TP_ERR_CONFIG_INVALID: { status: 400, message: 'invalid configuration:\n%s' },
-  TP_ERR_CONFIG_UNKNOWN_TYPE: { status: 400, message: 'unknown %s type "%s" (known: %s)' },
-  TP_ERR_CONFIG_ENV_UNSET: { status: 400, message: 'environment variable %s is not set and has no default' },
   TP_ERR_PLUGIN_LOAD: { status: 500, message: 'cannot load plugin %s: %s' },
   TP_ERR_PLUGIN_INVALID: { status: 500, message: 'plugin %s does not export a component factory: %s' },
   TP_ERR_REGISTRY_DUPLICATE: { status: 500, message: 'component %s/%s is registered twice' },
   TP_ERR_REGISTRY_INVALID: { status: 500, message: 'invalid component factory %s: %s' },
   TP_ERR_START: { status: 500, message: 'component %s failed to start: %s' },
-  TP_ERR_SHUTDOWN: { status: 500, message: 'shutdown did not complete cleanly: %s' },
+  TP_ERR_API_INVALID: { status: 422, message: '%s' },
+  TP_ERR_API_UNAUTHORIZED: { status: 401, message: '%s' },
+  TP_ERR_API_NOT_FOUND: { status: 404, message: '%s' },
+  TP_ERR_API_CONFLICT: { status: 409, message: '%s' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof CODES;

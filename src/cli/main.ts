@@ -45,6 +45,9 @@ export async function runConfig(options: GlobalOptions): Promise<number> {
     await listen(metricsServer, metricsConfig.listen.slice(0, separator), Number(metricsConfig.listen.slice(separator + 1)));
   }
 
+  // A pipeline without listeners (e.g. a file-tailing receiver) has no handle that keeps the event
+  // loop alive; this timer does, until a signal stops the service.
+  const keepAlive = setInterval(() => {}, 1 << 30);
   const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
@@ -74,10 +77,12 @@ export async function runConfig(options: GlobalOptions): Promise<number> {
   try {
     await service.start();
   } catch (error) {
+    clearInterval(keepAlive);
     await metricsServer?.close();
     throw error;
   }
   const code = await stopped;
+  clearInterval(keepAlive);
   logger.flush?.();
   return code;
 }

@@ -43,7 +43,14 @@ export function formatAjvErrors(base: string, errors: readonly ErrorObject[] | n
   const lines: string[] = [];
   for (const error of errors ?? []) {
     const path = joinPath(base, error.instancePath);
+    if (error.propertyName !== undefined) {
+      // A key (not a value) is invalid, e.g. a component id that is not `type` or `type/name`.
+      lines.push(`${[path, error.propertyName].filter(Boolean).join('.')}: invalid name (${error.message ?? 'is invalid'})`);
+      continue;
+    }
     switch (error.keyword) {
+      case 'propertyNames':
+        break; // Reported through the error that carries `propertyName`.
       case 'additionalProperties': {
         const key = String((error.params as { additionalProperty: string }).additionalProperty);
         lines.push(`${[path, key].filter(Boolean).join('.')}: unknown key`);

@@ -2,7 +2,7 @@
 // with the process's health and metrics routes, the listen/close lifecycle, and the schema
 // fragment for `host`/`port` config keys.
 
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { Host } from '../pipeline/component.ts';
@@ -30,7 +30,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   const app = Fastify({
     ...(options.fastify as FastifyServerOptions),
     loggerInstance: options.logger as unknown as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Per-request events are metrics, never log lines.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit,
     // Requests are answered by routes; a client that stops sending should not hold a socket forever.
     requestTimeout: 120_000,

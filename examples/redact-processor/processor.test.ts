@@ -1,0 +1,95 @@
+// The example redact processor: conformance and behaviour.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { validateAgainst } from '../../src/config/ajv.ts';
+import { Sink, nopSettings, runComponentConformance } from '../../src/pipeline/testing.ts';
+import type { SpanBatch } from '../../src/model/spans.ts';
+import type { RedactConfig } from './index.ts';
+import factory from './index.ts';
+
+function batch(attributes: SpanBatch['resourceSpans'][number]['scopeSpans'][number]['spans'][number]['attributes']): SpanBatch {
+  const span = {
+    traceId: '0102030405060708090a0b0c0d0e0f10',
+    spanId: '1111111111111111',
+    parentSpanId: '',
+    traceState: '',
+    flags: 0,
+    name: 'chat',
+    kind: 1,
+    startTimeUnixNano: 1n,
+    endTimeUnixNano: 2n,
+    attributes,
+    droppedAttributesCount: 0,
+    events: [{ timeUnixNano: 1n, name: 'gen_ai.user.message', attributes, droppedAttributesCount: 0 }],
+    droppedEventsCount: 0,
+    links: [],
+    droppedLinksCount: 0,
+    status: { code: 0, message: '' },
+  };
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: [], droppedAttributesCount: 0 },
+        schemaUrl: '',
+        scopeSpans: [{ scope: { name: 's', version: '', attributes: [], droppedAttributesCount: 0 }, schemaUrl: '', spans: [span] }],
+      },
+    ],
+  };
+}
+
+function configOf(partial: Partial<RedactConfig>): RedactConfig {
+  const config = structuredClone(partial) as RedactConfig;
+  assert.deepEqual(validateAgainst(factory.configSchema, config, 'redact'), []);
+  return config;
+}
+
+runComponentConformance(factory, {
+  testdataDir: fileURLToPath(new URL('./testdata', import.meta.url)),
+  sample: () => batch([{ key: 'k', value: { type: 'string', value: 'v' } }]),
+});
+
+describe('redact processor', () => {
+  it('redacts matches inside strings, nested arrays and kvlists, keyed values and event attributes', async () => {
+    const sink = new Sink<'spans'>();
+    const processor = factory.create(
+      nopSettings('processor'),
+      configOf({ patterns: ['sk-[a-z0-9]+', '[\\w.]+@example\\.com'], keys: ['user.id'] }),
+      sink,
+    );
+    const input = batch([
+      { key: 'prompt', value: { type: 'string', value: 'use sk-abc123 and mail bob@example.com' } },
+      { key: 'user.id', value: { type: 'int', value: 42n } },
+      { key: 'list', value: { type: 'array', value: [{ type: 'string', value: 'sk-zz9' }, { type: 'bool', value: true }] } },
+      { key: 'map', value: { type: 'kvlist', value: [{ key: 'inner', value: { type: 'string', value: 'x sk-q1' } }] } },
+      { key: 'count', value: { type: 'int', value: 7n } },
+    ]);
+    await processor.consume(input, { project: 'p' });
+    const span = sink.batches[0]!.data.resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+    const expected = [
+      { key: 'prompt', value: { type: 'string', value: 'use [REDACTED] and mail [REDACTED]' } },
+      { key: 'user.id', value: { type: 'string', value: '[REDACTED]' } },
+      { key: 'list', value: { type: 'array', value: [{ type: 'string', value: '[REDACTED]' }, { type: 'bool', value: true }] } },
+      { key: 'map', value: { type: 'kvlist', value: [{ key: 'inner', value: { type: 'string', value: 'x [REDACTED]' } }] } },
+      { key: 'count', value: { type: 'int', value: 7n } },
+    ];
+    assert.deepEqual(span.attributes, expected);
+    assert.deepEqual(span.events[0]!.attributes, expected);
+    assert.equal(sink.batches[0]!.context.project, 'p');
+  });
+
+  it('leaves event attributes alone when include_events is false', async () => {
+    const sink = new Sink<'spans'>();
+    const processor = factory.create(nopSettings('processor'), configOf({ patterns: ['secret'], include_events: false }), sink);
+    await processor.consume(batch([{ key: 'a', value: { type: 'string', value: 'secret' } }]), { project: 'p' });
+    const span = sink.batches[0]!.data.resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+    assert.deepEqual(span.attributes[0]!.value, { type: 'string', value: '[REDACTED]' });
+    assert.deepEqual(span.events[0]!.attributes[0]!.value, { type: 'string', value: 'secret' });
+  });
+
+  it('declares that it mutates data, so fan-outs give it a copy', () => {
+    const processor = factory.create(nopSettings('processor'), configOf({}), new Sink());
+    assert.equal(processor.mutatesData, true);
+  });
+});

@@ -1,0 +1,172 @@
+// The `tracepipe` command, run as a real child process.
+
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { tempDir, writeFile } from './helpers.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = join(root, 'bin/tracepipe.js');
+const journalPlugin = join(root, 'test/fixtures/journal-plugin.ts');
+const redactPlugin = join(root, 'examples/redact-processor/index.ts');
+
+function run(args: string[]) {
+  const result = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Starts `tracepipe --config`, resolves once its log says the pipelines run. */
+function start(config: string) {
+  const child = spawn(process.execPath, [bin, '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes('pipelines are running')) resolve();
+    });
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk));
+    child.once('exit', (code) => reject(new Error(`exited early with ${code}: ${output}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, ready, exited, output: () => output };
+}
+
+describe('tracepipe CLI', () => {
+  it('prints its version and lists components', () => {
+    const version = run(['--version']);
+    assert.equal(version.code, 0);
+    assert.equal(version.stdout.trim(), JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
+    const list = run(['components']);
+    assert.equal(list.code, 0);
+    assert.match(list.stdout, /^exporter\s+debug\s+any → ·/m);
+    const table = run(['components', '--type', 'exporter/debug']);
+    assert.match(table.stdout, /\| `verbosity` \| "basic" \\\| "detailed" \| `"basic"` \|/);
+    const unknown = run(['components', '--type', 'exporter/nope']);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /no component exporter\/nope/);
+  });
+
+  it('lists the components a config’s plugins add', () => {
+    const dir = tempDir();
+    const config = writeFile(dir, 'p.yaml', `plugins: [${JSON.stringify(redactPlugin)}]\nservice: { pipelines: {} }\n`);
+    const list = run(['components', '--config', config]);
+    assert.match(list.stdout, /^processor\s+redact\s+spans → spans/m);
+  });
+
+  it('validate: exit 0 for a valid config, 1 with every error for an invalid one', () => {
+    const dir = tempDir();
+    const good = writeFile(
+      dir,
+      'good.yaml',
+      `plugins: [${JSON.stringify(journalPlugin)}]
+receivers: { journal_source: { journal: j.txt } }
+exporters: { debug: {} }
+service: { pipelines: { traces: { receivers: [journal_source], exporters: [debug] } } }
+`,
+    );
+    const ok = run(['validate', '--config', good]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /valid \(1 pipeline\(s\), 2 component\(s\)\)/);
+
+    const bad = run(['validate', '--config', good, '--set', 'exporters.debug.verbosity=loud', '--set', 'exporters.debug.colour=1']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /exporters\.debug\.verbosity: must be one of "basic", "detailed"/);
+    assert.match(bad.stderr, /exporters\.debug\.colour: unknown key/);
+    assert.match(bad.stderr, /\[TP_ERR_CONFIG_INVALID\]/);
+
+    const missing = run(['validate', '--config', join(dir, 'nope.yaml')]);
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stderr.trim().split('\n').length, 1);
+    assert.match(missing.stderr, /cannot read config file .*nope\.yaml: ENOENT/);
+  });
+
+  it('runs until SIGTERM, then flushes held data and exits 0', async () => {
+    const dir = tempDir();
+    const config = writeFile(
+      dir,
+      'pipeline.yaml',
+      `plugins: [${JSON.stringify(journalPlugin)}]
+receivers: { journal_source: { journal: journal.txt, spans: 5 } }
+processors: { journal_hold: { journal: journal.txt } }
+exporters: { journal_sink: { journal: journal.txt } }
+service:
+  pipelines:
+    traces: { receivers: [journal_source], processors: [journal_hold], exporters: [journal_sink] }
+`,
+    );
+    const process = start(config);
+    await process.ready;
+    const beforeStop = readFileSync(join(dir, 'journal.txt'), 'utf8');
+    assert.doesNotMatch(beforeStop, /export \d/, 'nothing is exported before the stop flushes it');
+    process.child.kill('SIGTERM');
+    assert.equal(await process.exited, 0, process.output());
+    assert.deepEqual(readFileSync(join(dir, 'journal.txt'), 'utf8').trim().split('\n').slice(-4), [
+      'receiver:journal_source:shutdown',
+      'exporter:journal_sink:export 5',
+      'processor:journal_hold:shutdown',
+      'exporter:journal_sink:shutdown',
+    ]);
+  });
+
+  it('runs a pipeline built from the example plugin and the debug exporter', async () => {
+    const dir = tempDir();
+    const config = writeFile(
+      dir,
+      'pipeline.yaml',
+      `plugins: [${JSON.stringify(journalPlugin)}, ${JSON.stringify(redactPlugin)}]
+receivers:
+  journal_source: { journal: journal.txt, spans: 2, attributes: { api_key: "key sk-live1234 here", user: alice } }
+processors:
+  redact: { patterns: ["sk-[a-z0-9]+"], keys: [user] }
+exporters:
+  debug: { path: out/spans.jsonl }
+service:
+  pipelines:
+    traces: { receivers: [journal_source], processors: [redact], exporters: [debug] }
+`,
+    );
+    const process = start(config);
+    await process.ready;
+    process.child.kill('SIGINT');
+    assert.equal(await process.exited, 0, process.output());
+    const lines = readFileSync(join(dir, 'out/spans.jsonl'), 'utf8').trim().split('\n');
+    assert.equal(lines.length, 1);
+    const record = JSON.parse(lines[0]!);
+    const attributes = record.data.resourceSpans[0].scopeSpans[0].spans[0].attributes;
+    assert.deepEqual(attributes, [
+      { key: 'api_key', value: { type: 'string', value: 'key [REDACTED] here' } },
+      { key: 'user', value: { type: 'string', value: '[REDACTED]' } },
+    ]);
+    assert.match(process.output(), /Component is in development/);
+  });
+
+  it('exits non-zero with a one-line reason when a port is in use', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      const dir = tempDir();
+      const config = writeFile(
+        dir,
+        'p.yaml',
+        `plugins: [${JSON.stringify(journalPlugin)}]
+receivers: { journal_source: { journal: j.txt } }
+exporters: { debug: {} }
+service:
+  telemetry: { metrics: { listen: "127.0.0.1:${port}" } }
+  pipelines: { traces: { receivers: [journal_source], exporters: [debug] } }
+`,
+      );
+      const result = run(['--config', config]);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, new RegExp(`^tracepipe: port ${port} on 127\\.0\\.0\\.1 is already in use\\n$`));
+    } finally {
+      blocker.close();
+    }
+  });
+});

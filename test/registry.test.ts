@@ -1,0 +1,46 @@
+// The component registry: explicit lists, duplicate and malformed factories rejected.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { TracepipeError } from '../src/errors.ts';
+import { Registry } from '../src/pipeline/registry.ts';
+import { builtinFactories } from '../plugins/index.ts';
+import { stubFactory } from './helpers.ts';
+
+describe('registry', () => {
+  it('lists factories by kind, sorted', () => {
+    const registry = new Registry([stubFactory('exporter', 'zeta'), stubFactory('exporter', 'alpha'), stubFactory('receiver', 'r')]);
+    assert.deepEqual(registry.types('exporter'), ['alpha', 'zeta']);
+    assert.deepEqual(registry.types('receiver'), ['r']);
+    assert.equal(registry.get('exporter', 'alpha')?.type, 'alpha');
+    assert.equal(registry.get('processor', 'alpha'), undefined);
+  });
+
+  it('throws on a duplicate kind/type', () => {
+    assert.throws(
+      () => new Registry([stubFactory('exporter', 'twice'), stubFactory('exporter', 'twice')]),
+      (error: unknown) => error instanceof TracepipeError && error.code === 'TP_ERR_REGISTRY_DUPLICATE',
+    );
+    // The same type under another kind is a different component.
+    assert.doesNotThrow(() => new Registry([stubFactory('exporter', 'same'), stubFactory('receiver', 'same')]));
+  });
+
+  it('rejects malformed factories with the reason', () => {
+    const cases: [unknown, RegExp][] = [
+      [{ ...stubFactory('exporter', 'ok'), type: 'Not-Snake' }, /lower_snake_case/],
+      [{ ...stubFactory('exporter', 'ok'), configSchema: undefined }, /configSchema/],
+      [{ ...stubFactory('exporter', 'ok'), create: 1 }, /create must be a function/],
+      [{ ...stubFactory('processor', 'ok'), consumes: 'logs' }, /consumes must be one of spans, runs/],
+      [{ ...stubFactory('receiver', 'ok'), produces: 'any' }, /produces must be one of/],
+      [{ ...stubFactory('exporter', 'ok'), kind: 'connector' }, /kind must be one of/],
+    ];
+    for (const [factory, reason] of cases) {
+      assert.throws(() => new Registry([factory as never]), reason);
+    }
+  });
+
+  it('freezes registered factories, and the built-ins register without conflict', () => {
+    const registry = new Registry(builtinFactories);
+    for (const factory of registry.all()) assert.ok(Object.isFrozen(factory), `${factory.type} is not frozen`);
+  });
+});

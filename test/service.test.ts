@@ -1,0 +1,125 @@
+// The service: wiring, start order, reverse stop, fan-out ownership, readiness and metrics.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { parseConfigText, validateConfig } from '../src/config/load.ts';
+import type { ServiceConfig } from '../src/config/load.ts';
+import type { Consumer, Factory } from '../src/pipeline/component.ts';
+import { FanoutConsumer } from '../src/pipeline/consumers.ts';
+import { Registry } from '../src/pipeline/registry.ts';
+import { Service } from '../src/pipeline/service.ts';
+import { Sink } from '../src/pipeline/testing.ts';
+import { silentLogger } from '../src/telemetry/logger.ts';
+import { createMetricsRegistry } from '../src/telemetry/metrics.ts';
+import type { SpanBatch } from '../src/model/spans.ts';
+import journalFactories from './fixtures/journal-plugin.ts';
+import { tempDir } from './helpers.ts';
+
+function load(yaml: string, factories: readonly Factory[] = journalFactories): ServiceConfig {
+  const { config, errors } = validateConfig(parseConfigText(yaml), new Registry(factories), tempDir());
+  assert.deepEqual(errors, []);
+  return config!;
+}
+
+function journalLines(config: ServiceConfig, file = 'journal.txt'): string[] {
+  return readFileSync(`${config.baseDir}/${file}`, 'utf8').trim().split('\n');
+}
+
+const pipeline = `
+receivers: { journal_source: { journal: journal.txt, spans: 2 } }
+processors: { journal_hold: { journal: journal.txt } }
+exporters: { journal_sink: { journal: journal.txt } }
+service:
+  pipelines:
+    traces: { receivers: [journal_source], processors: [journal_hold], exporters: [journal_sink] }
+`;
+
+describe('service lifecycle', () => {
+  it('starts exporters → processors → receivers, stops in reverse, flushing held data on stop', async () => {
+    const config = load(pipeline);
+    const service = new Service(config, { logger: silentLogger(), metrics: createMetricsRegistry({ processMetrics: false }) });
+    assert.equal(service.host.state(), 'starting');
+    await service.start();
+    assert.equal(service.host.state(), 'ready');
+    await service.shutdown();
+    assert.equal(service.host.state(), 'stopped');
+    await service.shutdown(); // idempotent
+    assert.deepEqual(journalLines(config), [
+      'exporter:journal_sink:start',
+      'processor:journal_hold:start',
+      'receiver:journal_source:start',
+      'processor:journal_hold:hold 2',
+      'receiver:journal_source:shutdown',
+      'exporter:journal_sink:export 2',
+      'processor:journal_hold:shutdown',
+      'exporter:journal_sink:shutdown',
+    ]);
+  });
+
+  it('counts items per component in the metrics registry', async () => {
+    const config = load(pipeline);
+    const metrics = createMetricsRegistry({ processMetrics: false });
+    const service = new Service(config, { logger: silentLogger(), metrics });
+    await service.start();
+    await service.shutdown();
+    const text = await metrics.metrics();
+    assert.match(text, /tracepipe_component_items_sent_total\{component_id="journal_source",component_kind="receiver",data_type="spans"\} 2/);
+    assert.match(text, /tracepipe_component_items_received_total\{component_id="journal_hold",component_kind="processor",data_type="spans"\} 2/);
+    assert.match(text, /tracepipe_component_items_received_total\{component_id="journal_sink",component_kind="exporter",data_type="spans"\} 2/);
+  });
+
+  it('stops what had started when a component fails to start, and reports which one', async () => {
+    const config = load(pipeline.replace('spans: 2 }', 'spans: 2, fail_start: true }'));
+    const service = new Service(config, { logger: silentLogger(), metrics: createMetricsRegistry({ processMetrics: false }) });
+    await assert.rejects(service.start(), /component journal_source failed to start: configured to fail/);
+    assert.equal(service.host.state(), 'stopped');
+    assert.deepEqual(journalLines(config).slice(-3), [
+      'receiver:journal_source:shutdown',
+      'processor:journal_hold:shutdown',
+      'exporter:journal_sink:shutdown',
+    ]);
+  });
+
+  it('gathers shutdown failures instead of stopping at the first', async () => {
+    const failing = (type: string): Factory => ({
+      ...(journalFactories[2] as Factory),
+      type,
+      create: () => ({ mutatesData: false, start: async () => {}, consume: async () => {}, shutdown: async () => { throw new Error(`${type} broke`); } }),
+    }) as Factory;
+    const config = load(
+      pipeline.replace('exporters: { journal_sink: { journal: journal.txt } }', 'exporters: { broken_a: { journal: j }, broken_b: { journal: j } }')
+        .replace('exporters: [journal_sink]', 'exporters: [broken_a, broken_b]'),
+      [...journalFactories, failing('broken_a'), failing('broken_b')],
+    );
+    const service = new Service(config, { logger: silentLogger(), metrics: createMetricsRegistry({ processMetrics: false }) });
+    await service.start();
+    await assert.rejects(service.shutdown(), (error: unknown) => {
+      assert.ok(error instanceof AggregateError);
+      assert.equal(error.errors.length, 2);
+      assert.match(error.message, /broken_a broke.*broken_b broke/);
+      return true;
+    });
+  });
+});
+
+describe('fan-out', () => {
+  const batch = (): SpanBatch => ({ resourceSpans: [] });
+
+  it('gives a mutating consumer its own copy and read-only consumers the original', async () => {
+    const seen: SpanBatch[] = [];
+    const record = (mutatesData: boolean): Consumer<'spans'> => ({ mutatesData, consume: async (data) => void seen.push(data) });
+    const original = batch();
+    await new FanoutConsumer([record(true), record(false)]).consume(original, { project: 'p' });
+    assert.notEqual(seen[0], original);
+    assert.equal(seen[1], original);
+  });
+
+  it('tries every consumer and then rejects with the first failure', async () => {
+    const ok = new Sink<'spans'>();
+    const failing = new Sink<'spans'>();
+    failing.fail = () => new Error('full');
+    await assert.rejects(new FanoutConsumer<'spans'>([failing, ok]).consume(batch(), { project: 'p' }), /full/);
+    assert.equal(ok.batches.length, 1);
+  });
+});
