@@ -37,6 +37,9 @@ export async function runConfig(options: GlobalOptions): Promise<number> {
   const metricsConfig = config.service.telemetry.metrics;
   const metrics = createMetricsRegistry({ processMetrics: metricsConfig.process_metrics });
   const service = new Service(config, { logger, metrics });
+  // A bug in one component must not take every tenant's buffered data down with the process:
+  // log it loudly and keep serving (the Collector forbids crashing on bad input for this reason).
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'Unhandled promise rejection; continuing.'));
 
   let metricsServer: ReturnType<typeof createHttpServer> | undefined;
   if (metricsConfig.listen) {

@@ -37,4 +37,23 @@ export interface Run {
 /** The payload of a `runs` pipeline. */
 export interface RunBatch {
   readonly runs: readonly Run[];
+  /**
+   * What a translator knows about the trace tree beyond the runs themselves, for the batcher that
+   * assigns `dotted_order`. Never uploaded: exporters send `runs` only. Absent means no hints.
+   */
+  readonly hints?: RunTreeHints;
+}
+
+/** Tree facts that a span → run translator learns and a batcher needs (see processors/genai). */
+export interface RunTreeHints {
+  /**
+   * Root runs take the trace's UUID as their id, but children that were translated before their
+   * root point at the root's own span UUID. Maps that span UUID (alias) to the root run's id.
+   */
+  readonly rootAliases?: Readonly<Record<string, string>>;
+  /**
+   * Runs the translator dropped (filtered out), mapped to their own parent run id, or `null` for
+   * a dropped root, so that children already waiting on them can be re-parented.
+   */
+  readonly droppedRuns?: Readonly<Record<string, string | null>>;
 }
