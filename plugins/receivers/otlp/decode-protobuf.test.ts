@@ -1,0 +1,193 @@
+// The hand-written protobuf decoder (src/otlp/decode-protobuf.ts) and encoder (src/otlp/encode.ts):
+// round trips against the OpenTelemetry reference serializer, and fuzzing with random, truncated
+// and mutated bytes, which must fail with OtlpDecodeError and nothing else.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
+import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts';
+import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../../src/otlp/encode.ts';
+import { OtlpDecodeError } from '../../../src/otlp/errors.ts';
+import { ProtoWriter } from '../../../src/otlp/protobuf-writer.ts';
+import { expectedBatch, sdkSpans, spanBatch } from './internal/arbitraries.ts';
+
+const asReadable = (spans: unknown) => spans as ReadableSpan[];
+
+/** Decodes, and fails the property on any error other than OtlpDecodeError. */
+function decodesOrRefuses(bytes: Uint8Array): void {
+  try {
+    decodeTraceRequestProtobuf(bytes);
+  } catch (error) {
+    if (!(error instanceof OtlpDecodeError)) throw error;
+    assert.ok(error.message.length > 0);
+  }
+}
+
+describe('protobuf decoding', () => {
+  it('decodes what the OpenTelemetry reference serializer writes, exactly', () => {
+    fc.assert(
+      fc.property(sdkSpans, (spans) => {
+        const bytes = ProtobufTraceSerializer.serializeRequest(asReadable(spans))!;
+        assert.deepEqual(decodeTraceRequestProtobuf(bytes), { batch: expectedBatch(spans), rejected: 0 });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('decodes the reference JSON serializer output to the same batch', () => {
+    fc.assert(
+      fc.property(sdkSpans, (spans) => {
+        const text = JsonTraceSerializer.serializeRequest(asReadable(spans))!;
+        assert.deepEqual(decodeTraceRequestJson(text), { batch: expectedBatch(spans), rejected: 0 });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('round-trips any batch through encodeTraceRequestProtobuf', () => {
+    fc.assert(
+      fc.property(spanBatch, (batch) => {
+        assert.deepEqual(decodeTraceRequestProtobuf(encodeTraceRequestProtobuf(batch)), { batch, rejected: 0 });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('round-trips any batch through encodeTraceRequestJson', () => {
+    fc.assert(
+      fc.property(spanBatch, (batch) => {
+        const text = JSON.stringify(encodeTraceRequestJson(batch));
+        assert.deepEqual(decodeTraceRequestJson(text), { batch, rejected: 0 });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses random bytes with OtlpDecodeError only', () => {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 512 }), decodesOrRefuses), { numRuns: 2000 });
+  });
+
+  it('refuses truncated requests with OtlpDecodeError only', () => {
+    fc.assert(
+      fc.property(spanBatch, fc.double({ min: 0, max: 1, noNaN: true }), (batch, cut) => {
+        const bytes = encodeTraceRequestProtobuf(batch);
+        decodesOrRefuses(bytes.subarray(0, Math.floor(bytes.length * cut)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('reports a truncated span as malformed, naming its path', () => {
+    const bytes = ProtobufTraceSerializer.serializeRequest(asReadable(fc.sample(sdkSpans, { numRuns: 1, seed: 7 })[0]))!;
+    // Cutting inside the last byte always leaves a length prefix that overruns the buffer.
+    assert.throws(() => decodeTraceRequestProtobuf(bytes.subarray(0, bytes.length - 1)), (error: unknown) => {
+      assert.ok(error instanceof OtlpDecodeError);
+      assert.match(error.message, /^resourceSpans\[\d+\]: length \d+ overruns the message/);
+      return true;
+    });
+  });
+
+  it('refuses mutated requests with OtlpDecodeError only', () => {
+    fc.assert(
+      fc.property(
+        spanBatch.filter((b) => b.resourceSpans.length > 0),
+        fc.array(fc.tuple(fc.nat(), fc.nat({ max: 255 })), { minLength: 1, maxLength: 8 }),
+        (batch, flips) => {
+          const bytes = encodeTraceRequestProtobuf(batch);
+          for (const [at, value] of flips) bytes[at % bytes.length] = value;
+          decodesOrRefuses(bytes);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('refuses values nested without end instead of overflowing the stack', () => {
+    // AnyValue{array_value: ArrayValue{values: AnyValue{array_value: ...}}}, 10 000 levels deep.
+    let inner: Uint8Array = new Uint8Array(0);
+    for (let i = 0; i < 10_000; i++) {
+      const arrayValue = new ProtoWriter().tag(1, 2).bytes(inner).finish();
+      inner = new ProtoWriter().tag(5, 2).bytes(arrayValue).finish();
+    }
+    const keyValue = new ProtoWriter().tag(1, 2).string('deep').tag(2, 2).bytes(inner).finish();
+    const span = new ProtoWriter()
+      .tag(1, 2).bytes(new Uint8Array(16).fill(1))
+      .tag(2, 2).bytes(new Uint8Array(8).fill(2))
+      .tag(9, 2).bytes(keyValue)
+      .finish();
+    const scope = new ProtoWriter().tag(2, 2).bytes(span).finish();
+    const resource = new ProtoWriter().tag(2, 2).bytes(scope).finish();
+    const request = new ProtoWriter().tag(1, 2).bytes(resource).finish();
+    assert.throws(() => decodeTraceRequestProtobuf(request), /nested deeper than 64 levels/);
+  });
+
+  it('skips unknown fields of every wire type', () => {
+    const batch = fc.sample(spanBatch.filter((b) => b.resourceSpans.length > 0), { numRuns: 1, seed: 3 })[0]!;
+    const known = encodeTraceRequestProtobuf(batch);
+    const unknown = new ProtoWriter()
+      .tag(100, 0).varint32(300)
+      .tag(101, 1).fixed64(7n)
+      .tag(102, 2).string('ignored')
+      .tag(103, 5).fixed32(9)
+      .tag(104, 3).tag(1, 0).varint32(1).tag(104, 4)
+      .finish();
+    const bytes = Buffer.concat([unknown, known, unknown]);
+    assert.deepEqual(decodeTraceRequestProtobuf(bytes), { batch, rejected: 0 });
+  });
+
+  it('refuses a known field sent with the wrong wire type', () => {
+    const resource = new ProtoWriter().tag(3, 0).varint32(1).finish(); // schema_url as a varint
+    const request = new ProtoWriter().tag(1, 2).bytes(resource).finish();
+    assert.throws(() => decodeTraceRequestProtobuf(request), /resourceSpans\[0\]: schemaUrl: wire type varint, expected length-delimited/);
+  });
+
+  it('decodes an empty body as an empty request', () => {
+    assert.deepEqual(decodeTraceRequestProtobuf(new Uint8Array(0)), { batch: { resourceSpans: [] }, rejected: 0 });
+  });
+});
+
+describe('protobuf span ids', () => {
+  const spanWith = (traceId: Uint8Array, spanId: Uint8Array, parent?: Uint8Array) => {
+    const w = new ProtoWriter().tag(1, 2).bytes(traceId).tag(2, 2).bytes(spanId);
+    if (parent) w.tag(4, 2).bytes(parent);
+    return w.tag(5, 2).string('s').finish();
+  };
+  const requestOf = (...spans: Uint8Array[]) => {
+    const scope = new ProtoWriter();
+    for (const span of spans) scope.tag(2, 2).bytes(span);
+    const resource = new ProtoWriter().tag(2, 2).bytes(scope.finish()).finish();
+    return new ProtoWriter().tag(1, 2).bytes(resource).finish();
+  };
+  const good = spanWith(new Uint8Array(16).fill(0xab), new Uint8Array(8).fill(0xcd));
+
+  it('rejects spans with ids of the wrong length one by one and keeps the rest', () => {
+    const decoded = decodeTraceRequestProtobuf(
+      requestOf(
+        good,
+        spanWith(new Uint8Array(15), new Uint8Array(8)),
+        spanWith(new Uint8Array(16), new Uint8Array(9)),
+        spanWith(new Uint8Array(16), new Uint8Array(8), new Uint8Array(4)),
+        spanWith(new Uint8Array(0), new Uint8Array(8)),
+      ),
+    );
+    assert.equal(decoded.rejected, 4);
+    assert.equal(decoded.batch.resourceSpans[0]!.scopeSpans[0]!.spans.length, 1);
+    assert.equal(decoded.batch.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.traceId, 'ab'.repeat(16));
+    assert.equal(decoded.errorMessage, '4 spans rejected; first: resourceSpans[0].scopeSpans[0].spans[1]: traceId must be 16 bytes, got 15');
+  });
+
+  it('accepts an empty parent id as a root span', () => {
+    const decoded = decodeTraceRequestProtobuf(requestOf(spanWith(new Uint8Array(16).fill(1), new Uint8Array(8).fill(2), new Uint8Array(0))));
+    assert.equal(decoded.rejected, 0);
+    assert.equal(decoded.batch.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.parentSpanId, '');
+  });
+
+  it('leaves out scopes and resources whose spans were all rejected', () => {
+    const decoded = decodeTraceRequestProtobuf(requestOf(spanWith(new Uint8Array(3), new Uint8Array(8))));
+    assert.deepEqual(decoded.batch, { resourceSpans: [] });
+    assert.equal(decoded.rejected, 1);
+  });
+});

@@ -1,0 +1,18 @@
+import type { ReceiverFactory } from '../../../src/pipeline/component.ts';
+import type { OtlpReceiverConfig } from './config.ts';
+import { configSchema, validateConfig } from './config.ts';
+import { OtlpReceiver } from './receiver.ts';
+
+export type { OtlpReceiverConfig } from './config.ts';
+
+export const otlpReceiverFactory = Object.freeze({
+  kind: 'receiver',
+  type: 'otlp',
+  stability: 'beta',
+  description: 'Receives OTLP/HTTP trace exports (protobuf or JSON; gzip, deflate or zstd) with per-request API key and project.',
+  produces: 'spans',
+  configSchema,
+  validate: validateConfig,
+  listenAddresses: (config) => [`${config.host}:${config.port}`],
+  create: (settings, config, next) => new OtlpReceiver(settings, config, next),
+} satisfies ReceiverFactory<OtlpReceiverConfig, 'spans'>);

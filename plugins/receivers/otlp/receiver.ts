@@ -1,0 +1,229 @@
+// The `otlp` receiver: an OTLP/HTTP server for traces. It decodes each export request (protobuf or
+// JSON, optionally compressed), attaches the request's key and project, hands the spans to the
+// pipeline, and answers only once the pipeline has accepted them — so that a full pipeline turns
+// into 429/503 answers that OTLP clients retry, instead of memory that grows.
+
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import cors from '@fastify/cors';
+import { createHttpServer, listen } from '../../../src/http/server.ts';
+import { countSpans } from '../../../src/model/spans.ts';
+import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
+import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts';
+import type { DecodedTraceRequest } from '../../../src/otlp/decoded.ts';
+import { OtlpDecodeError } from '../../../src/otlp/errors.ts';
+import type { OtlpEncoding } from '../../../src/otlp/response.ts';
+import { CONTENT_TYPES, encodeExportResponse, encodeStatus } from '../../../src/otlp/response.ts';
+import type { ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
+import { errorMessage, isPermanent, isThrottle } from '../../../src/pipeline/errors.ts';
+import type { OtlpReceiverConfig } from './config.ts';
+import { BodyAbortedError, BodyCodingError, BodyTooLargeError, readBody } from './internal/body.ts';
+import { SUPPORTED_CODINGS, SUPPORTED_CONTENT_TYPES, codingOf, encodingOf } from './internal/media.ts';
+import type { ReceiverMetrics } from './internal/metrics.ts';
+import { receiverMetrics } from './internal/metrics.ts';
+import { resolveRequestContext } from './internal/request-context.ts';
+
+/** Retry-After for retryable failures that carry no delay of their own, in seconds. */
+const DEFAULT_RETRY_AFTER_S = 1;
+/** At most one log line per this interval about refused spans; the metric counts every one. */
+const REJECTION_LOG_INTERVAL_MS = 10_000;
+
+/** An answer chosen before or instead of the pipeline: status, message and extra headers. */
+class HttpAnswer extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export class OtlpReceiver implements Receiver {
+  private app?: FastifyInstance;
+  private readonly metrics: ReceiverMetrics;
+  private rejectionLog = { at: 0, spans: 0, requests: 0 };
+  /** The port actually bound (differs from the config's when it is 0). */
+  port?: number;
+
+  constructor(
+    private readonly settings: ComponentSettings,
+    private readonly config: OtlpReceiverConfig,
+    private readonly next: Consumer<'spans'>,
+  ) {
+    this.metrics = receiverMetrics(settings.metrics, settings.id);
+  }
+
+  async start(_signal?: AbortSignal): Promise<void> {
+    const { config } = this;
+    const app = createHttpServer({
+      logger: this.settings.logger,
+      host: this.settings.host,
+      bodyLimit: config.max_body_bytes,
+      metricsPath: config.metrics_path,
+    });
+    this.app = app;
+    if (config.cors.allowed_origins.length > 0) {
+      const origins = config.cors.allowed_origins;
+      await app.register(cors, {
+        origin: origins.includes('*') ? '*' : [...origins],
+        methods: ['POST'],
+        allowedHeaders: ['Content-Type', 'Content-Encoding', 'X-API-Key', 'Service-Project'],
+        maxAge: config.cors.max_age_s,
+      });
+    }
+    app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+      // Errors Fastify raises itself (an unparsable Content-Type, a timeout) or a bug of ours.
+      const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
+      if (status >= 500) this.settings.logger.error({ err: error, path: request.url }, 'Request failed.');
+      return this.sendStatus(reply, encodingOf(request.headers['content-type']) ?? 'json', status, error.message);
+    });
+    app.setNotFoundHandler((request, reply) =>
+      this.sendStatus(reply, 'json', 404, `no route for ${request.method} ${request.url.split('?')[0]}; OTLP traces go to POST ${config.traces_path}`),
+    );
+    await app.register(async (scope) => {
+      // The body is read by the handler itself, so that it can decompress under a size limit.
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+      scope.post(config.traces_path, (request, reply) => this.handleExport(request, reply));
+      const otherMethods = ['GET', 'PUT', 'DELETE', 'PATCH', ...(config.cors.allowed_origins.length > 0 ? [] : ['OPTIONS'])];
+      scope.route({
+        method: otherMethods as ('GET' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS')[],
+        url: config.traces_path,
+        handler: (request, reply) =>
+          this.sendStatus(reply, 'json', 405, `method ${request.method} is not allowed on ${config.traces_path}; use POST`, { allow: 'POST' }),
+      });
+    });
+    this.port = await listen(app, config.host, config.port);
+    this.settings.logger.info({ address: `${config.host}:${this.port}`, path: config.traces_path }, 'Receiving OTLP traces.');
+  }
+
+  async shutdown(deadline: number): Promise<void> {
+    const app = this.app;
+    this.app = undefined;
+    if (!app) return;
+    // Fastify stops accepting, answers new requests on open connections with 503, and waits for
+    // requests in flight; past the deadline their connections are cut.
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        app.server.closeAllConnections();
+        resolve();
+      }, Math.max(0, deadline - Date.now()));
+    });
+    try {
+      await Promise.race([app.close(), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async handleExport(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const contentType = request.headers['content-type'];
+    const encoding = encodingOf(contentType);
+    // Errors are answered in the request's encoding when it has a supported one, else in JSON.
+    const answerEncoding = encoding ?? 'json';
+    try {
+      const context = resolveRequestContext(request.headers, {
+        apiKey: this.config.api_key,
+        project: this.config.project,
+        receiver: this.settings.id,
+      });
+      if (context.apiKey === undefined && this.config.require_api_key) {
+        throw new HttpAnswer(401, 'missing API key: send it in the X-API-Key header (or configure a default api_key)');
+      }
+      if (encoding === undefined) {
+        const got = contentType === undefined ? 'no Content-Type' : `Content-Type ${JSON.stringify(contentType)}`;
+        throw new HttpAnswer(415, `unsupported media type: got ${got}; use one of ${SUPPORTED_CONTENT_TYPES.join(', ')}`);
+      }
+      const contentEncoding = request.headers['content-encoding'];
+      const coding = codingOf(contentEncoding);
+      if (coding === undefined) {
+        throw new HttpAnswer(415, `unsupported Content-Encoding ${JSON.stringify(contentEncoding)}; use one of ${SUPPORTED_CODINGS.join(', ')}`);
+      }
+      const declaredLength = Number(request.headers['content-length'] ?? 0);
+      if (declaredLength > this.config.max_body_bytes) {
+        // Answer before reading: the connection is closed rather than drained.
+        throw new HttpAnswer(413, `request body of ${declaredLength} bytes exceeds the ${this.config.max_body_bytes}-byte limit`, {
+          connection: 'close',
+        });
+      }
+      const body = await this.readBody(request, coding);
+      const decoded = this.decode(encoding, body);
+      if (decoded.rejected > 0) this.noteRejections(decoded);
+      if (countSpans(decoded.batch) > 0) await this.deliver(decoded, context);
+      const partial = decoded.rejected > 0 ? { rejectedSpans: decoded.rejected, errorMessage: decoded.errorMessage ?? '' } : undefined;
+      this.metrics.request(encoding, 200);
+      return reply.code(200).header('content-type', CONTENT_TYPES[encoding]).send(encodeExportResponse(encoding, partial));
+    } catch (error) {
+      if (error instanceof HttpAnswer) return this.sendStatus(reply, answerEncoding, error.statusCode, error.message, error.headers);
+      throw error;
+    }
+  }
+
+  private async readBody(request: FastifyRequest, coding: Parameters<typeof readBody>[1]): Promise<Buffer> {
+    try {
+      return await readBody(request.raw, coding, this.config.max_body_bytes);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) throw new HttpAnswer(413, error.message, { connection: 'close' });
+      if (error instanceof BodyCodingError) throw new HttpAnswer(400, error.message);
+      if (error instanceof BodyAbortedError) throw new HttpAnswer(400, error.message, { connection: 'close' });
+      throw error;
+    }
+  }
+
+  private decode(encoding: OtlpEncoding, body: Buffer): DecodedTraceRequest {
+    try {
+      return encoding === 'json' ? decodeTraceRequestJson(body) : decodeTraceRequestProtobuf(body);
+    } catch (error) {
+      const what = encoding === 'json' ? 'JSON' : 'protobuf';
+      if (error instanceof OtlpDecodeError) throw new HttpAnswer(400, `malformed ${what} ExportTraceServiceRequest: ${error.message}`);
+      // JSON.parse nests by recursion: absurdly deep input overflows the stack, which is still bad input.
+      if (error instanceof RangeError) throw new HttpAnswer(400, `malformed ${what} ExportTraceServiceRequest: nested too deeply`);
+      throw error;
+    }
+  }
+
+  private async deliver(decoded: DecodedTraceRequest, context: ReturnType<typeof resolveRequestContext>): Promise<void> {
+    try {
+      await this.next.consume(decoded.batch, context);
+    } catch (error) {
+      const message = errorMessage(error);
+      if (isPermanent(error)) throw new HttpAnswer(400, `the pipeline refused the data: ${message}`);
+      if (isThrottle(error)) {
+        throw new HttpAnswer(429, `the pipeline is full, retry later: ${message}`, { 'retry-after': String(retryAfterSeconds(error.retryAfterMs)) });
+      }
+      // Anything unclassified counts as retryable (CONVENTIONS.md §8).
+      this.settings.logger.warn({ err: error }, 'The pipeline failed to take a request; the client was asked to retry.');
+      throw new HttpAnswer(503, `the pipeline is unavailable, retry later: ${message}`, { 'retry-after': String(DEFAULT_RETRY_AFTER_S) });
+    }
+  }
+
+  private noteRejections(decoded: DecodedTraceRequest): void {
+    this.metrics.rejectedSpans(decoded.rejected);
+    const log = this.rejectionLog;
+    log.spans += decoded.rejected;
+    log.requests += 1;
+    const now = Date.now();
+    if (now - log.at < REJECTION_LOG_INTERVAL_MS) return;
+    this.settings.logger.warn(
+      { rejected_spans: log.spans, requests: log.requests, example: decoded.errorMessage },
+      'Rejected spans with invalid ids; the clients were told by partial success.',
+    );
+    this.rejectionLog = { at: now, spans: 0, requests: 0 };
+  }
+
+  private sendStatus(
+    reply: FastifyReply,
+    encoding: OtlpEncoding,
+    statusCode: number,
+    message: string,
+    headers: Record<string, string> = {},
+  ): FastifyReply {
+    this.metrics.request(encodingOf(reply.request.headers['content-type']) ?? 'other', statusCode);
+    return reply.code(statusCode).headers(headers).header('content-type', CONTENT_TYPES[encoding]).send(encodeStatus(encoding, statusCode, message));
+  }
+}
+
+function retryAfterSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}

@@ -1,0 +1,194 @@
+// A bounds-checked reader of the protobuf wire format. Every read checks against the end of the
+// enclosing message, so truncated or hostile input fails with an OtlpDecodeError (never reads past
+// the buffer, never loops forever: each read advances at least one byte).
+
+import { OtlpDecodeError } from './errors.ts';
+
+export const WIRE_VARINT = 0;
+export const WIRE_FIXED64 = 1;
+export const WIRE_LEN = 2;
+export const WIRE_START_GROUP = 3;
+export const WIRE_END_GROUP = 4;
+export const WIRE_FIXED32 = 5;
+
+const WIRE_NAMES = ['varint', 'fixed64', 'length-delimited', 'start-group', 'end-group', 'fixed32', '6', '7'];
+const TWO_32 = 4294967296;
+const MAX_GROUP_DEPTH = 32;
+/** Strings shorter than this are decoded in JS when they are ASCII. */
+const SHORT_STRING = 24;
+
+// Buffer#toString(encoding, start, end) validates its arguments and dispatches on the encoding on
+// every call; utf8Slice is the method it ends up in (replacing invalid sequences with U+FFFD, as
+// TextDecoder does). Measured by bench/ingest/decode.ts: ~1.4x faster decoding of a span request.
+type Utf8Sliceable = Buffer & { utf8Slice(start: number, end: number): string };
+const utf8Slice = (buf: Buffer, start: number, end: number) => (buf as Utf8Sliceable).utf8Slice(start, end);
+
+export class ProtoReader {
+  pos = 0;
+  readonly buf: Buffer;
+  private readonly view: DataView;
+
+  constructor(bytes: Uint8Array) {
+    this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+  }
+
+  /** Reads a tag; returns `field << 3 | wireType` after checking the field number is valid. */
+  tag(end: number): number {
+    const tag = this.uint32(end);
+    if (tag >>> 3 === 0) throw new OtlpDecodeError('invalid field number 0');
+    return tag;
+  }
+
+  /** A varint truncated to its low 32 bits, as unsigned (uint32, enum and int32 fields). */
+  uint32(end: number): number {
+    const buf = this.buf;
+    let result = 0;
+    let shift = 0;
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= end) throw new OtlpDecodeError('truncated varint');
+      const byte = buf[this.pos++]!;
+      if (shift < 32) result += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+      if (byte < 0x80) return result % TWO_32;
+    }
+    throw new OtlpDecodeError('varint longer than 10 bytes');
+  }
+
+  /** A varint as a signed 32-bit value (int32 and enum fields may be negative). */
+  int32(end: number): number {
+    return this.uint32(end) | 0;
+  }
+
+  /** A varint as an unsigned 64-bit bigint. */
+  varint64(end: number): bigint {
+    const buf = this.buf;
+    let low = 0;
+    // 7 bytes carry 49 bits, which a double holds exactly: the common small values never touch bigint.
+    for (let i = 0; i < 7; i++) {
+      if (this.pos >= end) throw new OtlpDecodeError('truncated varint');
+      const byte = buf[this.pos++]!;
+      low += (byte & 0x7f) * 2 ** (7 * i);
+      if (byte < 0x80) return BigInt(low);
+    }
+    let value = BigInt(low);
+    for (let i = 7; i < 10; i++) {
+      if (this.pos >= end) throw new OtlpDecodeError('truncated varint');
+      const byte = buf[this.pos++]!;
+      value |= BigInt(byte & 0x7f) << BigInt(7 * i);
+      if (byte < 0x80) return BigInt.asUintN(64, value);
+    }
+    throw new OtlpDecodeError('varint longer than 10 bytes');
+  }
+
+  /** A varint as a bool: any set bit, in any of its bytes, is true. */
+  bool(end: number): boolean {
+    const buf = this.buf;
+    let bits = 0;
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= end) throw new OtlpDecodeError('truncated varint');
+      const byte = buf[this.pos++]!;
+      bits |= byte & 0x7f;
+      if (byte < 0x80) return bits !== 0;
+    }
+    throw new OtlpDecodeError('varint longer than 10 bytes');
+  }
+
+  fixed32(end: number): number {
+    this.need(4, end);
+    const value = this.view.getUint32(this.pos, true);
+    this.pos += 4;
+    return value;
+  }
+
+  fixed64(end: number): bigint {
+    this.need(8, end);
+    const low = this.view.getUint32(this.pos, true);
+    const high = this.view.getUint32(this.pos + 4, true);
+    this.pos += 8;
+    // Nanosecond timestamps before 2255 fit in 53 bits: build them without bigint shifts.
+    if (high < 0x200000) return BigInt(high * TWO_32 + low);
+    return (BigInt(high) << 32n) | BigInt(low);
+  }
+
+  double(end: number): number {
+    this.need(8, end);
+    const value = this.view.getFloat64(this.pos, true);
+    this.pos += 8;
+    return value;
+  }
+
+  /** Reads a length prefix and returns the end offset of the field it announces. */
+  lengthEnd(end: number): number {
+    const length = this.uint32(end);
+    if (length > end - this.pos) throw new OtlpDecodeError(`length ${length} overruns the message (${end - this.pos} bytes left)`);
+    return this.pos + length;
+  }
+
+  string(end: number): string {
+    const stop = this.lengthEnd(end);
+    const start = this.pos;
+    this.pos = stop;
+    if (stop - start < SHORT_STRING) {
+      // Most keys and short values are ASCII: building them here skips the native call's overhead.
+      const buf = this.buf;
+      let text = '';
+      for (let i = start; i < stop; i++) {
+        const byte = buf[i]!;
+        if (byte >= 0x80) return utf8Slice(buf, start, stop);
+        text += String.fromCharCode(byte);
+      }
+      return text;
+    }
+    return utf8Slice(this.buf, start, stop);
+  }
+
+  /** A view (not a copy) of a bytes field; copy it before keeping it beyond the request. */
+  bytesView(end: number): Uint8Array {
+    const stop = this.lengthEnd(end);
+    const view = this.buf.subarray(this.pos, stop);
+    this.pos = stop;
+    return view;
+  }
+
+  /** Skips a field of an unknown number, as proto3 requires. */
+  skip(wireType: number, end: number, depth = 0): void {
+    switch (wireType) {
+      case WIRE_VARINT:
+        this.uint32(end);
+        return;
+      case WIRE_FIXED64:
+        this.need(8, end);
+        this.pos += 8;
+        return;
+      case WIRE_LEN:
+        this.pos = this.lengthEnd(end);
+        return;
+      case WIRE_FIXED32:
+        this.need(4, end);
+        this.pos += 4;
+        return;
+      case WIRE_START_GROUP: {
+        if (depth >= MAX_GROUP_DEPTH) throw new OtlpDecodeError('groups nested too deeply');
+        for (;;) {
+          const tag = this.tag(end);
+          if ((tag & 7) === WIRE_END_GROUP) return;
+          this.skip(tag & 7, end, depth + 1);
+        }
+      }
+      default:
+        throw new OtlpDecodeError(`unexpected wire type ${WIRE_NAMES[wireType]}`);
+    }
+  }
+
+  /** Fails when a known field arrives with another wire type than its declaration. */
+  expect(tag: number, wireType: number, field: string): void {
+    if ((tag & 7) !== wireType) {
+      throw new OtlpDecodeError(`${field}: wire type ${WIRE_NAMES[tag & 7]}, expected ${WIRE_NAMES[wireType]}`);
+    }
+  }
+
+  private need(bytes: number, end: number): void {
+    if (end - this.pos < bytes) throw new OtlpDecodeError(`truncated: ${bytes} bytes needed, ${end - this.pos} left`);
+  }
+}
