@@ -1,0 +1,218 @@
+// The `batch` processor: gives every run its `dotted_order` (holding children until their parent's
+// order is known, see internal/tree.ts) and groups released runs into upload batches per API key
+// (internal/outbox.ts), flushed by size, bytes and interval. Memory is bounded: past
+// `max_held_runs` / `max_held_bytes`, consume() refuses with a ThrottleError instead of growing.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ComponentSettings, Consumer, Processor } from '../../../src/pipeline/component.ts';
+import type { RequestContext } from '../../../src/pipeline/data.ts';
+import type { RunBatch } from '../../../src/model/runs.ts';
+import { ThrottleError, errorMessage } from '../../../src/pipeline/errors.ts';
+import { componentCounters, counter, gauge } from '../../../src/telemetry/metrics.ts';
+import type { BatchProcessorConfig } from './config.ts';
+import type { FlushTrigger } from './internal/outbox.ts';
+import { Outbox } from './internal/outbox.ts';
+import type { HeldRun } from './internal/tree.ts';
+import { RunTree } from './internal/tree.ts';
+
+// JSON added to a run by its dotted order: `,"dotted_order":""` plus the order itself.
+const DOTTED_ORDER_OVERHEAD = 18;
+// Pause between delivery attempts while shutting down.
+const SHUTDOWN_RETRY_MS = 50;
+
+export class BatchProcessor implements Processor<'runs'> {
+  readonly mutatesData = true;
+  private readonly tree: RunTree;
+  private readonly outbox: Outbox;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+  private shutdownDone?: Promise<void>;
+  /** Ids of runs dropped as too large since the last log line about them. */
+  private tooLarge: string[] = [];
+  /** Orphans placed since the last log line about them. */
+  private orphansSinceLog = 0;
+  private readonly labels: { component_id: string; component_kind: string; data_type: string };
+  private readonly counters;
+  private readonly metrics;
+
+  constructor(
+    private readonly settings: ComponentSettings,
+    private readonly config: BatchProcessorConfig,
+    next: Consumer<'runs'>,
+  ) {
+    const registry = settings.metrics;
+    this.labels = { component_id: settings.id, component_kind: 'processor', data_type: 'runs' };
+    this.counters = componentCounters(registry);
+    this.metrics = {
+      held: gauge<'component_id' | 'state'>(registry, {
+        name: 'tracepipe_batch_runs_held',
+        help: 'Runs the batch processor holds: waiting for their parent, or buffered and awaiting delivery.',
+        labelNames: ['component_id', 'state'],
+      }),
+      orphans: counter<'component_id' | 'policy'>(registry, {
+        name: 'tracepipe_batch_orphans_total',
+        help: 'Runs whose parent did not arrive within orphan_timeout_ms (or before shutdown), placed by the orphan policy.',
+        labelNames: ['component_id', 'policy'],
+      }),
+      flushes: counter<'component_id' | 'trigger'>(registry, {
+        name: 'tracepipe_batch_flushes_total',
+        help: 'Upload batches sealed, by what triggered them (size, bytes, interval, shutdown).',
+        labelNames: ['component_id', 'trigger'],
+      }),
+      throttled: counter<'component_id'>(registry, {
+        name: 'tracepipe_batch_throttled_runs_total',
+        help: 'Runs refused with a throttle error because the held-runs or held-bytes limit was reached.',
+        labelNames: ['component_id'],
+      }),
+    };
+
+    this.tree = new RunTree(
+      {
+        orphanTimeoutMs: config.orphan_timeout_ms,
+        orphanPolicy: config.orphan_policy,
+        rememberMs: config.dotted_order_ttl_ms,
+        rememberMax: config.max_remembered_runs,
+      },
+      (held) => this.released(held),
+      () => {
+        this.metrics.orphans.inc({ component_id: settings.id, policy: config.orphan_policy });
+        this.orphansSinceLog++;
+      },
+    );
+    this.outbox = new Outbox(
+      { batchSize: config.batch_size, maxBatchBytes: config.max_buffer_bytes, retryDelayMs: config.flush_interval_ms },
+      next,
+      {
+        flushed: (trigger: FlushTrigger) => this.metrics.flushes.inc({ component_id: settings.id, trigger }),
+        delivered: (runs) => this.counters.sent.inc(this.labels, runs),
+        rejected: (batch, error) => {
+          this.counters.dropped.inc({ ...this.labels, reason: 'rejected_downstream' }, batch.runs.length);
+          settings.logger.error({ runs: batch.runs.length, err: errorMessage(error) }, 'Downstream rejected a batch as invalid; it was dropped.');
+        },
+        failed: (batch, error) => {
+          settings.logger.warn({ runs: batch.runs.length, err: errorMessage(error) }, 'Delivering a batch failed; it will be retried.');
+        },
+      },
+    );
+  }
+
+  async start(_signal: AbortSignal): Promise<void> {
+    if (this.stopped || this.timer) return;
+    this.timer = setInterval(() => this.tick('interval'), this.config.flush_interval_ms);
+  }
+
+  async consume(batch: RunBatch, context: RequestContext): Promise<void> {
+    if (this.stopped) throw new Error('batch processor is shut down');
+    const incoming: HeldRun[] = batch.runs.map((run) => ({ run, context, bytes: Buffer.byteLength(JSON.stringify(run)) }));
+    this.admit(incoming, batch);
+
+    this.tree.applyHints(batch.hints);
+    for (const held of incoming) this.tree.add(held);
+    this.afterChanges();
+  }
+
+  /** Refuses the whole batch (nothing is taken) when holding it would pass a memory limit. */
+  private admit(incoming: readonly HeldRun[], batch: RunBatch): void {
+    const heldRuns = this.tree.waitingRuns + this.outbox.runs;
+    const heldBytes = this.tree.waitingBytes + this.outbox.bytes;
+    // An empty processor takes any one batch, so that a batch larger than a limit is not refused
+    // forever; and a batch bringing a parent that held runs wait for is taken too, since it frees
+    // them (otherwise children filling the limit would lock their own parents out).
+    if (heldRuns === 0) return;
+    if (this.tree.unblocks(incoming.map((held) => held.run.id), batch.hints)) return;
+    const bytes = incoming.reduce((sum, held) => sum + held.bytes, 0);
+    if (heldRuns + incoming.length > this.config.max_held_runs || heldBytes + bytes > this.config.max_held_bytes) {
+      this.metrics.throttled.inc({ component_id: this.settings.id }, incoming.length);
+      throw new ThrottleError(`batch processor holds ${heldRuns} runs (${heldBytes} bytes); retry later`, this.config.flush_interval_ms);
+    }
+  }
+
+  /** A run whose dotted order is set goes into its tenant's batch. */
+  private released(held: HeldRun): void {
+    const bytes = held.bytes + DOTTED_ORDER_OVERHEAD + held.run.dotted_order!.length;
+    if (bytes > this.config.max_buffer_bytes) {
+      // Its dotted order is remembered, so its children still find their place.
+      this.counters.dropped.inc({ ...this.labels, reason: 'too_large' });
+      this.tooLarge.push(held.run.id);
+      return;
+    }
+    this.outbox.add(held.run, bytes, held.context);
+  }
+
+  private tick(trigger: 'interval'): void {
+    this.tree.expire();
+    this.outbox.sealAll(trigger);
+    this.afterChanges();
+  }
+
+  private afterChanges(): void {
+    // One log line per call however many runs were too large: a burst is a metric, not log lines.
+    if (this.tooLarge.length > 0) {
+      this.settings.logger.warn(
+        { runs: this.tooLarge.length, first_run_id: this.tooLarge[0], limit: this.config.max_buffer_bytes },
+        'Dropped runs larger than max_buffer_bytes.',
+      );
+      this.tooLarge = [];
+    }
+    if (this.orphansSinceLog > 0) {
+      this.settings.logger.info(
+        { runs: this.orphansSinceLog, policy: this.config.orphan_policy },
+        'Runs whose parent never arrived were placed by the orphan policy.',
+      );
+      this.orphansSinceLog = 0;
+    }
+    this.updateGauges();
+    this.pump();
+  }
+
+  private pump(): void {
+    // Deliveries report their own failures through the outbox events and never reject.
+    void this.outbox.deliver().then(() => this.updateGauges());
+  }
+
+  private updateGauges(): void {
+    this.metrics.held.set({ component_id: this.settings.id, state: 'waiting' }, this.tree.waitingRuns);
+    this.metrics.held.set({ component_id: this.settings.id, state: 'buffered' }, this.outbox.runs);
+  }
+
+  shutdown(deadline: number): Promise<void> {
+    this.shutdownDone ??= this.drain(deadline);
+    return this.shutdownDone;
+  }
+
+  /** Releases everything held (orphans fall back at once) and delivers it until the deadline. */
+  private async drain(deadline: number): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.tree.expireAll();
+    this.outbox.sealAll('shutdown');
+    this.afterChanges();
+    while (!this.outbox.empty && Date.now() < deadline) {
+      // A downstream that never answers must not hold shutdown past its deadline.
+      await waitAtMost(this.outbox.deliver({ ignoreBackoff: true }), deadline - Date.now());
+      if (this.outbox.empty) break;
+      const pause = Math.min(SHUTDOWN_RETRY_MS, deadline - Date.now());
+      if (pause > 0) await sleep(pause);
+    }
+    const abandoned = this.outbox.abandon();
+    const lost = abandoned.reduce((sum, batch) => sum + batch.runs.length, 0);
+    if (lost > 0) {
+      this.counters.dropped.inc({ ...this.labels, reason: 'shutdown_deadline' }, lost);
+      this.settings.logger.error({ runs: lost }, 'Shutdown deadline passed before these runs could be delivered; they were dropped.');
+    }
+    this.updateGauges();
+  }
+}
+
+/** Resolves when `promise` settles or after `ms`, whichever comes first, leaving no timer behind. */
+async function waitAtMost(promise: Promise<void>, ms: number): Promise<void> {
+  if (ms <= 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  try {
+    await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,160 @@
+// The batcher's outgoing side: one open batch per API key (a batch never mixes keys, so each
+// tenant's runs are uploaded with that tenant's key), sealed when it reaches `batchSize` runs or
+// would pass `maxBatchBytes`, or by the caller (interval, shutdown). Sealed batches are delivered
+// downstream one at a time per tenant, in order, so a parent's batch always arrives before its
+// children's; a batch whose delivery fails stays at the head of its queue and is retried.
+
+import type { Run } from '../../../../src/model/runs.ts';
+import type { Consumer } from '../../../../src/pipeline/component.ts';
+import type { RequestContext } from '../../../../src/pipeline/data.ts';
+import { isPermanent, isThrottle } from '../../../../src/pipeline/errors.ts';
+
+export type FlushTrigger = 'size' | 'bytes' | 'interval' | 'shutdown';
+
+interface SealedBatch {
+  readonly runs: Run[];
+  readonly bytes: number;
+  readonly context: RequestContext;
+}
+
+interface Tenant {
+  context: RequestContext;
+  open: Run[];
+  openBytes: number;
+  readonly sealed: SealedBatch[];
+  delivering?: Promise<void>;
+  /** Epoch ms before which a failed delivery is not retried. */
+  retryAt: number;
+}
+
+export interface OutboxOptions {
+  readonly batchSize: number;
+  readonly maxBatchBytes: number;
+  /** Wait before retrying a failed delivery (a ThrottleError's own delay wins when longer). */
+  readonly retryDelayMs: number;
+  readonly now?: () => number;
+}
+
+export interface OutboxEvents {
+  flushed(trigger: FlushTrigger): void;
+  delivered(runs: number): void;
+  /** A batch the downstream refused as permanently bad: it cannot be retried. */
+  rejected(batch: SealedBatch, error: unknown): void;
+  failed(batch: SealedBatch, error: unknown): void;
+}
+
+export class Outbox {
+  private readonly tenants = new Map<string, Tenant>();
+  private readonly now: () => number;
+  private runCount = 0;
+  private byteCount = 0;
+
+  constructor(
+    private readonly options: OutboxOptions,
+    private readonly next: Consumer<'runs'>,
+    private readonly events: OutboxEvents,
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Runs buffered or awaiting delivery. */
+  get runs(): number {
+    return this.runCount;
+  }
+
+  get bytes(): number {
+    return this.byteCount;
+  }
+
+  /** Adds one run (with its serialised size) to its tenant's open batch, sealing as the limits say. */
+  add(run: Run, bytes: number, context: RequestContext): void {
+    const key = context.apiKey ?? '';
+    let tenant = this.tenants.get(key);
+    if (!tenant) this.tenants.set(key, (tenant = { context, open: [], openBytes: 0, sealed: [], retryAt: 0 }));
+    if (tenant.open.length > 0 && tenant.openBytes + bytes > this.options.maxBatchBytes) this.seal(tenant, 'bytes');
+    if (tenant.open.length === 0) tenant.context = context;
+    tenant.open.push(run);
+    tenant.openBytes += bytes;
+    this.runCount++;
+    this.byteCount += bytes;
+    if (tenant.open.length >= this.options.batchSize) this.seal(tenant, 'size');
+  }
+
+  /** Seals every open batch (the interval tick, shutdown). */
+  sealAll(trigger: FlushTrigger): void {
+    for (const tenant of this.tenants.values()) if (tenant.open.length > 0) this.seal(tenant, trigger);
+  }
+
+  private seal(tenant: Tenant, trigger: FlushTrigger): void {
+    tenant.sealed.push({ runs: tenant.open, bytes: tenant.openBytes, context: tenant.context });
+    tenant.open = [];
+    tenant.openBytes = 0;
+    this.events.flushed(trigger);
+  }
+
+  /**
+   * Starts delivering every tenant's sealed batches that are due; resolves when those deliveries
+   * have finished (successfully or not). Never rejects.
+   */
+  deliver(options: { ignoreBackoff?: boolean } = {}): Promise<void> {
+    const running: Promise<void>[] = [];
+    for (const [key, tenant] of this.tenants) {
+      const due = options.ignoreBackoff === true || tenant.retryAt <= this.now();
+      if (!tenant.delivering && tenant.sealed.length > 0 && due) {
+        tenant.delivering = this.deliverTenant(tenant).finally(() => {
+          tenant.delivering = undefined;
+          if (tenant.open.length === 0 && tenant.sealed.length === 0) this.tenants.delete(key);
+          // A batch sealed while this delivery was finishing found it busy; it goes now.
+          else if (tenant.sealed.length > 0 && tenant.retryAt <= this.now()) void this.deliver();
+        });
+      }
+      if (tenant.delivering) running.push(tenant.delivering);
+    }
+    return Promise.all(running).then(() => undefined);
+  }
+
+  /** Whether nothing is buffered, queued or being delivered. */
+  get empty(): boolean {
+    return this.runCount === 0;
+  }
+
+  /** Gives up on everything still held (shutdown past its deadline); returns what was given up. */
+  abandon(): SealedBatch[] {
+    this.sealAll('shutdown');
+    const abandoned: SealedBatch[] = [];
+    for (const tenant of this.tenants.values()) abandoned.push(...tenant.sealed.splice(0));
+    this.tenants.clear();
+    this.runCount = 0;
+    this.byteCount = 0;
+    return abandoned;
+  }
+
+  private async deliverTenant(tenant: Tenant): Promise<void> {
+    while (tenant.sealed.length > 0) {
+      const batch = tenant.sealed[0]!;
+      try {
+        await this.next.consume({ runs: batch.runs }, batch.context);
+      } catch (error) {
+        if (isPermanent(error)) {
+          this.forget(tenant, batch);
+          this.events.rejected(batch, error);
+          continue;
+        }
+        const delay = isThrottle(error) ? Math.max(error.retryAfterMs, this.options.retryDelayMs) : this.options.retryDelayMs;
+        tenant.retryAt = this.now() + delay;
+        this.events.failed(batch, error);
+        return;
+      }
+      this.forget(tenant, batch);
+      this.events.delivered(batch.runs.length);
+    }
+  }
+
+  private forget(tenant: Tenant, batch: SealedBatch): void {
+    // Already gone when `abandon()` gave up on it while it was being delivered.
+    if (tenant.sealed[0] !== batch) return;
+    tenant.sealed.shift();
+    this.runCount -= batch.runs.length;
+    this.byteCount -= batch.bytes;
+  }
+}

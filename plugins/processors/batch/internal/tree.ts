@@ -1,0 +1,250 @@
+// The batcher's holding area: gives every run its `dotted_order`, which needs the parent's. Children
+// usually end, and so arrive, before their parents; such a child waits here (keyed by its parent's
+// id) until the parent's order is known, across any number of consumed batches. When a parent is
+// released, its waiting children follow at once, depth first, so a parent always leaves before its
+// children. A trace whose runs have waited `orphanTimeoutMs` falls back under the orphan policy.
+
+import type { Run, RunTreeHints } from '../../../../src/model/runs.ts';
+import type { RequestContext } from '../../../../src/pipeline/data.ts';
+import { TtlMap } from '../../../../src/collections/ttl-map.ts';
+import { segment, segmentTime } from './dotted-order.ts';
+
+export type OrphanPolicy = 'attach_to_root' | 'promote_to_root';
+
+export interface TreeOptions {
+  readonly orphanTimeoutMs: number;
+  readonly orphanPolicy: OrphanPolicy;
+  /** How long a released run's dotted order is remembered for late children. */
+  readonly rememberMs: number;
+  readonly rememberMax: number;
+  readonly now?: () => number;
+}
+
+/** A run with what the batcher tracks about it. */
+export interface HeldRun {
+  readonly run: Run;
+  readonly context: RequestContext;
+  /** JSON byte length of the run before its dotted order was set. */
+  readonly bytes: number;
+}
+
+interface Known {
+  readonly dotted: string;
+  readonly traceId: string;
+}
+
+interface WaitingTrace {
+  readonly since: number;
+  /** Parent ids under which this trace's runs wait. */
+  readonly parents: Set<string>;
+}
+
+// A chain of filtered runs longer than this is treated as a cycle.
+const MAX_ANCESTOR_WALK = 1000;
+
+export class RunTree {
+  private readonly known: TtlMap<string, Known>;
+  /** Root span UUID → root run id (see RunTreeHints.rootAliases). */
+  private readonly aliases: TtlMap<string, string>;
+  /** Filtered run id → its parent, or null (see RunTreeHints.droppedRuns). */
+  private readonly dropped: TtlMap<string, string | null>;
+  private readonly waiting = new Map<string, HeldRun[]>();
+  /** Id of every waiting run → the parent it waits for. */
+  private readonly waitingIds = new Map<string, string>();
+  private readonly waitingTraces = new Map<string, WaitingTrace>();
+  private readonly now: () => number;
+  private heldRuns = 0;
+  private heldBytes = 0;
+
+  constructor(
+    private readonly options: TreeOptions,
+    /** Receives each run once its dotted order is set, parents before children. */
+    private readonly release: (held: HeldRun) => void,
+    /** Told of each run that waited for a parent that never came, as the policy placed it. */
+    private readonly onOrphan: (held: HeldRun) => void = () => {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.known = new TtlMap(options.rememberMs, options.rememberMax, this.now);
+    this.aliases = new TtlMap(options.rememberMs, options.rememberMax, this.now);
+    this.dropped = new TtlMap(options.rememberMs, options.rememberMax, this.now);
+  }
+
+  get waitingRuns(): number {
+    return this.heldRuns;
+  }
+
+  get waitingBytes(): number {
+    return this.heldBytes;
+  }
+
+  /** Whether a batch brings a parent (or a root alias, or a filtered run) that runs wait for. */
+  unblocks(runIds: readonly string[], hints: RunTreeHints | undefined): boolean {
+    const keys = [...runIds, ...Object.keys(hints?.rootAliases ?? {}), ...Object.keys(hints?.droppedRuns ?? {})];
+    return keys.some((id) => this.waiting.has(id));
+  }
+
+  /** Records what the translator knows about the tree; call before adding the batch's runs. */
+  applyHints(hints: RunTreeHints | undefined): void {
+    for (const [alias, rootId] of Object.entries(hints?.rootAliases ?? {})) {
+      this.aliases.set(alias, rootId);
+      this.moveWaiting(alias, rootId);
+    }
+    for (const [id, parent] of Object.entries(hints?.droppedRuns ?? {})) {
+      this.dropped.set(id, parent);
+      // Children already waiting for a run that will never come look again, one level up.
+      const children = this.takeWaiting(id);
+      for (const child of children) this.add(child);
+    }
+  }
+
+  /** Takes a run: releases it (and any children waiting for it) now, or holds it. */
+  add(held: HeldRun): void {
+    const { run } = held;
+    const parent = this.resolveParent(run.parent_run_id);
+    if (parent === undefined) {
+      this.releaseAsRoot(held);
+      return;
+    }
+    run.parent_run_id = parent;
+    const known = this.known.get(parent);
+    if (known) {
+      this.releaseUnder(held, known);
+      return;
+    }
+    this.hold(held, parent);
+  }
+
+  /** Falls back every trace that has waited at least the orphan timeout. */
+  expire(): void {
+    const now = this.now();
+    for (const [traceId, waiting] of this.waitingTraces) {
+      if (now - waiting.since >= this.options.orphanTimeoutMs) this.fallBackTrace(traceId);
+    }
+    this.known.sweep();
+    this.aliases.sweep();
+    this.dropped.sweep();
+  }
+
+  /** Falls back everything still waiting (shutdown: nothing held may be lost). */
+  expireAll(): void {
+    for (const traceId of [...this.waitingTraces.keys()]) this.fallBackTrace(traceId);
+  }
+
+  /** Follows root aliases and filtered runs up to the parent a run should have; undefined: none. */
+  private resolveParent(parentId: string | undefined): string | undefined {
+    let parent = parentId === undefined ? undefined : this.aliases.get(parentId) ?? parentId;
+    for (let steps = 0; parent !== undefined && steps < MAX_ANCESTOR_WALK; steps++) {
+      const above = this.dropped.get(parent);
+      if (above === undefined) return parent;
+      parent = above === null ? undefined : this.aliases.get(above) ?? above;
+    }
+    return parent !== undefined && this.dropped.has(parent) ? undefined : parent;
+  }
+
+  private releaseAsRoot(held: HeldRun): void {
+    const { run } = held;
+    delete run.parent_run_id;
+    // The backend's invariant: a root's id is its trace id (the first dotted segment's id).
+    run.trace_id = run.id;
+    this.setOrderAndRelease(held, segment(run.start_time, run.id), run.id);
+  }
+
+  private releaseUnder(held: HeldRun, parent: Known): void {
+    held.run.trace_id = parent.traceId;
+    this.setOrderAndRelease(held, `${parent.dotted}.${segment(held.run.start_time, held.run.id)}`, parent.traceId);
+  }
+
+  /** Sets the order, releases the run, then its waiting descendants depth first (no recursion). */
+  private setOrderAndRelease(first: HeldRun, dotted: string, traceId: string): void {
+    const stack: { held: HeldRun; dotted: string; traceId: string }[] = [{ held: first, dotted, traceId }];
+    while (stack.length > 0) {
+      const item = stack.pop()!;
+      const { run } = item.held;
+      run.dotted_order = item.dotted;
+      this.known.set(run.id, { dotted: item.dotted, traceId: item.traceId });
+      this.release(item.held);
+      const children = this.takeWaiting(run.id);
+      // Reversed so that children leave in arrival order.
+      for (let i = children.length - 1; i >= 0; i--) {
+        const child = children[i]!;
+        child.run.parent_run_id = run.id;
+        child.run.trace_id = item.traceId;
+        stack.push({ held: child, dotted: `${item.dotted}.${segment(child.run.start_time, child.run.id)}`, traceId: item.traceId });
+      }
+    }
+  }
+
+  private hold(held: HeldRun, parent: string): void {
+    let group = this.waiting.get(parent);
+    if (!group) this.waiting.set(parent, (group = []));
+    group.push(held);
+    this.waitingIds.set(held.run.id, parent);
+    this.heldRuns++;
+    this.heldBytes += held.bytes;
+    let trace = this.waitingTraces.get(held.run.trace_id);
+    if (!trace) this.waitingTraces.set(held.run.trace_id, (trace = { since: this.now(), parents: new Set() }));
+    trace.parents.add(parent);
+  }
+
+  private takeWaiting(parent: string): HeldRun[] {
+    const group = this.waiting.get(parent);
+    if (!group) return [];
+    this.waiting.delete(parent);
+    for (const held of group) {
+      this.waitingIds.delete(held.run.id);
+      this.heldRuns--;
+      this.heldBytes -= held.bytes;
+      const trace = this.waitingTraces.get(held.run.trace_id);
+      if (trace) {
+        trace.parents.delete(parent);
+        if (trace.parents.size === 0) this.waitingTraces.delete(held.run.trace_id);
+      }
+    }
+    return group;
+  }
+
+  /** Children that waited under a root's span alias now wait under (or follow) the root's id. */
+  private moveWaiting(alias: string, rootId: string): void {
+    for (const child of this.takeWaiting(alias)) {
+      child.run.parent_run_id = rootId;
+      this.add(child);
+    }
+  }
+
+  private fallBackTrace(traceId: string): void {
+    const trace = this.waitingTraces.get(traceId);
+    if (!trace) return;
+    const parents = [...trace.parents];
+    let earliest: string | undefined;
+    for (const parent of parents) {
+      for (const held of this.waiting.get(parent) ?? []) {
+        const time = segmentTime(held.run.start_time);
+        if (earliest === undefined || time < earliest) earliest = time;
+      }
+    }
+    // Only groups whose parent is not itself waiting are orphans; the rest follow them. Whatever is
+    // still waiting after that waits in a cycle, and falls back too.
+    const orphanGroups = parents.filter((parent) => !this.waitingIds.has(parent));
+    for (const parent of [...orphanGroups, ...parents]) {
+      if (!this.waiting.has(parent)) continue;
+      for (const held of this.takeWaiting(parent)) this.placeOrphan(held, traceId, earliest!);
+    }
+    this.waitingTraces.delete(traceId);
+  }
+
+  private placeOrphan(held: HeldRun, traceId: string, earliest: string): void {
+    const { run } = held;
+    if (this.options.orphanPolicy === 'promote_to_root' || run.id === traceId) {
+      this.releaseAsRoot(held);
+    } else {
+      // The trace's root has not been seen: its segment takes the earliest start time among the
+      // runs falling back (a root starts no later than its descendants), remembered so that every
+      // orphan of the trace agrees on it until the real root replaces it.
+      let root = this.known.get(traceId);
+      if (!root) this.known.set(traceId, (root = { dotted: `${earliest}${traceId}`, traceId }));
+      run.parent_run_id = traceId;
+      this.releaseUnder(held, root);
+    }
+    this.onOrphan(held);
+  }
+}

@@ -1,0 +1,163 @@
+// Typed reads of a span's attributes. OTLP values are tagged (int vs. double vs. string); the
+// conventions we translate are sent with whichever type each SDK chose, so the readers here accept
+// the forms seen in practice (a token count as an int, a double or a numeric string) and turn
+// arrays and key-value lists into plain JSON.
+
+import type { AnyValue, Attribute } from '../../../../src/model/spans.ts';
+
+/** The attributes of one span, by key (the last duplicate wins), with the typed readers below. */
+export class AttributeMap {
+  readonly byKey: ReadonlyMap<string, AnyValue>;
+
+  constructor(attributes: readonly Attribute[]) {
+    const byKey = new Map<string, AnyValue>();
+    for (const attribute of attributes) byKey.set(attribute.key, attribute.value);
+    this.byKey = byKey;
+  }
+
+  has(key: string): boolean {
+    return this.byKey.has(key);
+  }
+
+  value(key: string): AnyValue | undefined {
+    return this.byKey.get(key);
+  }
+
+  /** A non-empty string value. */
+  string(key: string): string | undefined {
+    const value = this.byKey.get(key);
+    return value?.type === 'string' && value.value !== '' ? value.value : undefined;
+  }
+
+  /** The first key holding a non-empty string. */
+  firstString(keys: readonly string[]): string | undefined {
+    for (const key of keys) {
+      const found = this.string(key);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  /** A finite number from an int, a double or a numeric string. */
+  number(key: string): number | undefined {
+    return numberOf(this.byKey.get(key));
+  }
+
+  firstNumber(keys: readonly string[]): number | undefined {
+    for (const key of keys) {
+      const found = this.number(key);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  /** A boolean, also from the strings `true` / `false` (SDKs that only emit strings). */
+  bool(key: string): boolean | undefined {
+    const value = this.byKey.get(key);
+    if (value?.type === 'bool') return value.value;
+    if (value?.type === 'string') {
+      const lower = value.value.toLowerCase();
+      if (lower === 'true') return true;
+      if (lower === 'false') return false;
+    }
+    return undefined;
+  }
+
+  /** The value as plain JSON (see `toJson`). */
+  json(key: string): unknown {
+    const value = this.byKey.get(key);
+    return value === undefined ? undefined : toJson(value);
+  }
+
+  /** Keys that start with `prefix`, in attribute order. */
+  keysWithPrefix(prefix: string): string[] {
+    return [...this.byKey.keys()].filter((key) => key.startsWith(prefix));
+  }
+}
+
+export function numberOf(value: AnyValue | undefined): number | undefined {
+  if (!value) return undefined;
+  switch (value.type) {
+    case 'int':
+      return Number(value.value);
+    case 'double':
+      return Number.isFinite(value.value) ? value.value : undefined;
+    case 'string': {
+      if (value.value.trim() === '') return undefined;
+      const parsed = Number(value.value);
+      return Number.isFinite(parsed) ? parsed : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * An AnyValue as plain JSON: arrays as arrays, key-value lists as objects, 64-bit ints as numbers
+ * when they fit (as decimal strings otherwise), bytes as base64, non-finite doubles as strings
+ * (JSON has no NaN, and one bad number must not make a whole upload unencodable).
+ */
+export function toJson(value: AnyValue): unknown {
+  switch (value.type) {
+    case 'string':
+    case 'bool':
+      return value.value;
+    case 'int':
+      return value.value >= BigInt(Number.MIN_SAFE_INTEGER) && value.value <= BigInt(Number.MAX_SAFE_INTEGER)
+        ? Number(value.value)
+        : value.value.toString();
+    case 'double':
+      return Number.isFinite(value.value) ? value.value : String(value.value);
+    case 'bytes':
+      return Buffer.from(value.value.buffer, value.value.byteOffset, value.value.byteLength).toString('base64');
+    case 'array':
+      return value.value.map(toJson);
+    case 'kvlist': {
+      const object: Record<string, unknown> = {};
+      for (const entry of value.value) object[entry.key] = toJson(entry.value);
+      return object;
+    }
+    case 'empty':
+      return null;
+  }
+}
+
+// Characters JSON text can start with (after white space). Checking first avoids a thrown and
+// caught SyntaxError for every plain-text value, which dominated translation time.
+const JSON_START = /^\s*[{["\-0-9tfn]/;
+
+/** Parses JSON text, or returns undefined when it is not JSON. */
+export function parseJson(text: string): unknown {
+  if (!JSON_START.test(text)) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A JSON object from an attribute holding JSON text or a key-value list; undefined otherwise. */
+export function objectOf(value: AnyValue | undefined): Record<string, unknown> | undefined {
+  if (!value) return undefined;
+  if (value.type === 'kvlist') return toJson(value) as Record<string, unknown>;
+  if (value.type === 'string' && /^\s*\{/.test(value.value)) {
+    const parsed = parseJson(value.value);
+    return isPlainObject(parsed) ? parsed : undefined;
+  }
+  return undefined;
+}
+
+/** A JSON array from an attribute holding an array or JSON array text; undefined otherwise. */
+export function arrayOf(value: AnyValue | undefined): unknown[] | undefined {
+  if (!value) return undefined;
+  if (value.type === 'array') return value.value.map(toJson);
+  if (value.type === 'string' && /^\s*\[/.test(value.value)) {
+    const parsed = parseJson(value.value);
+    return Array.isArray(parsed) ? parsed : undefined;
+  }
+  return undefined;
+}

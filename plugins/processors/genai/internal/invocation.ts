@@ -1,0 +1,80 @@
+// The call's parameters (`extra.invocation_params`) and the provider and model names the backend
+// reads from `extra.metadata` (`ls_provider`, `ls_model_name`).
+
+import type { AttributeMap } from './attributes.ts';
+import { arrayOf, objectOf, parseJson } from './attributes.ts';
+
+const PROVIDER_KEYS = ['gen_ai.provider.name', 'gen_ai.system', 'llm.provider', 'llm.system', 'ai.model.provider'];
+const MODEL_KEYS = ['gen_ai.request.model', 'gen_ai.response.model', 'model', 'llm.model_name', 'ai.model.id', 'ai.response.model'];
+
+// Vercel AI SDK settings (`ai.settings.*`) under their OpenAI-style names.
+const VERCEL_SETTINGS: Readonly<Record<string, string>> = {
+  maxOutputTokens: 'max_tokens',
+  maxTokens: 'max_tokens',
+  temperature: 'temperature',
+  topP: 'top_p',
+  topK: 'top_k',
+  presencePenalty: 'presence_penalty',
+  frequencyPenalty: 'frequency_penalty',
+  seed: 'seed',
+  stopSequences: 'stop_sequences',
+  maxRetries: 'max_retries',
+};
+
+export function providerOf(attributes: AttributeMap): string | undefined {
+  return attributes.firstString(PROVIDER_KEYS);
+}
+
+export function modelOf(attributes: AttributeMap): string | undefined {
+  return attributes.firstString(MODEL_KEYS);
+}
+
+/** `extra.invocation_params`, or undefined when the span carries none. */
+export function invocationParamsOf(attributes: AttributeMap): Record<string, unknown> | undefined {
+  const params: Record<string, unknown> = {};
+  // The model actually used (response) is what the call ran with; the request model is the fallback.
+  const model = attributes.firstString(['gen_ai.response.model', 'gen_ai.request.model', 'llm.model_name', 'ai.model.id']);
+  if (model !== undefined) params.model = model;
+  for (const key of attributes.keysWithPrefix('gen_ai.request.')) {
+    const name = key.slice('gen_ai.request.'.length);
+    if (name === 'model') continue;
+    params[name] = attributes.json(key);
+  }
+  for (const key of attributes.keysWithPrefix('ai.settings.')) {
+    const name = key.slice('ai.settings.'.length);
+    params[VERCEL_SETTINGS[name] ?? name] = attributes.json(key);
+  }
+  for (const key of ['llm.presence_penalty', 'llm.frequency_penalty', 'llm.top_p', 'llm.temperature']) {
+    if (attributes.has(key)) params[key.slice('llm.'.length)] = attributes.json(key);
+  }
+  if (attributes.has('llm.request.functions')) params.functions = attributes.json('llm.request.functions');
+  const tools = toolsOf(attributes);
+  if (tools !== undefined) params.tools = tools;
+  const toolName = attributes.firstString(['gen_ai.tool.name', 'ai.toolCall.name']);
+  if (toolName !== undefined) params.tool_name = toolName;
+  const toolCallId = attributes.firstString(['gen_ai.tool.call.id', 'ai.toolCall.id']);
+  if (toolCallId !== undefined) params.tool_call_id = toolCallId;
+  if (attributes.has('tool_arguments')) {
+    params.tool_arguments = objectOf(attributes.value('tool_arguments')) ?? attributes.json('tool_arguments');
+  }
+  // OpenInference's JSON invocation parameters are the most complete record; they win.
+  const openInference = objectOf(attributes.value('llm.invocation_parameters'));
+  if (openInference) Object.assign(params, openInference);
+  return Object.keys(params).length > 0 ? params : undefined;
+}
+
+/** Tool definitions: `gen_ai.tool.definitions`, OpenInference `llm.tools.N.tool.json_schema`, `tools`. */
+function toolsOf(attributes: AttributeMap): unknown[] | undefined {
+  const definitions = arrayOf(attributes.value('gen_ai.tool.definitions'));
+  if (definitions) return definitions;
+  const indexed: unknown[] = [];
+  for (let n = 0; attributes.has(`llm.tools.${n}.tool.json_schema`); n++) {
+    const schema = attributes.string(`llm.tools.${n}.tool.json_schema`);
+    indexed.push(schema === undefined ? attributes.json(`llm.tools.${n}.tool.json_schema`) : parseJson(schema) ?? schema);
+  }
+  if (indexed.length > 0) return indexed;
+  if (!attributes.has('tools')) return undefined;
+  const tools = attributes.value('tools')!;
+  if (tools.type === 'string') return arrayOf(tools) ?? [tools.value];
+  return arrayOf(tools) ?? [attributes.json('tools')];
+}

@@ -1,0 +1,234 @@
+// Chat messages from each convention, normalised into the OpenAI-style shape the backend renders:
+// `{role, content, tool_calls?, tool_call_id?, name?}`, where `content` is a string or a list of
+// `{type: 'text', text}` / `{type: 'image_url', image_url: {url}}` parts and each tool call is
+// `{id, type: 'function', function: {name, arguments}}` with `arguments` as JSON text.
+
+import type { AttributeMap } from './attributes.ts';
+import { isPlainObject, parseJson } from './attributes.ts';
+
+export interface ToolCall {
+  id?: string;
+  type: 'function';
+  function: { name?: string; arguments?: string };
+}
+
+export interface Message {
+  role?: string;
+  content?: unknown;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  name?: string;
+  finish_reason?: string;
+}
+
+/** Indices N present under `prefix.N.`, ascending (an index list may start at 1 or have holes). */
+function indicesUnder(attributes: AttributeMap, prefix: string): number[] {
+  const found = new Set<number>();
+  const dotted = `${prefix}.`;
+  for (const key of attributes.keysWithPrefix(dotted)) {
+    const rest = key.slice(dotted.length);
+    const end = rest.indexOf('.');
+    const index = Number(end < 0 ? rest : rest.slice(0, end));
+    if (Number.isInteger(index) && index >= 0) found.add(index);
+  }
+  return [...found].sort((a, b) => a - b);
+}
+
+/** Text of a value that should be a string (JSON for structured values). */
+function textOf(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function compact<T extends object>(object: T): T {
+  for (const key of Object.keys(object) as (keyof T)[]) {
+    if (object[key] === undefined) delete object[key];
+  }
+  return object;
+}
+
+/**
+ * Indexed messages: OpenLLMetry `gen_ai.prompt.N.{role,content,tool_calls.M.*}` and OpenInference
+ * `llm.input_messages.N.message.{role,content,contents.M.message_content.*,tool_calls.M.tool_call.*}`.
+ */
+export function indexedMessages(attributes: AttributeMap, prefix: string): Message[] {
+  const messages: Message[] = [];
+  for (const index of indicesUnder(attributes, prefix)) {
+    // OpenInference nests each field under `.message.`; OpenLLMetry does not.
+    const base = attributes.keysWithPrefix(`${prefix}.${index}.message.`).length > 0
+      ? `${prefix}.${index}.message`
+      : `${prefix}.${index}`;
+    const message: Message = compact({
+      role: attributes.string(`${base}.role`),
+      content: attributes.value(`${base}.content`) ? attributes.json(`${base}.content`) : contentParts(attributes, `${base}.contents`),
+      name: attributes.string(`${base}.name`),
+      tool_call_id: attributes.string(`${base}.tool_call_id`),
+      finish_reason: attributes.string(`${base}.finish_reason`),
+    });
+    const toolCalls = indexedToolCalls(attributes, `${base}.tool_calls`);
+    if (toolCalls.length > 0) message.tool_calls = toolCalls;
+    if (Object.keys(message).length > 0) messages.push(message);
+  }
+  return messages;
+}
+
+/** OpenInference multimodal `contents.M.message_content.{type,text,image.image.url}`. */
+function contentParts(attributes: AttributeMap, prefix: string): unknown[] | undefined {
+  const parts: unknown[] = [];
+  for (const index of indicesUnder(attributes, prefix)) {
+    const base = `${prefix}.${index}.message_content`;
+    const text = attributes.string(`${base}.text`);
+    const url = attributes.string(`${base}.image.image.url`);
+    if (text !== undefined) parts.push({ type: 'text', text });
+    else if (url !== undefined) parts.push({ type: 'image_url', image_url: { url } });
+  }
+  return parts.length > 0 ? parts : undefined;
+}
+
+/** `…tool_calls.M.{id,name,arguments}` (OpenLLMetry) or `…tool_calls.M.tool_call.{id,function.*}`. */
+function indexedToolCalls(attributes: AttributeMap, prefix: string): ToolCall[] {
+  const calls: ToolCall[] = [];
+  for (const index of indicesUnder(attributes, prefix)) {
+    const nested = `${prefix}.${index}.tool_call`;
+    const base = attributes.keysWithPrefix(`${nested}.`).length > 0 ? nested : `${prefix}.${index}`;
+    calls.push({
+      ...compact({ id: attributes.string(`${base}.id`) }),
+      type: 'function',
+      function: compact({
+        name: attributes.firstString([`${base}.function.name`, `${base}.name`]),
+        arguments: textOf(attributes.json(`${base}.function.arguments`) ?? attributes.json(`${base}.arguments`)),
+      }),
+    });
+  }
+  return calls;
+}
+
+/**
+ * OTel GenAI `gen_ai.input.messages` / `gen_ai.output.messages` (JSON): `[{role, parts: [{type:
+ * 'text', content} | {type: 'tool_call', id, name, arguments} | {type: 'tool_call_response', id,
+ * response} | ...], finish_reason?}]`.
+ */
+export function otelMessages(value: unknown): Message[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const messages: Message[] = [];
+  for (const item of value) {
+    if (!isPlainObject(item)) continue;
+    if (!Array.isArray(item.parts)) {
+      messages.push(genericMessage(item));
+      continue;
+    }
+    const texts: unknown[] = [];
+    const toolCalls: ToolCall[] = [];
+    let toolCallId: string | undefined;
+    for (const part of item.parts) {
+      if (!isPlainObject(part)) continue;
+      switch (part.type) {
+        case 'text':
+          texts.push({ type: 'text', text: textOf(part.content) ?? '' });
+          break;
+        case 'tool_call':
+          toolCalls.push({
+            ...compact({ id: textOf(part.id) }),
+            type: 'function',
+            function: compact({ name: textOf(part.name), arguments: textOf(part.arguments) }),
+          });
+          break;
+        case 'tool_call_response':
+          toolCallId = textOf(part.id);
+          texts.push({ type: 'text', text: textOf(part.response) ?? '' });
+          break;
+        default:
+          texts.push(part);
+      }
+    }
+    const message: Message = compact({
+      role: textOf(item.role),
+      content: simplifyContent(texts),
+      tool_call_id: toolCallId,
+      name: textOf(item.name),
+      finish_reason: textOf(item.finish_reason),
+    });
+    if (toolCalls.length > 0) message.tool_calls = toolCalls;
+    messages.push(message);
+  }
+  return messages;
+}
+
+/** `gen_ai.system_instructions` (JSON parts, or plain text) as one system message. */
+export function systemInstructions(value: unknown): Message | undefined {
+  if (typeof value === 'string' && value !== '') return { role: 'system', content: value };
+  if (!Array.isArray(value)) return undefined;
+  const parts = value.map((part) => (isPlainObject(part) && part.type === 'text' ? { type: 'text', text: textOf(part.content) ?? '' } : part));
+  const content = simplifyContent(parts);
+  return content === undefined ? undefined : { role: 'system', content };
+}
+
+/** A list of only text parts becomes one string; anything else stays a list of parts. */
+function simplifyContent(parts: unknown[]): unknown {
+  if (parts.length === 0) return undefined;
+  const allText = parts.every((part) => isPlainObject(part) && part.type === 'text' && typeof part.text === 'string');
+  return allText ? parts.map((part) => (part as { text: string }).text).join('') : parts;
+}
+
+/**
+ * Vercel AI SDK prompt messages (`ai.prompt.messages`): `{role, content}` where content is a string
+ * or parts `{type: 'text', text}`, `{type: 'tool-call', toolCallId, toolName, args|input}`,
+ * `{type: 'tool-result', toolCallId, result|output}`.
+ */
+export function vercelMessages(value: unknown): Message[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const messages: Message[] = [];
+  for (const item of value) {
+    if (!isPlainObject(item)) continue;
+    if (!Array.isArray(item.content)) {
+      messages.push(genericMessage(item));
+      continue;
+    }
+    const texts: unknown[] = [];
+    const toolCalls: ToolCall[] = [];
+    let toolCallId: string | undefined;
+    for (const part of item.content) {
+      if (!isPlainObject(part)) continue;
+      if (part.type === 'tool-call') {
+        toolCalls.push(vercelToolCall(part));
+      } else if (part.type === 'tool-result') {
+        toolCallId = textOf(part.toolCallId);
+        texts.push({ type: 'text', text: textOf(part.result ?? part.output) ?? '' });
+      } else if (part.type === 'image' && typeof part.image === 'string') {
+        texts.push({ type: 'image_url', image_url: { url: part.image } });
+      } else {
+        texts.push(part);
+      }
+    }
+    const message: Message = compact({ role: textOf(item.role), content: simplifyContent(texts), tool_call_id: toolCallId });
+    if (toolCalls.length > 0) message.tool_calls = toolCalls;
+    messages.push(message);
+  }
+  return messages;
+}
+
+/** A Vercel tool call (`ai.response.toolCalls` entries and `tool-call` parts). */
+export function vercelToolCall(part: Record<string, unknown>): ToolCall {
+  return {
+    ...compact({ id: textOf(part.toolCallId) }),
+    type: 'function',
+    function: compact({ name: textOf(part.toolName), arguments: textOf(part.args ?? part.input) }),
+  };
+}
+
+/** A message-like object already close to the target shape; structured content is kept. */
+function genericMessage(item: Record<string, unknown>): Message {
+  const { role, content, ...rest } = item;
+  return compact({ role: textOf(role), content, ...rest }) as Message;
+}
+
+/** Whether a parsed JSON value looks like a list of chat messages (every item has a role). */
+export function looksLikeMessages(value: unknown): value is Record<string, unknown>[] {
+  return Array.isArray(value) && value.length > 0 && value.every((item) => isPlainObject(item) && typeof item.role === 'string');
+}
+
+/** JSON text that is a list of messages, normalised; undefined otherwise. */
+export function messagesFromJsonText(text: string): Message[] | undefined {
+  const parsed = parseJson(text);
+  return looksLikeMessages(parsed) ? vercelMessages(parsed) : undefined;
+}

@@ -1,0 +1,169 @@
+// The `genai` processor: translates each consumed span batch into one run batch (same request
+// context) and settles the tree facts that need memory across batches: which span is a trace's
+// root (its run takes the trace UUID as id), and which spans the GenAI filter dropped (their
+// children move up to the nearest kept ancestor). What the batcher downstream still needs to know
+// travels as `RunBatch.hints`.
+
+import type { ComponentSettings, Consumer, Processor } from '../../../src/pipeline/component.ts';
+import type { RequestContext } from '../../../src/pipeline/data.ts';
+import type { Run, RunBatch } from '../../../src/model/runs.ts';
+import type { SpanBatch } from '../../../src/model/spans.ts';
+import { TtlMap } from '../../../src/collections/ttl-map.ts';
+import { componentCounters, counter } from '../../../src/telemetry/metrics.ts';
+import type { GenAiProcessorConfig } from './config.ts';
+import type { Translated } from './translator.ts';
+import { InvalidSpanIdError, translateSpan } from './translator.ts';
+
+// A filtered chain longer than this is treated as a cycle (a span can name itself as parent).
+const MAX_ANCESTOR_WALK = 1000;
+
+export class GenAiProcessor implements Processor<'spans'> {
+  readonly mutatesData = false;
+  private stopped = false;
+  /** Root span UUID → the root run's id (the trace UUID, or the span's own UUID, see below). */
+  private readonly rootRunIds: TtlMap<string, string>;
+  /** Trace UUID → the span UUID of the root that took the trace UUID as its run id. */
+  private readonly traceOwners: TtlMap<string, string>;
+  /** Filtered run id → its parent run id (null for a filtered root). */
+  private readonly droppedParents: TtlMap<string, string | null>;
+  private readonly labels: { component_id: string; component_kind: string; data_type: string };
+  private readonly counters;
+  private readonly filtered;
+
+  constructor(
+    private readonly settings: ComponentSettings,
+    private readonly config: GenAiProcessorConfig,
+    private readonly next: Consumer<'runs'>,
+  ) {
+    const { root_cache_ttl_ms: ttl, root_cache_max_entries: max } = config;
+    this.rootRunIds = new TtlMap(ttl, max);
+    this.traceOwners = new TtlMap(ttl, max);
+    this.droppedParents = new TtlMap(ttl, max);
+    this.labels = { component_id: settings.id, component_kind: 'processor', data_type: 'spans' };
+    this.counters = componentCounters(settings.metrics);
+    this.filtered = counter<'component_id'>(settings.metrics, {
+      name: 'tracepipe_genai_spans_filtered_total',
+      help: 'Spans the genai processor left out because they carry no GenAI convention (filter_non_genai).',
+      labelNames: ['component_id'],
+    });
+  }
+
+  async start(_signal: AbortSignal): Promise<void> {}
+
+  async consume(batch: SpanBatch, context: RequestContext): Promise<void> {
+    if (this.stopped) throw new Error('genai processor is shut down');
+    const output = this.translate(batch, context);
+    if (output.runs.length === 0 && output.hints === undefined) return;
+    await this.next.consume(output, context);
+  }
+
+  /** The synchronous part of `consume`, so that batches reach the batcher in arrival order. */
+  translate(batch: SpanBatch, context: RequestContext): RunBatch {
+    this.rootRunIds.sweep();
+    this.traceOwners.sweep();
+    this.droppedParents.sweep();
+
+    const translated: Translated[] = [];
+    let invalid = 0;
+    for (const resourceSpans of batch.resourceSpans) {
+      for (const scopeSpans of resourceSpans.scopeSpans) {
+        for (const span of scopeSpans.spans) {
+          try {
+            translated.push(
+              translateSpan(span, resourceSpans.resource, scopeSpans.scope, context.project, {
+                genericOtel: this.config.generic_otel,
+              }),
+            );
+          } catch (error) {
+            if (!(error instanceof InvalidSpanIdError)) throw error;
+            invalid++;
+          }
+        }
+      }
+    }
+    if (invalid > 0) {
+      this.counters.dropped.inc({ ...this.labels, reason: 'invalid_id' }, invalid);
+      this.settings.logger.warn({ spans: invalid, project: context.project }, 'Dropped spans with invalid ids.');
+    }
+
+    // Roots first, so that their children in the same batch already point at the root's run id.
+    const rootAliases: Record<string, string> = {};
+    for (const item of translated) {
+      if (!item.isRoot) continue;
+      this.claimRoot(item);
+      if (item.run.id !== item.spanUuid) rootAliases[item.spanUuid] = item.run.id;
+    }
+
+    const droppedRuns: Record<string, string | null> = {};
+    const kept: Run[] = [];
+    for (const item of translated) {
+      const { run } = item;
+      if (run.parent_run_id !== undefined) run.parent_run_id = this.rootRunIds.get(run.parent_run_id) ?? run.parent_run_id;
+      if (this.config.filter_non_genai && !item.genAi) {
+        const parent = run.parent_run_id ?? null;
+        for (const id of new Set([run.id, item.spanUuid])) {
+          this.droppedParents.set(id, parent);
+          droppedRuns[id] = parent;
+        }
+        continue;
+      }
+      kept.push(run);
+    }
+    for (const run of kept) this.reparentAboveDropped(run);
+
+    if (translated.length - kept.length > 0) this.filtered.inc({ component_id: this.settings.id }, translated.length - kept.length);
+    const hints = {
+      ...(Object.keys(rootAliases).length > 0 ? { rootAliases } : {}),
+      ...(Object.keys(droppedRuns).length > 0 ? { droppedRuns } : {}),
+    };
+    return Object.keys(hints).length > 0 ? { runs: kept, hints } : { runs: kept };
+  }
+
+  /**
+   * A root run takes the trace UUID as its id, so that the trace's id and its root's id agree. When
+   * a trace has two root-like spans (an OTel root and a `langsmith.is_root` span below it), the
+   * first one seen keeps that id and the other starts a trace of its own, rather than two runs
+   * sharing one id.
+   */
+  private claimRoot(item: Translated): void {
+    const { run, spanUuid } = item;
+    const owner = this.traceOwners.get(run.trace_id);
+    if (owner === undefined || owner === spanUuid) {
+      this.traceOwners.set(run.trace_id, spanUuid);
+      run.id = run.trace_id;
+    } else {
+      run.id = spanUuid;
+      run.trace_id = spanUuid;
+    }
+    delete run.parent_run_id;
+    this.rootRunIds.set(spanUuid, run.id);
+  }
+
+  /** Moves a run whose parent was filtered out under its nearest kept ancestor, or makes it a root. */
+  private reparentAboveDropped(run: Run): void {
+    let parent = run.parent_run_id;
+    let moved = false;
+    for (let steps = 0; parent !== undefined && steps < MAX_ANCESTOR_WALK; steps++) {
+      const above = this.droppedParents.get(parent);
+      if (above === undefined) break;
+      moved = true;
+      parent = above === null ? undefined : this.rootRunIds.get(above) ?? above;
+    }
+    if (!moved) return;
+    if (parent === undefined || this.droppedParents.has(parent)) {
+      // No kept ancestor: the run starts its own trace.
+      delete run.parent_run_id;
+      run.trace_id = run.id;
+    } else {
+      run.parent_run_id = parent;
+    }
+  }
+
+  /** Nothing is buffered here: shutting down only refuses further data and forgets the caches. */
+  async shutdown(_deadline?: number): Promise<void> {
+    this.stopped = true;
+    this.rootRunIds.clear();
+    this.traceOwners.clear();
+    this.droppedParents.clear();
+  }
+}
