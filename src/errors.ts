@@ -14,6 +14,9 @@ const CODES = {
   TP_ERR_API_UNAUTHORIZED: { status: 401, message: '%s' },
   TP_ERR_API_NOT_FOUND: { status: 404, message: '%s' },
   TP_ERR_API_CONFLICT: { status: 409, message: '%s' },
+  TP_ERR_API_MALFORMED_JSON: { status: 400, message: 'Request body is not valid JSON' },
+  TP_ERR_API_GRAPH: { status: 500, message: '%s' },
+  TP_ERR_API_INTERNAL: { status: 500, message: 'Internal error: %s' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof CODES;

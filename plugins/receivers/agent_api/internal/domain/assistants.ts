@@ -1,0 +1,207 @@
+// Assistants and their versions: one system assistant per graph, created at start-up with the
+// reference's uuid5 id; user assistants with numbered versions of which exactly one is active.
+// An update writes a new version from the supplied fields alone and makes it active; `latest`
+// makes any earlier version active again (restoring all of its fields); delete removes the
+// assistant with every version — a single version cannot be removed.
+
+import { v7 as uuid7 } from 'uuid';
+import { systemAssistantId } from '../graphs/registry.ts';
+import type { Assistant, AssistantQuery, AssistantVersion, JsonObject, Storage } from '../storage/storage.ts';
+import { conflict, invalid, notFound } from './api-errors.ts';
+import { isoNow } from './clock.ts';
+
+export interface AssistantCreate {
+  graph_id: string;
+  assistant_id?: string;
+  name?: string;
+  description?: string | null;
+  config?: JsonObject;
+  context?: unknown;
+  metadata?: JsonObject;
+  if_exists?: 'raise' | 'do_nothing';
+}
+
+export interface AssistantPatch {
+  graph_id?: string;
+  name?: string;
+  description?: string | null;
+  config?: JsonObject;
+  context?: unknown;
+  metadata?: JsonObject;
+}
+
+/** The graphs an assistant may name: the deployment's loaded graphs. */
+export interface GraphCatalog {
+  ids(): string[];
+  has(graphId: string): boolean;
+}
+
+export class Assistants {
+  constructor(
+    private readonly storage: Storage,
+    private readonly graphs: GraphCatalog,
+    /** Deletes a thread with its runs and checkpoints (used by `delete_threads`). */
+    private readonly deleteThread: (threadId: string) => Promise<void>,
+  ) {}
+
+  /** A graph id stands for its system assistant wherever an assistant id is accepted. */
+  resolveId(idOrGraph: string): string {
+    return this.graphs.has(idOrGraph) ? systemAssistantId(idOrGraph) : idOrGraph;
+  }
+
+  isSystem(assistantId: string): boolean {
+    return this.graphs.ids().some((graphId) => systemAssistantId(graphId) === assistantId);
+  }
+
+  systemIds(): Set<string> {
+    return new Set(this.graphs.ids().map(systemAssistantId));
+  }
+
+  /** Creates the system assistant of every loaded graph that lacks one; existing ones are kept. */
+  async ensureSystemAssistants(): Promise<void> {
+    for (const graphId of this.graphs.ids()) {
+      const assistantId = systemAssistantId(graphId);
+      await this.storage.transaction(async (tx) => {
+        if (await tx.getAssistant(assistantId)) return;
+        const now = isoNow();
+        await tx.insertAssistant({
+          assistant_id: assistantId,
+          graph_id: graphId,
+          name: graphId,
+          description: null,
+          version: 1,
+          config: {},
+          context: {},
+          metadata: { created_by: 'system' },
+          created_at: now,
+          updated_at: now,
+        });
+      });
+    }
+  }
+
+  private checkGraph(graphId: string): void {
+    if (!this.graphs.has(graphId)) {
+      throw invalid(`graph_id: no graph named '${graphId}' is deployed (graphs: ${this.graphs.ids().join(', ') || 'none'})`);
+    }
+  }
+
+  async create(body: AssistantCreate): Promise<Assistant> {
+    this.checkGraph(body.graph_id);
+    const assistantId = body.assistant_id ?? uuid7();
+    return this.storage.transaction(async (tx) => {
+      const existing = await tx.getAssistant(assistantId);
+      if (existing) {
+        if (body.if_exists === 'do_nothing') return existing;
+        throw conflict(`Assistant ${assistantId} already exists`);
+      }
+      const now = isoNow();
+      const assistant: Assistant = {
+        assistant_id: assistantId,
+        graph_id: body.graph_id,
+        name: body.name || 'Untitled',
+        description: body.description ?? null,
+        version: 1,
+        config: body.config ?? {},
+        context: body.context ?? {},
+        metadata: body.metadata ?? {},
+        created_at: now,
+        updated_at: now,
+      };
+      await tx.insertAssistant(assistant);
+      return assistant;
+    });
+  }
+
+  async get(idOrGraph: string): Promise<Assistant> {
+    const assistant = await this.storage.getAssistant(this.resolveId(idOrGraph));
+    if (!assistant) throw notFound(`Assistant ${idOrGraph} not found`);
+    return assistant;
+  }
+
+  search(query: AssistantQuery) {
+    return this.storage.searchAssistants(query);
+  }
+
+  /**
+   * Writes version max+1 from the supplied fields and makes it active. `context`, `config`,
+   * `metadata` and `description` take the supplied values or their empty defaults — nothing is
+   * carried over from earlier versions. `graph_id` and `name` identify the assistant and are kept
+   * when not supplied.
+   */
+  async update(idOrGraph: string, patch: AssistantPatch): Promise<Assistant> {
+    if (patch.graph_id !== undefined) this.checkGraph(patch.graph_id);
+    const assistantId = this.resolveId(idOrGraph);
+    return this.storage.transaction(async (tx) => {
+      const current = await tx.getAssistant(assistantId);
+      if (!current) throw notFound(`Assistant ${idOrGraph} not found`);
+      const now = isoNow();
+      const next: Assistant = {
+        ...current,
+        graph_id: patch.graph_id ?? current.graph_id,
+        name: patch.name || current.name,
+        description: patch.description ?? null,
+        config: patch.config ?? {},
+        context: patch.context ?? {},
+        metadata: patch.metadata ?? {},
+        version: (await tx.maxAssistantVersion(assistantId)) + 1,
+        updated_at: now,
+      };
+      await tx.insertAssistantVersion(versionOf(next, now));
+      await tx.updateAssistant(next);
+      return next;
+    });
+  }
+
+  /** Makes `version` the active one, with all the fields it was written with. */
+  async setLatest(idOrGraph: string, version: number): Promise<Assistant> {
+    const assistantId = this.resolveId(idOrGraph);
+    return this.storage.transaction(async (tx) => {
+      const current = await tx.getAssistant(assistantId);
+      if (!current) throw notFound(`Assistant ${idOrGraph} not found`);
+      const row = await tx.getAssistantVersion(assistantId, version);
+      if (!row) throw notFound(`Assistant ${idOrGraph} has no version ${version}`);
+      const next: Assistant = {
+        ...current,
+        graph_id: row.graph_id,
+        name: row.name,
+        description: row.description,
+        config: row.config,
+        context: row.context,
+        metadata: row.metadata,
+        version: row.version,
+        updated_at: isoNow(),
+      };
+      await tx.updateAssistant(next);
+      return next;
+    });
+  }
+
+  /** Versions, newest first; an empty page is an empty list (404 only for an unknown assistant). */
+  async versions(idOrGraph: string, query: { metadata?: JsonObject; limit: number; offset: number }): Promise<AssistantVersion[]> {
+    const assistant = await this.get(idOrGraph);
+    return this.storage.listAssistantVersions(assistant.assistant_id, query);
+  }
+
+  async delete(idOrGraph: string, deleteThreads: boolean): Promise<string[]> {
+    const assistantId = this.resolveId(idOrGraph);
+    const threadIds = deleteThreads ? await this.storage.threadIdsOfAssistant(assistantId) : [];
+    if (!(await this.storage.deleteAssistant(assistantId))) throw notFound(`Assistant ${idOrGraph} not found`);
+    for (const threadId of threadIds) await this.deleteThread(threadId);
+    return [assistantId];
+  }
+}
+
+function versionOf(assistant: Assistant, createdAt: string): AssistantVersion {
+  return {
+    assistant_id: assistant.assistant_id,
+    version: assistant.version,
+    graph_id: assistant.graph_id,
+    name: assistant.name,
+    description: assistant.description,
+    config: assistant.config,
+    context: assistant.context,
+    metadata: assistant.metadata,
+    created_at: createdAt,
+  };
+}

@@ -1,0 +1,286 @@
+// Runs: creation (assistant and thread resolution, config/context/metadata merging, the
+// multitask strategies), reads, cancel and delete. Execution itself is the worker pool's
+// (`../runs/`); this module decides what a run is and which state changes it causes.
+
+import { v7 as uuid7 } from 'uuid';
+import type { JsonObject, MultitaskStrategy, RunQuery, RunRecord, Storage, StorageOps, Thread } from '../storage/storage.ts';
+import type { ApiStreamMode } from '../runs/stream-modes.ts';
+import type { Assistants } from './assistants.ts';
+import { conflict, notFound } from './api-errors.ts';
+import { isoNow } from './clock.ts';
+
+export interface RunCreate {
+  assistant_id: string;
+  input?: unknown;
+  command?: { resume?: unknown; update?: unknown; goto?: unknown } | null;
+  checkpoint_id?: string;
+  checkpoint?: { checkpoint_id?: string; checkpoint_ns?: string | null; checkpoint_map?: JsonObject | null } | null;
+  metadata?: JsonObject;
+  context?: unknown;
+  config?: JsonObject & { configurable?: JsonObject; tags?: string[]; recursion_limit?: number };
+  webhook?: string;
+  interrupt_before?: '*' | string[];
+  interrupt_after?: '*' | string[];
+  on_disconnect?: 'cancel' | 'continue';
+  multitask_strategy?: MultitaskStrategy;
+  stream_mode?: ApiStreamMode | ApiStreamMode[];
+  stream_subgraphs?: boolean;
+  stream_resumable?: boolean;
+  after_seconds?: number;
+  if_not_exists?: 'reject' | 'create';
+  on_completion?: 'delete' | 'keep';
+  feedback_keys?: string[];
+  langsmith_tracer?: { project_name?: string; example_id?: string };
+}
+
+/** The run parameters kept with a run (`kwargs`), as the spec lists them. */
+export interface RunKwargs {
+  input: unknown;
+  command: RunCreate['command'] | null;
+  config: JsonObject & { configurable: JsonObject; metadata: JsonObject; tags?: string[]; recursion_limit?: number };
+  context: unknown;
+  stream_mode: ApiStreamMode[];
+  interrupt_before: '*' | string[] | null;
+  interrupt_after: '*' | string[] | null;
+  webhook: string | null;
+  feedback_keys: string[] | null;
+  temporary: boolean;
+  subgraphs: boolean;
+  resumable: boolean;
+}
+
+/** What the worker pool offers the domain. */
+export interface RunExecution {
+  /** A new pending run exists: wake an idle worker. */
+  notify(): void;
+  /** Opens the run's event log, so that streams may wait on it before it starts. */
+  open(runId: string): void;
+  /** Stops a running run; false when no worker holds it. */
+  abort(runId: string, action: 'interrupt' | 'rollback'): boolean;
+  /** Resolves once the run has finished (or at once when it has). */
+  waitFor(runId: string, signal?: AbortSignal): Promise<void>;
+  /** Closes the run's event log after it ended without executing (cancelled while pending). */
+  close(runId: string): void;
+  /** Forgets a deleted run's event log. */
+  discard(runId: string): void;
+}
+
+export const DEFAULT_STREAM_MODE: ApiStreamMode[] = ['values'];
+
+/** Request headers copied into `configurable`, as the reference does (never credentials). */
+export function headersToConfigurable(headers: Record<string, string | string[] | undefined>): JsonObject {
+  const out: JsonObject = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const key = name.toLowerCase();
+    if (value === undefined) continue;
+    if (key === 'user-agent' || (key.startsWith('x-') && !['x-api-key', 'x-tenant-id', 'x-service-key'].includes(key))) {
+      out[key] = Array.isArray(value) ? value.join(', ') : value;
+    }
+  }
+  return out;
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Sets a thread's status after one of its runs ended or was cancelled: `error` when that run
+ * failed, `interrupted` when the graph paused with nodes still to run, `busy` while other runs
+ * wait, `idle` otherwise.
+ */
+export async function settleThread(
+  tx: StorageOps,
+  threadId: string,
+  outcome: { error?: boolean; interrupted?: boolean; values?: JsonObject | null; interrupts?: JsonObject | null },
+): Promise<Thread | undefined> {
+  const thread = await tx.getThread(threadId);
+  if (!thread) return undefined;
+  const waiting = (await tx.inflightRuns(threadId)).length > 0;
+  const status = outcome.error ? 'error' : outcome.interrupted ? 'interrupted' : waiting ? 'busy' : 'idle';
+  const next: Thread = {
+    ...thread,
+    status: waiting && status !== 'busy' ? 'busy' : status,
+    updated_at: isoNow(),
+    ...(outcome.values !== undefined ? { values: outcome.values } : {}),
+    ...(outcome.interrupts !== undefined ? { interrupts: outcome.interrupts } : {}),
+  };
+  await tx.updateThread(next);
+  return next;
+}
+
+export class Runs {
+  constructor(
+    private readonly storage: Storage,
+    private readonly assistants: Assistants,
+    private readonly execution: RunExecution,
+    private readonly graphDeployed: (graphId: string) => boolean,
+  ) {}
+
+  /**
+   * Creates a pending run on `threadId`, or on a new thread when `threadId` is undefined
+   * (threadless: the thread is temporary unless `on_completion: keep`). Applies the multitask
+   * strategy against the thread's pending and running runs: `reject` answers 409; `enqueue` waits
+   * its turn; `interrupt` and `rollback` cancel them once the new run exists.
+   */
+  async create(threadId: string | undefined, body: RunCreate, headers: Record<string, string | string[] | undefined> = {}): Promise<RunRecord> {
+    const assistantId = this.assistants.resolveId(body.assistant_id);
+    const strategy = body.multitask_strategy ?? 'reject';
+    const { run, inflight } = await this.storage.transaction(async (tx) => {
+      const assistant = await tx.getAssistant(assistantId);
+      if (!assistant) {
+        throw notFound(`No assistant found for '${body.assistant_id}'. Make sure the assistant ID is for a valid assistant or a valid graph ID.`);
+      }
+      if (!this.graphDeployed(assistant.graph_id)) throw notFound(`Graph '${assistant.graph_id}' of assistant ${assistantId} is not deployed`);
+      const now = isoNow();
+      const runId = uuid7();
+      const temporary = threadId === undefined && (body.on_completion ?? 'delete') === 'delete';
+      const runConfig = isObject(body.config) ? body.config : {};
+      let thread = threadId === undefined ? undefined : await tx.getThread(threadId);
+      if (threadId !== undefined && !thread && body.if_not_exists !== 'create') throw notFound(`Thread ${threadId} not found`);
+      if (!thread) {
+        thread = {
+          thread_id: threadId ?? uuid7(),
+          created_at: now,
+          updated_at: now,
+          metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id, ...(body.metadata ?? {}) },
+          status: 'busy',
+          config: {},
+          values: null,
+          interrupts: null,
+        };
+        await tx.insertThread(thread);
+      }
+      const inflight = await tx.inflightRuns(thread.thread_id);
+      if (inflight.length > 0 && strategy === 'reject') {
+        throw conflict(
+          `Thread ${thread.thread_id} is already running a task. Wait for it to finish or choose a different multitask strategy (enqueue, interrupt or rollback).`,
+        );
+      }
+      const assistantConfigurable = isObject(assistant.config.configurable) ? assistant.config.configurable : {};
+      const threadConfigurable = isObject(thread.config.configurable) ? thread.config.configurable : {};
+      const requestConfigurable = isObject(runConfig.configurable) ? runConfig.configurable : {};
+      const checkpointSelector: JsonObject = {};
+      if (body.checkpoint) for (const [k, v] of Object.entries(body.checkpoint)) if (v !== undefined && v !== null) checkpointSelector[k] = v;
+      const configurable: JsonObject = {
+        ...assistantConfigurable,
+        ...threadConfigurable,
+        ...requestConfigurable,
+        ...headersToConfigurable(headers),
+        ...checkpointSelector,
+        run_id: runId,
+        thread_id: thread.thread_id,
+        graph_id: assistant.graph_id,
+        assistant_id: assistant.assistant_id,
+        user_id: requestConfigurable.user_id ?? threadConfigurable.user_id ?? assistantConfigurable.user_id ?? null,
+        checkpoint_id: body.checkpoint_id ?? checkpointSelector.checkpoint_id ?? null,
+        ...(body.langsmith_tracer?.project_name ? { langsmith_project: body.langsmith_tracer.project_name } : {}),
+      };
+      const metadata: JsonObject = { ...assistant.metadata, ...thread.metadata, ...(body.metadata ?? {}) };
+      const context =
+        assistant.context !== null && assistant.context !== undefined && !isObject(assistant.context)
+          ? assistant.context
+          : { ...(isObject(assistant.context) ? assistant.context : {}), ...(isObject(body.context) ? body.context : {}) };
+      const streamMode = body.stream_mode === undefined ? DEFAULT_STREAM_MODE : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
+      const kwargs: RunKwargs = {
+        input: body.input ?? null,
+        command: body.command ?? null,
+        config: {
+          ...assistant.config,
+          ...runConfig,
+          configurable,
+          metadata: { ...metadata, created_by: metadata.created_by ?? 'system' },
+        },
+        context,
+        stream_mode: [...new Set(streamMode)],
+        interrupt_before: body.interrupt_before ?? null,
+        interrupt_after: body.interrupt_after ?? null,
+        webhook: body.webhook ?? null,
+        feedback_keys: body.feedback_keys ?? null,
+        temporary,
+        subgraphs: body.stream_subgraphs ?? false,
+        resumable: body.stream_resumable ?? false,
+      };
+      const run: RunRecord = {
+        run_id: runId,
+        thread_id: thread.thread_id,
+        assistant_id: assistant.assistant_id,
+        created_at: isoNow((body.after_seconds ?? 0) * 1000),
+        updated_at: now,
+        status: 'pending',
+        metadata,
+        kwargs: kwargs as unknown as JsonObject,
+        multitask_strategy: strategy,
+        error: null,
+        attempt: 0,
+        temporary,
+      };
+      await tx.insertRun(run);
+      await tx.updateThread({
+        ...thread,
+        status: 'busy',
+        metadata: { ...thread.metadata, graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
+        config: { ...thread.config, ...assistant.config, ...runConfig, configurable: { ...threadConfigurable, ...assistantConfigurable, ...requestConfigurable } },
+        updated_at: now,
+      });
+      return { run, inflight };
+    });
+    this.execution.open(run.run_id);
+    if (strategy === 'interrupt' || strategy === 'rollback') {
+      for (const old of inflight) await this.cancelOne(old, strategy);
+    }
+    this.execution.notify();
+    return run;
+  }
+
+  async get(threadId: string | undefined, runId: string): Promise<RunRecord> {
+    const run = await this.storage.getRun(runId);
+    if (!run || (threadId !== undefined && run.thread_id !== threadId)) throw notFound(`Run ${runId} not found`);
+    return run;
+  }
+
+  async list(threadId: string, query: RunQuery): Promise<RunRecord[]> {
+    if (!(await this.storage.getThread(threadId))) throw notFound(`Thread ${threadId} not found`);
+    return this.storage.listRuns(threadId, query);
+  }
+
+  /** Cancels a pending or running run; a finished run is left as it is. */
+  async cancel(threadId: string | undefined, runId: string, action: 'interrupt' | 'rollback', wait: boolean): Promise<void> {
+    const run = await this.get(threadId, runId);
+    await this.cancelOne(run, action);
+    if (wait) await this.execution.waitFor(runId);
+  }
+
+  private async cancelOne(run: RunRecord, action: 'interrupt' | 'rollback'): Promise<void> {
+    if (run.status === 'running' && this.execution.abort(run.run_id, action)) return;
+    if (run.status !== 'pending' && run.status !== 'running') return;
+    // Pending (or running in no worker: left over by a stopped process): settle it here.
+    await this.storage.transaction(async (tx) => {
+      const current = await tx.getRun(run.run_id);
+      if (!current || (current.status !== 'pending' && current.status !== 'running')) return;
+      if (action === 'rollback') await tx.deleteRun(run.run_id);
+      else await tx.updateRun({ ...current, status: 'interrupted', updated_at: isoNow() });
+      await settleThread(tx, run.thread_id, {});
+    });
+    if (action === 'rollback') this.execution.discard(run.run_id);
+    else this.execution.close(run.run_id);
+  }
+
+  /** Cancels every pending or running run of a thread (before the thread is deleted). */
+  async cancelThreadRuns(threadId: string): Promise<void> {
+    const runs = await this.storage.inflightRuns(threadId);
+    for (const run of runs) await this.cancelOne(run, 'interrupt');
+    // Wait until they have stopped, so none writes a checkpoint after the thread is gone.
+    for (const run of runs) await this.execution.waitFor(run.run_id);
+  }
+
+  async delete(threadId: string | undefined, runId: string): Promise<void> {
+    const run = await this.get(threadId, runId);
+    if (run.status === 'pending' || run.status === 'running') {
+      await this.cancelOne(run, 'interrupt');
+      await this.execution.waitFor(runId);
+    }
+    await this.storage.deleteRun(runId);
+    this.execution.discard(runId);
+  }
+}

@@ -1,0 +1,209 @@
+// Threads: records with metadata and a status (`idle`, `busy` while a run is pending or running,
+// `interrupted`, `error`), and their state, read from and written to the graph's checkpoints.
+
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { v7 as uuid7 } from 'uuid';
+import type { CompiledGraphLike } from '../graphs/registry.ts';
+import { EMPTY_STATE, checkpointRef, interruptsOf, snapshotToThreadState } from '../runs/state.ts';
+import type { ThreadState } from '../runs/state.ts';
+import { toWire } from '../runs/serialize.ts';
+import type { JsonObject, Storage, Thread, ThreadQuery } from '../storage/storage.ts';
+import type { CheckpointDatabase } from '../storage/checkpoints.ts';
+import { conflict, invalid, notFound } from './api-errors.ts';
+import { isoNow } from './clock.ts';
+
+export interface ThreadCreate {
+  thread_id?: string;
+  metadata?: JsonObject;
+  if_exists?: 'raise' | 'do_nothing';
+  /** Updates applied right after creation, one superstep after the other (needs `metadata.graph_id`). */
+  supersteps?: { updates: { values?: unknown; command?: unknown; as_node: string }[] }[];
+}
+
+export interface CheckpointSelector {
+  checkpoint_id?: string;
+  checkpoint_ns?: string | null;
+  checkpoint_map?: JsonObject | null;
+}
+
+export interface StateUpdate {
+  values?: unknown;
+  as_node?: string;
+  checkpoint_id?: string;
+  checkpoint?: CheckpointSelector | null;
+}
+
+export interface HistoryQuery {
+  limit: number;
+  /** A checkpoint id, a checkpoint reference `{checkpoint_id}` or a config `{configurable: {checkpoint_id}}`. */
+  before?: string | { checkpoint_id?: string; configurable?: { checkpoint_id?: string } };
+  metadata?: JsonObject;
+  checkpoint?: CheckpointSelector | null;
+}
+
+/** A graph bound to the server's checkpointer and store, loaded for a thread's config. */
+export type GraphForThread = (graphId: string, config: RunnableConfig) => Promise<CompiledGraphLike>;
+
+export class Threads {
+  constructor(
+    private readonly storage: Storage,
+    private readonly checkpoints: CheckpointDatabase,
+    private readonly graphFor: GraphForThread,
+    /** Stops the thread's in-flight runs before it is deleted. */
+    private readonly cancelThreadRuns: (threadId: string) => Promise<void>,
+  ) {}
+
+  async create(body: ThreadCreate): Promise<Thread> {
+    const threadId = body.thread_id || uuid7();
+    const thread = await this.storage.transaction(async (tx) => {
+      const existing = await tx.getThread(threadId);
+      if (existing) {
+        if (body.if_exists === 'do_nothing') return { thread: existing, created: false };
+        throw conflict(`Thread ${threadId} already exists`);
+      }
+      const now = isoNow();
+      const created: Thread = {
+        thread_id: threadId,
+        created_at: now,
+        updated_at: now,
+        metadata: body.metadata ?? {},
+        status: 'idle',
+        config: {},
+        values: null,
+        interrupts: null,
+      };
+      await tx.insertThread(created);
+      return { thread: created, created: true };
+    });
+    if (thread.created && body.supersteps?.length) return this.applySupersteps(thread.thread, body.supersteps);
+    return thread.thread;
+  }
+
+  private async applySupersteps(thread: Thread, supersteps: NonNullable<ThreadCreate['supersteps']>): Promise<Thread> {
+    const graphId = thread.metadata.graph_id;
+    if (typeof graphId !== 'string') throw invalid('metadata.graph_id: is required when supersteps are given');
+    const graph = await this.graphFor(graphId, { configurable: { thread_id: thread.thread_id } });
+    const config = { configurable: { thread_id: thread.thread_id, checkpoint_ns: '' } };
+    if (!graph.bulkUpdateState) throw invalid('supersteps: this graph cannot apply bulk state updates');
+    await graph.bulkUpdateState(config, supersteps.map((step) => ({ updates: step.updates.map((u) => ({ values: u.values ?? u.command, asNode: u.as_node })) })));
+    return this.refreshValues(thread.thread_id, graph);
+  }
+
+  async get(threadId: string): Promise<Thread> {
+    const thread = await this.storage.getThread(threadId);
+    if (!thread) throw notFound(`Thread ${threadId} not found`);
+    return thread;
+  }
+
+  /** Merges `metadata` into the thread's metadata. */
+  async patch(threadId: string, metadata: JsonObject): Promise<Thread> {
+    return this.storage.transaction(async (tx) => {
+      const thread = await tx.getThread(threadId);
+      if (!thread) throw notFound(`Thread ${threadId} not found`);
+      const next = { ...thread, metadata: { ...thread.metadata, ...metadata }, updated_at: isoNow() };
+      await tx.updateThread(next);
+      return next;
+    });
+  }
+
+  /** Deletes the thread, its runs (stopping those in flight) and its checkpoints. */
+  async delete(threadId: string): Promise<void> {
+    await this.get(threadId);
+    await this.cancelThreadRuns(threadId);
+    await this.storage.deleteThread(threadId);
+    await this.checkpoints.deleteThread(threadId);
+  }
+
+  search(query: ThreadQuery) {
+    return this.storage.searchThreads(query);
+  }
+
+  /** A new idle thread holding a copy of the source's checkpoints and metadata. */
+  async copy(threadId: string): Promise<Thread> {
+    const source = await this.get(threadId);
+    const now = isoNow();
+    const copy: Thread = {
+      ...source,
+      thread_id: uuid7(),
+      created_at: now,
+      updated_at: now,
+      status: 'idle',
+      metadata: { ...source.metadata },
+    };
+    await this.storage.insertThread(copy);
+    this.checkpoints.copyThread(source.thread_id, copy.thread_id);
+    return copy;
+  }
+
+  private async graphOf(thread: Thread): Promise<CompiledGraphLike | undefined> {
+    const graphId = thread.metadata.graph_id;
+    if (typeof graphId !== 'string') return undefined;
+    return this.graphFor(graphId, { ...(thread.config as RunnableConfig), configurable: { ...((thread.config.configurable as object) ?? {}), thread_id: thread.thread_id } });
+  }
+
+  private configFor(threadId: string, selector?: CheckpointSelector | null, checkpointId?: string): RunnableConfig {
+    const configurable: Record<string, unknown> = { thread_id: threadId, checkpoint_ns: '' };
+    if (selector) {
+      for (const [key, value] of Object.entries(selector)) if (value !== undefined && value !== null) configurable[key] = value;
+    }
+    if (checkpointId) configurable.checkpoint_id = checkpointId;
+    return { configurable };
+  }
+
+  async state(threadId: string, options: { subgraphs?: boolean; checkpoint?: CheckpointSelector | null; checkpoint_id?: string } = {}): Promise<ThreadState> {
+    const thread = await this.get(threadId);
+    const graph = await this.graphOf(thread);
+    if (!graph) return { ...EMPTY_STATE };
+    const config = this.configFor(threadId, options.checkpoint, options.checkpoint_id);
+    const snapshot = await graph.getState(config, { subgraphs: options.subgraphs ?? false });
+    if (options.checkpoint_id && !snapshot?.config?.configurable?.checkpoint_id) {
+      throw notFound(`Checkpoint ${options.checkpoint_id} not found in thread ${threadId}`);
+    }
+    return snapshotToThreadState(snapshot);
+  }
+
+  /** Writes values to the thread's state as if `as_node` had produced them. */
+  async updateState(threadId: string, update: StateUpdate): Promise<{ checkpoint: unknown }> {
+    const thread = await this.get(threadId);
+    if ((await this.storage.inflightRuns(threadId)).length > 0) throw conflict(`Thread ${threadId} is busy: a run is pending or running`);
+    const graph = await this.graphOf(thread);
+    if (!graph) throw invalid(`thread ${threadId} has no graph yet: run it once, or create it with metadata.graph_id`);
+    const config = this.configFor(threadId, update.checkpoint, update.checkpoint_id);
+    const next = await graph.updateState(config, update.values ?? null, update.as_node);
+    await this.refreshValues(threadId, graph);
+    return { checkpoint: toWire(checkpointRef(next) ?? next.configurable ?? null) };
+  }
+
+  /** Merges metadata into the latest checkpoint's metadata (no new checkpoint). */
+  async patchStateMetadata(threadId: string, metadata: JsonObject): Promise<void> {
+    await this.get(threadId);
+    if (!(await this.checkpoints.patchLatestMetadata(threadId, metadata))) throw notFound(`Thread ${threadId} has no state yet`);
+  }
+
+  async history(threadId: string, query: HistoryQuery): Promise<ThreadState[]> {
+    const thread = await this.get(threadId);
+    const graph = await this.graphOf(thread);
+    if (!graph) return [];
+    const before = typeof query.before === 'string' ? query.before : (query.before?.checkpoint_id ?? query.before?.configurable?.checkpoint_id);
+    const states: ThreadState[] = [];
+    const iterator = graph.getStateHistory(this.configFor(threadId, query.checkpoint), {
+      limit: query.limit,
+      ...(before ? { before: { configurable: { checkpoint_id: before } } } : {}),
+      ...(query.metadata ? { filter: query.metadata } : {}),
+    });
+    for await (const snapshot of iterator) states.push(snapshotToThreadState(snapshot));
+    return states;
+  }
+
+  /** Copies the latest checkpoint's values and interrupts onto the thread record. */
+  async refreshValues(threadId: string, graph: CompiledGraphLike): Promise<Thread> {
+    const snapshot = await graph.getState({ configurable: { thread_id: threadId, checkpoint_ns: '' } });
+    return this.storage.transaction(async (tx) => {
+      const thread = await tx.getThread(threadId);
+      if (!thread) throw notFound(`Thread ${threadId} not found`);
+      const next = { ...thread, values: toWire(snapshot.values) as JsonObject, interrupts: interruptsOf(snapshot), updated_at: isoNow() };
+      await tx.updateThread(next);
+      return next;
+    });
+  }
+}

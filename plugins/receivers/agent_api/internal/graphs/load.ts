@@ -1,0 +1,180 @@
+// Importing a graph module and classifying its export: a compiled graph (Pregel), a StateGraph
+// builder to compile, or a factory taking the run config. Also the one place that turns any of
+// these into a compiled graph bound to the server's checkpointer and store.
+
+import { access } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import type { BaseCheckpointSaver, BaseStore } from '@langchain/langgraph';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { GraphLoadError } from './errors.ts';
+import type { GraphSpec } from './spec.ts';
+
+/**
+ * The compiled-graph surface the server uses (a LangGraph.js `Pregel`: `CompiledStateGraph`,
+ * `createReactAgent`'s result, an `entrypoint`). Typed loosely on purpose: user graphs carry their
+ * own state types, which the server never knows.
+ */
+export interface CompiledGraphLike {
+  invoke(input: unknown, config?: RunnableConfig & Record<string, unknown>): Promise<unknown>;
+  stream(input: unknown, config?: RunnableConfig & Record<string, unknown>): Promise<AsyncIterable<unknown>>;
+  streamEvents(input: unknown, config: RunnableConfig & Record<string, unknown>): AsyncIterable<unknown>;
+  getState(config: RunnableConfig, options?: { subgraphs?: boolean }): Promise<any>;
+  getStateHistory(config: RunnableConfig, options?: Record<string, unknown>): AsyncIterableIterator<any>;
+  updateState(config: RunnableConfig, values: unknown, asNode?: string): Promise<RunnableConfig>;
+  bulkUpdateState?(config: RunnableConfig, supersteps: unknown): Promise<RunnableConfig>;
+  getGraphAsync(config?: RunnableConfig & { xray?: boolean | number }): Promise<{ toJSON(): unknown }>;
+  getSubgraphsAsync(namespace?: string, recurse?: boolean): AsyncIterable<[string, CompiledGraphLike]>;
+  withConfig(config: Record<string, unknown>): CompiledGraphLike;
+  checkpointer?: BaseCheckpointSaver | boolean | undefined;
+  store?: BaseStore | undefined;
+  readonly builder?: unknown;
+  readonly name?: string;
+}
+
+interface StateGraphLike {
+  compile(options?: { checkpointer?: BaseCheckpointSaver | boolean; store?: BaseStore; name?: string }): unknown;
+}
+
+type GraphFactory = (config: RunnableConfig) => unknown;
+
+/** What a module export turned out to be. */
+export type LoadedExport =
+  | { readonly kind: 'compiled'; readonly graph: CompiledGraphLike }
+  | { readonly kind: 'builder'; readonly builder: StateGraphLike }
+  | { readonly kind: 'factory'; readonly factory: GraphFactory };
+
+export function isCompiledGraph(value: unknown): value is CompiledGraphLike {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return (
+    typeof candidate.invoke === 'function' &&
+    typeof candidate.streamEvents === 'function' &&
+    typeof candidate.getGraphAsync === 'function' &&
+    typeof candidate.getState === 'function'
+  );
+}
+
+function isStateGraph(value: unknown): value is StateGraphLike {
+  return typeof value === 'object' && value !== null && typeof (value as StateGraphLike).compile === 'function';
+}
+
+/**
+ * LangChain's `createAgent` returns a wrapper that holds the real compiled graph under `.graph`;
+ * unwrap it so streaming and introspection see the Pregel itself.
+ */
+function unwrapAgent(value: unknown): unknown {
+  if (typeof value === 'object' && value !== null && !isCompiledGraph(value)) {
+    const inner = (value as { graph?: unknown }).graph;
+    if (isCompiledGraph(inner)) return inner;
+  }
+  return value;
+}
+
+function where(spec: GraphSpec): string {
+  return `graph "${spec.graphId}" (${spec.path}:${spec.exportName})`;
+}
+
+/** Imports the module of `spec` and classifies its export; throws `GraphLoadError` naming it. */
+export async function loadExport(spec: GraphSpec): Promise<LoadedExport> {
+  try {
+    await access(spec.path);
+  } catch (error) {
+    throw new GraphLoadError('file_missing', spec.graphId, `${where(spec)}: file not found`, { cause: error });
+  }
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(pathToFileURL(spec.path).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw new GraphLoadError('import_failed', spec.graphId, `${where(spec)}: import failed: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  if (!(spec.exportName in module) || module[spec.exportName] === undefined) {
+    const available = Object.keys(module).filter((key) => key !== '__esModule');
+    throw new GraphLoadError(
+      'export_missing',
+      spec.graphId,
+      `${where(spec)}: the module has no export "${spec.exportName}" (exports: ${available.join(', ') || 'none'})`,
+    );
+  }
+  // A module may export a promise of a graph (top-level async construction).
+  const value = unwrapAgent(await module[spec.exportName]);
+  const loaded = classify(value);
+  if (!loaded) {
+    throw new GraphLoadError(
+      'not_a_graph',
+      spec.graphId,
+      `${where(spec)}: the export is not a compiled graph, a StateGraph or a graph factory (got ${describe(value)})`,
+    );
+  }
+  return loaded;
+}
+
+function classify(value: unknown): LoadedExport | undefined {
+  if (isCompiledGraph(value)) return { kind: 'compiled', graph: value };
+  if (isStateGraph(value)) return { kind: 'builder', builder: value };
+  if (typeof value === 'function') return { kind: 'factory', factory: value as GraphFactory };
+  return undefined;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value !== 'object') return typeof value;
+  return (value as object).constructor?.name ?? 'object';
+}
+
+/** How the server binds persistence to a graph; `checkpointer: undefined` keeps the graph's own. */
+export interface BindOptions {
+  readonly checkpointer?: BaseCheckpointSaver | false;
+  readonly store?: BaseStore;
+}
+
+/**
+ * Returns a compiled graph bound to the given checkpointer and store. A compiled export is copied
+ * (`withConfig` builds a new Pregel from the same nodes and channels) so the user's module export
+ * is never mutated and two bindings never see each other's persistence.
+ */
+export function bindCompiled(graph: CompiledGraphLike, options: BindOptions): CompiledGraphLike {
+  const copy = graph.withConfig({});
+  if (options.checkpointer !== undefined) copy.checkpointer = options.checkpointer === false ? undefined : options.checkpointer;
+  if (options.store !== undefined) copy.store = options.store;
+  return copy;
+}
+
+/** Compiles a StateGraph builder with the server's persistence. */
+export function compileBuilder(graphId: string, builder: StateGraphLike, options: BindOptions): CompiledGraphLike {
+  const compiled = unwrapAgent(
+    builder.compile({
+      ...(options.checkpointer !== undefined ? { checkpointer: options.checkpointer } : {}),
+      ...(options.store !== undefined ? { store: options.store } : {}),
+    }),
+  );
+  if (!isCompiledGraph(compiled)) {
+    throw new GraphLoadError('not_a_graph', graphId, `graph "${graphId}": compile() did not return a compiled graph`);
+  }
+  return compiled;
+}
+
+/** Calls a graph factory with the run config and binds what it returns. */
+export async function buildFromFactory(
+  graphId: string,
+  factory: GraphFactory,
+  config: RunnableConfig,
+  options: BindOptions,
+): Promise<CompiledGraphLike> {
+  let produced: unknown;
+  try {
+    produced = unwrapAgent(await factory(config));
+  } catch (error) {
+    throw new GraphLoadError('factory_failed', graphId, `graph "${graphId}": the graph factory threw: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  if (isCompiledGraph(produced)) return bindCompiled(produced, options);
+  if (isStateGraph(produced)) return compileBuilder(graphId, produced, options);
+  throw new GraphLoadError(
+    'factory_failed',
+    graphId,
+    `graph "${graphId}": the graph factory returned ${describe(produced)}, not a compiled graph or a StateGraph`,
+  );
+}

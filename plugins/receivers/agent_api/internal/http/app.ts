@@ -1,0 +1,126 @@
+// The agent API as one encapsulated Fastify plugin: content-type handling, optional API-key
+// authentication, CORS, the error handler (404/409/422 with a JSON body carrying the message) and
+// every route group. Nothing registered here leaks into other receivers sharing the server.
+
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import type { FastifyError, FastifyInstance, FastifyPluginAsync } from 'fastify';
+import { TracepipeError } from '../../../../../src/errors.ts';
+import { GraphLoadError, GraphNotFoundError } from '../graphs/registry.ts';
+import { registerAssistantRoutes } from './routes-assistants.ts';
+import { registerMetaRoutes } from './routes-meta.ts';
+import { registerRunRoutes } from './routes-runs.ts';
+import { registerStoreRoutes } from './routes-store.ts';
+import { registerThreadRoutes } from './routes-threads.ts';
+import type { AgentServices } from './services.ts';
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  500: 'Internal Server Error',
+};
+
+/** `{statusCode, error, code, message}`: the SDKs show the raw text, so the message is in it. */
+export function errorBody(statusCode: number, code: string, message: string) {
+  return { statusCode, error: REASONS[statusCode] ?? 'Error', code, message };
+}
+
+interface ValidationIssue {
+  instancePath: string;
+  message?: string;
+  keyword: string;
+  params: Record<string, unknown>;
+}
+
+/** `body.assistant_id: is required`, `querystring.limit: must be <= 1000`, one per issue. */
+export function validationMessage(context: string | undefined, issues: readonly ValidationIssue[]): string {
+  const lines = issues
+    .filter((issue) => issue.keyword !== 'anyOf' || issues.length === 1)
+    .map((issue) => {
+      const path = [context ?? 'body', ...issue.instancePath.split('/').slice(1)].join('.');
+      if (issue.keyword === 'required') return `${path}.${String(issue.params.missingProperty)}: is required`;
+      if (issue.keyword === 'enum') return `${path}: must be one of ${(issue.params.allowedValues as unknown[]).filter((v) => v !== null).map((v) => JSON.stringify(v)).join(', ')}`;
+      return `${path}: ${issue.message ?? 'is invalid'}`;
+    });
+  return [...new Set(lines)].join('; ');
+}
+
+export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
+  return async (app: FastifyInstance) => {
+    // JSON bodies: an empty body is no body (the SDKs post some without one), and `text/plain`
+    // is read as JSON, as webhook senders and some browsers send it.
+    app.removeContentTypeParser(['application/json', 'text/plain']);
+    app.addContentTypeParser(['application/json', 'text/plain'], { parseAs: 'string' }, (_request, body, done) => {
+      const text = String(body);
+      if (text.trim() === '') return done(null, undefined);
+      try {
+        done(null, JSON.parse(text));
+      } catch {
+        done(new TracepipeError('TP_ERR_API_MALFORMED_JSON'), undefined);
+      }
+    });
+
+    if (services.cors.enabled) {
+      await app.register(cors, {
+        origin: services.cors.allowOrigins.includes('*') ? '*' : [...services.cors.allowOrigins],
+        exposedHeaders: ['content-location', 'location', 'x-pagination-total', 'x-pagination-next'],
+      });
+    }
+
+    if (services.apiKeys.length > 0) {
+      const keys = new Set(services.apiKeys);
+      app.addHook('onRequest', async (request, reply) => {
+        const path = request.url.split('?')[0];
+        if (request.method === 'OPTIONS' || path === '/ok' || path === '/info') return;
+        const key = request.headers['x-api-key'];
+        if (typeof key !== 'string' || !keys.has(key)) {
+          return reply.code(401).send(errorBody(401, 'TP_ERR_API_UNAUTHORIZED', 'Missing or invalid X-Api-Key header'));
+        }
+      });
+    }
+
+    app.setErrorHandler((error: FastifyError & { validationContext?: string }, request, reply) => {
+      if (error.validation) {
+        const message = validationMessage(error.validationContext, error.validation as unknown as ValidationIssue[]);
+        return reply.code(422).send(errorBody(422, 'TP_ERR_API_INVALID', message));
+      }
+      if (error instanceof TracepipeError) return reply.code(error.statusCode).send(errorBody(error.statusCode, error.code, error.message));
+      if (error instanceof GraphNotFoundError) return reply.code(404).send(errorBody(404, 'TP_ERR_API_NOT_FOUND', error.message));
+      if (error instanceof GraphLoadError) {
+        services.logger.warn({ err: error, url: request.url }, 'A graph could not be built for a request.');
+        const failure = new TracepipeError('TP_ERR_API_GRAPH', [error.message]);
+        return reply.code(failure.statusCode).send(errorBody(failure.statusCode, failure.code, failure.message));
+      }
+      // Fastify's own request errors (413 body too large, 415 media type, ...) keep their codes.
+      if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+        return reply.code(error.statusCode).send(errorBody(error.statusCode, error.code ?? 'FST_ERR', error.message));
+      }
+      services.logger.error({ err: error, url: request.url, method: request.method }, 'An API request failed.');
+      const failure = new TracepipeError('TP_ERR_API_INTERNAL', [error.message]);
+      return reply.code(500).send(errorBody(500, failure.code, failure.message));
+    });
+
+    app.setNotFoundHandler((request, reply) => {
+      reply.code(404).send(errorBody(404, 'TP_ERR_API_NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
+    });
+
+    // Collects the routes registered below (their schemas) into the OpenAPI document.
+    await app.register(swagger, {
+      openapi: {
+        info: { title: 'tracepipe Agent Deployment API', version: '0.1.0', description: 'Assistants, threads, runs and streaming for LangGraph.js graphs.' },
+      },
+    });
+    app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+    registerMetaRoutes(app, services);
+    registerAssistantRoutes(app, services);
+    registerThreadRoutes(app, services);
+    registerRunRoutes(app, services);
+    registerStoreRoutes(app, services);
+  };
+}

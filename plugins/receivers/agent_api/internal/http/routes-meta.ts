@@ -1,0 +1,36 @@
+// `/ok`, `/info` and `/internal/truncate` (which empties the data for test suites, keeping the
+// system assistants).
+
+import { createRequire } from 'node:module';
+import type { FastifyInstance } from 'fastify';
+import { truncateBody } from './schemas.ts';
+import type { AgentServices } from './services.ts';
+
+const require = createRequire(import.meta.url);
+const langgraphVersion = (() => {
+  try {
+    return String((require('@langchain/langgraph/package.json') as { version: string }).version);
+  } catch {
+    return 'unknown';
+  }
+})();
+
+export function registerMetaRoutes(app: FastifyInstance, services: AgentServices): void {
+  app.get('/ok', async () => ({ ok: true }));
+
+  app.get('/info', async () => ({
+    version: '0.1.0',
+    langgraph_js_version: langgraphVersion,
+    context: 'js',
+    flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false },
+    graphs: services.graphs.ids(),
+  }));
+
+  app.post('/internal/truncate', { schema: { body: truncateBody } }, async (request) => {
+    const body = (request.body ?? {}) as { runs?: boolean; threads?: boolean; assistants?: boolean; checkpointer?: boolean; store?: boolean };
+    await services.storage.truncate(body, services.assistants.systemIds());
+    if (body.checkpointer) services.checkpoints.truncate();
+    if (body.store) services.store.truncate();
+    return { ok: true };
+  });
+}

@@ -1,0 +1,257 @@
+// Run routes, on a thread and threadless: create in the background, stream (SSE), wait, list,
+// get, join, join the stream (replaying after `Last-Event-ID`), cancel, delete, and batch.
+
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RunCreate } from '../domain/runs.ts';
+import { describeError } from '../runs/executor.ts';
+import type { Run, RunRecord, RunStatus } from '../storage/storage.ts';
+import { isTrue, withoutNulls } from './request-body.ts';
+import { cancelQuery, joinStreamQuery, runBatch, runCreate, runIdParams, runListQuery, threadIdParams, threadlessRunParams } from './schemas.ts';
+import type { AgentServices } from './services.ts';
+import { writeHeartbeat, writeSSE } from './sse.ts';
+
+type ThreadParams = { thread_id: string };
+type RunParams = { thread_id: string; run_id: string };
+
+/** The public run record (the spec's fields only). */
+export function publicRun(run: RunRecord): Run {
+  const { error: _error, attempt: _attempt, temporary: _temporary, ...rest } = run;
+  return rest;
+}
+
+function contentLocation(run: RunRecord, threadless: boolean): string {
+  return threadless ? `/runs/${run.run_id}` : `/threads/${run.thread_id}/runs/${run.run_id}`;
+}
+
+/** `stream_mode` as a query parameter: repeated, comma-separated, or a JSON array (the JS SDK's). */
+function parseStreamModes(value: string | string[] | undefined): string[] {
+  const parts = ([] as string[]).concat(value ?? []);
+  return parts.flatMap((part) => {
+    if (part.trim().startsWith('[')) {
+      try {
+        return (JSON.parse(part) as unknown[]).map(String);
+      } catch {
+        return [part];
+      }
+    }
+    return part.split(',').map((mode) => mode.trim()).filter(Boolean);
+  });
+}
+
+function lastEventId(request: FastifyRequest): number {
+  const header = request.headers['last-event-id'];
+  const value = Array.isArray(header) ? header[0] : header;
+  return value !== undefined && /^-?\d+$/.test(value.trim()) ? Number(value) : -1;
+}
+
+export function registerRunRoutes(app: FastifyInstance, services: AgentServices): void {
+  const { runs, broker, execution } = services;
+
+  /** Ends a hijacked response; while the server stops, also its connection (Fastify no longer can). */
+  function endResponse(raw: FastifyReply['raw'], body?: string): void {
+    if (raw.destroyed || raw.writableEnded) return;
+    if (services.closing()) raw.end(body ?? '', () => raw.socket?.destroy());
+    else raw.end(body);
+  }
+
+  /** Starts an SSE response that owns the socket from here on; returns a signal for disconnects. */
+  function openStream(reply: FastifyReply, headers: Record<string, string>): { signal: AbortSignal; end(): void } {
+    reply.hijack();
+    const raw = reply.raw;
+    const base = reply.getHeaders() as Record<string, string>;
+    raw.writeHead(200, {
+      ...base,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      ...headers,
+    });
+    // Send the headers now: a client waiting on a run that has not started must see the stream open.
+    raw.flushHeaders();
+    const controller = new AbortController();
+    raw.on('close', () => {
+      if (!raw.writableFinished) controller.abort('disconnected');
+    });
+    const heartbeat = setInterval(() => writeHeartbeat(raw), services.heartbeatMs);
+    heartbeat.unref();
+    return {
+      signal: controller.signal,
+      end: () => {
+        clearInterval(heartbeat);
+        endResponse(raw);
+      },
+    };
+  }
+
+  /** Sends the run's events after `afterId` until the run ends or the client goes. */
+  async function pipeRun(reply: FastifyReply, run: RunRecord, afterId: number, headers: Record<string, string>, onDisconnect?: () => Promise<void>) {
+    const stream = openStream(reply, headers);
+    try {
+      for await (const event of broker.subscribe(run.run_id, afterId, stream.signal)) {
+        await writeSSE(reply.raw, { event: event.event, data: event.data, id: event.id });
+      }
+    } catch (error) {
+      services.logger.warn({ run_id: run.run_id, err: error }, 'A run stream failed.');
+      await writeSSE(reply.raw, { event: 'error', data: describeError(error) }).catch(() => undefined);
+    } finally {
+      stream.end();
+    }
+    if (stream.signal.aborted && onDisconnect) {
+      await onDisconnect().catch((error) => services.logger.warn({ run_id: run.run_id, err: error }, 'Could not cancel a run after its client left.'));
+    }
+  }
+
+  const createBody = (request: FastifyRequest): RunCreate => withoutNulls(request.body as RunCreate) as RunCreate;
+
+  // --- background runs -------------------------------------------------------------------------
+  app.post('/threads/:thread_id/runs', { schema: { params: threadIdParams, body: runCreate } }, async (request, reply) => {
+    const run = await runs.create((request.params as ThreadParams).thread_id, createBody(request), request.headers);
+    reply.header('content-location', contentLocation(run, false));
+    return publicRun(run);
+  });
+
+  app.post('/runs', { schema: { body: runCreate } }, async (request, reply) => {
+    const run = await runs.create(undefined, createBody(request), request.headers);
+    reply.header('content-location', contentLocation(run, true));
+    return publicRun(run);
+  });
+
+  app.post('/runs/batch', { schema: { body: runBatch } }, async (request) => {
+    const created: Run[] = [];
+    for (const body of request.body as RunCreate[]) created.push(publicRun(await runs.create(undefined, withoutNulls(body) as RunCreate, request.headers)));
+    return created;
+  });
+
+  // --- streamed runs ---------------------------------------------------------------------------
+  const streamRoute = (threadless: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const body = createBody(request);
+    const run = await runs.create(threadless ? undefined : (request.params as ThreadParams).thread_id, body, request.headers);
+    const location = contentLocation(run, threadless);
+    const onDisconnect = body.on_disconnect === 'cancel' ? () => runs.cancel(undefined, run.run_id, 'interrupt', false) : undefined;
+    await pipeRun(reply, run, -1, { 'content-location': location, location: `${location}/stream` }, onDisconnect);
+  };
+  app.post('/threads/:thread_id/runs/stream', { schema: { params: threadIdParams, body: runCreate } }, streamRoute(false));
+  app.post('/runs/stream', { schema: { body: runCreate } }, streamRoute(true));
+
+  // --- wait ------------------------------------------------------------------------------------
+  const waitRoute = (threadless: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const body = createBody(request);
+    const run = await runs.create(threadless ? undefined : (request.params as ThreadParams).thread_id, body, request.headers);
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), 'content-type': 'application/json', 'content-location': contentLocation(run, threadless) });
+    const controller = new AbortController();
+    raw.on('close', () => {
+      if (!raw.writableFinished) controller.abort('disconnected');
+    });
+    // Whitespace before the JSON keeps proxies from timing out a long wait; JSON parsers skip it.
+    const keepAlive = setInterval(() => raw.write('\n'), 1000);
+    keepAlive.unref();
+    try {
+      await execution.waitFor(run.run_id, controller.signal);
+      if (controller.signal.aborted) {
+        if (body.on_disconnect === 'cancel') await runs.cancel(undefined, run.run_id, 'interrupt', false);
+        return;
+      }
+      endResponse(raw, JSON.stringify(await execution.result(run.run_id, threadless ? undefined : run.thread_id)));
+    } catch (error) {
+      endResponse(raw, JSON.stringify({ __error__: describeError(error) }));
+    } finally {
+      clearInterval(keepAlive);
+    }
+  };
+  app.post('/threads/:thread_id/runs/wait', { schema: { params: threadIdParams, body: runCreate } }, waitRoute(false));
+  app.post('/runs/wait', { schema: { body: runCreate } }, waitRoute(true));
+
+  // --- reads -----------------------------------------------------------------------------------
+  app.get('/threads/:thread_id/runs', { schema: { params: threadIdParams, querystring: runListQuery } }, async (request) => {
+    const query = request.query as { limit: number; offset: number; status?: RunStatus };
+    const list = await runs.list((request.params as ThreadParams).thread_id, query);
+    return list.map(publicRun);
+  });
+
+  app.get('/threads/:thread_id/runs/:run_id', { schema: { params: runIdParams } }, async (request) => {
+    const params = request.params as RunParams;
+    return publicRun(await runs.get(params.thread_id, params.run_id));
+  });
+
+  app.get('/threads/:thread_id/runs/:run_id/join', { schema: { params: runIdParams } }, async (request) => {
+    const params = request.params as RunParams;
+    const run = await runs.get(params.thread_id, params.run_id);
+    const controller = new AbortController();
+    request.raw.on('close', () => controller.abort());
+    await execution.waitFor(run.run_id, controller.signal);
+    return execution.result(run.run_id, run.thread_id);
+  });
+
+  const joinStream = (threadless: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const params = request.params as Partial<RunParams> & { run_id: string };
+    const run = await runs.get(threadless ? undefined : params.thread_id, params.run_id);
+    const query = request.query as { cancel_on_disconnect?: string };
+    const onDisconnect = isTrue(query.cancel_on_disconnect) ? () => runs.cancel(undefined, run.run_id, 'interrupt', false) : undefined;
+    await pipeRun(reply, run, lastEventId(request), {}, onDisconnect);
+  };
+  app.get('/threads/:thread_id/runs/:run_id/stream', { schema: { params: runIdParams, querystring: joinStreamQuery } }, joinStream(false));
+  app.get('/runs/:run_id/stream', { schema: { params: threadlessRunParams, querystring: joinStreamQuery } }, joinStream(true));
+
+  // A thread's stream: the events of every run on the thread, the ones in flight now and those
+  // started later, until the client leaves. Event ids are `<run_id>:<position>`, so a reconnect
+  // with `Last-Event-ID` resumes inside the run it names and skips the runs before it.
+  app.get('/threads/:thread_id/stream', { schema: { params: threadIdParams } }, async (request, reply) => {
+    const threadId = (request.params as ThreadParams).thread_id;
+    await services.threads.get(threadId);
+    const header = request.headers['last-event-id'];
+    const [lastRun, lastSeq] = (typeof header === 'string' ? header : '').split(':');
+    const modes = parseStreamModes((request.query as { stream_mode?: string | string[] }).stream_mode);
+    const wanted = (event: string) => modes.length === 0 || event === 'metadata' || event === 'error' || modes.includes(event.split('|')[0]);
+    const stream = openStream(reply, {});
+    const done = new Set<string>();
+    let resumeAfter = lastRun && /^\d+$/.test(lastSeq ?? '') ? { runId: lastRun, seq: Number(lastSeq) } : undefined;
+    const existing = await services.storage.listRuns(threadId, { limit: 10_000, offset: 0 });
+    if (resumeAfter && existing.some((run) => run.run_id === resumeAfter!.runId)) {
+      // Runs before the one the client last saw are done for it; that one and later ones are not.
+      for (const run of existing) {
+        if (run.run_id === resumeAfter.runId) break;
+        done.add(run.run_id);
+      }
+    } else {
+      // A new reader starts with what is in flight; finished runs are history, not stream.
+      resumeAfter = undefined;
+      for (const run of existing) if (run.status !== 'pending' && run.status !== 'running') done.add(run.run_id);
+    }
+    try {
+      while (!stream.signal.aborted && !services.closing()) {
+        const next = (await services.storage.listRuns(threadId, { limit: 10_000, offset: 0 })).find((run) => !done.has(run.run_id));
+        if (!next) {
+          if (!(await services.storage.getThread(threadId))) break;
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          continue;
+        }
+        done.add(next.run_id);
+        const after = next.run_id === resumeAfter?.runId ? resumeAfter.seq : -1;
+        resumeAfter = undefined;
+        for await (const event of broker.subscribe(next.run_id, after, stream.signal)) {
+          if (wanted(event.event)) await writeSSE(reply.raw, { event: event.event, data: event.data, id: `${next.run_id}:${event.id}` });
+        }
+      }
+    } finally {
+      stream.end();
+    }
+  });
+
+  // --- cancel and delete -----------------------------------------------------------------------
+  app.post('/threads/:thread_id/runs/:run_id/cancel', { schema: { params: runIdParams, querystring: cancelQuery } }, async (request, reply) => {
+    const params = request.params as RunParams;
+    const query = request.query as { wait?: string; action: 'interrupt' | 'rollback' };
+    const wait = isTrue(query.wait);
+    await runs.cancel(params.thread_id, params.run_id, query.action ?? 'interrupt', wait);
+    return reply.code(wait ? 204 : 202).send();
+  });
+
+  app.delete('/threads/:thread_id/runs/:run_id', { schema: { params: runIdParams } }, async (request, reply) => {
+    const params = request.params as RunParams;
+    await runs.delete(params.thread_id, params.run_id);
+    return reply.code(204).send();
+  });
+}

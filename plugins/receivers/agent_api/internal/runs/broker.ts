@@ -1,0 +1,142 @@
+// The stream broker: every event a run produces, numbered from 0, kept in a bounded per-run log
+// that any number of readers follow. Readers never take events away from each other, so a client
+// that joins late, or reconnects with `Last-Event-ID: n`, gets the events after `n` and then the
+// live ones. A finished run's log is kept for a while for late joiners, then released.
+
+export interface StreamEvent {
+  /** Position in the run's stream, from 0 (`metadata`). */
+  readonly id: number;
+  readonly event: string;
+  readonly data: unknown;
+}
+
+interface Channel {
+  events: StreamEvent[];
+  /** Id the next event will get. */
+  nextId: number;
+  done: boolean;
+  wakers: Set<() => void>;
+  finishedAt?: number;
+}
+
+export interface BrokerOptions {
+  /** Events kept per run; older ones are dropped and counted. */
+  readonly maxEvents: number;
+  /** Finished runs whose logs are kept; the oldest go first. */
+  readonly maxFinishedRuns: number;
+  /** Called with the number of events dropped from a run's log. */
+  readonly onDrop?: (runId: string, count: number) => void;
+}
+
+export class StreamBroker {
+  private readonly channels = new Map<string, Channel>();
+  private readonly finished: string[] = [];
+
+  constructor(private readonly options: BrokerOptions) {}
+
+  private channel(runId: string): Channel {
+    let channel = this.channels.get(runId);
+    if (!channel) {
+      channel = { events: [], nextId: 0, done: false, wakers: new Set() };
+      this.channels.set(runId, channel);
+    }
+    return channel;
+  }
+
+  /** Opens a run's log (idempotent); a reader may then wait on it before the first event. */
+  open(runId: string): void {
+    const channel = this.channel(runId);
+    if (channel.done) {
+      // A retried run starts a new attempt: its stream continues after what was already sent.
+      channel.done = false;
+      const index = this.finished.indexOf(runId);
+      if (index >= 0) this.finished.splice(index, 1);
+    }
+  }
+
+  has(runId: string): boolean {
+    return this.channels.has(runId);
+  }
+
+  publish(runId: string, event: string, data: unknown): StreamEvent {
+    const channel = this.channel(runId);
+    const item: StreamEvent = { id: channel.nextId++, event, data };
+    channel.events.push(item);
+    if (channel.events.length > this.options.maxEvents) {
+      const excess = channel.events.length - this.options.maxEvents;
+      channel.events.splice(0, excess);
+      this.options.onDrop?.(runId, excess);
+    }
+    this.wake(channel);
+    return item;
+  }
+
+  /** Marks the run's stream complete: readers drain what is left and end. */
+  finish(runId: string): void {
+    const channel = this.channel(runId);
+    if (channel.done) return;
+    channel.done = true;
+    channel.finishedAt = Date.now();
+    this.finished.push(runId);
+    while (this.finished.length > this.options.maxFinishedRuns) this.channels.delete(this.finished.shift()!);
+    this.wake(channel);
+  }
+
+  /** Ends every reader (the server is stopping); logs are kept, so nothing is replayed twice. */
+  finishAll(): void {
+    for (const channel of this.channels.values()) {
+      channel.done = true;
+      this.wake(channel);
+    }
+  }
+
+  /** Forgets a run's log (the run was deleted); its readers end. */
+  discard(runId: string): void {
+    const channel = this.channels.get(runId);
+    if (!channel) return;
+    channel.done = true;
+    this.wake(channel);
+    this.channels.delete(runId);
+  }
+
+  /** The last event named `event` in the run's retained log. */
+  last(runId: string, event: string): StreamEvent | undefined {
+    const events = this.channels.get(runId)?.events ?? [];
+    for (let index = events.length - 1; index >= 0; index--) if (events[index].event === event) return events[index];
+    return undefined;
+  }
+
+  /**
+   * Yields the run's events with ids greater than `afterId` (-1: from the start), live ones as they
+   * come, and returns when the run's stream is complete or `signal` aborts. A run with no log
+   * returns at once.
+   */
+  async *subscribe(runId: string, afterId: number, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
+    let cursor = afterId;
+    for (;;) {
+      const channel = this.channels.get(runId);
+      if (!channel || signal?.aborted) return;
+      const pending = channel.events.filter((event) => event.id > cursor);
+      for (const event of pending) {
+        cursor = event.id;
+        yield event;
+        if (signal?.aborted) return;
+      }
+      if (pending.length > 0) continue;
+      if (channel.done) return;
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          channel.wakers.delete(wake);
+          signal?.removeEventListener('abort', wake);
+          resolve();
+        };
+        channel.wakers.add(wake);
+        signal?.addEventListener('abort', wake, { once: true });
+      });
+    }
+  }
+
+  private wake(channel: Channel): void {
+    for (const wake of [...channel.wakers]) wake();
+  }
+}

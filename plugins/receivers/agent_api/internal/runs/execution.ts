@@ -1,0 +1,74 @@
+// The run machinery as the domain and the routes see it: wake workers, stop runs, wait for a run
+// to end and read its result (the last root values, or `{__error__: {error, message}}`).
+
+import type { RunExecution } from '../domain/runs.ts';
+import type { Storage } from '../storage/storage.ts';
+import type { StreamBroker } from './broker.ts';
+import type { RunExecutor } from './executor.ts';
+import type { RunQueue } from './queue.ts';
+
+export class Execution implements RunExecution {
+  private stopped = false;
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly broker: StreamBroker,
+    private readonly executor: RunExecutor,
+    private readonly queue: () => RunQueue,
+  ) {}
+
+  notify(): void {
+    this.queue().notify();
+  }
+
+  open(runId: string): void {
+    this.broker.open(runId);
+  }
+
+  abort(runId: string, action: 'interrupt' | 'rollback'): boolean {
+    return this.executor.abort(runId, action);
+  }
+
+  close(runId: string): void {
+    this.broker.finish(runId);
+  }
+
+  discard(runId: string): void {
+    this.broker.discard(runId);
+  }
+
+  /** The server is stopping: waits end now instead of holding connections open. */
+  stop(): void {
+    this.stopped = true;
+    this.broker.finishAll();
+  }
+
+  async waitFor(runId: string, signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      if (signal?.aborted || this.stopped) return;
+      // Following the log from past its end yields nothing and returns when the run's stream ends.
+      for await (const _ of this.broker.subscribe(runId, Number.MAX_SAFE_INTEGER, signal)) {
+        // Nothing to do per event.
+      }
+      const run = await this.storage.getRun(runId);
+      if (!run || (run.status !== 'pending' && run.status !== 'running') || this.stopped) return;
+      // Still in flight with no live log (e.g. left by a previous process): look again shortly.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  /**
+   * What wait and join answer once a run ended: `{__error__: {error, message}}` for a failed run,
+   * else its last root values, else (the run's events are gone) the thread's values, else null.
+   */
+  async result(runId: string, threadId?: string): Promise<unknown> {
+    const errorEvent = this.broker.last(runId, 'error');
+    if (errorEvent) return { __error__: errorEvent.data };
+    const run = await this.storage.getRun(runId);
+    if (run?.error) return { __error__: run.error };
+    const values = this.executor.result(runId);
+    if (values !== undefined) return values;
+    const thread = threadId ? await this.storage.getThread(threadId) : undefined;
+    return thread?.values ?? null;
+  }
+}

@@ -1,0 +1,266 @@
+// Executes one claimed run: loads its graph with the server's checkpointer and store, streams it
+// with the run's stream modes into the broker, and records the outcome — `success`, `error`
+// (with an `error` event), `interrupted` (cancelled), `timeout` — on the run and its thread.
+// A failing run records its own error and never affects another run.
+
+import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import type { StreamEvent as LangChainEvent } from '@langchain/core/tracers/log_stream';
+import { Command, Send } from '@langchain/langgraph';
+import type { BaseStore } from '@langchain/langgraph';
+import type { Logger } from 'pino';
+import type { GraphRegistry } from '../graphs/registry.ts';
+import type { CheckpointDatabase } from '../storage/checkpoints.ts';
+import type { Assistant, JsonObject, RunRecord, RunStatus, Storage } from '../storage/storage.ts';
+import { isoNow } from '../domain/clock.ts';
+import { settleThread } from '../domain/runs.ts';
+import type { RunKwargs } from '../domain/runs.ts';
+import type { StreamBroker } from './broker.ts';
+import { interruptsOf } from './state.ts';
+import { toWire } from './serialize.ts';
+import { StreamModeMapper, libraryModes, needsEventStream } from './stream-modes.ts';
+import { ThrottledWarning } from './throttled-warning.ts';
+import { sendWebhook } from './webhook.ts';
+
+/** A callback handler recording one run as spans; `flush` sends what it holds. */
+export type RunTracer = BaseCallbackHandler & { flush(): Promise<void> };
+
+export interface ExecutorMetrics {
+  runFinished(status: RunStatus, seconds: number): void;
+  tracingFailed(): void;
+  webhookFailed(): void;
+}
+
+export interface ExecutorOptions {
+  readonly storage: Storage;
+  readonly graphs: GraphRegistry;
+  readonly checkpoints: CheckpointDatabase;
+  readonly store: BaseStore;
+  readonly broker: StreamBroker;
+  readonly logger: Logger;
+  readonly metrics: ExecutorMetrics;
+  /** 0: no limit. */
+  readonly runTimeoutMs: number;
+  readonly tracer?: (run: RunRecord, assistant: Assistant) => RunTracer | undefined;
+}
+
+type StopReason = 'interrupt' | 'rollback' | 'timeout' | 'shutdown';
+
+/** Messages that make a graph's error readable on the wire: `{error: <class>, message}`. */
+export function describeError(error: unknown): { error: string; message: string } {
+  if (error instanceof Error) return { error: error.constructor?.name && error.constructor.name !== 'Error' ? error.constructor.name : error.name, message: error.message };
+  return { error: 'Error', message: String(error) };
+}
+
+function toCommand(command: NonNullable<RunKwargs['command']>): Command {
+  const toGoto = (item: unknown): unknown =>
+    typeof item === 'object' && item !== null && 'node' in item ? new Send(String((item as { node: unknown }).node), (item as { input?: unknown }).input) : item;
+  const goto = Array.isArray(command.goto) ? command.goto.map(toGoto) : command.goto !== undefined ? toGoto(command.goto) : undefined;
+  return new Command({
+    ...(command.resume !== undefined ? { resume: command.resume } : {}),
+    ...(command.update !== undefined && command.update !== null ? { update: command.update as Record<string, unknown> } : {}),
+    ...(goto !== undefined ? { goto: goto as never } : {}),
+  });
+}
+
+const MAX_RESULTS = 2000;
+
+export class RunExecutor {
+  private readonly tracingWarning: ThrottledWarning;
+  private readonly webhookWarning: ThrottledWarning;
+  private readonly active = new Map<string, AbortController>();
+  /** The last root `values` of recently finished runs, for wait/join (bounded, oldest dropped). */
+  private readonly results = new Map<string, unknown>();
+
+  constructor(private readonly options: ExecutorOptions) {
+    this.tracingWarning = new ThrottledWarning(options.logger, 'Tracing a run failed; the run itself is unaffected.');
+    this.webhookWarning = new ThrottledWarning(options.logger, 'Could not deliver a run webhook.');
+  }
+
+  activeIds(): ReadonlySet<string> {
+    return new Set(this.active.keys());
+  }
+
+  get running(): number {
+    return this.active.size;
+  }
+
+  result(runId: string): unknown {
+    return this.results.get(runId);
+  }
+
+  abort(runId: string, reason: StopReason): boolean {
+    const controller = this.active.get(runId);
+    if (!controller) return false;
+    controller.abort(reason);
+    return true;
+  }
+
+  abortAll(reason: StopReason): void {
+    for (const controller of this.active.values()) controller.abort(reason);
+  }
+
+  async execute(run: RunRecord): Promise<void> {
+    const { broker, logger } = this.options;
+    const started = Date.now();
+    const startedAt = isoNow();
+    const controller = new AbortController();
+    this.active.set(run.run_id, controller);
+    broker.open(run.run_id);
+    broker.publish(run.run_id, 'metadata', { run_id: run.run_id, attempt: run.attempt });
+    const timer =
+      this.options.runTimeoutMs > 0 ? setTimeout(() => controller.abort('timeout'), this.options.runTimeoutMs) : undefined;
+    timer?.unref();
+    let failure: { error: string; message: string } | undefined;
+    let tracer: RunTracer | undefined;
+    let assistant: Assistant | undefined;
+    const kwargs = run.kwargs as unknown as RunKwargs;
+    try {
+      assistant = await this.options.storage.getAssistant(run.assistant_id);
+      if (!assistant) throw new Error(`Assistant ${run.assistant_id} was deleted before the run started`);
+      try {
+        tracer = this.options.tracer?.(run, assistant);
+      } catch (error) {
+        this.tracingFailed(run, error);
+      }
+      const mapper = await this.stream(run, assistant, kwargs, controller.signal, tracer);
+      if (mapper.lastValues !== undefined) this.remember(run.run_id, toWire(mapper.lastValues));
+    } catch (error) {
+      if (!controller.signal.aborted) {
+        failure = describeError(error);
+        broker.publish(run.run_id, 'error', failure);
+      }
+    } finally {
+      clearTimeout(timer);
+      this.active.delete(run.run_id);
+    }
+    const reason = controller.signal.aborted ? (controller.signal.reason as StopReason) : undefined;
+    if (reason === 'timeout') {
+      failure = { error: 'TimeoutError', message: `Run exceeded its time limit of ${this.options.runTimeoutMs} ms` };
+      broker.publish(run.run_id, 'error', failure);
+    } else if (reason === 'shutdown') {
+      failure = { error: 'ServerShutdown', message: 'The server stopped while this run was executing; start a new run to retry.' };
+      broker.publish(run.run_id, 'error', failure);
+    }
+    if (tracer) {
+      try {
+        await tracer.flush();
+      } catch (error) {
+        this.tracingFailed(run, error);
+      }
+    }
+    const status: RunStatus | 'deleted' =
+      reason === 'rollback' ? 'deleted' : reason === 'interrupt' ? 'interrupted' : reason === 'timeout' ? 'timeout' : failure ? 'error' : 'success';
+    try {
+      await this.finish(run, assistant, status, failure);
+    } catch (error) {
+      logger.error({ run_id: run.run_id, err: error }, 'Could not record the end of a run.');
+    }
+    if (status !== 'deleted') this.options.metrics.runFinished(status, (Date.now() - started) / 1000);
+    if (status === 'deleted') broker.discard(run.run_id);
+    else broker.finish(run.run_id);
+    if (kwargs.webhook && status !== 'deleted') {
+      const record = (await this.options.storage.getRun(run.run_id)) ?? { ...run, error: failure ?? null };
+      const thread = run.temporary ? undefined : await this.options.storage.getThread(run.thread_id);
+      // Not awaited: the worker moves on; delivery has its own time limit.
+      void sendWebhook(kwargs.webhook, { run: record, status, startedAt, values: thread?.values ?? this.results.get(run.run_id) }, (fields) => {
+        this.options.metrics.webhookFailed();
+        this.webhookWarning.warn(fields);
+      });
+    }
+  }
+
+  private async stream(run: RunRecord, assistant: Assistant, kwargs: RunKwargs, signal: AbortSignal, tracer?: RunTracer): Promise<StreamModeMapper> {
+    const { config: runConfig } = kwargs;
+    const { configurable, metadata, tags, recursion_limit: recursionLimit, ...rest } = runConfig;
+    const graph = await this.options.graphs.get(assistant.graph_id, {
+      config: { ...rest, tags, configurable, metadata },
+      checkpointer: kwargs.temporary ? false : this.options.checkpoints.saver,
+      store: this.options.store,
+    });
+    const mapper = new StreamModeMapper(kwargs.stream_mode, run.run_id, kwargs.subgraphs);
+    const input = kwargs.command ? toCommand(kwargs.command) : kwargs.input;
+    const options = {
+      ...rest,
+      ...(tags ? { tags } : {}),
+      ...(recursionLimit !== undefined ? { recursionLimit } : {}),
+      configurable: Object.fromEntries(Object.entries(configurable).filter(([, value]) => value !== null)),
+      // Checkpoint metadata comes from here: the ids let history be filtered by run and let a
+      // rollback find the checkpoints a run wrote.
+      metadata: {
+        ...metadata,
+        run_id: run.run_id,
+        thread_id: configurable.thread_id,
+        graph_id: assistant.graph_id,
+        assistant_id: assistant.assistant_id,
+        user_id: configurable.user_id ?? null,
+        run_attempt: run.attempt,
+      },
+      context: kwargs.context,
+      ...(kwargs.interrupt_before ? { interruptBefore: kwargs.interrupt_before } : {}),
+      ...(kwargs.interrupt_after ? { interruptAfter: kwargs.interrupt_after } : {}),
+      streamMode: libraryModes(kwargs.stream_mode),
+      subgraphs: kwargs.subgraphs,
+      runId: run.run_id,
+      signal,
+      ...(tracer ? { callbacks: [tracer] } : {}),
+    };
+    const publish = (event: LangChainEvent) => {
+      for (const mapped of mapper.map(event)) this.options.broker.publish(run.run_id, mapped.event, mapped.data);
+    };
+    if (needsEventStream(kwargs.stream_mode)) {
+      for await (const event of graph.streamEvents(input, { ...options, version: 'v2' })) publish(event as LangChainEvent);
+    } else {
+      // `stream` costs much less than `streamEvents`; its chunks are what the root graph's
+      // `on_chain_stream` events would carry, so the same mapping applies.
+      for await (const chunk of await graph.stream(input, options)) {
+        publish({ event: 'on_chain_stream', run_id: run.run_id, name: '', tags: [], metadata: {}, data: { chunk } } as LangChainEvent);
+      }
+    }
+    return mapper;
+  }
+
+  private async finish(run: RunRecord, assistant: Assistant | undefined, status: RunStatus | 'deleted', failure?: { error: string; message: string }): Promise<void> {
+    const { storage, checkpoints } = this.options;
+    if (run.temporary) {
+      // A threadless run's thread exists only for the run (no checkpointer was used): drop it with
+      // its runs. Wait and join answer from the broker's retained events and the kept values.
+      await storage.deleteThread(run.thread_id);
+      return;
+    }
+    if (status === 'deleted') checkpoints.deleteRunCheckpoints(run.thread_id, run.run_id);
+    let values: JsonObject | null | undefined;
+    let interrupts: JsonObject | null | undefined;
+    let interrupted = false;
+    if (assistant && this.options.graphs.has(assistant.graph_id)) {
+      try {
+        const graph = await this.options.graphs.get(assistant.graph_id, {
+          config: { configurable: (run.kwargs as unknown as RunKwargs).config?.configurable ?? {} },
+          checkpointer: checkpoints.saver,
+          store: this.options.store,
+        });
+        const snapshot = await graph.getState({ configurable: { thread_id: run.thread_id, checkpoint_ns: '' } });
+        values = (toWire(snapshot.values) as JsonObject) ?? null;
+        interrupts = interruptsOf(snapshot);
+        interrupted = status === 'success' && snapshot.next.length > 0;
+      } catch (error) {
+        this.options.logger.warn({ run_id: run.run_id, err: error }, 'Could not read the thread state after a run.');
+      }
+    }
+    await storage.transaction(async (tx) => {
+      const current = await tx.getRun(run.run_id);
+      if (status === 'deleted') await tx.deleteRun(run.run_id);
+      else if (current) await tx.updateRun({ ...current, status, error: failure ?? null, updated_at: isoNow() });
+      await settleThread(tx, run.thread_id, { error: status === 'error' || status === 'timeout', interrupted, values, interrupts });
+    });
+  }
+
+  private remember(runId: string, values: unknown): void {
+    this.results.set(runId, values);
+    if (this.results.size > MAX_RESULTS) this.results.delete(this.results.keys().next().value!);
+  }
+
+  private tracingFailed(run: RunRecord, error: unknown): void {
+    this.options.metrics.tracingFailed();
+    this.tracingWarning.warn({ run_id: run.run_id, err: error });
+  }
+}

@@ -1,0 +1,85 @@
+// LangGraph state snapshots as the API shows them (`ThreadState`): values, next nodes, tasks with
+// their interrupts, checkpoint metadata and the checkpoint/parent checkpoint references.
+
+import type { RunnableConfig } from '@langchain/core/runnables';
+import type { StateSnapshot } from '@langchain/langgraph';
+import { toWire } from './serialize.ts';
+
+export interface CheckpointRef {
+  thread_id: string;
+  checkpoint_ns: string;
+  checkpoint_id: string;
+  checkpoint_map: Record<string, unknown> | null;
+}
+
+export interface ThreadState {
+  values: unknown;
+  next: string[];
+  tasks: unknown[];
+  metadata: Record<string, unknown>;
+  created_at: string | null;
+  checkpoint: CheckpointRef | null;
+  parent_checkpoint: CheckpointRef | null;
+  checkpoint_id: string | null;
+  parent_checkpoint_id: string | null;
+}
+
+export const EMPTY_STATE: ThreadState = Object.freeze({
+  values: {},
+  next: [],
+  tasks: [],
+  metadata: {},
+  created_at: null,
+  checkpoint: null,
+  parent_checkpoint: null,
+  checkpoint_id: null,
+  parent_checkpoint_id: null,
+}) as ThreadState;
+
+export function checkpointRef(config: RunnableConfig | undefined): CheckpointRef | null {
+  const configurable = config?.configurable;
+  if (!configurable?.checkpoint_id) return null;
+  return {
+    thread_id: String(configurable.thread_id ?? ''),
+    checkpoint_ns: String(configurable.checkpoint_ns ?? ''),
+    checkpoint_id: String(configurable.checkpoint_id),
+    checkpoint_map: (configurable.checkpoint_map as Record<string, unknown> | undefined) ?? null,
+  };
+}
+
+function isSnapshot(value: unknown): value is StateSnapshot {
+  return typeof value === 'object' && value !== null && 'values' in value && 'next' in value;
+}
+
+export function snapshotToThreadState(snapshot: StateSnapshot): ThreadState {
+  const checkpoint = checkpointRef(snapshot.config);
+  const parent = checkpointRef(snapshot.parentConfig);
+  const metadata = { ...((snapshot.metadata as Record<string, unknown> | undefined) ?? {}) };
+  if (metadata.checkpoint_ns === '') delete metadata.checkpoint_ns;
+  return {
+    values: toWire(snapshot.values) ?? {},
+    next: [...snapshot.next],
+    tasks: snapshot.tasks.map((task) => ({
+      id: task.id,
+      name: task.name,
+      path: toWire(task.path ?? []),
+      error: task.error ? (task.error instanceof Error ? task.error.message : String((task.error as { message?: unknown }).message ?? task.error)) : null,
+      interrupts: toWire(task.interrupts ?? []),
+      checkpoint: task.state && !isSnapshot(task.state) ? toWire((task.state as RunnableConfig).configurable ?? null) : null,
+      state: task.state && isSnapshot(task.state) ? snapshotToThreadState(task.state) : null,
+      result: toWire((task as { result?: unknown }).result ?? null),
+    })),
+    metadata: toWire(metadata) as Record<string, unknown>,
+    created_at: snapshot.createdAt ?? null,
+    checkpoint,
+    parent_checkpoint: parent,
+    checkpoint_id: checkpoint?.checkpoint_id ?? null,
+    parent_checkpoint_id: parent?.checkpoint_id ?? null,
+  };
+}
+
+/** Pending interrupts by task id, for the thread record; null when there are none. */
+export function interruptsOf(snapshot: StateSnapshot): Record<string, unknown> | null {
+  const entries = snapshot.tasks.filter((task) => (task.interrupts ?? []).length > 0).map((task) => [task.id, toWire(task.interrupts)]);
+  return entries.length > 0 ? Object.fromEntries(entries) : null;
+}

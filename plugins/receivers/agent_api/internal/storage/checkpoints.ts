@@ -1,0 +1,118 @@
+// The checkpoint database: LangGraph's SQLite checkpointer on its own file, plus the thread-level
+// operations the API needs and the checkpointer lacks (copy a thread, drop one run's checkpoints
+// after a rollback, empty everything for `/internal/truncate`).
+
+import Database from 'better-sqlite3';
+import type { Database as SqliteDatabase } from 'better-sqlite3';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import type { Checkpoint, CheckpointMetadata } from '@langchain/langgraph';
+import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
+
+/** Configurable keys that address a checkpoint rather than describe the run. */
+const ADDRESS_KEYS = new Set(['checkpoint_id', 'checkpoint_ns', 'checkpoint_map', 'thread_ts']);
+
+function isScalar(value: unknown): boolean {
+  return value === null || ['string', 'number', 'boolean'].includes(typeof value);
+}
+
+/**
+ * The SQLite checkpointer, writing the run's metadata (its ids, the request's metadata) and plain
+ * `configurable` values into each checkpoint's metadata, as the API's state and history show and
+ * filter them, and as rollback uses them to find a run's checkpoints.
+ */
+class ServerCheckpointSaver extends SqliteSaver {
+  override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata): Promise<RunnableConfig> {
+    const extra: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(config.configurable ?? {})) {
+      if (!key.startsWith('__') && !ADDRESS_KEYS.has(key) && isScalar(value)) extra[key] = value;
+    }
+    for (const [key, value] of Object.entries(config.metadata ?? {})) {
+      if (!key.startsWith('langgraph_') && !key.startsWith('__') && value !== undefined && typeof value !== 'function') extra[key] = value;
+    }
+    return super.put(config, checkpoint, { ...extra, ...metadata } as CheckpointMetadata);
+  }
+}
+
+export class CheckpointDatabase {
+  readonly saver: SqliteSaver;
+  private readonly db: SqliteDatabase;
+  private closed = false;
+
+  constructor(path: string) {
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.saver = new ServerCheckpointSaver(this.db);
+    // The saver creates its tables lazily on first use; the thread operations below need them now.
+    (this.saver as unknown as { setup(): void }).setup();
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    await this.saver.deleteThread(threadId);
+  }
+
+  /** Copies every checkpoint and pending write of `from` to the (new, empty) thread `to`. */
+  copyThread(from: string, to: string): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+           SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = ?`,
+        )
+        .run(to, from);
+      this.db
+        .prepare(
+          `INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value)
+           SELECT ?, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value FROM writes WHERE thread_id = ?`,
+        )
+        .run(to, from);
+    })();
+  }
+
+  /**
+   * Deletes the checkpoints a run wrote (their metadata carries its `run_id`), so that the thread
+   * is back where it was before the run: what `rollback` promises.
+   */
+  deleteRunCheckpoints(threadId: string, runId: string): number {
+    return this.db.transaction(() => {
+      const ids = (
+        this.db
+          .prepare(`SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ? AND json_extract(CAST(metadata AS TEXT), '$.run_id') = ?`)
+          .all(threadId, runId) as { checkpoint_ns: string; checkpoint_id: string }[]
+      );
+      for (const { checkpoint_ns, checkpoint_id } of ids) {
+        this.db.prepare('DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?').run(threadId, checkpoint_ns, checkpoint_id);
+        this.db.prepare('DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?').run(threadId, checkpoint_ns, checkpoint_id);
+      }
+      return ids.length;
+    })();
+  }
+
+  /**
+   * Merges `metadata` into the metadata of the thread's latest root checkpoint, without writing a
+   * new checkpoint. Returns false when the thread has no checkpoint.
+   */
+  async patchLatestMetadata(threadId: string, metadata: Record<string, unknown>): Promise<boolean> {
+    const tuple = await this.saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: '' } });
+    if (!tuple) return false;
+    // `put` records the config's checkpoint id as the parent, so it gets the parent's config.
+    const parentId = tuple.parentConfig?.configurable?.checkpoint_id;
+    await SqliteSaver.prototype.put.call(
+      this.saver,
+      { configurable: { thread_id: threadId, checkpoint_ns: '', ...(parentId ? { checkpoint_id: parentId } : {}) } },
+      tuple.checkpoint,
+      { ...tuple.metadata, ...metadata } as CheckpointMetadata,
+    );
+    return true;
+  }
+
+  truncate(): void {
+    this.db.exec('DELETE FROM writes; DELETE FROM checkpoints;');
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+}

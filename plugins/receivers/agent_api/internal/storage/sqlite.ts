@@ -1,0 +1,437 @@
+// The embedded storage: one SQLite file (better-sqlite3, WAL) holding assistants, their versions,
+// threads and runs. JSON columns hold the free-form objects; metadata filters are applied in
+// process, which suits the single-node, development-sized deployments this backend is for.
+
+import Database from 'better-sqlite3';
+import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
+import { containsJson } from './json-match.ts';
+import { Mutex } from './mutex.ts';
+import type {
+  Assistant,
+  AssistantQuery,
+  AssistantVersion,
+  JsonObject,
+  Page,
+  RunQuery,
+  RunRecord,
+  RunStatus,
+  Storage,
+  StorageOps,
+  Thread,
+  ThreadQuery,
+} from './storage.ts';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS assistants (
+  assistant_id TEXT PRIMARY KEY, graph_id TEXT NOT NULL, name TEXT NOT NULL, description TEXT,
+  version INTEGER NOT NULL, config TEXT NOT NULL, context TEXT NOT NULL, metadata TEXT NOT NULL,
+  created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS assistant_versions (
+  assistant_id TEXT NOT NULL, version INTEGER NOT NULL, graph_id TEXT NOT NULL, name TEXT NOT NULL,
+  description TEXT, config TEXT NOT NULL, context TEXT NOT NULL, metadata TEXT NOT NULL,
+  created_at TEXT NOT NULL, PRIMARY KEY (assistant_id, version));
+CREATE TABLE IF NOT EXISTS threads (
+  thread_id TEXT PRIMARY KEY, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+  metadata TEXT NOT NULL, status TEXT NOT NULL, config TEXT NOT NULL, state_values TEXT,
+  interrupts TEXT);
+CREATE TABLE IF NOT EXISTS runs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL UNIQUE, thread_id TEXT NOT NULL,
+  assistant_id TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+  status TEXT NOT NULL, metadata TEXT NOT NULL, kwargs TEXT NOT NULL,
+  multitask_strategy TEXT NOT NULL, error TEXT, attempt INTEGER NOT NULL, temporary INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, seq);
+CREATE INDEX IF NOT EXISTS runs_status ON runs (status, created_at);
+CREATE INDEX IF NOT EXISTS runs_assistant ON runs (assistant_id);
+`;
+
+type Row = Record<string, unknown>;
+
+const parse = (text: unknown): any => (text === null || text === undefined ? null : JSON.parse(String(text)));
+const json = (value: unknown): string => JSON.stringify(value ?? null);
+
+function toAssistant(row: Row): Assistant {
+  return {
+    assistant_id: String(row.assistant_id),
+    graph_id: String(row.graph_id),
+    name: String(row.name),
+    description: (row.description as string | null) ?? null,
+    version: Number(row.version),
+    config: parse(row.config) ?? {},
+    context: parse(row.context),
+    metadata: parse(row.metadata) ?? {},
+    created_at: String(row.created_at),
+    updated_at: String(row.updated_at),
+  };
+}
+
+function toVersion(row: Row): AssistantVersion {
+  return {
+    assistant_id: String(row.assistant_id),
+    version: Number(row.version),
+    graph_id: String(row.graph_id),
+    name: String(row.name),
+    description: (row.description as string | null) ?? null,
+    config: parse(row.config) ?? {},
+    context: parse(row.context),
+    metadata: parse(row.metadata) ?? {},
+    created_at: String(row.created_at),
+  };
+}
+
+function toThread(row: Row): Thread {
+  return {
+    thread_id: String(row.thread_id),
+    created_at: String(row.created_at),
+    updated_at: String(row.updated_at),
+    metadata: parse(row.metadata) ?? {},
+    status: row.status as Thread['status'],
+    config: parse(row.config) ?? {},
+    values: parse(row.state_values),
+    interrupts: parse(row.interrupts),
+  };
+}
+
+function toRun(row: Row): RunRecord {
+  return {
+    run_id: String(row.run_id),
+    thread_id: String(row.thread_id),
+    assistant_id: String(row.assistant_id),
+    created_at: String(row.created_at),
+    updated_at: String(row.updated_at),
+    status: row.status as RunStatus,
+    metadata: parse(row.metadata) ?? {},
+    kwargs: parse(row.kwargs) ?? {},
+    multitask_strategy: row.multitask_strategy as RunRecord['multitask_strategy'],
+    error: parse(row.error),
+    attempt: Number(row.attempt),
+    temporary: Number(row.temporary) === 1,
+  };
+}
+
+function compare(a: unknown, b: unknown): number {
+  return a === b ? 0 : String(a) < String(b) ? -1 : 1;
+}
+
+function page<T>(rows: T[], limit: number, offset: number): Page<T> {
+  return { items: rows.slice(offset, offset + limit), total: rows.length };
+}
+
+/** The statements, synchronous; the public class serialises access to them. */
+class SqliteOps {
+  // Statements are compiled once and reused: preparing is a noticeable share of a run's cost.
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(private readonly db: SqliteDatabase) {}
+
+  private prepare(sql: string): Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) this.statements.set(sql, (statement = this.db.prepare(sql)));
+    return statement;
+  }
+
+  getAssistant(id: string): Assistant | undefined {
+    const row = this.prepare('SELECT * FROM assistants WHERE assistant_id = ?').get(id) as Row | undefined;
+    return row && toAssistant(row);
+  }
+
+  insertAssistant(a: Assistant): void {
+    this.db
+      .prepare(
+        `INSERT INTO assistants (assistant_id, graph_id, name, description, version, config, context, metadata, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(a.assistant_id, a.graph_id, a.name, a.description, a.version, json(a.config), json(a.context), json(a.metadata), a.created_at, a.updated_at);
+    this.insertAssistantVersion({ ...a });
+  }
+
+  updateAssistant(a: Assistant): void {
+    this.db
+      .prepare(
+        `UPDATE assistants SET graph_id = ?, name = ?, description = ?, version = ?, config = ?, context = ?,
+         metadata = ?, updated_at = ? WHERE assistant_id = ?`,
+      )
+      .run(a.graph_id, a.name, a.description, a.version, json(a.config), json(a.context), json(a.metadata), a.updated_at, a.assistant_id);
+  }
+
+  insertAssistantVersion(v: AssistantVersion): void {
+    this.db
+      .prepare(
+        `INSERT INTO assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(v.assistant_id, v.version, v.graph_id, v.name, v.description, json(v.config), json(v.context), json(v.metadata), v.created_at);
+  }
+
+  getAssistantVersion(id: string, version: number): AssistantVersion | undefined {
+    const row = this.prepare('SELECT * FROM assistant_versions WHERE assistant_id = ? AND version = ?').get(id, version) as Row | undefined;
+    return row && toVersion(row);
+  }
+
+  maxAssistantVersion(id: string): number {
+    const row = this.prepare('SELECT MAX(version) AS v FROM assistant_versions WHERE assistant_id = ?').get(id) as Row;
+    return Number(row.v ?? 0);
+  }
+
+  listAssistantVersions(id: string, query: { metadata?: JsonObject; limit: number; offset: number }): AssistantVersion[] {
+    const rows = (this.prepare('SELECT * FROM assistant_versions WHERE assistant_id = ? ORDER BY version DESC').all(id) as Row[])
+      .map(toVersion)
+      .filter((v) => !query.metadata || containsJson(v.metadata, query.metadata));
+    return rows.slice(query.offset, query.offset + query.limit);
+  }
+
+  searchAssistants(query: AssistantQuery): Page<Assistant> {
+    const rows = (
+      query.graph_id !== undefined
+        ? (this.prepare('SELECT * FROM assistants WHERE graph_id = ?').all(query.graph_id) as Row[])
+        : (this.prepare('SELECT * FROM assistants').all() as Row[])
+    )
+      .map(toAssistant)
+      .filter((a) => query.name === undefined || a.name.toLowerCase().includes(query.name.toLowerCase()))
+      .filter((a) => !query.metadata || containsJson(a.metadata, query.metadata));
+    const sign = query.sort_order === 'asc' ? 1 : -1;
+    rows.sort((a, b) => sign * compare(a[query.sort_by], b[query.sort_by]) || sign * compare(a.assistant_id, b.assistant_id));
+    return page(rows, query.limit, query.offset);
+  }
+
+  deleteAssistant(id: string): boolean {
+    this.prepare('DELETE FROM assistant_versions WHERE assistant_id = ?').run(id);
+    this.prepare('DELETE FROM runs WHERE assistant_id = ?').run(id);
+    return this.prepare('DELETE FROM assistants WHERE assistant_id = ?').run(id).changes > 0;
+  }
+
+  getThread(id: string): Thread | undefined {
+    const row = this.prepare('SELECT * FROM threads WHERE thread_id = ?').get(id) as Row | undefined;
+    return row && toThread(row);
+  }
+
+  insertThread(t: Thread): void {
+    this.db
+      .prepare(
+        `INSERT INTO threads (thread_id, created_at, updated_at, metadata, status, config, state_values, interrupts)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(t.thread_id, t.created_at, t.updated_at, json(t.metadata), t.status, json(t.config), json(t.values), json(t.interrupts));
+  }
+
+  updateThread(t: Thread): void {
+    this.db
+      .prepare(
+        `UPDATE threads SET updated_at = ?, metadata = ?, status = ?, config = ?, state_values = ?, interrupts = ?
+         WHERE thread_id = ?`,
+      )
+      .run(t.updated_at, json(t.metadata), t.status, json(t.config), json(t.values), json(t.interrupts), t.thread_id);
+  }
+
+  deleteThread(id: string): boolean {
+    this.prepare('DELETE FROM runs WHERE thread_id = ?').run(id);
+    return this.prepare('DELETE FROM threads WHERE thread_id = ?').run(id).changes > 0;
+  }
+
+  searchThreads(query: ThreadQuery): Page<Thread> {
+    const rows = (
+      query.status !== undefined
+        ? (this.prepare('SELECT * FROM threads WHERE status = ?').all(query.status) as Row[])
+        : (this.prepare('SELECT * FROM threads').all() as Row[])
+    )
+      .map(toThread)
+      .filter((t) => !query.ids || query.ids.includes(t.thread_id))
+      .filter((t) => !query.metadata || containsJson(t.metadata, query.metadata))
+      // Unlike the reference server, a values filter never matches a thread that has no values.
+      .filter((t) => !query.values || containsJson(t.values, query.values));
+    const sign = query.sort_order === 'asc' ? 1 : -1;
+    rows.sort((a, b) => sign * compare(a[query.sort_by], b[query.sort_by]) || sign * compare(a.thread_id, b.thread_id));
+    return page(rows, query.limit, query.offset);
+  }
+
+  threadIdsOfAssistant(assistantId: string): string[] {
+    return (this.prepare("SELECT thread_id FROM threads WHERE json_extract(metadata, '$.assistant_id') = ?").all(assistantId) as Row[]).map(
+      (row) => String(row.thread_id),
+    );
+  }
+
+  getRun(id: string): RunRecord | undefined {
+    const row = this.prepare('SELECT * FROM runs WHERE run_id = ?').get(id) as Row | undefined;
+    return row && toRun(row);
+  }
+
+  insertRun(r: RunRecord): void {
+    this.db
+      .prepare(
+        `INSERT INTO runs (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
+         multitask_strategy, error, attempt, temporary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        r.run_id, r.thread_id, r.assistant_id, r.created_at, r.updated_at, r.status, json(r.metadata), json(r.kwargs),
+        r.multitask_strategy, r.error ? json(r.error) : null, r.attempt, r.temporary ? 1 : 0,
+      );
+  }
+
+  updateRun(r: RunRecord): void {
+    this.db
+      .prepare('UPDATE runs SET updated_at = ?, status = ?, metadata = ?, kwargs = ?, error = ?, attempt = ? WHERE run_id = ?')
+      .run(r.updated_at, r.status, json(r.metadata), json(r.kwargs), r.error ? json(r.error) : null, r.attempt, r.run_id);
+  }
+
+  deleteRun(id: string): boolean {
+    return this.prepare('DELETE FROM runs WHERE run_id = ?').run(id).changes > 0;
+  }
+
+  listRuns(threadId: string, query: RunQuery): RunRecord[] {
+    const rows = (
+      query.status !== undefined
+        ? (this.prepare('SELECT * FROM runs WHERE thread_id = ? AND status = ? ORDER BY seq').all(threadId, query.status) as Row[])
+        : (this.prepare('SELECT * FROM runs WHERE thread_id = ? ORDER BY seq').all(threadId) as Row[])
+    )
+      .map(toRun)
+      .filter((r) => !query.metadata || containsJson(r.metadata, query.metadata));
+    return rows.slice(query.offset, query.offset + query.limit);
+  }
+
+  inflightRuns(threadId: string): RunRecord[] {
+    return (
+      this.prepare("SELECT * FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY seq").all(threadId) as Row[]
+    ).map(toRun);
+  }
+
+  claimNextRun(now: string, exclude: ReadonlySet<string>): RunRecord | undefined {
+    const candidates = this.db
+      .prepare(
+        `SELECT * FROM runs r WHERE r.status = 'pending' AND r.created_at <= ?
+         AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'running')
+         AND NOT EXISTS (SELECT 1 FROM runs p WHERE p.thread_id = r.thread_id AND p.status = 'pending' AND p.seq < r.seq)
+         ORDER BY r.created_at, r.seq LIMIT 64`,
+      )
+      .all(now) as Row[];
+    const row = candidates.find((candidate) => !exclude.has(String(candidate.run_id)));
+    if (!row) return undefined;
+    const run = toRun(row);
+    run.status = 'running';
+    run.attempt += 1;
+    run.updated_at = now;
+    this.updateRun(run);
+    return run;
+  }
+
+  nextDueRun(now: string): string | undefined {
+    const row = this.prepare("SELECT MIN(created_at) AS at FROM runs WHERE status = 'pending' AND created_at > ?").get(now) as Row;
+    return (row.at as string | null) ?? undefined;
+  }
+
+  runsWithStatus(status: RunStatus): RunRecord[] {
+    return (this.prepare('SELECT * FROM runs WHERE status = ? ORDER BY seq').all(status) as Row[]).map(toRun);
+  }
+
+  truncate(what: { runs?: boolean; threads?: boolean; assistants?: boolean }, keep: ReadonlySet<string>): void {
+    if (what.runs) this.prepare('DELETE FROM runs').run();
+    if (what.threads) {
+      this.prepare('DELETE FROM runs').run();
+      this.prepare('DELETE FROM threads').run();
+    }
+    if (what.assistants) {
+      const ids = (this.prepare('SELECT assistant_id FROM assistants').all() as Row[]).map((row) => String(row.assistant_id));
+      for (const id of ids) if (!keep.has(id)) this.deleteAssistant(id);
+    }
+  }
+}
+
+function bindOps(ops: SqliteOps, guard: <T>(fn: () => T) => Promise<T>): StorageOps {
+  const wrap =
+    <A extends unknown[], R>(fn: (...args: A) => R) =>
+    (...args: A): Promise<R> =>
+      guard(() => fn.apply(ops, args));
+  return {
+    getAssistant: wrap(ops.getAssistant),
+    insertAssistant: wrap(ops.insertAssistant),
+    updateAssistant: wrap(ops.updateAssistant),
+    insertAssistantVersion: wrap(ops.insertAssistantVersion),
+    getAssistantVersion: wrap(ops.getAssistantVersion),
+    maxAssistantVersion: wrap(ops.maxAssistantVersion),
+    listAssistantVersions: wrap(ops.listAssistantVersions),
+    searchAssistants: wrap(ops.searchAssistants),
+    deleteAssistant: wrap(ops.deleteAssistant),
+    getThread: wrap(ops.getThread),
+    insertThread: wrap(ops.insertThread),
+    updateThread: wrap(ops.updateThread),
+    deleteThread: wrap(ops.deleteThread),
+    searchThreads: wrap(ops.searchThreads),
+    threadIdsOfAssistant: wrap(ops.threadIdsOfAssistant),
+    getRun: wrap(ops.getRun),
+    insertRun: wrap(ops.insertRun),
+    updateRun: wrap(ops.updateRun),
+    deleteRun: wrap(ops.deleteRun),
+    listRuns: wrap(ops.listRuns),
+    inflightRuns: wrap(ops.inflightRuns),
+    claimNextRun: wrap(ops.claimNextRun),
+    nextDueRun: wrap(ops.nextDueRun),
+    runsWithStatus: wrap(ops.runsWithStatus),
+    truncate: wrap(ops.truncate),
+  };
+}
+
+export class SqliteStorage implements Storage {
+  private readonly db: SqliteDatabase;
+  private readonly mutex = new Mutex();
+  private readonly outside: StorageOps;
+  private readonly inside: StorageOps;
+  private closed = false;
+
+  /** Opens (creating if needed) the database file; `:memory:` works for tests. */
+  constructor(path: string) {
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(SCHEMA);
+    const ops = new SqliteOps(this.db);
+    this.outside = bindOps(ops, (fn) => this.mutex.run(fn));
+    this.inside = bindOps(ops, async (fn) => fn());
+  }
+
+  async transaction<T>(fn: (tx: StorageOps) => Promise<T>): Promise<T> {
+    return this.mutex.run(async () => {
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await fn(this.inside);
+        this.db.exec('COMMIT');
+        return result;
+      } catch (error) {
+        this.db.exec('ROLLBACK');
+        throw error;
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.mutex.run(() => this.db.close());
+  }
+
+  getAssistant = (id: string) => this.outside.getAssistant(id);
+  insertAssistant = (a: Assistant) => this.outside.insertAssistant(a);
+  updateAssistant = (a: Assistant) => this.outside.updateAssistant(a);
+  insertAssistantVersion = (v: AssistantVersion) => this.outside.insertAssistantVersion(v);
+  getAssistantVersion = (id: string, version: number) => this.outside.getAssistantVersion(id, version);
+  maxAssistantVersion = (id: string) => this.outside.maxAssistantVersion(id);
+  listAssistantVersions = (id: string, query: { metadata?: JsonObject; limit: number; offset: number }) =>
+    this.outside.listAssistantVersions(id, query);
+  searchAssistants = (query: AssistantQuery) => this.outside.searchAssistants(query);
+  deleteAssistant = (id: string) => this.outside.deleteAssistant(id);
+  getThread = (id: string) => this.outside.getThread(id);
+  insertThread = (t: Thread) => this.outside.insertThread(t);
+  updateThread = (t: Thread) => this.outside.updateThread(t);
+  deleteThread = (id: string) => this.outside.deleteThread(id);
+  searchThreads = (query: ThreadQuery) => this.outside.searchThreads(query);
+  threadIdsOfAssistant = (id: string) => this.outside.threadIdsOfAssistant(id);
+  getRun = (id: string) => this.outside.getRun(id);
+  insertRun = (r: RunRecord) => this.outside.insertRun(r);
+  updateRun = (r: RunRecord) => this.outside.updateRun(r);
+  deleteRun = (id: string) => this.outside.deleteRun(id);
+  listRuns = (threadId: string, query: RunQuery) => this.outside.listRuns(threadId, query);
+  inflightRuns = (threadId: string) => this.outside.inflightRuns(threadId);
+  claimNextRun = (now: string, exclude: ReadonlySet<string>) => this.outside.claimNextRun(now, exclude);
+  nextDueRun = (now: string) => this.outside.nextDueRun(now);
+  runsWithStatus = (status: RunStatus) => this.outside.runsWithStatus(status);
+  truncate = (what: { runs?: boolean; threads?: boolean; assistants?: boolean }, keep: ReadonlySet<string>) =>
+    this.outside.truncate(what, keep);
+}

@@ -1,0 +1,167 @@
+// The storage interface of the agent server: assistants with their versions, threads and runs.
+// Checkpoints are not here: they belong to LangGraph's checkpointer, opened beside this storage.
+// Implementations: `sqlite.ts` (embedded, the default); a PostgreSQL one shares this contract.
+
+/** A JSON object as stored: plain data only, never class instances. */
+export type JsonObject = Record<string, unknown>;
+
+export type ThreadStatus = 'idle' | 'busy' | 'interrupted' | 'error';
+export type RunStatus = 'pending' | 'running' | 'success' | 'error' | 'timeout' | 'interrupted';
+export type MultitaskStrategy = 'reject' | 'interrupt' | 'rollback' | 'enqueue';
+
+export interface Assistant {
+  assistant_id: string;
+  graph_id: string;
+  name: string;
+  description: string | null;
+  version: number;
+  config: JsonObject;
+  context: unknown;
+  metadata: JsonObject;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AssistantVersion {
+  assistant_id: string;
+  version: number;
+  graph_id: string;
+  name: string;
+  description: string | null;
+  config: JsonObject;
+  context: unknown;
+  metadata: JsonObject;
+  created_at: string;
+}
+
+export interface Thread {
+  thread_id: string;
+  created_at: string;
+  updated_at: string;
+  metadata: JsonObject;
+  status: ThreadStatus;
+  config: JsonObject;
+  /** The values of the last checkpoint a finished run (or a state update) left; null before any. */
+  values: JsonObject | null;
+  /** Pending interrupts of the last checkpoint by task id; null when none. */
+  interrupts: JsonObject | null;
+}
+
+export interface Run {
+  run_id: string;
+  thread_id: string;
+  assistant_id: string;
+  created_at: string;
+  updated_at: string;
+  status: RunStatus;
+  metadata: JsonObject;
+  kwargs: JsonObject;
+  multitask_strategy: MultitaskStrategy;
+}
+
+/** What the server keeps about a run besides its public record. */
+export interface RunRecord extends Run {
+  /** The error of a failed run, `{error: <class name>, message}`; null otherwise. */
+  error: { error: string; message: string } | null;
+  /** How many times a worker has started this run. */
+  attempt: number;
+  /** The thread was created for this run alone and is deleted when it ends. */
+  temporary: boolean;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Matches before `limit`/`offset` were applied. */
+  total: number;
+}
+
+export interface AssistantQuery {
+  graph_id?: string;
+  /** Case-insensitive substring of the name. */
+  name?: string;
+  /** Every key must be present and equal (recursively) in the assistant's metadata. */
+  metadata?: JsonObject;
+  limit: number;
+  offset: number;
+  sort_by: 'assistant_id' | 'graph_id' | 'name' | 'created_at' | 'updated_at';
+  sort_order: 'asc' | 'desc';
+}
+
+export interface ThreadQuery {
+  ids?: string[];
+  metadata?: JsonObject;
+  values?: JsonObject;
+  status?: ThreadStatus;
+  limit: number;
+  offset: number;
+  sort_by: 'thread_id' | 'status' | 'created_at' | 'updated_at';
+  sort_order: 'asc' | 'desc';
+}
+
+export interface RunQuery {
+  status?: RunStatus;
+  metadata?: JsonObject;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * The operations one transaction may use. Every method is atomic on its own; several calls are
+ * atomic together only inside `Storage.transaction`. Absent rows come back as `undefined`.
+ */
+export interface StorageOps {
+  getAssistant(assistantId: string): Promise<Assistant | undefined>;
+  /** Inserts the assistant and its version row `assistant.version`. */
+  insertAssistant(assistant: Assistant): Promise<void>;
+  /** Replaces the assistant row (the active version and its fields). */
+  updateAssistant(assistant: Assistant): Promise<void>;
+  insertAssistantVersion(version: AssistantVersion): Promise<void>;
+  getAssistantVersion(assistantId: string, version: number): Promise<AssistantVersion | undefined>;
+  /** Highest version number ever created for the assistant (0 when none). */
+  maxAssistantVersion(assistantId: string): Promise<number>;
+  listAssistantVersions(assistantId: string, query: { metadata?: JsonObject; limit: number; offset: number }): Promise<AssistantVersion[]>;
+  searchAssistants(query: AssistantQuery): Promise<Page<Assistant>>;
+  /** Deletes the assistant, all its versions and all its runs. */
+  deleteAssistant(assistantId: string): Promise<boolean>;
+
+  getThread(threadId: string): Promise<Thread | undefined>;
+  insertThread(thread: Thread): Promise<void>;
+  updateThread(thread: Thread): Promise<void>;
+  /** Deletes the thread and its runs. */
+  deleteThread(threadId: string): Promise<boolean>;
+  searchThreads(query: ThreadQuery): Promise<Page<Thread>>;
+  /** Ids of threads whose metadata holds `assistant_id`. */
+  threadIdsOfAssistant(assistantId: string): Promise<string[]>;
+
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  insertRun(run: RunRecord): Promise<void>;
+  updateRun(run: RunRecord): Promise<void>;
+  deleteRun(runId: string): Promise<boolean>;
+  /** Runs of a thread, oldest first. */
+  listRuns(threadId: string, query: RunQuery): Promise<RunRecord[]>;
+  /** Runs of a thread that are `pending` or `running`, oldest first. */
+  inflightRuns(threadId: string): Promise<RunRecord[]>;
+  /**
+   * Picks the oldest `pending` run due at `now` whose thread has no `running` run and whose id is
+   * not in `exclude`, marks it `running` and counts an attempt. Runs of one thread therefore execute
+   * one at a time, in order.
+   */
+  claimNextRun(now: string, exclude: ReadonlySet<string>): Promise<RunRecord | undefined>;
+  /** The earliest `created_at` among pending runs that are not due yet, to schedule a wake-up. */
+  nextDueRun(now: string): Promise<string | undefined>;
+  /** Runs left in `status`, e.g. `running` runs a stopped process never finished. */
+  runsWithStatus(status: RunStatus): Promise<RunRecord[]>;
+
+  /** Empties the named tables; assistants keeps those whose ids are in `keepAssistants`. */
+  truncate(what: { runs?: boolean; threads?: boolean; assistants?: boolean }, keepAssistants: ReadonlySet<string>): Promise<void>;
+}
+
+export interface Storage extends StorageOps {
+  /**
+   * Runs `fn` with exclusive, atomic access: all of its writes commit together, or none do when it
+   * throws. Calls made outside `fn` wait until it finishes.
+   */
+  transaction<T>(fn: (tx: StorageOps) => Promise<T>): Promise<T>;
+  /** Closes the database. Idempotent. */
+  close(): Promise<void>;
+}

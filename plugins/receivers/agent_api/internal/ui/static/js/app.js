@@ -1,0 +1,75 @@
+// The application shell: header with the two screens (Assistants, Studio), the API-key setting,
+// a polite live region for confirmations, and the routed page.
+
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { getApiKey, setApiKey } from './api.js';
+import { AssistantsPage } from './assistants.js';
+import { html } from './html.js';
+import { href, useRoute } from './route.js';
+import { StudioPage } from './studio.js';
+
+function ApiKeyDialog({ onClose }) {
+  const dialog = useRef(null);
+  const [value, setValue] = useState(getApiKey());
+  useEffect(() => {
+    dialog.current.showModal();
+  }, []);
+  const save = (event) => {
+    event.preventDefault();
+    setApiKey(value.trim());
+    dialog.current.close();
+  };
+  return html`
+    <dialog ref=${dialog} class="dialog" aria-labelledby="api-key-title" onClose=${onClose}>
+      <form onSubmit=${save}>
+        <h2 id="api-key-title">API key</h2>
+        <p class="hint">Sent as <code>X-Api-Key</code> with every request when the server requires one. Kept for this tab only.</p>
+        <label for="api-key-input">Key</label>
+        <input id="api-key-input" type="password" autocomplete="off" value=${value} onInput=${(e) => setValue(e.currentTarget.value)} />
+        <div class="actions">
+          <button type="button" class="secondary" onClick=${() => dialog.current.close()}>Cancel</button>
+          <button type="submit">Save</button>
+        </div>
+      </form>
+    </dialog>`;
+}
+
+export function App() {
+  const route = useRoute();
+  const [notice, setNotice] = useState('');
+  const [keyDialog, setKeyDialog] = useState(false);
+  // A confirmation outlives the navigation it causes ("Deleted …" shown on the list), but not the
+  // next one.
+  const keepNotice = useRef(false);
+  const announce = useCallback((message) => {
+    keepNotice.current = true;
+    setNotice(message);
+  }, []);
+  const routeKey = `${route.page}/${route.assistantId ?? ''}/${route.create ? 'new' : ''}`;
+  useEffect(() => {
+    if (keepNotice.current) keepNotice.current = false;
+    else setNotice('');
+  }, [routeKey]);
+
+  useEffect(() => {
+    document.title = `${route.page === 'studio' ? 'Studio' : 'Assistants'} · tracepipe agent server`;
+  }, [route.page]);
+
+  return html`
+    <a class="skip-link" href="#main">Skip to content</a>
+    <header class="topbar">
+      <span class="brand">tracepipe <span class="brand-sub">agent server</span></span>
+      <nav aria-label="Main">
+        <a href=${href.assistants()} aria-current=${route.page === 'assistants' ? 'page' : undefined}>Assistants</a>
+        <a href=${href.studio(route.page === 'assistants' ? route.assistantId : undefined)} aria-current=${route.page === 'studio' ? 'page' : undefined}>Studio</a>
+      </nav>
+      <button type="button" class="secondary small" onClick=${() => setKeyDialog(true)}>API key</button>
+    </header>
+    <div class="notice" role="status" aria-live="polite">${notice}</div>
+    <main id="main" tabindex="-1">
+      ${route.page === 'studio'
+        ? html`<${StudioPage} initialAssistantId=${route.assistantId} announce=${announce} />`
+        : html`<${AssistantsPage} route=${route} announce=${announce} />`}
+    </main>
+    ${keyDialog && html`<${ApiKeyDialog} onClose=${() => setKeyDialog(false)} />`}`;
+}

@@ -1,0 +1,22 @@
+// Display formatting shared by the screens: dates in the reader's locale, short ids.
+
+export function formatTime(iso) {
+  if (!iso) return '';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
+/** Time of day for today, else the date: short enough for a select option. */
+export function formatShortTime(iso) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso ?? '';
+  const today = new Date().toDateString() === date.toDateString();
+  return today ? date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }) : date.toLocaleDateString(undefined, { dateStyle: 'medium' });
+}
+
+/** The first block of a UUID: enough to tell threads apart in a list. */
+export function shortId(id) {
+  return String(id ?? '').split('-')[0];
+}
+
+export const isSystemAssistant = (assistant) => assistant?.metadata?.created_by === 'system';

@@ -1,0 +1,33 @@
+// Hash routing: `#/assistants`, `#/assistants/new`, `#/assistants/<id>`, `#/studio[/<assistant id>]`.
+// The hash keeps every screen bookmarkable without server-side routes, and the back button works.
+
+import { useEffect, useState } from 'preact/hooks';
+
+export function parseRoute(hash) {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'studio') return { page: 'studio', assistantId: parts[1] };
+  if (parts[0] === 'assistants' && parts[1] === 'new') return { page: 'assistants', create: true };
+  if (parts[0] === 'assistants' && parts[1]) return { page: 'assistants', assistantId: parts[1] };
+  return { page: 'assistants' };
+}
+
+export const href = {
+  assistants: () => '#/assistants',
+  newAssistant: () => '#/assistants/new',
+  assistant: (assistantId) => `#/assistants/${encodeURIComponent(assistantId)}`,
+  studio: (assistantId) => (assistantId ? `#/studio/${encodeURIComponent(assistantId)}` : '#/studio'),
+};
+
+export function navigate(target) {
+  window.location.hash = target;
+}
+
+export function useRoute() {
+  const [route, setRoute] = useState(() => parseRoute(window.location.hash));
+  useEffect(() => {
+    const update = () => setRoute(parseRoute(window.location.hash));
+    window.addEventListener('hashchange', update);
+    return () => window.removeEventListener('hashchange', update);
+  }, []);
+  return route;
+}

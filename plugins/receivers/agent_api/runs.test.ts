@@ -1,0 +1,364 @@
+// Runs through the real SDK against a real server: background runs and join, wait, streaming in
+// every mode, threadless runs, errors, multitask strategies, cancel, replay after Last-Event-ID,
+// client disconnects, and the spans every run sends into the pipeline.
+
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from '@langchain/langgraph-sdk';
+import { ThrottleError } from '../../../src/pipeline/errors.ts';
+import { readFirstFrames, readFrames } from './sse-client.ts';
+import { startTestServer } from './test-server.ts';
+import type { TestServer } from './test-server.ts';
+
+const hello = (content = 'hello') => ({ messages: [{ role: 'user', content }] });
+
+async function collect(stream: AsyncIterable<{ event: string; data: unknown }>) {
+  const events: { event: string; data: any }[] = [];
+  for await (const chunk of stream) events.push(chunk as { event: string; data: any });
+  return events;
+}
+
+async function waitForStatus(client: Client, threadId: string, runId: string, statuses: string[]): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    const run = await client.runs.get(threadId, runId);
+    if (statuses.includes(run.status)) return run.status;
+    await sleep(25);
+  }
+  throw new Error(`run ${runId} never reached ${statuses.join('/')}`);
+}
+
+describe('agent_api runs', () => {
+  let server: TestServer;
+  let client: Client;
+  before(async () => {
+    server = await startTestServer();
+    client = server.client;
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  it('a background run is pending when created, joins to success, and leaves the messages in the thread state', async () => {
+    const thread = await client.threads.create();
+    assert.equal(thread.status, 'idle');
+    // The sleep graph keeps the run in the queue long enough to read it before it finishes.
+    const blocker = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 200 } });
+    const run = await client.runs.create(thread.thread_id, 'agent', {
+      input: hello(),
+      multitaskStrategy: 'enqueue',
+      metadata: { purpose: 'test' },
+    });
+    assert.equal(run.status, 'pending');
+    assert.equal(run.multitask_strategy, 'enqueue');
+    const kwargs = (run as any).kwargs;
+    assert.deepEqual(kwargs.input, hello());
+    assert.deepEqual(kwargs.stream_mode, ['values']);
+    assert.equal(kwargs.temporary, false);
+    assert.equal(kwargs.webhook, null);
+    assert.equal(kwargs.config.configurable.thread_id, thread.thread_id);
+    assert.equal(kwargs.config.configurable.run_id, run.run_id);
+    assert.equal(kwargs.config.configurable.graph_id, 'agent');
+    assert.equal(kwargs.config.configurable.checkpoint_id, null);
+    assert.equal(kwargs.config.metadata.purpose, 'test');
+    assert.equal((await client.threads.get(thread.thread_id)).status, 'busy');
+
+    const joined = (await client.runs.join(thread.thread_id, run.run_id)) as any;
+    // The sleep run answered first on this thread; then the human message and the agent's answer.
+    assert.equal(joined.messages.length, 3);
+    assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'success');
+    assert.equal((await client.runs.get(thread.thread_id, blocker.run_id)).status, 'success');
+
+    const state = await client.threads.getState(thread.thread_id);
+    const [human, ai] = (state.values as any).messages.slice(-2);
+    for (const message of [human, ai]) {
+      for (const key of ['type', 'content', 'additional_kwargs', 'response_metadata', 'name', 'id', 'example']) assert.ok(key in message, `message field ${key}`);
+    }
+    assert.equal(human.type, 'human');
+    assert.equal(human.content, 'hello');
+    assert.equal(ai.type, 'ai');
+    assert.equal(ai.content, 'You said: hello');
+    assert.deepEqual(ai.tool_calls, []);
+    assert.deepEqual(ai.invalid_tool_calls, []);
+    assert.equal(typeof ai.usage_metadata.total_tokens, 'number');
+    assert.deepEqual(state.next, []);
+    assert.equal(typeof state.checkpoint.checkpoint_id, 'string');
+    assert.equal((state.metadata as any).run_id, run.run_id);
+    const after = await client.threads.get(thread.thread_id);
+    assert.equal(after.status, 'idle');
+    assert.equal((after.values as any).messages.length, 3);
+
+    const listed = await client.runs.list(thread.thread_id);
+    assert.deepEqual(listed.map((r) => r.run_id), [blocker.run_id, run.run_id]);
+    assert.deepEqual((await client.runs.list(thread.thread_id, { status: 'success', limit: 1, offset: 1 })).map((r) => r.run_id), [run.run_id]);
+  });
+
+  it('wait returns the final values, on a thread and threadless, and reports Content-Location', async () => {
+    const thread = await client.threads.create();
+    let created: { run_id: string; thread_id?: string } | undefined;
+    const values = (await client.runs.wait(thread.thread_id, 'agent', { input: hello('wait'), onRunCreated: (meta) => (created = meta) })) as any;
+    assert.equal(values.messages.at(-1).content, 'You said: wait');
+    assert.equal(created?.thread_id, thread.thread_id);
+    const threadless = (await client.runs.wait(null, 'agent', { input: hello('no thread') })) as any;
+    assert.equal(threadless.messages.at(-1).content, 'You said: no thread');
+  });
+
+  it('streams every mode, several at once, and subgraph namespaces', async () => {
+    const thread = await client.threads.create();
+    const events = await collect(
+      client.runs.stream(thread.thread_id, 'tools', {
+        input: hello('weather in Paris'),
+        streamMode: ['values', 'updates', 'messages-tuple', 'debug', 'tasks', 'checkpoints', 'custom', 'events'],
+      }),
+    );
+    const names = new Set(events.map((e) => e.event));
+    assert.equal(events[0].event, 'metadata');
+    assert.equal(typeof events[0].data.run_id, 'string');
+    for (const name of ['values', 'updates', 'messages', 'debug', 'tasks', 'checkpoints', 'events']) assert.ok(names.has(name), `missing ${name}`);
+    const updates = events.filter((e) => e.event === 'updates').map((e) => Object.keys(e.data)[0]);
+    assert.deepEqual(updates, ['agent', 'tools', 'agent']);
+    const tokens = events.filter((e) => e.event === 'messages');
+    for (const token of tokens) {
+      assert.ok(Array.isArray(token.data) && token.data.length === 2, 'messages-tuple is [chunk, metadata]');
+      assert.equal(typeof token.data[1].langgraph_node, 'string');
+    }
+    assert.ok(tokens.filter((t) => t.data[1].langgraph_node === 'agent').length > 2, 'token by token');
+    const lastValues = events.filter((e) => e.event === 'values').at(-1)!.data;
+    assert.equal(lastValues.messages.at(-1).content, "The tool says: It's always sunny in Paris.");
+    const checkpoint = events.find((e) => e.event === 'checkpoints')!.data;
+    assert.ok('values' in checkpoint && 'next' in checkpoint && 'metadata' in checkpoint);
+    const kinds = new Set(events.filter((e) => e.event === 'events').map((e) => e.data.event));
+    for (const kind of ['on_chain_start', 'on_chain_end', 'on_chat_model_start', 'on_chat_model_stream', 'on_chat_model_end']) assert.ok(kinds.has(kind), kind);
+    assert.ok(events.filter((e) => e.event === 'debug').some((e) => e.data.type === 'checkpoint'));
+    assert.ok(events.filter((e) => e.event === 'tasks').some((e) => e.data.name === 'tools'));
+  });
+
+  it('streams the legacy messages mode as metadata, partial and complete events', async () => {
+    const events = await collect(client.runs.stream(null, 'agent', { input: hello('legacy'), streamMode: 'messages' }));
+    const names = events.map((e) => e.event);
+    assert.ok(names.includes('messages/metadata'));
+    const partials = events.filter((e) => e.event === 'messages/partial');
+    assert.ok(partials.length > 1);
+    assert.equal(partials.at(-1)!.data[0].content, 'You said: legacy');
+    const complete = events.filter((e) => e.event === 'messages/complete').flatMap((e) => e.data);
+    assert.ok(complete.some((m: any) => m.type === 'ai' && m.content === 'You said: legacy'));
+  });
+
+  it('streams custom events and subgraph namespaces', async () => {
+    const custom = await collect(client.runs.stream(null, 'sleep', { input: { delay_ms: 30, steps: 3 }, streamMode: ['custom'] }));
+    assert.deepEqual(custom.filter((e) => e.event === 'custom').map((e) => e.data.step), [1, 2, 3]);
+    const nested = await collect(client.runs.stream(null, 'subgraph', { input: hello('nested'), streamMode: ['updates'], streamSubgraphs: true }));
+    const namespaced = nested.filter((e) => e.event.startsWith('updates|research:'));
+    assert.deepEqual(namespaced.map((e) => Object.keys(e.data)[0]), ['make_plan', 'write']);
+    assert.deepEqual(nested.filter((e) => e.event === 'updates').map((e) => Object.keys(e.data)[0]), ['research', 'review']);
+    const flat = await collect(client.runs.stream(null, 'subgraph', { input: hello('nested'), streamMode: ['updates'] }));
+    assert.ok(flat.every((e) => !e.event.includes('|')));
+  });
+
+  it('a threadless streamed run sends metadata first, with Content-Location, and leaves no thread behind', async () => {
+    const before = await client.threads.count();
+    const response = await fetch(`${server.url}/runs/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'agent', input: hello('stateless'), stream_mode: ['values'] }),
+    });
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type')!, /^text\/event-stream/);
+    const location = response.headers.get('content-location')!;
+    assert.match(location, /^\/runs\/[0-9a-f-]{36}$/);
+    const frames = await readFrames(response);
+    assert.equal(frames[0].event, 'metadata');
+    assert.equal(frames[0].id, '0');
+    assert.equal((frames[0].data as any).run_id, location.split('/')[2]);
+    assert.equal((frames.at(-1)!.data as any).messages.at(-1).content, 'You said: stateless');
+    assert.deepEqual(frames.map((f) => f.id), frames.map((_, i) => String(i)));
+    assert.equal(await client.threads.count(), before);
+  });
+
+  it('a failing run records its error, streams an error event, and leaves other runs alone', async () => {
+    const thread = await client.threads.create();
+    const other = await client.threads.create();
+    const healthy = client.runs.wait(other.thread_id, 'sleep', { input: { delay_ms: 100 } });
+    const events = await collect(client.runs.stream(thread.thread_id, 'error', { input: { message: 'Boo!' }, streamMode: ['values', 'debug'] }));
+    const last = events.at(-1)!;
+    assert.equal(last.event, 'error');
+    assert.deepEqual(last.data, { error: 'CustomError', message: 'Boo!' });
+    const [run] = await client.runs.list(thread.thread_id);
+    assert.equal(run.status, 'error');
+    assert.equal((await client.threads.get(thread.thread_id)).status, 'error');
+    await assert.rejects(client.runs.wait(thread.thread_id, 'error', { input: { message: 'again' } }), /CustomError: again/);
+    const joined = (await client.runs.join(thread.thread_id, run.run_id)) as any;
+    assert.deepEqual(joined.__error__, { error: 'CustomError', message: 'Boo!' });
+    assert.equal(((await healthy) as any).messages.at(-1).content, 'finished after 100 ms');
+  });
+
+  it('multitask reject answers 409 and leaves the first run running', async () => {
+    const thread = await client.threads.create();
+    const first = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 300 } });
+    await assert.rejects(client.runs.create(thread.thread_id, 'agent', { input: hello() }), /HTTP 409: .*already running a task/);
+    await client.runs.join(thread.thread_id, first.run_id);
+    assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'success');
+  });
+
+  it('multitask enqueue runs both, one after the other', async () => {
+    const thread = await client.threads.create();
+    const first = await client.runs.create(thread.thread_id, 'agent', { input: { ...hello('one'), delay: 1 } });
+    const second = await client.runs.create(thread.thread_id, 'agent', { input: hello('two'), multitaskStrategy: 'enqueue' });
+    await client.runs.join(thread.thread_id, second.run_id);
+    assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'success');
+    const state = await client.threads.getState(thread.thread_id);
+    assert.deepEqual((state.values as any).messages.map((m: any) => m.content), ['one', 'You said: one', 'two', 'You said: two']);
+  });
+
+  it('multitask interrupt stops the running run and keeps its thread going', async () => {
+    const thread = await client.threads.create();
+    const first = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 5000, steps: 50 } });
+    await waitForStatus(client, thread.thread_id, first.run_id, ['running']);
+    const second = await client.runs.create(thread.thread_id, 'agent', { input: hello('after'), multitaskStrategy: 'interrupt' });
+    await client.runs.join(thread.thread_id, second.run_id);
+    assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'interrupted');
+    assert.equal((await client.runs.get(thread.thread_id, second.run_id)).status, 'success');
+    assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
+  });
+
+  it('multitask rollback deletes the running run and its checkpoints', async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, 'agent', { input: hello('kept') });
+    // A running run and a pending one behind it: rollback removes both, with what they wrote.
+    const running = await client.runs.create(thread.thread_id, 'sleep', { input: { ...hello('discarded'), delay_ms: 5000, steps: 50 } });
+    await waitForStatus(client, thread.thread_id, running.run_id, ['running']);
+    const pending = await client.runs.create(thread.thread_id, 'agent', { input: hello('discarded too'), multitaskStrategy: 'enqueue' });
+    const second = await client.runs.create(thread.thread_id, 'agent', { input: hello('replacement'), multitaskStrategy: 'rollback' });
+    await client.runs.join(thread.thread_id, second.run_id);
+    await assert.rejects(client.runs.get(thread.thread_id, running.run_id), /HTTP 404/);
+    await assert.rejects(client.runs.get(thread.thread_id, pending.run_id), /HTTP 404/);
+    const contents = ((await client.threads.getState(thread.thread_id)).values as any).messages.map((m: any) => m.content);
+    assert.deepEqual(contents, ['kept', 'You said: kept', 'replacement', 'You said: replacement']);
+  });
+
+  it('cancel interrupts a running run; with rollback a pending run is deleted', async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 5000, steps: 50 } });
+    await waitForStatus(client, thread.thread_id, run.run_id, ['running']);
+    await client.runs.cancel(thread.thread_id, run.run_id, true);
+    assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'interrupted');
+    assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
+
+    const delayed = await client.runs.create(thread.thread_id, 'agent', { input: hello(), afterSeconds: 60 });
+    const response = await fetch(`${server.url}/threads/${thread.thread_id}/runs/${delayed.run_id}/cancel?action=rollback`, { method: 'POST' });
+    assert.equal(response.status, 202);
+    await assert.rejects(client.runs.get(thread.thread_id, delayed.run_id), /HTTP 404/);
+    assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
+  });
+
+  it('joining a run stream replays what was missed after Last-Event-ID, then ends', async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 60, steps: 3 }, streamMode: ['custom', 'values'] });
+    await client.runs.join(thread.thread_id, run.run_id);
+    const all = await readFrames(await fetch(`${server.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`));
+    assert.equal(all[0].event, 'metadata');
+    assert.deepEqual(all.map((f) => f.id), all.map((_, i) => String(i)));
+    const resumed = await readFrames(await fetch(`${server.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`, { headers: { 'last-event-id': '2' } }));
+    assert.deepEqual(resumed, all.slice(3));
+    const viaSdk = await collect(client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: '2' }));
+    assert.deepEqual(viaSdk.map((e) => e.event), all.slice(3).map((f) => f.event));
+    const threadless = await readFrames(await fetch(`${server.url}/runs/${run.run_id}/stream`, { headers: { 'last-event-id': String(all.length - 2) } }));
+    assert.deepEqual(threadless, all.slice(-1));
+  });
+
+  it('a live join receives the events as the run produces them', async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 150, steps: 3 }, streamMode: ['custom'] });
+    const events = await collect(client.runs.joinStream(thread.thread_id, run.run_id));
+    assert.deepEqual(events.filter((e) => e.event === 'custom').map((e) => e.data.step), [1, 2, 3]);
+  });
+
+  it('a client that disconnects cancels its run with on_disconnect=cancel, and not by default', async () => {
+    const thread = await client.threads.create();
+    const controller = new AbortController();
+    const response = await fetch(`${server.url}/threads/${thread.thread_id}/runs/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'sleep', input: { delay_ms: 5000, steps: 50 }, stream_mode: ['custom'], on_disconnect: 'cancel' }),
+      signal: controller.signal,
+    });
+    const runId = response.headers.get('content-location')!.split('/').at(-1)!;
+    const first = await readFirstFrames(response, 2);
+    assert.deepEqual(first.map((f) => f.event), ['metadata', 'custom']);
+    controller.abort();
+    assert.equal(await waitForStatus(client, thread.thread_id, runId, ['interrupted', 'success']), 'interrupted');
+
+    const other = await client.threads.create();
+    const second = new AbortController();
+    const kept = await fetch(`${server.url}/threads/${other.thread_id}/runs/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'sleep', input: { delay_ms: 200, steps: 4 }, stream_mode: ['custom'] }),
+      signal: second.signal,
+    });
+    const keptId = kept.headers.get('content-location')!.split('/').at(-1)!;
+    await readFirstFrames(kept, 2);
+    second.abort();
+    assert.equal(await waitForStatus(client, other.thread_id, keptId, ['interrupted', 'success']), 'success');
+  });
+
+  it('every run sends its spans into the pipeline with the run and thread ids', async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, 'agent', { input: hello('traced') });
+    await client.runs.join(thread.thread_id, run.run_id);
+    await server.sink.waitFor(() => server.sink.batches.some((b) => JSON.stringify(b.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)).includes(run.run_id)));
+    const batch = server.sink.batches.find((b) => JSON.stringify(b.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)).includes(run.run_id))!;
+    assert.equal(batch.context.project, 'default');
+    assert.ok(JSON.stringify(batch.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)).includes(thread.thread_id));
+  });
+
+  it('a run succeeds even when the pipeline refuses its spans; the failure is counted', async () => {
+    server.sink.fail = () => new ThrottleError('pipeline full', 1000);
+    try {
+      const values = (await client.runs.wait(null, 'agent', { input: hello('untraced') })) as any;
+      assert.equal(values.messages.at(-1).content, 'You said: untraced');
+      const metric = await server.metrics.getSingleMetric('tracepipe_agent_tracing_failures_total')!.get();
+      assert.ok(metric.values.reduce((sum, v) => sum + v.value, 0) >= 1);
+    } finally {
+      server.sink.fail = undefined;
+    }
+  });
+
+  it('deleting a thread stops its running run first', async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 5000, steps: 50 } });
+    await waitForStatus(client, thread.thread_id, run.run_id, ['running']);
+    await client.threads.delete(thread.thread_id);
+    await assert.rejects(client.runs.get(thread.thread_id, run.run_id), /HTTP 404/);
+    await assert.rejects(client.threads.get(thread.thread_id), /HTTP 404/);
+  });
+
+  it("a thread's stream follows every run on the thread, and resumes after Last-Event-ID", async () => {
+    const thread = await client.threads.create();
+    const controller = new AbortController();
+    const seen: { event: string; data: any; id?: string }[] = [];
+    const reading = (async () => {
+      try {
+        for await (const chunk of client.threads.joinStream(thread.thread_id, { signal: controller.signal, streamMode: ['values'] } as never)) {
+          seen.push(chunk as never);
+          if (seen.filter((e) => e.event === 'metadata').length === 2 && seen.at(-1)!.event === 'values' && seen.at(-1)!.data.messages?.length === 4) controller.abort();
+        }
+      } catch (error) {
+        if (!controller.signal.aborted) throw error;
+      }
+    })();
+    await client.runs.wait(thread.thread_id, 'agent', { input: hello('first') });
+    await client.runs.wait(thread.thread_id, 'agent', { input: hello('second') });
+    await reading;
+    assert.equal(seen.filter((e) => e.event === 'metadata').length, 2);
+    assert.ok(seen.every((e) => e.event === 'metadata' || e.event === 'values'));
+    const [first, second] = await client.runs.list(thread.thread_id);
+    // After the first run's metadata: the rest of the first run (two values events), then the second.
+    const resumed = await readFirstFrames(
+      await fetch(`${server.url}/threads/${thread.thread_id}/stream`, { headers: { 'last-event-id': `${first.run_id}:0` } }),
+      4,
+    );
+    assert.deepEqual(resumed.map((f) => f.id), [`${first.run_id}:1`, `${first.run_id}:2`, `${second.run_id}:0`, `${second.run_id}:1`]);
+    assert.equal(resumed[2].event, 'metadata');
+  });
+});

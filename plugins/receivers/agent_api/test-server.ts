@@ -1,0 +1,56 @@
+// For tests: starts a real `agent_api` server on a loopback port (port 0) over a temporary data
+// directory, serving the example graphs, and hands back an SDK client for it.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@langchain/langgraph-sdk';
+import { validateAgainst } from '../../../src/config/ajv.ts';
+import { Sink, nopHost, nopSettings } from '../../../src/pipeline/testing.ts';
+import type { Registry } from 'prom-client';
+import type { AgentApiConfig } from './config.ts';
+import { configSchema } from './config.ts';
+import { AgentApiReceiver } from './receiver.ts';
+
+const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
+
+export const EXAMPLES_LANGGRAPH_JSON = join(repoRoot, 'examples/graphs/langgraph.json');
+
+export interface TestServer {
+  readonly receiver: AgentApiReceiver;
+  readonly url: string;
+  readonly client: Client;
+  readonly sink: Sink<'spans'>;
+  readonly dataDir: string;
+  /** The process metrics the receiver registers its own in. */
+  readonly metrics: Registry;
+  /** Stops the server within `deadlineMs` (default 5 s); removes the data directory unless `keepData`. */
+  stop(options?: { keepData?: boolean; deadlineMs?: number }): Promise<void>;
+}
+
+export async function startTestServer(overrides: Partial<AgentApiConfig> & { dataDir?: string } = {}): Promise<TestServer> {
+  const { dataDir: givenDir, ...configOverrides } = overrides;
+  const dataDir = givenDir ?? mkdtempSync(join(tmpdir(), 'agent-api-test-'));
+  const config = { langgraph_config: EXAMPLES_LANGGRAPH_JSON, data_dir: dataDir, port: 0, workers: 4, ...configOverrides } as Record<string, unknown>;
+  const errors = validateAgainst(configSchema, config, 'agent_api');
+  if (errors.length > 0) throw new Error(errors.join('\n'));
+  const host = nopHost({ resolvePath: (path: string) => resolve(repoRoot, path) });
+  const sink = new Sink<'spans'>();
+  const receiver = new AgentApiReceiver(nopSettings('receiver', 'agent_api', host), config as unknown as AgentApiConfig, sink);
+  await receiver.start();
+  const url = `http://127.0.0.1:${receiver.port}`;
+  const client = new Client({ apiUrl: url, apiKey: null, callerOptions: { maxRetries: 0 } });
+  return {
+    receiver,
+    url,
+    client,
+    sink,
+    dataDir,
+    metrics: host.metrics,
+    async stop(options = {}) {
+      await receiver.shutdown(Date.now() + (options.deadlineMs ?? 5000));
+      if (!options.keepData) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,183 @@
+// Threads through the real SDK: create (`if_exists`), get, update metadata, search and count,
+// copy, delete; state now and at a checkpoint, state updates (409 while busy), history; the
+// `interrupted` status of a paused graph and resuming it with a command.
+
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from '@langchain/langgraph-sdk';
+import { startTestServer } from './test-server.ts';
+import type { TestServer } from './test-server.ts';
+
+const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
+
+describe('agent_api threads', () => {
+  let server: TestServer;
+  let client: Client;
+  before(async () => {
+    server = await startTestServer();
+    client = server.client;
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  it('creates an idle thread, honours if_exists, updates metadata and deletes', async () => {
+    const thread = await client.threads.create();
+    assert.equal(thread.status, 'idle');
+    assert.deepEqual(thread.metadata, {});
+    assert.deepEqual(thread.config, {});
+    assert.equal(thread.values, null);
+    assert.match(thread.thread_id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/);
+    await assert.rejects(client.threads.create({ threadId: thread.thread_id }), /HTTP 409: .*already exists/);
+    assert.deepEqual(await client.threads.create({ threadId: thread.thread_id, ifExists: 'do_nothing' }), thread);
+    const patched = await client.threads.update(thread.thread_id, { metadata: { a: 1 } });
+    assert.deepEqual(patched.metadata, { a: 1 });
+    assert.deepEqual((await client.threads.update(thread.thread_id, { metadata: { b: 2 } })).metadata, { a: 1, b: 2 });
+    await client.threads.delete(thread.thread_id);
+    await assert.rejects(client.threads.get(thread.thread_id), /HTTP 404: .*not found/);
+    await assert.rejects(client.threads.delete(thread.thread_id), /HTTP 404/);
+  });
+
+  it('answers 422 for a non-uuid id and bad bodies, 404 for unknown threads', async () => {
+    const response = await fetch(`${server.url}/threads/not-a-uuid`);
+    assert.equal(response.status, 422);
+    assert.match(((await response.json()) as any).message, /params\.thread_id: must match format "uuid"/);
+    const badPatch = await fetch(`${server.url}/threads/00000000-0000-4000-8000-000000000000`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({}),
+    });
+    assert.equal(badPatch.status, 422);
+    assert.match(((await badPatch.json()) as any).message, /body\.metadata: is required/);
+    const badStatus = await fetch(`${server.url}/threads/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'sleepy' }) });
+    assert.equal(badStatus.status, 422);
+    assert.match(((await badStatus.json()) as any).message, /body\.status: must be one of "idle", "busy", "interrupted", "error"/);
+    await assert.rejects(client.threads.getState('00000000-0000-4000-8000-000000000000'), /HTTP 404/);
+    await assert.rejects(
+      client.runs.create('00000000-0000-4000-8000-000000000000', 'agent', { input: ask('x') }),
+      /HTTP 404: .*Thread 00000000-0000-4000-8000-000000000000 not found/,
+    );
+    await assert.rejects(client.runs.create(null, 'no_such_assistant', { input: ask('x') }), /HTTP 404: .*No assistant found for 'no_such_assistant'/);
+  });
+
+  it('searches and counts threads by metadata and status, sorted and paginated', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await client.threads.create({ metadata: { suite: 'search', index: i } })).thread_id);
+    const found = await client.threads.search({ metadata: { suite: 'search' } });
+    assert.deepEqual(found.map((t) => t.thread_id), [...ids].reverse());
+    const asc = await client.threads.search({ metadata: { suite: 'search' }, sortBy: 'created_at', sortOrder: 'asc', limit: 1, offset: 1 });
+    assert.deepEqual(asc.map((t) => t.thread_id), [ids[1]]);
+    assert.equal(await client.threads.count({ metadata: { suite: 'search' } }), 3);
+    assert.equal(await client.threads.count({ metadata: { suite: 'search' }, status: 'busy' }), 0);
+    await client.runs.wait(ids[0], 'agent', { input: ask('values') });
+    const byValues = await client.threads.search({ metadata: { suite: 'search' }, values: { messages: [{ content: 'values' }] } } as never);
+    assert.deepEqual(byValues.map((t) => t.thread_id), [ids[0]]);
+    assert.deepEqual((await client.threads.search({ ids: [ids[2]] })).map((t) => t.thread_id), [ids[2]]);
+  });
+
+  it('has empty state before any run, then state, history, state at a checkpoint, and updates', async () => {
+    const thread = await client.threads.create();
+    const empty = await client.threads.getState(thread.thread_id);
+    assert.deepEqual(empty.values, {});
+    assert.deepEqual(empty.next, []);
+    assert.equal(empty.checkpoint as unknown, null);
+    assert.deepEqual(await client.threads.getHistory(thread.thread_id), []);
+
+    await client.runs.wait(thread.thread_id, 'agent', { input: ask('first'), metadata: { turn: 1 } });
+    await client.runs.wait(thread.thread_id, 'agent', { input: ask('second'), metadata: { turn: 2 } });
+    const history = await client.threads.getHistory(thread.thread_id);
+    assert.equal(history.length, 6);
+    assert.equal((history[0].values as any).messages.length, 4);
+    assert.deepEqual(history.at(-1)!.next, ['__start__']);
+    assert.equal((await client.threads.getHistory(thread.thread_id, { limit: 2 })).length, 2);
+    assert.equal((await client.threads.getHistory(thread.thread_id, { metadata: { turn: 1 } })).length, 3);
+    const older = await client.threads.getHistory(thread.thread_id, { before: history[2].checkpoint as never });
+    assert.deepEqual(older.map((s) => s.checkpoint.checkpoint_id), history.slice(3).map((s) => s.checkpoint.checkpoint_id));
+
+    const atCheckpoint = await client.threads.getState(thread.thread_id, history[3].checkpoint as never);
+    assert.equal((atCheckpoint.values as any).messages.length, 2);
+    const viaId = await client.threads.getState(thread.thread_id, history[3].checkpoint.checkpoint_id!);
+    assert.equal((viaId.values as any).messages.length, 2);
+
+    const update = await client.threads.updateState(thread.thread_id, { values: { messages: [{ role: 'ai', content: 'edited', id: 'edit-1' }] }, asNode: 'call_model' });
+    assert.equal(typeof (update as any).checkpoint.checkpoint_id, 'string');
+    const state = await client.threads.getState(thread.thread_id);
+    assert.equal((state.values as any).messages.at(-1).content, 'edited');
+    assert.equal((state.metadata as any).source, 'update');
+    assert.equal(((await client.threads.get(thread.thread_id)).values as any).messages.length, 5);
+
+    // Patching the state's metadata changes the latest checkpoint in place.
+    const before = await client.threads.getState(thread.thread_id);
+    await client.threads.patchState(thread.thread_id, { reviewed: true });
+    const patched = await client.threads.getState(thread.thread_id);
+    assert.equal((patched.metadata as any).reviewed, true);
+    assert.equal(patched.checkpoint.checkpoint_id, before.checkpoint.checkpoint_id);
+    assert.equal(patched.parent_checkpoint?.checkpoint_id, before.parent_checkpoint?.checkpoint_id);
+  });
+
+  it('creates a thread from supersteps of state updates', async () => {
+    const thread = await client.threads.create({
+      graphId: 'agent',
+      supersteps: [
+        { updates: [{ values: { messages: [{ role: 'user', content: 'seeded', id: 'm1' }] }, asNode: 'call_model' }] },
+        { updates: [{ values: { messages: [{ role: 'ai', content: 'seeded answer', id: 'm2' }] }, asNode: 'call_model' }] },
+      ],
+    });
+    assert.deepEqual(((thread.values as any).messages as any[]).map((m) => m.content), ['seeded', 'seeded answer']);
+    const state = await client.threads.getState(thread.thread_id);
+    assert.deepEqual(state.next, []);
+    const reply = (await client.runs.wait(thread.thread_id, 'agent', { input: ask('more') })) as any;
+    assert.equal(reply.messages.length, 4);
+  });
+
+  it('refuses a state update while a run is in flight (409)', async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 300 } });
+    await assert.rejects(client.threads.updateState(thread.thread_id, { values: { delay_ms: 1 } }), /HTTP 409: .*busy/);
+    await client.runs.join(thread.thread_id, run.run_id);
+    await client.threads.updateState(thread.thread_id, { values: { delay_ms: 1 } });
+  });
+
+  it('copies a thread with its state', async () => {
+    const thread = await client.threads.create({ metadata: { origin: true } });
+    await client.runs.wait(thread.thread_id, 'agent', { input: ask('copy me') });
+    const copy = await client.threads.copy(thread.thread_id);
+    assert.notEqual(copy.thread_id, thread.thread_id);
+    assert.equal(copy.status, 'idle');
+    assert.equal((copy.metadata as any).origin, true);
+    const [original, copied] = await Promise.all([client.threads.getState(thread.thread_id), client.threads.getState(copy.thread_id)]);
+    assert.deepEqual(copied.values, original.values);
+    await client.runs.wait(copy.thread_id, 'agent', { input: ask('only in the copy') });
+    assert.equal(((await client.threads.getState(thread.thread_id)).values as any).messages.length, 2);
+    assert.equal(((await client.threads.getState(copy.thread_id)).values as any).messages.length, 4);
+    await assert.rejects(client.threads.copy('00000000-0000-4000-8000-000000000000'), /HTTP 404/);
+  });
+
+  it('is interrupted while a graph waits for input, and resumes with a command', async () => {
+    const thread = await client.threads.create();
+    const paused = (await client.runs.wait(thread.thread_id, 'interrupt', { input: ask('publish?') })) as any;
+    assert.ok(Array.isArray(paused.__interrupt__));
+    const current = await client.threads.get(thread.thread_id);
+    assert.equal(current.status, 'interrupted');
+    const [taskId] = Object.keys(current.interrupts ?? {});
+    assert.equal((current.interrupts as any)[taskId][0].value.question, 'Approve this draft?');
+    const state = await client.threads.getState(thread.thread_id);
+    assert.deepEqual(state.next, ['review']);
+    assert.equal((state.tasks[0] as any).name, 'review');
+    assert.equal((state.tasks[0] as any).interrupts[0].value.question, 'Approve this draft?');
+    const resumed = (await client.runs.wait(thread.thread_id, 'interrupt', { command: { resume: 'approve' } })) as any;
+    assert.equal(resumed.messages.at(-1).content, 'Draft answer to: publish?');
+    assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
+  });
+
+  it('a thread busy with a run shows busy, then idle', async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 150 } });
+    assert.equal((await client.threads.get(thread.thread_id)).status, 'busy');
+    assert.equal(await client.threads.count({ status: 'busy' }) >= 1, true);
+    await client.runs.join(thread.thread_id, run.run_id);
+    await sleep(10);
+    assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
+  });
+});
