@@ -1,0 +1,100 @@
+// A synchronous streaming zstd compressor over zstd-napi's native context: bytes go in as they are
+// produced and only the compressed output is kept, so a batch is never held twice uncompressed.
+// zstd-napi was chosen by measurement (see DESIGN.md): native, several times faster than pure-JS.
+//
+// Two things keep it fast (bench/pipeline/encode.ts): compression contexts are pooled per level —
+// a fresh context per batch spends more time initialising its tables than compressing 100 runs —
+// and small writes are staged into one buffer of STAGE_BYTES before each native call.
+
+import { createRequire } from 'node:module';
+import type * as ZstdBinding from 'zstd-napi/binding.js';
+
+// The binding is CommonJS with enums; loading it through require keeps its runtime values typed.
+const binding = createRequire(import.meta.url)('zstd-napi/binding.js') as typeof ZstdBinding;
+const OUT_SIZE = binding.cStreamOutSize();
+const STAGE_BYTES = 64 * 1024;
+const POOL_LIMIT = 16;
+
+const pools = new Map<number, ZstdBinding.CCtx[]>();
+
+function acquireContext(level: number): ZstdBinding.CCtx {
+  const pooled = pools.get(level)?.pop();
+  if (pooled) return pooled;
+  const context = new binding.CCtx();
+  context.setParameter(binding.CParameter.compressionLevel, level);
+  return context;
+}
+
+function releaseContext(level: number, context: ZstdBinding.CCtx): void {
+  const pool = pools.get(level) ?? [];
+  pools.set(level, pool);
+  if (pool.length < POOL_LIMIT) pool.push(context);
+}
+
+export class ZstdStreamCompressor {
+  private context?: ZstdBinding.CCtx;
+  private readonly chunks: Buffer[] = [];
+  private readonly out = Buffer.allocUnsafe(OUT_SIZE);
+  private readonly stage = Buffer.allocUnsafe(STAGE_BYTES);
+  private staged = 0;
+  private compressedBytes = 0;
+  private rawBytes = 0;
+
+  constructor(private readonly level: number) {
+    this.context = acquireContext(level);
+  }
+
+  /** Uncompressed bytes written so far. */
+  get raw(): number {
+    return this.rawBytes;
+  }
+
+  write(data: Uint8Array): void {
+    if (!this.context) throw new Error('the compressor is finished');
+    this.rawBytes += data.byteLength;
+    if (this.staged + data.byteLength <= STAGE_BYTES) {
+      this.stage.set(data, this.staged);
+      this.staged += data.byteLength;
+      return;
+    }
+    this.flushStage();
+    if (data.byteLength >= STAGE_BYTES) this.run(data, binding.EndDirective.continue);
+    else {
+      this.stage.set(data, 0);
+      this.staged = data.byteLength;
+    }
+  }
+
+  /** Ends the frame and returns the whole compressed body. */
+  finish(): Buffer {
+    const context = this.context;
+    if (context) {
+      this.flushStage();
+      this.run(Buffer.alloc(0), binding.EndDirective.end);
+      this.context = undefined;
+      releaseContext(this.level, context); // The frame is complete: the context is clean.
+    }
+    return Buffer.concat(this.chunks, this.compressedBytes);
+  }
+
+  private flushStage(): void {
+    if (this.staged === 0) return;
+    this.run(this.stage.subarray(0, this.staged), binding.EndDirective.continue);
+    this.staged = 0;
+  }
+
+  private run(input: Uint8Array, directive: ZstdBinding.EndDirective): void {
+    const flushing = directive !== binding.EndDirective.continue;
+    let rest = input;
+    for (;;) {
+      const [remaining, produced, consumed] = this.context!.compressStream2(this.out, rest, directive);
+      if (produced > 0) {
+        // Copy out what was produced and keep the (large) output buffer for the next call.
+        this.chunks.push(Buffer.from(this.out.subarray(0, produced)));
+        this.compressedBytes += produced;
+      }
+      rest = rest.subarray(consumed);
+      if (rest.byteLength === 0 && (!flushing || remaining === 0)) return;
+    }
+  }
+}

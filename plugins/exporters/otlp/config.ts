@@ -1,0 +1,81 @@
+// Config of the `otlp` exporter. Retry defaults follow the OpenTelemetry Collector's (5 s growing by
+// 1.5 up to 30 s); the blocks are the shared exporter helper's.
+
+import type { PersistentQueueConfig } from '../../../src/exporterhelper/persistent_queue.ts';
+import type { RetryConfig } from '../../../src/exporterhelper/retry.ts';
+import type { SendingQueueConfig } from '../../../src/exporterhelper/sending_queue.ts';
+import {
+  persistentQueueSchema,
+  retryOnFailureSchema,
+  sendingQueueSchema,
+} from '../../../src/exporterhelper/schema.ts';
+
+export const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    endpoint: {
+      type: 'string',
+      format: 'uri',
+      pattern: '^https?://',
+      default: 'http://localhost:4318',
+      description: 'Base address of the receiving OTLP/HTTP endpoint; spans go to `<endpoint><traces_path>`.',
+    },
+    traces_path: {
+      type: 'string',
+      pattern: '^/',
+      default: '/v1/traces',
+      description: 'Path of the traces endpoint.',
+    },
+    encoding: {
+      enum: ['protobuf', 'json'],
+      default: 'protobuf',
+      description: 'Body encoding: `protobuf` (application/x-protobuf) or `json` (OTLP/HTTP JSON).',
+    },
+    compression: {
+      enum: ['gzip', 'none'],
+      default: 'gzip',
+      description: 'Body compression.',
+    },
+    headers: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      default: {},
+      description: 'Extra request headers (for example an authorization header).',
+    },
+    forward_tenant: {
+      type: 'boolean',
+      default: false,
+      description: 'Send each batch\'s API key and project as `X-API-Key` and `Service-Project` (for a chain of tracepipe proxies).',
+    },
+    timeout_ms: {
+      type: 'integer',
+      minimum: 1,
+      default: 10000,
+      description: 'Time limit of one send attempt.',
+    },
+    max_concurrent_uploads: {
+      type: 'integer',
+      minimum: 1,
+      default: 4,
+      description: 'Requests in flight at once.',
+    },
+    sending_queue: sendingQueueSchema({ queue_size: 100 }),
+    retry_on_failure: retryOnFailureSchema({ max_retries: 5, initial_backoff_ms: 5000, max_backoff_ms: 30000, multiplier: 1.5 }),
+    persistent_queue: persistentQueueSchema({ enabled: false, directory: './data/otlp' }),
+  },
+} as const;
+
+export interface OtlpExporterConfig {
+  readonly endpoint: string;
+  readonly traces_path: string;
+  readonly encoding: 'protobuf' | 'json';
+  readonly compression: 'gzip' | 'none';
+  readonly headers: Readonly<Record<string, string>>;
+  readonly forward_tenant: boolean;
+  readonly timeout_ms: number;
+  readonly max_concurrent_uploads: number;
+  readonly sending_queue: SendingQueueConfig;
+  readonly retry_on_failure: RetryConfig;
+  readonly persistent_queue: PersistentQueueConfig;
+}

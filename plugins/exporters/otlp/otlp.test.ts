@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import type { Registry } from 'prom-client';
+import { validateAgainst } from '../../../src/config/ajv.ts';
+import type { Exporter } from '../../../src/pipeline/component.ts';
+import { Sink, nopHost, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
+import { countSpans } from '../../../src/model/spans.ts';
+import type { SpanBatch } from '../../../src/model/spans.ts';
+import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
+import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts';
+import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
+import type { OtlpReceiverConfig } from '../../receivers/otlp/config.ts';
+import { metricValue } from '../../../test/support/observe.ts';
+import { makeSpanBatch } from '../../../test/support/spans.ts';
+import type { OtlpExporterConfig } from './config.ts';
+import { otlpExporterFactory } from './index.ts';
+
+runComponentConformance(otlpExporterFactory, {
+  testdataDir: join(import.meta.dirname, 'testdata'),
+  config: { endpoint: 'http://127.0.0.1:9', retry_on_failure: { max_retries: 0 } },
+  sample: () => makeSpanBatch(2),
+});
+
+let workDir: string;
+before(async () => {
+  workDir = await mkdtemp(join(tmpdir(), 'tp-otlpx-'));
+});
+after(async () => {
+  await rm(workDir, { recursive: true, force: true });
+});
+
+function createExporter(overrides: Record<string, unknown>): { exporter: Exporter<'spans'>; metrics: Registry } {
+  const config: Record<string, unknown> = {
+    ...overrides,
+    retry_on_failure: { initial_backoff_ms: 5, max_backoff_ms: 20, ...(overrides.retry_on_failure as object) },
+  };
+  assert.deepEqual(validateAgainst(otlpExporterFactory.configSchema, config, 'otlp'), []);
+  const host = nopHost({ resolvePath: (path) => resolve(workDir, path) });
+  const exporter = otlpExporterFactory.create(nopSettings('exporter', 'otlp', host), config as unknown as OtlpExporterConfig);
+  return { exporter, metrics: host.metrics };
+}
+
+describe('otlp exporter → the otlp receiver', () => {
+  for (const encoding of ['protobuf', 'json'] as const) {
+    for (const compression of ['gzip', 'none'] as const) {
+      it(`delivers spans intact (${encoding}, ${compression}) with the tenant forwarded`, async () => {
+        const sink = new Sink<'spans'>();
+        const receiverConfig = { host: '127.0.0.1', port: 0, require_api_key: false };
+        validateAgainst(otlpReceiverFactory.configSchema, receiverConfig, 'otlp');
+        const receiver = otlpReceiverFactory.create(nopSettings('receiver', 'otlp'), receiverConfig as unknown as OtlpReceiverConfig, sink);
+        await receiver.start(new AbortController().signal);
+        const port = (receiver as unknown as { port: number }).port;
+        const { exporter, metrics } = createExporter({ endpoint: `http://127.0.0.1:${port}`, encoding, compression, forward_tenant: true });
+        await exporter.start(new AbortController().signal);
+        try {
+          const batches = [makeSpanBatch(3), makeSpanBatch(5)];
+          for (const batch of batches) await exporter.consume(batch, { project: 'proj-x', apiKey: 'key-x' });
+          await sink.waitFor(() => sink.batches.length === 2);
+          const received = sink.batches.map((b) => b.data);
+          // Send order is not guaranteed with concurrent uploads; compare as a set.
+          const byFirstSpan = (batch: SpanBatch) => batch.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.spanId;
+          assert.deepEqual(
+            received.sort((a, b) => byFirstSpan(a).localeCompare(byFirstSpan(b))),
+            batches.sort((a, b) => byFirstSpan(a).localeCompare(byFirstSpan(b))),
+          );
+          for (const { context } of sink.batches) {
+            assert.equal(context.apiKey, 'key-x');
+            assert.equal(context.project, 'proj-x');
+          }
+          await exporter.shutdown(Date.now() + 2000);
+          assert.equal(await metricValue(metrics, 'tracepipe_otlp_exporter_spans_sent_total'), 8);
+        } finally {
+          await exporter.shutdown(Date.now() + 2000);
+          await receiver.shutdown(Date.now() + 2000);
+        }
+      });
+    }
+  }
+});
+
+describe('otlp exporter against a scripted receiver', () => {
+  let server: Server;
+  let url: string;
+  let answer: (index: number) => { status: number; headers?: Record<string, string> };
+  let received: { headers: IncomingHttpHeaders; spans: number }[];
+  let malformed: string[];
+
+  beforeEach(async () => {
+    received = [];
+    malformed = [];
+    answer = () => ({ status: 200 });
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        let spans = 0;
+        try {
+          const raw = req.headers['content-encoding'] === 'gzip' ? gunzipSync(Buffer.concat(chunks)) : Buffer.concat(chunks);
+          const decoded = req.headers['content-type'] === 'application/json' ? decodeTraceRequestJson(raw) : decodeTraceRequestProtobuf(raw);
+          spans = countSpans(decoded.batch);
+        } catch (error) {
+          malformed.push(String(error));
+        }
+        const index = received.length;
+        received.push({ headers: req.headers, spans });
+        const { status, headers } = answer(index);
+        res.writeHead(status, headers).end();
+      });
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterEach(async () => {
+    server.closeAllConnections();
+    await new Promise((done) => server.close(done));
+  });
+
+  it('sends configured headers, and no tenant headers unless asked', async () => {
+    const { exporter } = createExporter({ endpoint: url, headers: { authorization: 'Bearer t' } });
+    await exporter.start(new AbortController().signal);
+    await exporter.consume(makeSpanBatch(1), { project: 'p', apiKey: 'secret' });
+    await exporter.shutdown(Date.now() + 2000);
+    assert.deepEqual(malformed, []);
+    assert.equal(received[0]!.headers.authorization, 'Bearer t');
+    assert.equal(received[0]!.headers['x-api-key'], undefined);
+    assert.equal(received[0]!.headers['content-type'], 'application/x-protobuf');
+  });
+
+  it('retries 503 and 429, then delivers', async () => {
+    answer = (index) => (index === 0 ? { status: 503 } : index === 1 ? { status: 429, headers: { 'Retry-After': '0' } } : { status: 200 });
+    const { exporter, metrics } = createExporter({ endpoint: url });
+    await exporter.start(new AbortController().signal);
+    await exporter.consume(makeSpanBatch(4), { project: 'p' });
+    await exporter.shutdown(Date.now() + 5000);
+    assert.equal(received.length, 3);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_retries_total'), 2);
+    assert.equal(await metricValue(metrics, 'tracepipe_otlp_exporter_spans_sent_total'), 4);
+  });
+
+  it('drops a batch the receiver rejects (400), counted', async () => {
+    answer = () => ({ status: 400 });
+    const { exporter, metrics } = createExporter({ endpoint: url });
+    await exporter.start(new AbortController().signal);
+    await exporter.consume(makeSpanBatch(3), { project: 'p' });
+    await exporter.shutdown(Date.now() + 5000);
+    assert.equal(received.length, 1);
+    assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'rejected' }), 3);
+  });
+
+  it('with a persistent queue, keeps what it cannot send and replays it later', async () => {
+    let down = true;
+    answer = () => (down ? { status: 503 } : { status: 200 });
+    const queue = { enabled: true, directory: 'otlp-queue', replay_interval_ms: 20 };
+    const { exporter, metrics } = createExporter({ endpoint: url, retry_on_failure: { max_retries: 0 }, persistent_queue: queue });
+    await exporter.start(new AbortController().signal);
+    for (let i = 0; i < 3; i++) await exporter.consume(makeSpanBatch(2), { project: 'p' });
+    await waitUntil(async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 3);
+    down = false;
+    await waitUntil(async () => (await metricValue(metrics, 'tracepipe_otlp_exporter_spans_sent_total')) === 6);
+    await exporter.shutdown(Date.now() + 2000);
+    assert.deepEqual((await readdir(join(workDir, 'otlp-queue'))).filter((n) => n.endsWith('.batch')), []);
+    assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total'), 0);
+  });
+
+  it('without a persistent queue, counts what it cannot send', async () => {
+    answer = () => ({ status: 503 });
+    const { exporter, metrics } = createExporter({ endpoint: url, retry_on_failure: { max_retries: 1 } });
+    await exporter.start(new AbortController().signal);
+    await exporter.consume(makeSpanBatch(5), { project: 'p' });
+    await exporter.shutdown(Date.now() + 5000);
+    assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'retries_exhausted' }), 5);
+  });
+});
+
+async function waitUntil(predicate: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((done) => setTimeout(done, 10));
+  }
+}

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ThrottleError } from '../pipeline/errors.ts';
+import { QueueClosedError, SendingQueue } from './sending_queue.ts';
+
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
+}
+
+describe('SendingQueue', () => {
+  it('runs at most `consumers` items at once and handles every item', async () => {
+    const g = gate();
+    let active = 0;
+    let peak = 0;
+    const done: number[] = [];
+    const queue = new SendingQueue<number>({
+      queue_size: 10,
+      block_on_overflow: false,
+      consumers: 2,
+      handle: async (n) => {
+        active++;
+        peak = Math.max(peak, active);
+        await g.opened;
+        active--;
+        done.push(n);
+      },
+      onHandlerError: () => assert.fail('unexpected'),
+    });
+    for (let i = 0; i < 6; i++) await queue.offer(i);
+    assert.equal(queue.inFlight, 2);
+    assert.equal(queue.depth, 4);
+    g.open();
+    assert.equal(await queue.drain(Date.now() + 5000), true);
+    assert.equal(peak, 2);
+    assert.deepEqual(done.sort(), [0, 1, 2, 3, 4, 5]);
+  });
+
+  it('refuses with ThrottleError when full, and reports the refusal to the caller', async () => {
+    const g = gate();
+    const queue = new SendingQueue<number>({
+      queue_size: 1,
+      block_on_overflow: false,
+      consumers: 1,
+      handle: () => g.opened,
+      onHandlerError: () => undefined,
+      retryAfterMs: 250,
+    });
+    await queue.offer(1); // taken by the consumer
+    await queue.offer(2); // waits in the queue
+    await assert.rejects(queue.offer(3), (error: unknown) => error instanceof ThrottleError && error.retryAfterMs === 250);
+    g.open();
+    await queue.drain(Date.now() + 5000);
+  });
+
+  it('with block_on_overflow, waits for room instead', async () => {
+    const g = gate();
+    const handled: number[] = [];
+    const queue = new SendingQueue<number>({
+      queue_size: 1,
+      block_on_overflow: true,
+      consumers: 1,
+      handle: async (n) => {
+        await g.opened;
+        handled.push(n);
+      },
+      onHandlerError: () => undefined,
+    });
+    await queue.offer(1);
+    await queue.offer(2);
+    let third = false;
+    const pending = queue.offer(3).then(() => (third = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(third, false);
+    g.open();
+    await pending;
+    await queue.drain(Date.now() + 5000);
+    assert.deepEqual(handled, [1, 2, 3]);
+  });
+
+  it('after close, refuses new items and releases blocked callers', async () => {
+    const g = gate();
+    const queue = new SendingQueue<number>({
+      queue_size: 1,
+      block_on_overflow: true,
+      consumers: 1,
+      handle: () => g.opened,
+      onHandlerError: () => undefined,
+    });
+    await queue.offer(1);
+    await queue.offer(2);
+    const blocked = queue.offer(3);
+    queue.close();
+    await assert.rejects(blocked, QueueClosedError);
+    await assert.rejects(queue.offer(4), QueueClosedError);
+    assert.deepEqual(queue.takeWaiting(), [2]);
+    assert.equal(await queue.drain(Date.now() + 20), false); // 1 is still in flight
+    g.open();
+    assert.equal(await queue.drain(Date.now() + 5000), true);
+  });
+
+  it('reports a handler that throws instead of losing the item silently', async () => {
+    const failed: number[] = [];
+    const queue = new SendingQueue<number>({
+      queue_size: 2,
+      block_on_overflow: false,
+      consumers: 1,
+      handle: async () => {
+        throw new Error('boom');
+      },
+      onHandlerError: (_error, n) => failed.push(n),
+    });
+    await queue.offer(7);
+    await queue.drain(Date.now() + 5000);
+    assert.deepEqual(failed, [7]);
+  });
+});

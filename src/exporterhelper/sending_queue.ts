@@ -1,0 +1,136 @@
+// A bounded in-memory queue of batches in front of an exporter's transport, drained by a fixed
+// number of concurrent consumers. `offer()` resolves once the batch is queued — that is when an
+// exporter's `consume()` resolves — and a full queue either refuses with ThrottleError (so the
+// refusal travels back to the client as a retryable status) or makes the caller wait, as the
+// `block_on_overflow` option of the `sending_queue` block says.
+
+import { ThrottleError } from '../pipeline/errors.ts';
+
+/** The `sending_queue` block, as exporters' configs spell it. */
+export interface SendingQueueConfig {
+  /** Batches held in memory, waiting for a consumer. */
+  readonly queue_size: number;
+  /** Wait for room instead of refusing when the queue is full. */
+  readonly block_on_overflow: boolean;
+}
+
+export interface SendingQueueOptions<T> extends SendingQueueConfig {
+  /** How many batches are handled at once. */
+  readonly consumers: number;
+  /**
+   * Handles one batch. It owns every outcome (send, persist, dead-letter): a rejection here is a
+   * bug, reported through `onHandlerError`, never a silent loss.
+   */
+  readonly handle: (item: T) => Promise<void>;
+  readonly onHandlerError: (error: unknown, item: T) => void;
+  /** Called whenever the number of waiting batches changes: for a gauge. */
+  readonly onDepth?: (depth: number) => void;
+  /** The delay suggested to clients when the queue refuses a batch. */
+  readonly retryAfterMs?: number;
+}
+
+/** The queue no longer accepts batches (the exporter is shutting down). Retryable upstream. */
+export class QueueClosedError extends Error {
+  override readonly name = 'QueueClosedError';
+  constructor() {
+    super('the sending queue is closed');
+  }
+}
+
+export class SendingQueue<T> {
+  private readonly items: T[] = [];
+  private readonly spaceWaiters: (() => void)[] = [];
+  private readonly idleWaiters: (() => void)[] = [];
+  private active = 0;
+  private closed = false;
+
+  constructor(private readonly options: SendingQueueOptions<T>) {}
+
+  /** Batches waiting for a consumer. */
+  get depth(): number {
+    return this.items.length;
+  }
+
+  /** Batches being handled right now. */
+  get inFlight(): number {
+    return this.active;
+  }
+
+  /**
+   * Queues a batch. Resolves once it is queued; rejects with ThrottleError when the queue is full
+   * (unless `block_on_overflow`), or QueueClosedError after `close()`.
+   */
+  async offer(item: T): Promise<void> {
+    while (!this.closed && this.items.length >= this.options.queue_size) {
+      if (!this.options.block_on_overflow) {
+        throw new ThrottleError('the sending queue is full', this.options.retryAfterMs ?? 1000);
+      }
+      await new Promise<void>((resolve) => this.spaceWaiters.push(resolve));
+    }
+    if (this.closed) throw new QueueClosedError();
+    this.items.push(item);
+    this.options.onDepth?.(this.items.length);
+    this.pump();
+  }
+
+  /** Stops accepting batches; waiting offers are released with QueueClosedError. Idempotent. */
+  close(): void {
+    this.closed = true;
+    for (const wake of this.spaceWaiters.splice(0)) wake();
+  }
+
+  /**
+   * Resolves true once nothing is queued or in flight, or false at `deadline` (epoch ms).
+   */
+  async drain(deadline: number): Promise<boolean> {
+    if (this.isIdle()) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const idle = new Promise<boolean>((resolve) => this.idleWaiters.push(() => resolve(true)));
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+    });
+    try {
+      return await Promise.race([idle, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Removes and returns the batches no consumer has started (for persisting at shutdown). */
+  takeWaiting(): T[] {
+    const waiting = this.items.splice(0);
+    this.options.onDepth?.(0);
+    this.notifyIdle();
+    return waiting;
+  }
+
+  private isIdle(): boolean {
+    return this.items.length === 0 && this.active === 0;
+  }
+
+  private notifyIdle(): void {
+    if (this.isIdle()) for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  private pump(): void {
+    while (this.active < this.options.consumers && this.items.length > 0) {
+      const item = this.items.shift()!;
+      this.active++;
+      this.options.onDepth?.(this.items.length);
+      this.spaceWaiters.shift()?.();
+      void this.run(item);
+    }
+  }
+
+  private async run(item: T): Promise<void> {
+    try {
+      await this.options.handle(item);
+    } catch (error) {
+      this.options.onHandlerError(error, item);
+    } finally {
+      this.active--;
+      this.pump();
+      this.notifyIdle();
+    }
+  }
+}

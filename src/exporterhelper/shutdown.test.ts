@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { SendingQueue } from './sending_queue.ts';
+import { drainForShutdown } from './shutdown.ts';
+
+describe('drainForShutdown', () => {
+  it('lets the senders finish when they can, then aborts', async () => {
+    const handled: number[] = [];
+    const queue = new SendingQueue<number>({
+      queue_size: 10,
+      block_on_overflow: false,
+      consumers: 1,
+      handle: async (n) => void handled.push(n),
+      onHandlerError: () => assert.fail('unexpected'),
+    });
+    for (const n of [1, 2, 3]) await queue.offer(n);
+    const stop = new AbortController();
+    const kept: number[] = [];
+    await drainForShutdown(queue, Date.now() + 2000, stop, async (n) => void kept.push(n));
+    assert.deepEqual(handled, [1, 2, 3]);
+    assert.deepEqual(kept, []);
+    assert.equal(stop.signal.aborted, true);
+  });
+
+  it('at the deadline, aborts in-flight work and hands waiting batches over to be kept', async () => {
+    const stop = new AbortController();
+    const aborted: number[] = [];
+    const queue = new SendingQueue<number>({
+      queue_size: 10,
+      block_on_overflow: false,
+      consumers: 1,
+      // A sender that only ends when told to stop, as an attempt with a long backoff does.
+      handle: (n) =>
+        new Promise<void>((resolve) =>
+          stop.signal.addEventListener('abort', () => {
+            aborted.push(n);
+            resolve();
+          }),
+        ),
+      onHandlerError: () => assert.fail('unexpected'),
+    });
+    for (const n of [1, 2, 3]) await queue.offer(n);
+    const kept: number[] = [];
+    await drainForShutdown(queue, Date.now() + 100, stop, async (n) => void kept.push(n));
+    assert.deepEqual(aborted, [1]);
+    assert.deepEqual(kept, [2, 3]);
+    assert.equal(queue.inFlight + queue.depth, 0);
+  });
+});

@@ -1,0 +1,29 @@
+// The shutdown sequence of a queued exporter, written once: stop accepting, let the senders work
+// until shortly before the deadline, then abort what is in flight and hand everything unsent to
+// the exporter to keep (on disk) or count as lost.
+
+import type { SendingQueue } from './sending_queue.ts';
+
+/** Share of the remaining budget (at most MAX_PERSIST_MS) kept for writing unsent batches. */
+const PERSIST_SHARE = 5;
+const MAX_PERSIST_MS = 1000;
+/** Aborted attempts settle at once; this only bounds a stuck disk write. */
+const SETTLE_GRACE_MS = 5000;
+
+export async function drainForShutdown<T>(
+  queue: SendingQueue<T>,
+  deadline: number,
+  /** Aborting it ends in-flight attempts (and their backoffs) at once. */
+  stopSending: AbortController,
+  /** Keeps a batch no sender started (persist it, or count it as dropped). */
+  keepUnsent: (item: T) => Promise<void>,
+): Promise<void> {
+  queue.close();
+  const remaining = Math.max(0, deadline - Date.now());
+  const sendUntil = deadline - Math.min(MAX_PERSIST_MS, Math.floor(remaining / PERSIST_SHARE));
+  const drained = await queue.drain(sendUntil);
+  stopSending.abort();
+  if (drained) return;
+  for (const item of queue.takeWaiting()) await keepUnsent(item);
+  await queue.drain(deadline + SETTLE_GRACE_MS);
+}
