@@ -21,7 +21,7 @@ export class DebugExporter implements Exporter {
     private readonly config: DebugExporterConfig,
   ) {}
 
-  async start(): Promise<void> {
+  async start(_signal?: AbortSignal): Promise<void> {
     if (!this.config.path) return;
     const path = this.settings.host.resolvePath(this.config.path);
     await mkdir(dirname(path), { recursive: true });
@@ -44,7 +44,7 @@ export class DebugExporter implements Exporter {
     }
   }
 
-  async shutdown(): Promise<void> {
+  async shutdown(_deadline?: number): Promise<void> {
     this.stopped = true;
     const file = this.file;
     this.file = undefined;
