@@ -40,6 +40,15 @@ describe('agent_api web interface serving', () => {
         assert.match(module.headers['content-type'] as string, /^text\/javascript/);
       }
 
+      // Vendored modules are revalidated by ETag.
+      const preact = await app.inject({ method: 'GET', url: '/ui/vendor/preact.mjs' });
+      assert.equal(preact.headers['cache-control'], 'no-cache');
+      const etag = preact.headers.etag as string;
+      assert.ok(etag);
+      const again = await app.inject({ method: 'GET', url: '/ui/vendor/preact.mjs', headers: { 'if-none-match': etag } });
+      assert.equal(again.statusCode, 304);
+      assert.equal(again.body, '');
+
       const script = await app.inject({ method: 'GET', url: '/ui/js/main.js' });
       assert.equal(script.statusCode, 200);
       assert.match(script.headers['content-type'] as string, /javascript/);

@@ -272,7 +272,8 @@ describe('agent_api web interface', { skip }, () => {
     await page.goto(`${server.url}/ui/#/studio/sleep`);
     const sleepAssistant = await server.client.assistants.get('sleep');
     await until(async () => (await page.locator('#studio-assistant').inputValue()) === sleepAssistant.assistant_id, 'the sleep assistant is chosen');
-    const threadShown = async () => ((await page.getByTestId('thread-id').count()) > 0 ? await page.getByTestId('thread-id').textContent() : null);
+    // Read in one step: the shown thread may change (or go) between two locator calls.
+    const threadShown = () => page.evaluate(`document.querySelector('[data-testid="thread-id"]')?.textContent ?? null`) as Promise<string | null>;
     const previous = await threadShown();
     await page.getByRole('button', { name: 'New thread' }).click();
     await until(async () => ![null, previous].includes(await threadShown()), 'the new thread is shown');
@@ -310,6 +311,30 @@ describe('agent_api web interface', { skip }, () => {
     const alert = page.locator('form.assistant-form [role="alert"]');
     await alert.waitFor();
     assert.match((await alert.textContent())!, /not found/i);
+  });
+
+  it('asks for the API key when the server requires one, then works with it', async () => {
+    const guarded = await startTestServer({ auth: { api_keys: ['secret-key'] } });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const guardedPage = await context.newPage();
+      guardedPage.on('pageerror', (error) => pageErrors.push(error.message));
+      // The page itself needs no key; the API calls it makes do.
+      await guardedPage.goto(`${guarded.url}/ui/`);
+      const alert = guardedPage.locator('.list [role="alert"]');
+      await alert.waitFor();
+      assert.match((await alert.textContent())!, /X-Api-Key.*Set the API key/);
+
+      await guardedPage.getByRole('button', { name: 'API key' }).click();
+      const dialog = guardedPage.getByRole('dialog', { name: 'API key' });
+      await dialog.getByLabel('Key').fill('secret-key');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await guardedPage.locator('table.assistants').getByRole('link', { name: 'chat', exact: true }).waitFor();
+      assert.equal(await alert.count(), 0);
+    } finally {
+      await context.close();
+      await guarded.stop();
+    }
   });
 
   it('deletes an assistant after confirmation, and not when cancelled', async () => {

@@ -72,10 +72,13 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
     });
 
     for (const [name, source] of vendor) {
-      ui.get(`${prefix}/vendor/${name}`, { schema: { hide: true } }, async (_request, reply) => {
-        // The package version pins the content; a day of caching is safe and spares reloads.
-        reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=86400');
-        return source;
+      // The URL does not change when the package is upgraded, so browsers revalidate; the ETag
+      // makes that a 304 while the content is the same.
+      const etag = `"${createHash('sha256').update(source).digest('base64url')}"`;
+      ui.get(`${prefix}/vendor/${name}`, { schema: { hide: true } }, async (request, reply) => {
+        reply.header('cache-control', 'no-cache').header('etag', etag);
+        if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+        return reply.type('text/javascript; charset=utf-8').send(source);
       });
     }
 

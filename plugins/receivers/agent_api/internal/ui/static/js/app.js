@@ -8,7 +8,7 @@ import { html } from './html.js';
 import { href, useRoute } from './route.js';
 import { StudioPage } from './studio.js';
 
-function ApiKeyDialog({ onClose }) {
+function ApiKeyDialog({ onClose, onSaved }) {
   const dialog = useRef(null);
   const [value, setValue] = useState(getApiKey());
   useEffect(() => {
@@ -17,6 +17,7 @@ function ApiKeyDialog({ onClose }) {
   const save = (event) => {
     event.preventDefault();
     setApiKey(value.trim());
+    onSaved();
     dialog.current.close();
   };
   return html`
@@ -38,11 +39,13 @@ export function App() {
   const route = useRoute();
   const [notice, setNotice] = useState('');
   const [keyDialog, setKeyDialog] = useState(false);
-  // A confirmation outlives the navigation it causes ("Deleted …" shown on the list), but not the
-  // next one.
+  // Bumped when the API key changes, so the screen remounts and reloads with the new key.
+  const [keyVersion, setKeyVersion] = useState(0);
+  // A notice goes away on the next navigation, unless it announces that navigation (`carry`:
+  // "Deleted …" is shown on the list the page moves to).
   const keepNotice = useRef(false);
-  const announce = useCallback((message) => {
-    keepNotice.current = true;
+  const announce = useCallback((message, { carry = false } = {}) => {
+    keepNotice.current = carry;
     setNotice(message);
   }, []);
   const routeKey = `${route.page}/${route.assistantId ?? ''}/${route.create ? 'new' : ''}`;
@@ -66,10 +69,10 @@ export function App() {
       <button type="button" class="secondary small" onClick=${() => setKeyDialog(true)}>API key</button>
     </header>
     <div class="notice" role="status" aria-live="polite">${notice}</div>
-    <main id="main" tabindex="-1">
+    <main id="main" tabindex="-1" key=${keyVersion}>
       ${route.page === 'studio'
         ? html`<${StudioPage} initialAssistantId=${route.assistantId} announce=${announce} />`
         : html`<${AssistantsPage} route=${route} announce=${announce} />`}
     </main>
-    ${keyDialog && html`<${ApiKeyDialog} onClose=${() => setKeyDialog(false)} />`}`;
+    ${keyDialog && html`<${ApiKeyDialog} onClose=${() => setKeyDialog(false)} onSaved=${() => setKeyVersion((n) => n + 1)} />`}`;
 }

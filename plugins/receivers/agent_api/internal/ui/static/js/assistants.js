@@ -119,7 +119,7 @@ function AssistantDetail({ assistantId, graphs, announce, onChanged }) {
       await api.deleteAssistant(assistantId);
       setConfirming(false);
       onChanged();
-      announce(`Deleted “${assistant.name}” and all its versions.`);
+      announce(`Deleted “${assistant.name}” and all its versions.`, { carry: true });
       navigate(href.assistants());
     } catch (failure) {
       setConfirming(false);
@@ -161,7 +161,7 @@ function CreatePanel({ graphs, announce, onChanged }) {
   const create = async (body) => {
     const created = await api.createAssistant(body);
     onChanged();
-    announce(`Created “${created.name}” (version ${created.version}).`);
+    announce(`Created “${created.name}” (version ${created.version}).`, { carry: true });
     navigate(href.assistant(created.assistant_id));
   };
   return html`

@@ -84,7 +84,8 @@ export function StudioPage({ initialAssistantId, announce }) {
     }
   }, []);
 
-  const pickThread = (id) => {
+  /** Shows thread `id`; `load: false` for a thread just created, which has no state to read. */
+  const pickThread = (id, { load = true } = {}) => {
     setThreadId(id);
     setStreamed([]);
     setUpdates([]);
@@ -92,7 +93,7 @@ export function StudioPage({ initialAssistantId, announce }) {
     setThreadState(null);
     setStateMessages([]);
     setError('');
-    loadState(id);
+    if (load) loadState(id);
   };
 
   const newThread = async () => {
@@ -100,7 +101,7 @@ export function StudioPage({ initialAssistantId, announce }) {
     try {
       const thread = await api.createThread({});
       await loadThreads();
-      pickThread(thread.thread_id);
+      pickThread(thread.thread_id, { load: false });
       announce(`Started thread ${shortId(thread.thread_id)}.`);
       return thread.thread_id;
     } catch (failure) {
