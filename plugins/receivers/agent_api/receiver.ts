@@ -111,8 +111,20 @@ export class AgentApiReceiver implements Receiver {
     // right below, before any request can arrive.
     let runs: Runs | undefined;
     const threads = new Threads(storage, checkpoints, graphForThread, (threadId) => runs!.cancelThreadRuns(threadId));
-    const assistants = new Assistants(storage, graphs, (threadId) => threads.delete(threadId));
-    runs = new Runs(storage, assistants, execution, (graphId) => graphs.has(graphId));
+    const assistants = new Assistants(
+      storage,
+      graphs,
+      (threadId) => threads.delete(threadId),
+      (assistantId) => runs!.cancelAssistantRuns(assistantId),
+    );
+    runs = new Runs(
+      storage,
+      assistants,
+      execution,
+      (graphId) => graphs.has(graphId),
+      async (threadId, checkpointId, checkpointNs) =>
+        (await checkpoints.saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpointId } })) !== undefined,
+    );
 
     await assistants.ensureSystemAssistants();
     await this.recover(storage, broker);

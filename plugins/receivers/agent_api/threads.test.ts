@@ -56,7 +56,7 @@ describe('agent_api threads', () => {
     await assert.rejects(client.threads.getState('00000000-0000-4000-8000-000000000000'), /HTTP 404/);
     await assert.rejects(
       client.runs.create('00000000-0000-4000-8000-000000000000', 'agent', { input: ask('x') }),
-      /HTTP 404: .*Thread 00000000-0000-4000-8000-000000000000 not found/,
+      /HTTP 404: .*Thread with ID 00000000-0000-4000-8000-000000000000 not found/,
     );
     await assert.rejects(client.runs.create(null, 'no_such_assistant', { input: ask('x') }), /HTTP 404: .*No assistant found for 'no_such_assistant'/);
   });

@@ -42,6 +42,8 @@ export class Assistants {
     private readonly graphs: GraphCatalog,
     /** Deletes a thread with its runs and checkpoints (used by `delete_threads`). */
     private readonly deleteThread: (threadId: string) => Promise<void>,
+    /** Stops the assistant's pending and running runs, so none goes on executing once it is gone. */
+    private readonly cancelAssistantRuns: (assistantId: string) => Promise<void> = async () => {},
   ) {}
 
   /** A graph id stands for its system assistant wherever an assistant id is accepted. */
@@ -185,7 +187,9 @@ export class Assistants {
 
   async delete(idOrGraph: string, deleteThreads: boolean): Promise<string[]> {
     const assistantId = this.resolveId(idOrGraph);
+    if (!(await this.storage.getAssistant(assistantId))) throw notFound(`Assistant ${idOrGraph} not found`);
     const threadIds = deleteThreads ? await this.storage.threadIdsOfAssistant(assistantId) : [];
+    await this.cancelAssistantRuns(assistantId);
     if (!(await this.storage.deleteAssistant(assistantId))) throw notFound(`Assistant ${idOrGraph} not found`);
     for (const threadId of threadIds) await this.deleteThread(threadId);
     return [assistantId];

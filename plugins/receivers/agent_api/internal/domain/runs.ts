@@ -115,6 +115,8 @@ export class Runs {
     private readonly assistants: Assistants,
     private readonly execution: RunExecution,
     private readonly graphDeployed: (graphId: string) => boolean,
+    /** Whether the thread has this checkpoint (namespace `''` is the root graph's). */
+    private readonly checkpointExists: (threadId: string, checkpointId: string, checkpointNs: string) => Promise<boolean> = async () => true,
   ) {}
 
   /**
@@ -126,6 +128,13 @@ export class Runs {
   async create(threadId: string | undefined, body: RunCreate, headers: Record<string, string | string[] | undefined> = {}): Promise<RunRecord> {
     const assistantId = this.assistants.resolveId(body.assistant_id);
     const strategy = body.multitask_strategy ?? 'reject';
+    // Starting from a checkpoint the thread does not have would silently start from nothing.
+    const fromCheckpoint = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined;
+    if (threadId !== undefined && fromCheckpoint && (await this.storage.getThread(threadId))) {
+      if (!(await this.checkpointExists(threadId, fromCheckpoint, body.checkpoint?.checkpoint_ns ?? ''))) {
+        throw notFound(`Checkpoint ${fromCheckpoint} not found in thread ${threadId}`);
+      }
+    }
     const { run, inflight } = await this.storage.transaction(async (tx) => {
       const assistant = await tx.getAssistant(assistantId);
       if (!assistant) {
@@ -137,7 +146,7 @@ export class Runs {
       const temporary = threadId === undefined && (body.on_completion ?? 'delete') === 'delete';
       const runConfig = isObject(body.config) ? body.config : {};
       let thread = threadId === undefined ? undefined : await tx.getThread(threadId);
-      if (threadId !== undefined && !thread && body.if_not_exists !== 'create') throw notFound(`Thread ${threadId} not found`);
+      if (threadId !== undefined && !thread && body.if_not_exists !== 'create') throw notFound(`Thread with ID ${threadId} not found`);
       if (!thread) {
         thread = {
           thread_id: threadId ?? uuid7(),
@@ -240,7 +249,7 @@ export class Runs {
   }
 
   async list(threadId: string, query: RunQuery): Promise<RunRecord[]> {
-    if (!(await this.storage.getThread(threadId))) throw notFound(`Thread ${threadId} not found`);
+    if (!(await this.storage.getThread(threadId))) throw notFound(`Thread with ID ${threadId} not found`);
     return this.storage.listRuns(threadId, query);
   }
 
@@ -271,6 +280,14 @@ export class Runs {
     const runs = await this.storage.inflightRuns(threadId);
     for (const run of runs) await this.cancelOne(run, 'interrupt');
     // Wait until they have stopped, so none writes a checkpoint after the thread is gone.
+    for (const run of runs) await this.execution.waitFor(run.run_id);
+  }
+
+  /** Cancels every pending or running run of an assistant (before the assistant is deleted). */
+  async cancelAssistantRuns(assistantId: string): Promise<void> {
+    const inflight = [...(await this.storage.runsWithStatus('pending')), ...(await this.storage.runsWithStatus('running'))];
+    const runs = inflight.filter((run) => run.assistant_id === assistantId);
+    for (const run of runs) await this.cancelOne(run, 'interrupt');
     for (const run of runs) await this.execution.waitFor(run.run_id);
   }
 

@@ -2,6 +2,8 @@
 // `interrupted`, `error`), and their state, read from and written to the graph's checkpoints.
 
 import type { RunnableConfig } from '@langchain/core/runnables';
+import { InvalidUpdateError } from '@langchain/langgraph';
+import type { StateSnapshot } from '@langchain/langgraph';
 import { v7 as uuid7 } from 'uuid';
 import type { CompiledGraphLike } from '../graphs/registry.ts';
 import { EMPTY_STATE, checkpointRef, interruptsOf, snapshotToThreadState } from '../runs/state.ts';
@@ -41,6 +43,22 @@ export interface HistoryQuery {
   checkpoint?: CheckpointSelector | null;
 }
 
+/**
+ * Runs a state write, turning LangGraph's `InvalidUpdateError` (an unknown `as_node`, values the
+ * node could not have returned) into a 422: the request is wrong, not the server.
+ */
+async function rejectingInvalidUpdates<T>(graph: CompiledGraphLike, asNodes: readonly (string | undefined)[], write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (!(error instanceof InvalidUpdateError)) throw error;
+    // Name the field at fault: a node the graph does not have, else the values.
+    const nodes = (graph as { nodes?: Record<string, unknown> }).nodes ?? {};
+    const unknownNode = asNodes.some((node) => node !== undefined && !node.startsWith('__') && !(node in nodes));
+    throw invalid(`body.${unknownNode ? 'as_node' : 'values'}: ${error.message.split('\n')[0]}`);
+  }
+}
+
 /** A graph bound to the server's checkpointer and store, loaded for a thread's config. */
 export type GraphForThread = (graphId: string, config: RunnableConfig) => Promise<CompiledGraphLike>;
 
@@ -55,6 +73,9 @@ export class Threads {
 
   async create(body: ThreadCreate): Promise<Thread> {
     const threadId = body.thread_id || uuid7();
+    if (body.supersteps?.length && typeof body.metadata?.graph_id !== 'string') {
+      throw invalid('metadata.graph_id: is required when supersteps are given');
+    }
     const thread = await this.storage.transaction(async (tx) => {
       const existing = await tx.getThread(threadId);
       if (existing) {
@@ -75,7 +96,16 @@ export class Threads {
       await tx.insertThread(created);
       return { thread: created, created: true };
     });
-    if (thread.created && body.supersteps?.length) return this.applySupersteps(thread.thread, body.supersteps);
+    if (thread.created && body.supersteps?.length) {
+      try {
+        return await this.applySupersteps(thread.thread, body.supersteps);
+      } catch (error) {
+        // The request failed as a whole: no half-built thread is left behind.
+        await this.storage.deleteThread(threadId);
+        await this.checkpoints.deleteThread(threadId);
+        throw error;
+      }
+    }
     return thread.thread;
   }
 
@@ -85,13 +115,16 @@ export class Threads {
     const graph = await this.graphFor(graphId, { configurable: { thread_id: thread.thread_id } });
     const config = { configurable: { thread_id: thread.thread_id, checkpoint_ns: '' } };
     if (!graph.bulkUpdateState) throw invalid('supersteps: this graph cannot apply bulk state updates');
-    await graph.bulkUpdateState(config, supersteps.map((step) => ({ updates: step.updates.map((u) => ({ values: u.values ?? u.command, asNode: u.as_node })) })));
+    const asNodes = supersteps.flatMap((step) => step.updates.map((update) => update.as_node));
+    await rejectingInvalidUpdates(graph, asNodes, () =>
+      graph.bulkUpdateState!(config, supersteps.map((step) => ({ updates: step.updates.map((u) => ({ values: u.values ?? u.command, asNode: u.as_node })) }))),
+    );
     return this.refreshValues(thread.thread_id, graph);
   }
 
   async get(threadId: string): Promise<Thread> {
     const thread = await this.storage.getThread(threadId);
-    if (!thread) throw notFound(`Thread ${threadId} not found`);
+    if (!thread) throw notFound(`Thread with ID ${threadId} not found`);
     return thread;
   }
 
@@ -99,7 +132,7 @@ export class Threads {
   async patch(threadId: string, metadata: JsonObject): Promise<Thread> {
     return this.storage.transaction(async (tx) => {
       const thread = await tx.getThread(threadId);
-      if (!thread) throw notFound(`Thread ${threadId} not found`);
+      if (!thread) throw notFound(`Thread with ID ${threadId} not found`);
       const next = { ...thread, metadata: { ...thread.metadata, ...metadata }, updated_at: isoNow() };
       await tx.updateThread(next);
       return next;
@@ -156,10 +189,12 @@ export class Threads {
     if (!graph) return { ...EMPTY_STATE };
     const config = this.configFor(threadId, options.checkpoint, options.checkpoint_id);
     const snapshot = await graph.getState(config, { subgraphs: options.subgraphs ?? false });
-    if (options.checkpoint_id && !snapshot?.config?.configurable?.checkpoint_id) {
-      throw notFound(`Checkpoint ${options.checkpoint_id} not found in thread ${threadId}`);
-    }
-    return snapshotToThreadState(snapshot);
+    // LangGraph answers an unknown checkpoint with an empty snapshot echoing the requested id; only
+    // a saved checkpoint has a creation time.
+    const requested = options.checkpoint_id ?? options.checkpoint?.checkpoint_id;
+    if (requested && !snapshot?.createdAt) throw notFound(`Checkpoint ${requested} not found in thread ${threadId}`);
+    const parent = snapshot.parentConfig ? await graph.getState(snapshot.parentConfig) : undefined;
+    return snapshotToThreadState(snapshot, parent);
   }
 
   /** Writes values to the thread's state as if `as_node` had produced them. */
@@ -169,7 +204,7 @@ export class Threads {
     const graph = await this.graphOf(thread);
     if (!graph) throw invalid(`thread ${threadId} has no graph yet: run it once, or create it with metadata.graph_id`);
     const config = this.configFor(threadId, update.checkpoint, update.checkpoint_id);
-    const next = await graph.updateState(config, update.values ?? null, update.as_node);
+    const next = await rejectingInvalidUpdates(graph, [update.as_node], () => graph.updateState(config, update.values ?? null, update.as_node));
     await this.refreshValues(threadId, graph);
     return { checkpoint: toWire(checkpointRef(next) ?? next.configurable ?? null) };
   }
@@ -185,13 +220,22 @@ export class Threads {
     const graph = await this.graphOf(thread);
     if (!graph) return [];
     const before = typeof query.before === 'string' ? query.before : (query.before?.checkpoint_id ?? query.before?.configurable?.checkpoint_id);
-    const states: ThreadState[] = [];
+    const snapshots: StateSnapshot[] = [];
     const iterator = graph.getStateHistory(this.configFor(threadId, query.checkpoint), {
       limit: query.limit,
       ...(before ? { before: { configurable: { checkpoint_id: before } } } : {}),
       ...(query.metadata ? { filter: query.metadata } : {}),
     });
-    for await (const snapshot of iterator) states.push(snapshotToThreadState(snapshot));
+    for await (const snapshot of iterator) snapshots.push(snapshot);
+    // Each checkpoint's `writes` come from its parent: usually the next entry of the page, read
+    // separately only where the page (its end, or a metadata filter) leaves it out.
+    const byId = new Map(snapshots.map((snapshot) => [snapshot.config.configurable?.checkpoint_id as string, snapshot]));
+    const states: ThreadState[] = [];
+    for (const snapshot of snapshots) {
+      const parentId = snapshot.parentConfig?.configurable?.checkpoint_id as string | undefined;
+      const parent = parentId ? (byId.get(parentId) ?? (await graph.getState(snapshot.parentConfig!))) : undefined;
+      states.push(snapshotToThreadState(snapshot, parent));
+    }
     return states;
   }
 
@@ -200,7 +244,7 @@ export class Threads {
     const snapshot = await graph.getState({ configurable: { thread_id: threadId, checkpoint_ns: '' } });
     return this.storage.transaction(async (tx) => {
       const thread = await tx.getThread(threadId);
-      if (!thread) throw notFound(`Thread ${threadId} not found`);
+      if (!thread) throw notFound(`Thread with ID ${threadId} not found`);
       const next = { ...thread, values: toWire(snapshot.values) as JsonObject, interrupts: interruptsOf(snapshot), updated_at: isoNow() };
       await tx.updateThread(next);
       return next;

@@ -28,7 +28,7 @@ export function registerThreadRoutes(app: FastifyInstance, services: AgentServic
   });
 
   app.post('/threads/search', { schema: { body: threadSearch } }, async (request, reply) => {
-    const body = withoutNulls(request.body as Partial<ThreadQuery> & { select?: string[] });
+    const body = withoutNulls(request.body as Partial<Omit<ThreadQuery, 'sort_by'>> & { sort_by?: ThreadQuery['sort_by'] | 'state_updated_at'; select?: string[] });
     const query: ThreadQuery = {
       ids: body.ids,
       metadata: body.metadata,
@@ -36,7 +36,7 @@ export function registerThreadRoutes(app: FastifyInstance, services: AgentServic
       status: body.status,
       limit: body.limit ?? 10,
       offset: body.offset ?? 0,
-      sort_by: body.sort_by ?? 'created_at',
+      sort_by: body.sort_by === 'state_updated_at' ? 'updated_at' : (body.sort_by ?? 'created_at'),
       sort_order: body.sort_order ?? 'desc',
     };
     const page = await threads.search(query);

@@ -10,6 +10,15 @@ const limit = { type: ['integer', 'null'], minimum: 1, maximum: 1000 } as const;
 const offset = { type: ['integer', 'null'], minimum: 0 } as const;
 const sortOrder = { type: ['string', 'null'], enum: ['asc', 'desc', null] } as const;
 const nodes = { anyOf: [{ const: '*' }, { type: 'array', items: { type: 'string' } }, { type: 'null' }] } as const;
+/** A run or assistant config: free-form, but the keys LangGraph reads must have their types. */
+const runnableConfig = {
+  type: ['object', 'null'],
+  properties: {
+    tags: { type: ['array', 'null'], items: { type: 'string' } },
+    recursion_limit: { type: ['integer', 'null'], minimum: 1 },
+    configurable: object,
+  },
+} as const;
 const checkpoint = {
   type: ['object', 'null'],
   properties: { checkpoint_id: string, checkpoint_ns: string, checkpoint_map: object },
@@ -38,7 +47,7 @@ export const assistantCreate = {
     assistant_id: { type: ['string', 'null'], format: 'uuid' },
     name: string,
     description: string,
-    config: object,
+    config: runnableConfig,
     context: {},
     metadata: object,
     if_exists: { type: ['string', 'null'], enum: ['raise', 'do_nothing', null] },
@@ -51,7 +60,7 @@ export const assistantPatch = {
     graph_id: string,
     name: string,
     description: string,
-    config: object,
+    config: runnableConfig,
     context: {},
     metadata: object,
   },
@@ -124,7 +133,8 @@ export const threadSearch = {
     status: { type: ['string', 'null'], enum: ['idle', 'busy', 'interrupted', 'error', null] },
     limit,
     offset,
-    sort_by: { type: ['string', 'null'], enum: ['thread_id', 'status', 'created_at', 'updated_at', null] },
+    // `state_updated_at` is in the SDK's sort keys; the thread record's `updated_at` moves with its state.
+    sort_by: { type: ['string', 'null'], enum: ['thread_id', 'status', 'created_at', 'updated_at', 'state_updated_at', null] },
     sort_order: sortOrder,
     select: { type: ['array', 'null'], items: { type: 'string' } },
   },
@@ -188,8 +198,9 @@ export const runCreate = {
     checkpoint,
     metadata: object,
     context: {},
-    config: object,
-    webhook: string,
+    config: runnableConfig,
+    // Webhooks are delivered with fetch, so only absolute http(s) URLs can work.
+    webhook: { type: ['string', 'null'], pattern: '^https?://[^\\s]+$' },
     interrupt_before: nodes,
     interrupt_after: nodes,
     on_disconnect: { type: ['string', 'null'], enum: ['cancel', 'continue', null] },

@@ -31,6 +31,8 @@ export interface BrokerOptions {
 export class StreamBroker {
   private readonly channels = new Map<string, Channel>();
   private readonly finished: string[] = [];
+  /** Runs deleted while someone could still be waiting on them (bounded like the finished logs). */
+  private readonly discarded = new Set<string>();
 
   constructor(private readonly options: BrokerOptions) {}
 
@@ -92,11 +94,18 @@ export class StreamBroker {
 
   /** Forgets a run's log (the run was deleted); its readers end. */
   discard(runId: string): void {
+    this.discarded.add(runId);
+    if (this.discarded.size > this.options.maxFinishedRuns) this.discarded.delete(this.discarded.values().next().value!);
     const channel = this.channels.get(runId);
     if (!channel) return;
     channel.done = true;
     this.wake(channel);
     this.channels.delete(runId);
+  }
+
+  /** Whether the run's log was discarded because the run was deleted (rolled back or deleted). */
+  wasDiscarded(runId: string): boolean {
+    return this.discarded.has(runId);
   }
 
   /** The last event named `event` in the run's retained log. */

@@ -60,15 +60,34 @@ export class Execution implements RunExecution {
   /**
    * What wait and join answer once a run ended: `{__error__: {error, message}}` for a failed run,
    * else its last root values, else (the run's events are gone) the thread's values, else null.
+   * A run still in flight (the server stopped waiting for it), deleted (rolled back) or cancelled
+   * before it produced anything is reported as an error too, so a client never takes the thread's
+   * current values — or a bare null — for the run's result.
    */
   async result(runId: string, threadId?: string): Promise<unknown> {
     const errorEvent = this.broker.last(runId, 'error');
     if (errorEvent) return { __error__: errorEvent.data };
     const run = await this.storage.getRun(runId);
     if (run?.error) return { __error__: run.error };
+    if (run && (run.status === 'pending' || run.status === 'running')) {
+      return {
+        __error__: {
+          error: 'RunNotFinished',
+          message: `Run ${runId} is still ${run.status}: the server stopped before it ended. It is kept; join it again once the server is back.`,
+        },
+      };
+    }
+    if (!run && this.broker.wasDiscarded(runId)) {
+      // Whatever it had computed belongs to a state that was thrown away with it.
+      return { __error__: { error: 'RunDeleted', message: `Run ${runId} was deleted before it finished (rolled back by a newer run, or deleted).` } };
+    }
     const values = this.executor.result(runId);
     if (values !== undefined) return values;
     const thread = threadId ? await this.storage.getThread(threadId) : undefined;
+    if ((thread?.values ?? null) === null && run?.status === 'interrupted') {
+      // Cancelled before it produced anything: say so, rather than answer a bare null.
+      return { __error__: { error: 'RunCancelled', message: `Run ${runId} was cancelled before it produced any values.` } };
+    }
     return thread?.values ?? null;
   }
 }

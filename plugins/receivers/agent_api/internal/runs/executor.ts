@@ -123,7 +123,8 @@ export class RunExecutor {
         this.tracingFailed(run, error);
       }
       const mapper = await this.stream(run, assistant, kwargs, controller.signal, tracer);
-      if (mapper.lastValues !== undefined) this.remember(run.run_id, toWire(mapper.lastValues));
+      const result = mapper.result();
+      if (result !== undefined) this.remember(run.run_id, toWire(result));
     } catch (error) {
       if (!controller.signal.aborted) {
         failure = describeError(error);

@@ -16,6 +16,8 @@ export interface ThreadState {
   values: unknown;
   next: string[];
   tasks: unknown[];
+  /** Every pending interrupt of the tasks, as the production server lists them. */
+  interrupts: unknown[];
   metadata: Record<string, unknown>;
   created_at: string | null;
   checkpoint: CheckpointRef | null;
@@ -28,6 +30,7 @@ export const EMPTY_STATE: ThreadState = Object.freeze({
   values: {},
   next: [],
   tasks: [],
+  interrupts: [],
   metadata: {},
   created_at: null,
   checkpoint: null,
@@ -51,11 +54,28 @@ function isSnapshot(value: unknown): value is StateSnapshot {
   return typeof value === 'object' && value !== null && 'values' in value && 'next' in value;
 }
 
-export function snapshotToThreadState(snapshot: StateSnapshot): ThreadState {
+/**
+ * What produced a checkpoint, keyed by node name — the `writes` of the checkpoint metadata that the
+ * spec lists and that LangGraph.js no longer records. An input checkpoint was written by
+ * `__start__` (its own pending task's result); any other by the tasks of its parent checkpoint
+ * that finished. `null` when nothing is known (no parent given, or a state update).
+ */
+export function writesOf(snapshot: StateSnapshot, parent: StateSnapshot | undefined): Record<string, unknown> | null {
+  const source = (snapshot.metadata as { source?: unknown } | undefined)?.source;
+  const producers = source === 'input' ? snapshot.tasks.filter((task) => task.name === '__start__') : (parent?.tasks ?? []);
+  const entries = producers
+    .filter((task) => (task as { result?: unknown }).result !== undefined && (task as { result?: unknown }).result !== null)
+    .map((task) => [task.name, toWire((task as { result?: unknown }).result)] as const);
+  return entries.length > 0 ? Object.fromEntries(entries) : null;
+}
+
+/** `parent` (the snapshot of `snapshot.parentConfig`), when given, fills in `metadata.writes`. */
+export function snapshotToThreadState(snapshot: StateSnapshot, parentSnapshot?: StateSnapshot): ThreadState {
   const checkpoint = checkpointRef(snapshot.config);
   const parent = checkpointRef(snapshot.parentConfig);
   const metadata = { ...((snapshot.metadata as Record<string, unknown> | undefined) ?? {}) };
   if (metadata.checkpoint_ns === '') delete metadata.checkpoint_ns;
+  if (metadata.writes === undefined && snapshot.metadata) metadata.writes = writesOf(snapshot, parentSnapshot);
   return {
     values: toWire(snapshot.values) ?? {},
     next: [...snapshot.next],
@@ -69,6 +89,7 @@ export function snapshotToThreadState(snapshot: StateSnapshot): ThreadState {
       state: task.state && isSnapshot(task.state) ? snapshotToThreadState(task.state) : null,
       result: toWire((task as { result?: unknown }).result ?? null),
     })),
+    interrupts: toWire(snapshot.tasks.flatMap((task) => task.interrupts ?? [])) as unknown[],
     metadata: toWire(metadata) as Record<string, unknown>,
     created_at: snapshot.createdAt ?? null,
     checkpoint,

@@ -59,8 +59,10 @@ export class StreamModeMapper {
   private readonly requested: Set<ApiStreamMode>;
   private readonly completed = new Set<string>();
   private readonly partial = new Map<string, BaseMessage>();
-  /** The root graph's last `values` chunk, for wait/join. */
-  lastValues: unknown = undefined;
+  /** The root graph's last `values` chunk that is not an interrupt notice. */
+  private lastValues: unknown = undefined;
+  /** Interrupts the root graph announced (`{__interrupt__: [...]}` values chunks). */
+  private interrupts: unknown[] | undefined;
 
   constructor(
     requested: readonly ApiStreamMode[],
@@ -79,7 +81,7 @@ export class StreamModeMapper {
         ? (chunk as [string[], string, unknown])
         : ([[], chunk[0], chunk[1]] as [string[], string, unknown]);
       const suffix = namespace.length > 0 ? `|${namespace.join('|')}` : '';
-      if (mode === 'values' && namespace.length === 0) this.lastValues = payload;
+      if (mode === 'values' && namespace.length === 0) this.noteValues(payload);
       if (mode === 'messages') {
         if (this.requested.has('messages-tuple')) out.push({ event: `messages${suffix}`, data: toWire(payload) });
       } else if (this.requested.has(mode as ApiStreamMode)) {
@@ -98,6 +100,26 @@ export class StreamModeMapper {
       out.push(...this.partialMessage(event));
     }
     return out;
+  }
+
+  /**
+   * What wait and join answer for a run that ended without failing — what LangGraph's own
+   * `graph.invoke()` returns: the last root values, with the pending interrupts under
+   * `__interrupt__` when the run paused. `undefined` when the root graph sent no values.
+   */
+  result(): unknown {
+    if (this.interrupts === undefined) return this.lastValues;
+    if (this.lastValues === undefined || this.lastValues === null || typeof this.lastValues !== 'object') return { __interrupt__: this.interrupts };
+    return { ...(this.lastValues as object), __interrupt__: this.interrupts };
+  }
+
+  private noteValues(payload: unknown): void {
+    const notice = payload !== null && typeof payload === 'object' && '__interrupt__' in payload ? (payload as { __interrupt__: unknown }).__interrupt__ : undefined;
+    if (notice === undefined) {
+      this.lastValues = payload;
+      return;
+    }
+    this.interrupts = [...(this.interrupts ?? []), ...(Array.isArray(notice) ? notice : [notice])];
   }
 
   private checkpointData(mode: string, payload: unknown): unknown {
