@@ -10,15 +10,13 @@
 //                                             [--profile <dir>]
 
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import type { Attribute, Span, SpanBatch } from '../../src/model/spans.ts';
-import { encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
+import { makeRequest } from './workload.ts';
 import { BackendStub } from '../../test/support/backend_stub.ts';
 
 const { values } = parseArgs({
@@ -37,70 +35,21 @@ const clients = Number(values.clients);
 const level = Number(values.level);
 const root = join(import.meta.dirname, '..', '..');
 
-const str = (key: string, value: string): Attribute => ({ key, value: { type: 'string', value } });
-const int = (key: string, value: bigint): Attribute => ({ key, value: { type: 'int', value } });
-
-/** One request: traces of an agent root with an LLM call, a tool call and a second LLM call. */
-function makeRequest(spans: number, sequence: number): Uint8Array {
-  const list: Span[] = [];
-  const base = BigInt(Date.now()) * 1_000_000n;
-  while (list.length < spans) {
-    const traceId = randomBytes(16).toString('hex');
-    const rootId = randomBytes(8).toString('hex');
-    const span = (name: string, parent: string, attributes: Attribute[], offset: bigint): Span => ({
-      traceId,
-      spanId: parent === '' ? rootId : randomBytes(8).toString('hex'),
-      parentSpanId: parent,
-      traceState: '',
-      flags: 1,
-      name,
-      kind: 1,
-      startTimeUnixNano: base + offset,
-      endTimeUnixNano: base + offset + 900_000_000n,
-      attributes,
-      droppedAttributesCount: 0,
-      events: [],
-      droppedEventsCount: 0,
-      links: [],
-      droppedLinksCount: 0,
-      status: { code: 0, message: '' },
-    });
-    const question = `Request ${sequence}-${list.length}: summarise the quarterly report for the sales team in three bullet points.`;
-    const llm = (offset: bigint) =>
-      span('chat gpt-4o-mini', rootId, [
-        str('gen_ai.system', 'openai'),
-        str('gen_ai.operation.name', 'chat'),
-        str('gen_ai.request.model', 'gpt-4o-mini'),
-        str('gen_ai.prompt', JSON.stringify([{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: question }])),
-        str('gen_ai.completion', JSON.stringify([{ role: 'assistant', content: `- Revenue grew 12%.\n- Churn fell to 3%.\n- Pipeline is ${sequence % 97} deals.` }])),
-        int('gen_ai.usage.input_tokens', 42n),
-        int('gen_ai.usage.output_tokens', 31n),
-      ], offset);
-    list.push(
-      span('agent', '', [str('openinference.span.kind', 'AGENT'), str('input.value', question)], 0n),
-      llm(1_000_000n),
-      span('search_reports', rootId, [str('openinference.span.kind', 'TOOL'), str('tool.name', 'search_reports'), str('input.value', '{"quarter":"Q3"}'), str('output.value', '{"hits":3}')], 2_000_000n),
-      llm(3_000_000n),
-    );
-  }
-  const batch: SpanBatch = {
-    resourceSpans: [
-      {
-        resource: { attributes: [str('service.name', 'bench-app')], droppedAttributesCount: 0 },
-        schemaUrl: '',
-        scopeSpans: [{ scope: { name: 'bench', version: '1.0.0', attributes: [], droppedAttributesCount: 0 }, schemaUrl: '', spans: list.slice(0, spans) }],
-      },
-    ],
-  };
-  return encodeTraceRequestProtobuf(batch);
-}
-
-function procStat(pid: number): { cpuSeconds: number; peakRssMb: number } {
+function procStat(pid: number): { cpuSeconds: number; userSeconds: number; systemSeconds: number; peakRssMb: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime
+  const user = Number(fields[11]) / 100; // utime
+  const system = Number(fields[12]) / 100; // stime: syscalls, including loopback TCP delivery
   const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return { cpuSeconds: ticks / 100, peakRssMb: hwm ? Number(hwm[1]) / 1024 : NaN };
+  return { cpuSeconds: user + system, userSeconds: user, systemSeconds: system, peakRssMb: hwm ? Number(hwm[1]) / 1024 : NaN };
+}
+
+/** Busy and total CPU seconds of the whole machine (all cores), from /proc/stat. */
+function machineStat(): { busySeconds: number; totalSeconds: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = line.reduce((sum, ticks) => sum + ticks, 0);
+  const idle = (line[3] ?? 0) + (line[4] ?? 0); // idle + iowait
+  return { busySeconds: (total - idle) / 100, totalSeconds: total / 100 };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -166,6 +115,9 @@ async function main(): Promise<void> {
   const warmCompressed = stub.acceptedCompressedBytes;
 
   const before = procStat(child.pid!);
+  // This process is the load generator and the backend stub: its CPU shares the cores with the proxy.
+  const benchBefore = process.cpuUsage();
+  const machineBefore = machineStat();
   const latencies: number[] = [];
   let next = 0;
   const startedAt = performance.now();
@@ -181,6 +133,8 @@ async function main(): Promise<void> {
   await stub.waitFor(() => stub.acceptedRuns - warmRuns >= requests * perRequest, 300_000);
   const deliveredAt = performance.now();
   const after = procStat(child.pid!);
+  const benchCpu = process.cpuUsage(benchBefore);
+  const machineAfter = machineStat();
 
   child.kill('SIGTERM');
   await new Promise((resolve) => child.once('exit', resolve));
@@ -201,6 +155,13 @@ async function main(): Promise<void> {
     spans_per_second_end_to_end: Math.round(spans / ((deliveredAt - startedAt) / 1000)),
     spans_per_second_ingest: Math.round(spans / ((ingestedAt - startedAt) / 1000)),
     proxy_cpu_seconds_per_100k_spans: Number((((after.cpuSeconds - before.cpuSeconds) / spans) * 100_000).toFixed(2)),
+    proxy_cpu_user_system_seconds: [Number((after.userSeconds - before.userSeconds).toFixed(2)), Number((after.systemSeconds - before.systemSeconds).toFixed(2))],
+    // Load generator + backend stub (this process), and everything else on the machine.
+    bench_cpu_seconds_per_100k_spans: Number((((benchCpu.user + benchCpu.system) / 1e6 / spans) * 100_000).toFixed(2)),
+    machine_cpu_seconds_per_100k_spans: Number((((machineAfter.busySeconds - machineBefore.busySeconds) / spans) * 100_000).toFixed(2)),
+    machine_cpu_busy_percent: Number(
+      ((100 * (machineAfter.busySeconds - machineBefore.busySeconds)) / (machineAfter.totalSeconds - machineBefore.totalSeconds)).toFixed(1),
+    ),
     proxy_peak_rss_mb: Math.round(after.peakRssMb),
     compression_ratio: Number((raw / compressed).toFixed(1)),
     upload_mb_raw: Number((raw / 1e6).toFixed(1)),

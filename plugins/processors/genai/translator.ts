@@ -173,8 +173,14 @@ function isRecognised(key: string): boolean {
 
 /** GenAI spans are judged by their name, their attribute keys and their event names. */
 export function isGenAi(span: Span, attributes: AttributeMap): boolean {
-  const inNamespace = (key: string): boolean => GENAI_PREFIXES.some((prefix) => key.startsWith(prefix));
-  if (inNamespace(span.name)) return true;
-  for (const key of attributes.byKey.keys()) if (inNamespace(key)) return true;
+  if (inGenAiNamespace(span.name)) return true;
+  for (const key of attributes.byKey.keys()) if (inGenAiNamespace(key)) return true;
   return span.events.some((event) => event.name.startsWith('gen_ai.'));
+}
+
+// At module level rather than a closure inside isGenAi: tsx (esbuild keepNames) wraps every
+// function expression in a naming call, which cost one extra call and closure per span (0.4% of
+// the translator's profile).
+function inGenAiNamespace(key: string): boolean {
+  return GENAI_PREFIXES.some((prefix) => key.startsWith(prefix));
 }

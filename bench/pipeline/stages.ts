@@ -1,0 +1,110 @@
+// CPU cost of each stage of the proxy, in one process and on the same workload as proxy.ts, so the
+// stages' costs can be added up and set against the end-to-end figure: OTLP/protobuf decoding,
+// the `genai` translator, the `batch` processor (sizing, dotted orders, batching) and the backend
+// exporter's body writer (multipart + zstd). Each stage is timed with the process's CPU time
+// (garbage collection included), request by request; the script prints µs of CPU per span, the
+// best and the median of the rounds. HTTP (the receiver's server, the uploads) is not included:
+// the difference from proxy.ts's CPU per span is that, and the process's other work.
+//
+//   node --import tsx bench/pipeline/stages.ts [--requests 300] [--per-request 100] [--rounds 5] [--level 3]
+
+import { cpus } from 'node:os';
+import { parseArgs } from 'node:util';
+import type { RunBatch } from '../../src/model/runs.ts';
+import type { SpanBatch } from '../../src/model/spans.ts';
+import { decodeTraceRequestProtobuf } from '../../src/otlp/decode-protobuf.ts';
+import { nopSettings } from '../../src/pipeline/testing.ts';
+import { MultipartZstdWriter } from '../../plugins/exporters/backend/internal/multipart_writer.ts';
+import { BatchProcessor } from '../../plugins/processors/batch/batcher.ts';
+import { GenAiProcessor } from '../../plugins/processors/genai/processor.ts';
+import { makeRequest } from './workload.ts';
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '300' },
+    'per-request': { type: 'string', default: '100' },
+    rounds: { type: 'string', default: '5' },
+    level: { type: 'string', default: '3' },
+  },
+});
+const requests = Number(values.requests);
+const perRequest = Number(values['per-request']);
+const rounds = Number(values.rounds);
+const level = Number(values.level);
+const context = { project: 'bench', apiKey: 'bench-key' };
+
+/** CPU milliseconds of this process so far. */
+function cpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
+const stages = ['decode', 'genai', 'batch', 'encode'] as const;
+const costs: Record<(typeof stages)[number], number[]> = { decode: [], genai: [], batch: [], encode: [] };
+
+for (let round = 0; round < rounds; round++) {
+  const bodies = Array.from({ length: requests }, (_, i) => Buffer.from(makeRequest(perRequest, round * requests + i)));
+  // The spec's defaults (configs/proxy.yaml), as the proxy runs them.
+  const genai = new GenAiProcessor(
+    nopSettings('processor', 'genai'),
+    { filter_non_genai: false, generic_otel: false, root_cache_ttl_ms: 300_000, root_cache_max_entries: 100_000 },
+    { mutatesData: false, consume: async () => {} },
+  );
+  const uploads: RunBatch[] = [];
+  const batcher = new BatchProcessor(
+    nopSettings('processor', 'batch'),
+    {
+      batch_size: 100,
+      flush_interval_ms: 1000,
+      max_buffer_bytes: 10_485_760,
+      max_held_runs: 100_000,
+      max_held_bytes: 268_435_456,
+      orphan_timeout_ms: 30_000,
+      orphan_policy: 'attach_to_root',
+      dotted_order_ttl_ms: 300_000,
+      max_remembered_runs: 500_000,
+    },
+    { mutatesData: false, consume: async (batch) => void uploads.push(batch) },
+  );
+  const spent = { decode: 0, genai: 0, batch: 0, encode: 0 };
+  const encodeUploads = () => {
+    for (const upload of uploads.splice(0)) {
+      const writer = new MultipartZstdWriter(level);
+      for (const run of upload.runs) writer.addRun(run);
+      writer.finish();
+    }
+  };
+  // One request at a time through every stage, as the proxy handles it, so that each request's
+  // data dies young as it does there (timing a stage over all requests at once would charge the
+  // garbage collector's work on everything still held to it).
+  for (const body of bodies) {
+    const t0 = cpuMs();
+    const spans: SpanBatch = decodeTraceRequestProtobuf(body).batch;
+    const t1 = cpuMs();
+    const runs = genai.translate(spans, context);
+    const t2 = cpuMs();
+    await batcher.consume(runs, context);
+    await new Promise((resolve) => setImmediate(resolve)); // Lets the batcher hand over sealed batches.
+    const t3 = cpuMs();
+    encodeUploads();
+    const t4 = cpuMs();
+    spent.decode += t1 - t0;
+    spent.genai += t2 - t1;
+    spent.batch += t3 - t2;
+    spent.encode += t4 - t3;
+  }
+  const t5 = cpuMs();
+  await batcher.shutdown(Date.now() + 60_000);
+  encodeUploads();
+  spent.batch += cpuMs() - t5;
+  const spans = requests * perRequest;
+  for (const stage of stages) costs[stage].push((spent[stage] * 1000) / spans);
+}
+
+const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
+console.log(`${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}`);
+console.log(`${requests} requests of ${perRequest} spans, ${rounds} rounds, zstd level ${level}; µs of CPU per span:`);
+console.log('stage    best   median');
+for (const stage of stages) console.log(`${stage.padEnd(8)} ${Math.min(...costs[stage]).toFixed(2).padStart(5)}  ${median(costs[stage]).toFixed(2).padStart(6)}`);
+const best = stages.reduce((sum, stage) => sum + Math.min(...costs[stage]), 0);
+console.log(`sum      ${best.toFixed(2).padStart(5)}  (${Math.round(1e6 / best)} spans/s per core, without HTTP)`);
