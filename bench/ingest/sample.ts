@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Span, SpanBatch } from '../../src/model/spans.ts';
 import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
+import { intAttr, makeBatch, plainSpan, stringAttr } from '../../test/support/spans.ts';
 
 export function sampleBatch(spanCount = 100): SpanBatch {
   const traceId = randomBytes(16).toString('hex');
@@ -11,49 +12,34 @@ export function sampleBatch(spanCount = 100): SpanBatch {
   const spans: Span[] = [];
   for (let i = 0; i < spanCount; i++) {
     const start = 1_700_000_000_000_000_000n + BigInt(i) * 1_000_000n;
-    spans.push({
-      traceId,
-      spanId: i === 0 ? rootId : randomBytes(8).toString('hex'),
-      parentSpanId: i === 0 ? '' : rootId,
-      traceState: '',
-      flags: 0x101,
-      name: i === 0 ? 'agent run' : `ChatOpenAI ${i}`,
-      kind: i === 0 ? 2 : 3,
-      startTimeUnixNano: start,
-      endTimeUnixNano: start + 850_000_000n,
-      attributes: [
-        { key: 'gen_ai.system', value: { type: 'string', value: 'openai' } },
-        { key: 'gen_ai.request.model', value: { type: 'string', value: 'gpt-4o-mini' } },
-        { key: 'gen_ai.prompt', value: { type: 'string', value: JSON.stringify([{ role: 'user', content: `Question number ${i}: what is the weather in Paris today?` }]) } },
-        { key: 'gen_ai.completion', value: { type: 'string', value: JSON.stringify([{ role: 'assistant', content: 'It is sunny, 21 degrees, with a light breeze from the west.' }]) } },
-        { key: 'gen_ai.usage.input_tokens', value: { type: 'int', value: 42n } },
-        { key: 'gen_ai.usage.output_tokens', value: { type: 'int', value: 17n } },
-        { key: 'gen_ai.request.temperature', value: { type: 'double', value: 0.2 } },
-        { key: 'llm.is_streaming', value: { type: 'bool', value: false } },
-      ],
-      droppedAttributesCount: 0,
-      events: [],
-      droppedEventsCount: 0,
-      links: [],
-      droppedLinksCount: 0,
-      status: { code: 1, message: '' },
-    });
+    spans.push(
+      plainSpan({
+        traceId,
+        spanId: i === 0 ? rootId : randomBytes(8).toString('hex'),
+        parentSpanId: i === 0 ? '' : rootId,
+        flags: 0x101,
+        name: i === 0 ? 'agent run' : `ChatOpenAI ${i}`,
+        kind: i === 0 ? 2 : 3,
+        startTimeUnixNano: start,
+        endTimeUnixNano: start + 850_000_000n,
+        attributes: [
+          stringAttr('gen_ai.system', 'openai'),
+          stringAttr('gen_ai.request.model', 'gpt-4o-mini'),
+          stringAttr('gen_ai.prompt', JSON.stringify([{ role: 'user', content: `Question number ${i}: what is the weather in Paris today?` }])),
+          stringAttr('gen_ai.completion', JSON.stringify([{ role: 'assistant', content: 'It is sunny, 21 degrees, with a light breeze from the west.' }])),
+          intAttr('gen_ai.usage.input_tokens', 42),
+          intAttr('gen_ai.usage.output_tokens', 17),
+          { key: 'gen_ai.request.temperature', value: { type: 'double', value: 0.2 } },
+          { key: 'llm.is_streaming', value: { type: 'bool', value: false } },
+        ],
+        status: { code: 1, message: '' },
+      }),
+    );
   }
-  return {
-    resourceSpans: [
-      {
-        resource: {
-          attributes: [
-            { key: 'service.name', value: { type: 'string', value: 'support-agent' } },
-            { key: 'telemetry.sdk.language', value: { type: 'string', value: 'nodejs' } },
-          ],
-          droppedAttributesCount: 0,
-        },
-        schemaUrl: '',
-        scopeSpans: [{ scope: { name: 'openinference.instrumentation.langchain', version: '0.1.0', attributes: [], droppedAttributesCount: 0 }, schemaUrl: '', spans }],
-      },
-    ],
-  };
+  return makeBatch(spans, {
+    resource: [stringAttr('service.name', 'support-agent'), stringAttr('telemetry.sdk.language', 'nodejs')],
+    scope: { name: 'openinference.instrumentation.langchain', version: '0.1.0' },
+  });
 }
 
 export function sampleBodies(spanCount = 100): { protobuf: Buffer; json: Buffer } {

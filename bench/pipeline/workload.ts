@@ -5,9 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Attribute, Span, SpanBatch } from '../../src/model/spans.ts';
 import { encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
-
-const str = (key: string, value: string): Attribute => ({ key, value: { type: 'string', value } });
-const int = (key: string, value: bigint): Attribute => ({ key, value: { type: 'int', value } });
+import { intAttr as int, makeBatch as batchOf, plainSpan, stringAttr as str } from '../../test/support/spans.ts';
 
 /** One request of `spans` spans: traces of an agent root with an LLM call, a tool call and a second LLM call. */
 export function makeBatch(spans: number, sequence: number): SpanBatch {
@@ -16,24 +14,17 @@ export function makeBatch(spans: number, sequence: number): SpanBatch {
   while (list.length < spans) {
     const traceId = randomBytes(16).toString('hex');
     const rootId = randomBytes(8).toString('hex');
-    const span = (name: string, parent: string, attributes: Attribute[], offset: bigint): Span => ({
-      traceId,
-      spanId: parent === '' ? rootId : randomBytes(8).toString('hex'),
-      parentSpanId: parent,
-      traceState: '',
-      flags: 1,
-      name,
-      kind: 1,
-      startTimeUnixNano: base + offset,
-      endTimeUnixNano: base + offset + 900_000_000n,
-      attributes,
-      droppedAttributesCount: 0,
-      events: [],
-      droppedEventsCount: 0,
-      links: [],
-      droppedLinksCount: 0,
-      status: { code: 0, message: '' },
-    });
+    const span = (name: string, parent: string, attributes: Attribute[], offset: bigint): Span =>
+      plainSpan({
+        traceId,
+        spanId: parent === '' ? rootId : randomBytes(8).toString('hex'),
+        parentSpanId: parent,
+        flags: 1,
+        name,
+        startTimeUnixNano: base + offset,
+        endTimeUnixNano: base + offset + 900_000_000n,
+        attributes,
+      });
     const question = `Request ${sequence}-${list.length}: summarise the quarterly report for the sales team in three bullet points.`;
     const llm = (offset: bigint) =>
       span('chat gpt-4o-mini', rootId, [
@@ -52,16 +43,7 @@ export function makeBatch(spans: number, sequence: number): SpanBatch {
       llm(3_000_000n),
     );
   }
-  const batch: SpanBatch = {
-    resourceSpans: [
-      {
-        resource: { attributes: [str('service.name', 'bench-app')], droppedAttributesCount: 0 },
-        schemaUrl: '',
-        scopeSpans: [{ scope: { name: 'bench', version: '1.0.0', attributes: [], droppedAttributesCount: 0 }, schemaUrl: '', spans: list.slice(0, spans) }],
-      },
-    ],
-  };
-  return batch;
+  return batchOf(list.slice(0, spans), { resource: [str('service.name', 'bench-app')], scope: { name: 'bench', version: '1.0.0' } });
 }
 
 /** The same request, encoded as OTLP/protobuf. */

@@ -8,6 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
 import type { Attribute, Span, SpanBatch } from '../../src/model/spans.ts';
+import { intAttr as int, makeBatch, plainSpan, stringAttr as str } from '../../test/support/spans.ts';
 import type { Consumer } from '../../src/pipeline/component.ts';
 import { nopSettings } from '../../src/pipeline/testing.ts';
 import { BatchProcessor } from '../../plugins/processors/batch/batcher.ts';
@@ -17,12 +18,6 @@ const TOTAL = Number(process.argv[2] ?? 200_000);
 const SPANS_PER_TRACE = 20;
 const SPANS_PER_REQUEST = 200;
 
-function str(key: string, value: string): Attribute {
-  return { key, value: { type: 'string', value } };
-}
-function int(key: string, value: number): Attribute {
-  return { key, value: { type: 'int', value: BigInt(value) } };
-}
 function hex(n: number, width: number): string {
   return n.toString(16).padStart(width, '0');
 }
@@ -48,24 +43,18 @@ function traceSpans(trace: number): Span[] {
             int('gen_ai.usage.output_tokens', 40),
           ]
         : [str('gen_ai.operation.name', 'execute_tool'), str('gen_ai.tool.name', 'search'), str('input.value', '{"q":"rome"}'), str('output.value', 'results')];
-    spans.push({
-      traceId,
-      spanId: hex(trace * SPANS_PER_TRACE + n + 1, 16),
-      parentSpanId: isRoot ? '' : rootId,
-      traceState: '',
-      flags: 1,
-      name: isRoot ? 'agent' : isLlm ? 'chat gpt-4o' : 'execute_tool search',
-      kind: 1,
-      startTimeUnixNano: base + BigInt(n) * 1_000_000n,
-      endTimeUnixNano: base + BigInt(n + 1) * 1_000_000n,
-      attributes,
-      droppedAttributesCount: 0,
-      events: [],
-      droppedEventsCount: 0,
-      links: [],
-      droppedLinksCount: 0,
-      status: { code: 0, message: '' },
-    });
+    spans.push(
+      plainSpan({
+        traceId,
+        spanId: hex(trace * SPANS_PER_TRACE + n + 1, 16),
+        parentSpanId: isRoot ? '' : rootId,
+        flags: 1,
+        name: isRoot ? 'agent' : isLlm ? 'chat gpt-4o' : 'execute_tool search',
+        startTimeUnixNano: base + BigInt(n) * 1_000_000n,
+        endTimeUnixNano: base + BigInt(n + 1) * 1_000_000n,
+        attributes,
+      }),
+    );
   }
   return spans;
 }
@@ -75,15 +64,7 @@ function requests(): SpanBatch[] {
   for (let trace = 0; all.length < TOTAL; trace++) all.push(...traceSpans(trace));
   const batches: SpanBatch[] = [];
   for (let offset = 0; offset < all.length; offset += SPANS_PER_REQUEST) {
-    batches.push({
-      resourceSpans: [
-        {
-          resource: { attributes: [str('service.name', 'bench')], droppedAttributesCount: 0 },
-          schemaUrl: '',
-          scopeSpans: [{ scope: { name: 'bench', version: '1', attributes: [], droppedAttributesCount: 0 }, schemaUrl: '', spans: all.slice(offset, offset + SPANS_PER_REQUEST) }],
-        },
-      ],
-    });
+    batches.push(makeBatch(all.slice(offset, offset + SPANS_PER_REQUEST), { resource: [str('service.name', 'bench')], scope: { name: 'bench', version: '1' } }));
   }
   return batches;
 }

@@ -6,37 +6,20 @@ import { fileURLToPath } from 'node:url';
 import { validateAgainst } from '../../src/config/ajv.ts';
 import { Sink, nopSettings, runComponentConformance } from '../../src/pipeline/testing.ts';
 import type { SpanBatch } from '../../src/model/spans.ts';
+import { makeBatch, plainSpan } from '../../test/support/spans.ts';
 import type { RedactConfig } from './index.ts';
 import factory from './index.ts';
 
 function batch(attributes: SpanBatch['resourceSpans'][number]['scopeSpans'][number]['spans'][number]['attributes']): SpanBatch {
-  const span = {
-    traceId: '0102030405060708090a0b0c0d0e0f10',
+  const span = plainSpan({
     spanId: '1111111111111111',
-    parentSpanId: '',
-    traceState: '',
-    flags: 0,
     name: 'chat',
-    kind: 1,
     startTimeUnixNano: 1n,
     endTimeUnixNano: 2n,
     attributes,
-    droppedAttributesCount: 0,
     events: [{ timeUnixNano: 1n, name: 'gen_ai.user.message', attributes, droppedAttributesCount: 0 }],
-    droppedEventsCount: 0,
-    links: [],
-    droppedLinksCount: 0,
-    status: { code: 0, message: '' },
-  };
-  return {
-    resourceSpans: [
-      {
-        resource: { attributes: [], droppedAttributesCount: 0 },
-        schemaUrl: '',
-        scopeSpans: [{ scope: { name: 's', version: '', attributes: [], droppedAttributesCount: 0 }, schemaUrl: '', spans: [span] }],
-      },
-    ],
-  };
+  });
+  return makeBatch([span], { scope: { name: 's' } });
 }
 
 function configOf(partial: Partial<RedactConfig>): RedactConfig {

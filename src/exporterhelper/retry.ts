@@ -64,11 +64,11 @@ export function backoffDelay(
  * would start after the deadline, or `signal` aborts. Returns the last attempt's result: the caller
  * decides what a final `retryable` means (the backend exporter persists the batch).
  */
-export async function withRetry(
-  attempt: (attemptNumber: number) => Promise<ExportResult>,
+export async function withRetry<R extends ExportResult = ExportResult>(
+  attempt: (attemptNumber: number) => Promise<R>,
   config: RetryConfig,
   options: RetryOptions = {},
-): Promise<RetryOutcome> {
+): Promise<R & RetryOutcome> {
   const random = options.random ?? Math.random;
   for (let attempts = 1; ; attempts++) {
     const result = await attempt(attempts);

@@ -1,6 +1,11 @@
 // JSON Schema fragments of the standard exporter blocks (`sending_queue`, `retry_on_failure`,
-// `persistent_queue`), so that every exporter spells and validates them the same way. Each takes
-// the exporter's defaults: the schema stays the single source of defaults.
+// `persistent_queue`) and of the keys several exporters share (`endpoint`, `path`), so that every
+// exporter spells and validates them the same way. Each takes the exporter's defaults: the schema
+// stays the single source of defaults.
+
+import type { PersistentQueueConfig } from './persistent_queue.ts';
+import type { RetryConfig } from './retry.ts';
+import type { SendingQueueConfig } from './sending_queue.ts';
 
 export interface RetryDefaults {
   readonly max_retries: number;
@@ -97,6 +102,47 @@ export function persistentQueueSchema(defaults: { enabled: boolean; directory: s
         description: 'How often queued batches are retried while the destination has not answered.',
       },
     },
+  } as const;
+}
+
+/** The three standard blocks, as the last properties of a queued exporter's schema. */
+export function queuedExporterBlocks(defaults: {
+  readonly queue_size: number;
+  readonly retry: RetryDefaults;
+  readonly persistent_queue: { enabled: boolean; directory: string };
+}) {
+  return {
+    sending_queue: sendingQueueSchema({ queue_size: defaults.queue_size }),
+    retry_on_failure: retryOnFailureSchema(defaults.retry),
+    persistent_queue: persistentQueueSchema(defaults.persistent_queue),
+  } as const;
+}
+
+/** The validated `queuedExporterBlocks` part of a config. */
+export interface QueuedExporterBlocksConfig {
+  readonly sending_queue: SendingQueueConfig;
+  readonly retry_on_failure: RetryConfig;
+  readonly persistent_queue: PersistentQueueConfig;
+}
+
+/** The base address an HTTP exporter sends to. */
+export function httpEndpointSchema(defaultUrl: string, description: string) {
+  return {
+    type: 'string',
+    format: 'uri',
+    pattern: '^https?://',
+    default: defaultUrl,
+    description,
+  } as const;
+}
+
+/** A file an exporter writes, resolved relative to the config file. */
+export function filePathSchema(defaultPath: string, description: string) {
+  return {
+    type: 'string',
+    minLength: 1,
+    default: defaultPath,
+    description,
   } as const;
 }
 

@@ -1,15 +1,12 @@
 // Config of the `file` exporter.
 
+import { filePathSchema } from '../../../src/exporterhelper/schema.ts';
+
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    path: {
-      type: 'string',
-      minLength: 1,
-      default: './data/traces.jsonl',
-      description: 'File that JSON lines are appended to, relative to the config file.',
-    },
+    path: filePathSchema('./data/traces.jsonl', 'File that JSON lines are appended to, relative to the config file.'),
     rotation: {
       type: 'object',
       additionalProperties: false,

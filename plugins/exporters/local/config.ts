@@ -1,15 +1,12 @@
 // Config of the `local` exporter.
 
+import { filePathSchema } from '../../../src/exporterhelper/schema.ts';
+
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    path: {
-      type: 'string',
-      minLength: 1,
-      default: './data/traces.db',
-      description: 'SQLite database file, relative to the config file (`:memory:` for a throwaway store).',
-    },
+    path: filePathSchema('./data/traces.db', 'SQLite database file, relative to the config file (`:memory:` for a throwaway store).'),
   },
 } as const;
 

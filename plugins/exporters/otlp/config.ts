@@ -1,26 +1,17 @@
 // Config of the `otlp` exporter. Retry defaults follow the OpenTelemetry Collector's (5 s growing by
 // 1.5 up to 30 s); the blocks are the shared exporter helper's.
 
-import type { PersistentQueueConfig } from '../../../src/exporterhelper/persistent_queue.ts';
-import type { RetryConfig } from '../../../src/exporterhelper/retry.ts';
-import type { SendingQueueConfig } from '../../../src/exporterhelper/sending_queue.ts';
-import {
-  persistentQueueSchema,
-  retryOnFailureSchema,
-  sendingQueueSchema,
-} from '../../../src/exporterhelper/schema.ts';
+import type { QueuedExporterBlocksConfig } from '../../../src/exporterhelper/schema.ts';
+import { httpEndpointSchema, queuedExporterBlocks } from '../../../src/exporterhelper/schema.ts';
 
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    endpoint: {
-      type: 'string',
-      format: 'uri',
-      pattern: '^https?://',
-      default: 'http://localhost:4318',
-      description: 'Base address of the receiving OTLP/HTTP endpoint; spans go to `<endpoint><traces_path>`.',
-    },
+    endpoint: httpEndpointSchema(
+      'http://localhost:4318',
+      'Base address of the receiving OTLP/HTTP endpoint; spans go to `<endpoint><traces_path>`.',
+    ),
     traces_path: {
       type: 'string',
       pattern: '^/',
@@ -60,13 +51,15 @@ export const configSchema = {
       default: 4,
       description: 'Requests in flight at once.',
     },
-    sending_queue: sendingQueueSchema({ queue_size: 100 }),
-    retry_on_failure: retryOnFailureSchema({ max_retries: 5, initial_backoff_ms: 5000, max_backoff_ms: 30000, multiplier: 1.5 }),
-    persistent_queue: persistentQueueSchema({ enabled: false, directory: './data/otlp' }),
+    ...queuedExporterBlocks({
+      queue_size: 100,
+      retry: { max_retries: 5, initial_backoff_ms: 5000, max_backoff_ms: 30000, multiplier: 1.5 },
+      persistent_queue: { enabled: false, directory: './data/otlp' },
+    }),
   },
 } as const;
 
-export interface OtlpExporterConfig {
+export interface OtlpExporterConfig extends QueuedExporterBlocksConfig {
   readonly endpoint: string;
   readonly traces_path: string;
   readonly encoding: 'protobuf' | 'json';
@@ -75,7 +68,4 @@ export interface OtlpExporterConfig {
   readonly forward_tenant: boolean;
   readonly timeout_ms: number;
   readonly max_concurrent_uploads: number;
-  readonly sending_queue: SendingQueueConfig;
-  readonly retry_on_failure: RetryConfig;
-  readonly persistent_queue: PersistentQueueConfig;
 }

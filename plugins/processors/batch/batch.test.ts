@@ -13,6 +13,7 @@ import type { SpanBatch } from '../../../src/model/spans.ts';
 import type { RequestContext } from '../../../src/pipeline/data.ts';
 import { PermanentError, ThrottleError } from '../../../src/pipeline/errors.ts';
 import { Sink, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
+import { makeBatch, plainSpan } from '../../../test/support/spans.ts';
 import { GenAiProcessor } from '../genai/processor.ts';
 import { BatchProcessor } from './batcher.ts';
 import type { BatchProcessorConfig } from './config.ts';
@@ -442,38 +443,16 @@ describe('batch: shutdown', () => {
 
 describe('batch: behind the genai translator', () => {
   function spans(...list: { spanId: string; parentSpanId?: string; name: string; startMs: number }[]): SpanBatch {
-    return {
-      resourceSpans: [
-        {
-          resource: { attributes: [], droppedAttributesCount: 0 },
-          schemaUrl: '',
-          scopeSpans: [
-            {
-              scope: { name: '', version: '', attributes: [], droppedAttributesCount: 0 },
-              schemaUrl: '',
-              spans: list.map((item) => ({
-                traceId: '0102030405060708090a0b0c0d0e0f10',
-                spanId: item.spanId,
-                parentSpanId: item.parentSpanId ?? '',
-                traceState: '',
-                flags: 0,
-                name: item.name,
-                kind: 1,
-                startTimeUnixNano: 1_700_000_000_000_000_000n + BigInt(item.startMs) * 1_000_000n,
-                endTimeUnixNano: 1_700_000_001_000_000_000n,
-                attributes: [],
-                droppedAttributesCount: 0,
-                events: [],
-                droppedEventsCount: 0,
-                links: [],
-                droppedLinksCount: 0,
-                status: { code: 0, message: '' },
-              })),
-            },
-          ],
-        },
-      ],
-    };
+    return makeBatch(
+      list.map((item) =>
+        plainSpan({
+          spanId: item.spanId,
+          parentSpanId: item.parentSpanId ?? '',
+          name: item.name,
+          startTimeUnixNano: 1_700_000_000_000_000_000n + BigInt(item.startMs) * 1_000_000n,
+        }),
+      ),
+    );
   }
 
   it('assembles a trace whose spans arrive children first in four requests', async () => {

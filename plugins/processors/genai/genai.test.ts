@@ -20,6 +20,7 @@ import type { AnyValue, Attribute, Span, SpanBatch } from '../../../src/model/sp
 import type { RequestContext } from '../../../src/pipeline/data.ts';
 import { ThrottleError } from '../../../src/pipeline/errors.ts';
 import { Sink, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
+import { makeBatch, plainSpan, stringAttr } from '../../../test/support/spans.ts';
 import type { GenAiProcessorConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import { genAiProcessorFactory } from './index.ts';
@@ -30,42 +31,16 @@ import { GenAiProcessor } from './processor.ts';
 const testdata = join(import.meta.dirname, 'testdata');
 const CONTEXT: RequestContext = { project: 'default', apiKey: 'key-a' };
 
+/** Every span here names its id: the tests are about the tree. */
 function span(overrides: Partial<Span> & Pick<Span, 'spanId'>): Span {
-  return {
-    traceId: '0102030405060708090a0b0c0d0e0f10',
-    parentSpanId: '',
-    traceState: '',
-    flags: 0,
-    name: 'span',
-    kind: 1,
-    startTimeUnixNano: 1_700_000_000_000_000_000n,
-    endTimeUnixNano: 1_700_000_001_000_000_000n,
-    attributes: [],
-    droppedAttributesCount: 0,
-    events: [],
-    droppedEventsCount: 0,
-    links: [],
-    droppedLinksCount: 0,
-    status: { code: 0, message: '' },
-    ...overrides,
-  };
+  return plainSpan(overrides);
 }
 
 function batchOf(...spans: Span[]): SpanBatch {
-  return {
-    resourceSpans: [
-      {
-        resource: { attributes: [], droppedAttributesCount: 0 },
-        schemaUrl: '',
-        scopeSpans: [{ scope: { name: '', version: '', attributes: [], droppedAttributesCount: 0 }, schemaUrl: '', spans }],
-      },
-    ],
-  };
+  return makeBatch(spans);
 }
 
-function str(key: string, value: string): Attribute {
-  return { key, value: { type: 'string', value } };
-}
+const str = stringAttr;
 
 function create(config: Partial<GenAiProcessorConfig> = {}) {
   const sink = new Sink<'runs'>();

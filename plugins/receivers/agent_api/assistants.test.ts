@@ -3,10 +3,10 @@
 // set latest brings an older one back), search and count, delete, introspection, and errors.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Client } from '@langchain/langgraph-sdk';
 import { systemAssistantId } from './internal/graphs/registry.ts';
-import { startTestServer } from './test-server.ts';
+import { useTestServer } from './test-server.ts';
 import type { TestServer } from './test-server.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
@@ -14,12 +14,9 @@ const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 describe('agent_api assistants', () => {
   let server: TestServer;
   let client: Client;
-  before(async () => {
-    server = await startTestServer();
-    client = server.client;
-  });
-  after(async () => {
-    await server.stop();
+  useTestServer((started) => {
+    server = started;
+    client = started.client;
   });
 
   it('creates one system assistant per graph, reachable by its uuid5 id and by graph name', async () => {

@@ -4,21 +4,18 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
-import { startTestServer } from './test-server.ts';
+import { useTestServer } from './test-server.ts';
 import type { TestServer } from './test-server.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 
 describe('agent_api with API keys and a run time limit', () => {
   let server: TestServer;
-  before(async () => {
-    server = await startTestServer({ auth: { api_keys: ['secret-key'] }, run_timeout_ms: 150, max_body_bytes: 2048 } as never);
-  });
-  after(async () => {
-    await server.stop();
-  });
+  useTestServer((started) => {
+    server = started;
+  }, { auth: { api_keys: ['secret-key'] }, run_timeout_ms: 150, max_body_bytes: 2048 } as never);
 
   it('answers 401 without a valid X-Api-Key, except for /ok and /info', async () => {
     await assert.rejects(server.client.assistants.get('agent'), /HTTP 401: .*X-Api-Key/);
@@ -57,11 +54,8 @@ describe('agent_api with API keys and a run time limit', () => {
 
 describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
   let server: TestServer;
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(async () => {
-    await server.stop();
+  useTestServer((started) => {
+    server = started;
   });
 
   it('serves /ok, /info and the OpenAPI document', async () => {

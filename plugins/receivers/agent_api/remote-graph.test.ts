@@ -3,18 +3,15 @@
 // version, so it gets the URL rather than the test's client.)
 
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { RemoteGraph } from '@langchain/langgraph/remote';
-import { startTestServer } from './test-server.ts';
+import { useTestServer } from './test-server.ts';
 import type { TestServer } from './test-server.ts';
 
 describe('agent_api with RemoteGraph', () => {
   let server: TestServer;
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(async () => {
-    await server.stop();
+  useTestServer((started) => {
+    server = started;
   });
 
   it('invokes and streams a deployed graph', async () => {

@@ -4,11 +4,11 @@
 
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Client } from '@langchain/langgraph-sdk';
 import { ThrottleError } from '../../../src/pipeline/errors.ts';
 import { readFirstFrames, readFrames } from './sse-client.ts';
-import { startTestServer } from './test-server.ts';
+import { useTestServer } from './test-server.ts';
 import type { TestServer } from './test-server.ts';
 
 const hello = (content = 'hello') => ({ messages: [{ role: 'user', content }] });
@@ -31,12 +31,9 @@ async function waitForStatus(client: Client, threadId: string, runId: string, st
 describe('agent_api runs', () => {
   let server: TestServer;
   let client: Client;
-  before(async () => {
-    server = await startTestServer();
-    client = server.client;
-  });
-  after(async () => {
-    await server.stop();
+  useTestServer((started) => {
+    server = started;
+    client = started.client;
   });
 
   it('a background run is pending when created, joins to success, and leaves the messages in the thread state', async () => {

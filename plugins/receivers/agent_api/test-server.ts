@@ -1,9 +1,11 @@
 // For tests: starts a real `agent_api` server on a loopback port (port 0) over a temporary data
-// directory, serving the example graphs, and hands back an SDK client for it.
+// directory, serving the example graphs, and hands back an SDK client for it. `useTestServer`
+// gives a whole `describe` block one such server.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
 import { validateAgainst } from '../../../src/config/ajv.ts';
@@ -53,4 +55,19 @@ export async function startTestServer(overrides: Partial<AgentApiConfig> & { dat
       if (!options.keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * One server for the enclosing `describe`: started before its tests (handed to `onStart`, where
+ * the suite keeps it) and stopped after them.
+ */
+export function useTestServer(onStart: (server: TestServer) => void, overrides: Parameters<typeof startTestServer>[0] = {}): void {
+  let server: TestServer | undefined;
+  before(async () => {
+    server = await startTestServer(overrides);
+    onStart(server);
+  });
+  after(async () => {
+    await server?.stop();
+  });
 }

@@ -4,9 +4,9 @@
 
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Client } from '@langchain/langgraph-sdk';
-import { startTestServer } from './test-server.ts';
+import { useTestServer } from './test-server.ts';
 import type { TestServer } from './test-server.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
@@ -14,12 +14,9 @@ const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 describe('agent_api threads', () => {
   let server: TestServer;
   let client: Client;
-  before(async () => {
-    server = await startTestServer();
-    client = server.client;
-  });
-  after(async () => {
-    await server.stop();
+  useTestServer((started) => {
+    server = started;
+    client = started.client;
   });
 
   it('creates an idle thread, honours if_exists, updates metadata and deletes', async () => {

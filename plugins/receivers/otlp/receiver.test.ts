@@ -19,6 +19,7 @@ import type { SpanBatch } from '../../../src/model/spans.ts';
 import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../../src/otlp/encode.ts';
 import { PermanentError, ThrottleError } from '../../../src/pipeline/errors.ts';
 import { Sink, nopHost, runComponentConformance } from '../../../src/pipeline/testing.ts';
+import { intAttr, makeBatch, plainSpan, stringAttr } from '../../../test/support/spans.ts';
 import { otlpReceiverFactory } from './index.ts';
 import type { SdkLikeSpan } from './internal/arbitraries.ts';
 import { expectedBatch } from './internal/arbitraries.ts';
@@ -33,38 +34,18 @@ runComponentConformance(otlpReceiverFactory, { testdataDir: join(here, 'testdata
 
 /** A small valid batch in the model, for requests built by hand. */
 function sampleBatch(spanCount = 2): SpanBatch {
-  return {
-    resourceSpans: [
-      {
-        resource: { attributes: [{ key: 'service.name', value: { type: 'string', value: 'svc' } }], droppedAttributesCount: 0 },
-        schemaUrl: '',
-        scopeSpans: [
-          {
-            scope: { name: 'scope', version: '1', attributes: [], droppedAttributesCount: 0 },
-            schemaUrl: '',
-            spans: Array.from({ length: spanCount }, (_, i) => ({
-              traceId: TRACE_HEX,
-              spanId: SPAN_HEX.slice(0, 14) + i.toString(16).padStart(2, '0'),
-              parentSpanId: '',
-              traceState: '',
-              flags: 1,
-              name: `span-${i}`,
-              kind: 1,
-              startTimeUnixNano: 1_700_000_000_000_000_000n + BigInt(i),
-              endTimeUnixNano: 1_700_000_000_100_000_000n,
-              attributes: [{ key: 'gen_ai.usage.input_tokens', value: { type: 'int', value: 12n } }],
-              droppedAttributesCount: 0,
-              events: [],
-              droppedEventsCount: 0,
-              links: [],
-              droppedLinksCount: 0,
-              status: { code: 0, message: '' },
-            })),
-          },
-        ],
-      },
-    ],
-  };
+  const spans = Array.from({ length: spanCount }, (_, i) =>
+    plainSpan({
+      traceId: TRACE_HEX,
+      spanId: SPAN_HEX.slice(0, 14) + i.toString(16).padStart(2, '0'),
+      flags: 1,
+      name: `span-${i}`,
+      startTimeUnixNano: 1_700_000_000_000_000_000n + BigInt(i),
+      endTimeUnixNano: 1_700_000_000_100_000_000n,
+      attributes: [intAttr('gen_ai.usage.input_tokens', 12)],
+    }),
+  );
+  return makeBatch(spans, { resource: [stringAttr('service.name', 'svc')], scope: { name: 'scope', version: '1' } });
 }
 
 const jsonBody = (batch = sampleBatch()) => JSON.stringify(encodeTraceRequestJson(batch));
