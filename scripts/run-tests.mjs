@@ -22,9 +22,13 @@ const args = process.argv.slice(2);
 const files = args.filter((arg) => arg.endsWith('.ts'));
 const flags = args.filter((arg) => !arg.endsWith('.ts'));
 const targets = files.length > 0 ? files : roots.flatMap((root) => find(root)).sort();
+// The example graphs call a hosted model when OPENAI_API_KEY is set; tests always run offline.
+const env = { ...process.env };
+delete env.OPENAI_API_KEY;
+delete env.OPENAI_BASE_URL;
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=120000', ...flags, ...targets],
-  { stdio: 'inherit' },
+  { stdio: 'inherit', env },
 );
 process.exit(result.status ?? 1);

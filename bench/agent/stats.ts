@@ -1,0 +1,37 @@
+// Latency statistics and a fixed-concurrency driver for the agent server benchmark.
+
+/** Runs `total` operations with `concurrency` of them in flight; returns each one's latency (ms) and the wall time. */
+export async function drive(
+  total: number,
+  concurrency: number,
+  operation: (worker: number, index: number) => Promise<void>,
+): Promise<{ latenciesMs: number[]; wallMs: number; failures: number; firstError?: unknown }> {
+  const latenciesMs: number[] = [];
+  let next = 0;
+  let failures = 0;
+  let firstError: unknown;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, worker) => {
+      for (let index = next++; index < total; index = next++) {
+        const begin = performance.now();
+        try {
+          await operation(worker, index);
+          latenciesMs.push(performance.now() - begin);
+        } catch (error) {
+          failures++;
+          firstError ??= error;
+        }
+      }
+    }),
+  );
+  return { latenciesMs, wallMs: performance.now() - started, failures, firstError };
+}
+
+/** The q-quantile (0..1) by the nearest-rank method. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil(q * sorted.length)));
+  return sorted[rank - 1]!;
+}
