@@ -130,12 +130,12 @@ export class Service {
     this.state = 'starting';
     for (const instance of [...this.exporters, ...this.processors, ...this.receivers]) {
       if (instance.stability === 'development') {
-        this.logger.warn({ component: instance.id }, 'Component is in development; its behaviour may change.');
+        this.logger.warn({ component: { id: instance.id, kind: instance.kind } }, 'Component is in development; its behaviour may change.');
       }
       try {
         await instance.component.start(this.abort.signal);
       } catch (error) {
-        this.logger.error({ component: instance.id, err: error }, 'Component failed to start; stopping.');
+        this.logger.error({ component: { id: instance.id, kind: instance.kind }, err: error }, 'Component failed to start; stopping.');
         await this.shutdown(Date.now() + this.config.service.shutdown_timeout_ms).catch(() => undefined);
         throw new TracepipeError('TP_ERR_START', [instance.id, errorMessage(error)], { cause: error });
       }
