@@ -217,6 +217,41 @@ describe('trace collector proxy (configs/proxy.yaml) end to end', () => {
     assert.equal(ready.status, 200);
   });
 
+  it('uploads the collector documentation\'s own example request as the expected run', async () => {
+    // The request of the backend's collector-proxy guide: base64 ids, bare-number nanoseconds
+    // (beyond 2^53), GenAI prompt and completion as JSON text, token counts as intValue.
+    const body =
+      '{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"test-service"}}]},' +
+      '"scopeSpans":[{"scope":{"name":"example-scope","version":"1.0.0"},"spans":[{"traceId":"T6nh/mMkIONaoHewS9UWIw==",' +
+      '"spanId":"0tEqJwCpvU0=","name":"parent-span","kind":"SPAN_KIND_INTERNAL","startTimeUnixNano":1747675155185223936,' +
+      '"endTimeUnixNano":1747675156185223936,"attributes":[' +
+      '{"key":"gen_ai.prompt","value":{"stringValue":"{\\"text\\":\\"Hello, world!\\"}"}},' +
+      '{"key":"gen_ai.usage.input_tokens","value":{"intValue":"5"}},' +
+      '{"key":"gen_ai.completion","value":{"stringValue":"{\\"text\\":\\"Hi there!\\"}"}},' +
+      '{"key":"gen_ai.usage.output_tokens","value":{"intValue":"3"}}],' +
+      '"droppedAttributesCount":0,"events":[],"links":[],"status":{}}]}]}]}';
+    const response = await fetch(`http://127.0.0.1:${proxy.port}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'doc-key' },
+      body,
+    });
+    assert.equal(response.status, 200);
+    const id = '4fa9e1fe-6324-20e3-5aa0-77b04bd51623';
+    await eventually(() => backend.runs().some((run) => run.id === id), 'the example run at the backend');
+    const run = backend.runs().find((candidate) => candidate.id === id)!;
+    assert.equal(run.trace_id, id);
+    assert.equal(run.name, 'parent-span');
+    assert.equal(run.api_key, 'doc-key');
+    assert.equal(run.start_time, '2025-05-19T17:19:15.185223936Z');
+    assert.equal(run.end_time, '2025-05-19T17:19:16.185223936Z');
+    assert.deepEqual(run.inputs, { text: 'Hello, world!' });
+    assert.deepEqual(run.outputs, { text: 'Hi there!', usage_metadata: { input_tokens: 5, output_tokens: 3, total_tokens: 8 } });
+    assert.match(String(run.dotted_order), new RegExp(`^20250519T171915185223Z${id}$`));
+    const metadata = (run.extra as { metadata: Record<string, unknown> }).metadata;
+    assert.equal(metadata.OTEL_TRACE_ID, '4fa9e1fe632420e35aa077b04bd51623');
+    assert.equal(metadata.OTEL_SPAN_ID, 'd2d12a2700a9bd4d');
+  });
+
   it('stops on SIGTERM with exit code 0', async () => {
     proxy.child.kill('SIGTERM');
     assert.equal(await proxy.exited, 0, proxy.stderr());

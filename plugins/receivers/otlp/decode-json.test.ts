@@ -89,6 +89,25 @@ describe('JSON decoding', () => {
     assert.deepEqual(span.status, { code: 1, message: '' });
   });
 
+  it('reads 64-bit bare numbers exactly, as the proxy spec\'s own example writes timestamps', () => {
+    // JSON.parse alone would round these to the nearest double (…185224000, 9007199254740992).
+    const text =
+      '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"T6nh/mMkIONaoHewS9UWIw==","spanId":"0tEqJwCpvU0=",' +
+      '"name":"parent-span","startTimeUnixNano": 1747675155185223936 ,"end_time_unix_nano":\n1747675156185223936,' +
+      '"events":[{"name":"e","timeUnixNano":-0}],' +
+      '"attributes":[{"key":"big","value":{"intValue":-9007199254740993}},{"key":"small","value":{"intValue":42}},' +
+      '{"key":"text","value":{"stringValue":"{\\"intValue\\": 12345678901234567890}"}}]}]}]}]}';
+    const span = onlySpan(text);
+    assert.equal(span.startTimeUnixNano, 1747675155185223936n);
+    assert.equal(span.endTimeUnixNano, 1747675156185223936n);
+    assert.equal(span.events[0]!.timeUnixNano, 0n);
+    assert.deepEqual(span.attributes.map((attribute) => attribute.value), [
+      { type: 'int', value: -9007199254740993n },
+      { type: 'int', value: 42n },
+      { type: 'string', value: '{"intValue": 12345678901234567890}' },
+    ]);
+  });
+
   it('reads proto field names as well as lowerCamelCase ones', () => {
     const decoded = decodeTraceRequestJson(
       JSON.stringify({
