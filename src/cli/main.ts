@@ -2,11 +2,11 @@
 // This is the only module that calls process.exit; everything below it throws typed errors.
 
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import type { Logger } from 'pino';
 import { builtinRegistry } from '../../plugins/index.ts';
 import { configTable } from '../config/describe.ts';
-import { loadConfigFile } from '../config/load.ts';
+import { loadConfigFile, parseConfigText, registryWithPlugins } from '../config/load.ts';
 import { TracepipeError } from '../errors.ts';
 import type { Factory } from '../pipeline/component.ts';
 import { errorMessage } from '../pipeline/errors.ts';
@@ -108,18 +108,11 @@ function describeFactory(factory: Factory): string {
 }
 
 async function componentsCommand(options: GlobalOptions & { type?: string }): Promise<number> {
-  const registry = builtinRegistry();
+  let registry = builtinRegistry();
   if (options.config) {
     // Include the plugins a config loads, so plugin authors can see their own components.
-    const { parseConfigText } = await import('../config/load.ts');
-    const { dirname, resolve } = await import('node:path');
-    const data = parseConfigText(readFileSync(options.config, 'utf8'), { sets: options.set }, options.config) as {
-      plugins?: string[];
-    };
-    const { loadPlugin } = await import('../config/plugins.ts');
-    for (const specifier of data.plugins ?? []) {
-      for (const factory of await loadPlugin(specifier, dirname(resolve(options.config)))) registry.register(factory);
-    }
+    const data = parseConfigText(readFileSync(options.config, 'utf8'), { sets: options.set }, options.config);
+    registry = await registryWithPlugins(data, registry, dirname(resolve(options.config)));
   }
   if (options.type) {
     const [kind, type] = options.type.split('/');
@@ -183,5 +176,3 @@ export async function main(argv: string[]): Promise<void> {
     process.exit(1);
   }
 }
-
-export type { Logger };

@@ -93,16 +93,20 @@ export async function loadConfigFile(
   return loadConfigObject(data, registry, dirname(absolute));
 }
 
+/** A copy of the registry with the factories of the config data's `plugins:` added. */
+export async function registryWithPlugins(data: unknown, registry: Registry, baseDir: string): Promise<Registry> {
+  const plugins = (data as { plugins?: unknown } | null)?.plugins;
+  if (!Array.isArray(plugins) || !plugins.every((entry) => typeof entry === 'string')) return registry;
+  const effective = new Registry(registry.all());
+  for (const specifier of plugins as string[]) {
+    for (const factory of await loadPlugin(specifier, baseDir)) effective.register(factory);
+  }
+  return effective;
+}
+
 /** Loads the `plugins:` of parsed config data into a copy of the registry, then validates. */
 export async function loadConfigObject(data: unknown, registry: Registry, baseDir: string): Promise<ServiceConfig> {
-  const plugins = (data as { plugins?: unknown } | null)?.plugins;
-  let effective = registry;
-  if (Array.isArray(plugins) && plugins.every((entry) => typeof entry === 'string')) {
-    effective = new Registry(registry.all());
-    for (const specifier of plugins as string[]) {
-      for (const factory of await loadPlugin(specifier, baseDir)) effective.register(factory);
-    }
-  }
+  const effective = await registryWithPlugins(data, registry, baseDir);
   const { config, errors } = validateConfig(data, effective, baseDir);
   if (errors.length > 0) throw new TracepipeError('TP_ERR_CONFIG_INVALID', [errors.join('\n')]);
   return config!;
