@@ -63,8 +63,14 @@ export async function runConfig(options: GlobalOptions): Promise<number> {
       logger.info({ signal, timeout_ms: config.service.shutdown_timeout_ms }, 'Stopping: draining receivers and flushing.');
       service
         .shutdown(Date.now() + config.service.shutdown_timeout_ms)
-        .then(() => metricsServer?.close())
-        .then(() => {
+        .then(async (report) => {
+          await metricsServer?.close();
+          if (report.lostItems > 0) {
+            // Exit 0 promises that nothing accepted was lost; the ERROR lines above say what was.
+            logger.error({ lost_items: report.lostItems }, 'Stopped, but accepted data was lost during shutdown.');
+            resolve(1);
+            return;
+          }
           logger.info('Stopped cleanly.');
           resolve(0);
         })

@@ -1,6 +1,7 @@
 // The data types that flow between components, and the request context that travels with them.
 
 import type { RunBatch } from '../model/runs.ts';
+import type { Delivery } from './delivery.ts';
 import type { SpanBatch } from '../model/spans.ts';
 import { countSpans } from '../model/spans.ts';
 
@@ -25,6 +26,12 @@ export interface RequestContext {
   readonly project: string;
   /** Id of the receiver that accepted the data (e.g. `otlp`), for logs and metrics. */
   readonly receiver?: string;
+  /**
+   * Settlement of the request's data (see delivery.ts): a component that keeps data after its
+   * `consume()` resolved holds it until that data is sent, stored durably or dropped and counted.
+   * Absent when the source does not track delivery.
+   */
+  readonly delivery?: Delivery;
 }
 
 /** What an exporter may consume: one data type, or `any` for type-agnostic sinks (debug, file). */

@@ -31,6 +31,25 @@ import { fanout, observeConsumer } from './consumers.ts';
 
 type ServiceState = 'created' | 'starting' | 'ready' | 'draining' | 'stopped';
 
+/**
+ * Drop reasons that mean accepted data was lost for want of time or room, as opposed to data the
+ * pipeline refuses on purpose (invalid ids, too large, rejected by the destination): a shutdown
+ * during which any of these is counted did not stop cleanly.
+ */
+export const LOSS_REASONS: ReadonlySet<string> = new Set([
+  'shutdown',
+  'shutdown_deadline',
+  'retries_exhausted',
+  'disk_queue_full',
+  'internal_error',
+]);
+
+/** What a shutdown achieved. */
+export interface ShutdownReport {
+  /** Items counted as lost (LOSS_REASONS) while shutting down. */
+  readonly lostItems: number;
+}
+
 interface Instance {
   readonly id: string;
   readonly kind: ComponentKind;
@@ -52,7 +71,7 @@ export class Service {
   private readonly counters: ComponentCounters;
   private readonly logger: Logger;
   readonly host: Host;
-  private shutdownPromise?: Promise<void>;
+  private shutdownPromise?: Promise<ShutdownReport>;
 
   constructor(
     private readonly config: ServiceConfig,
@@ -151,12 +170,13 @@ export class Service {
    * Stops receivers, then processors, then exporters, each given what is left of the deadline.
    * Idempotent. Gathers every failure into one AggregateError instead of stopping at the first.
    */
-  shutdown(deadline: number = Date.now() + this.config.service.shutdown_timeout_ms): Promise<void> {
+  shutdown(deadline: number = Date.now() + this.config.service.shutdown_timeout_ms): Promise<ShutdownReport> {
     this.shutdownPromise ??= this.doShutdown(deadline);
     return this.shutdownPromise;
   }
 
-  private async doShutdown(deadline: number): Promise<void> {
+  private async doShutdown(deadline: number): Promise<ShutdownReport> {
+    const lostBefore = await this.itemsLost();
     this.state = 'draining';
     this.abort.abort();
     const failures: Error[] = [];
@@ -173,5 +193,14 @@ export class Service {
     if (failures.length > 0) {
       throw new AggregateError(failures, `shutdown did not complete cleanly: ${failures.map((f) => f.message).join('; ')}`);
     }
+    return { lostItems: (await this.itemsLost()) - lostBefore };
+  }
+
+  /** Sum of the items every component counted as lost (LOSS_REASONS) so far. */
+  private async itemsLost(): Promise<number> {
+    const { values } = await this.counters.dropped.get();
+    let lost = 0;
+    for (const { labels, value } of values) if (LOSS_REASONS.has(String(labels.reason))) lost += value;
+    return lost;
   }
 }

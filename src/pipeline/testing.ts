@@ -13,6 +13,7 @@ import { silentLogger } from '../telemetry/logger.ts';
 import { createMetricsRegistry } from '../telemetry/metrics.ts';
 import type { ComponentKind, ComponentSettings, Consumer, Factory, Host, Lifecycle } from './component.ts';
 import type { DataOf, DataType, RequestContext } from './data.ts';
+import type { Delivery } from './delivery.ts';
 
 export function nopHost(overrides: Partial<Host> = {}): Host {
   return {
@@ -27,17 +28,25 @@ export function nopSettings(kind: ComponentKind = 'receiver', id = 'test', host:
   return { id, kind, logger: silentLogger(), metrics: host.metrics, host };
 }
 
-/** A consumer that records every batch and its context. `fail` makes the next calls reject. */
+/**
+ * A consumer that records every batch and its context. `fail` makes the next calls reject. It
+ * holds nothing past `consume()`, so deliveries settle when it returns; the recorded context
+ * leaves the delivery out (it is bookkeeping, not who sent the data): see `deliveries`.
+ */
 export class Sink<T extends DataType = DataType> implements Consumer<T> {
   readonly mutatesData = false;
   readonly batches: { data: DataOf[T]; context: RequestContext }[] = [];
+  /** The delivery of each recorded batch, if it had one. */
+  readonly deliveries: (Delivery | undefined)[] = [];
   fail?: (data: DataOf[T], context: RequestContext) => Error | undefined;
   private waiters: { predicate: () => boolean; resolve: () => void }[] = [];
 
   async consume(data: DataOf[T], context: RequestContext): Promise<void> {
     const failure = this.fail?.(data, context);
     if (failure) throw failure;
-    this.batches.push({ data, context });
+    const { delivery, ...who } = context;
+    this.batches.push({ data, context: who });
+    this.deliveries.push(delivery);
     this.waiters = this.waiters.filter((waiter) => {
       if (!waiter.predicate()) return true;
       waiter.resolve();

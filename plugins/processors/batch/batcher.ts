@@ -10,7 +10,7 @@ import type { RunBatch } from '../../../src/model/runs.ts';
 import { ThrottleError, errorMessage } from '../../../src/pipeline/errors.ts';
 import { componentCounters, counter, gauge } from '../../../src/telemetry/metrics.ts';
 import type { BatchProcessorConfig } from './config.ts';
-import type { FlushTrigger } from './internal/outbox.ts';
+import type { FlushTrigger, SealedBatch } from './internal/outbox.ts';
 import { Outbox } from './internal/outbox.ts';
 import type { HeldRun } from './internal/tree.ts';
 import { RunTree } from './internal/tree.ts';
@@ -84,7 +84,8 @@ export class BatchProcessor implements Processor<'runs'> {
       next,
       {
         flushed: (trigger: FlushTrigger) => this.metrics.flushes.inc({ component_id: settings.id, trigger }),
-        delivered: (runs) => this.counters.sent.inc(this.labels, runs),
+        // (`items_sent_total` is counted by the framework on this processor's output.)
+        delivered: () => {},
         rejected: (batch, error) => {
           this.counters.dropped.inc({ ...this.labels, reason: 'rejected_downstream' }, batch.runs.length);
           settings.logger.error({ runs: batch.runs.length, err: errorMessage(error) }, 'Downstream rejected a batch as invalid; it was dropped.');
@@ -105,6 +106,8 @@ export class BatchProcessor implements Processor<'runs'> {
     if (this.stopped) throw new Error('batch processor is shut down');
     const incoming: HeldRun[] = batch.runs.map((run) => ({ run, context, bytes: Buffer.byteLength(JSON.stringify(run)) }));
     this.admit(incoming, batch);
+    // Each run holds its request's delivery until the batch carrying it is delivered downstream.
+    if (context.delivery) for (let i = 0; i < incoming.length; i++) context.delivery.retain();
 
     this.tree.applyHints(batch.hints);
     for (const held of incoming) this.tree.add(held);
@@ -134,6 +137,7 @@ export class BatchProcessor implements Processor<'runs'> {
       // Its dotted order is remembered, so its children still find their place.
       this.counters.dropped.inc({ ...this.labels, reason: 'too_large' });
       this.tooLarge.push(held.run.id);
+      held.context.delivery?.release();
       return;
     }
     this.outbox.add(held.run, bytes, held.context);
@@ -195,13 +199,29 @@ export class BatchProcessor implements Processor<'runs'> {
       const pause = Math.min(SHUTDOWN_RETRY_MS, deadline - Date.now());
       if (pause > 0) await sleep(pause);
     }
-    const abandoned = this.outbox.abandon();
-    const lost = abandoned.reduce((sum, batch) => sum + batch.runs.length, 0);
+    this.giveUp(this.outbox.abandon());
+    this.updateGauges();
+  }
+
+  /**
+   * Runs still held at the deadline: those a journal keeps are left to it (their deliveries stay
+   * unsettled, so they are replayed at the next start); the others are lost, counted and logged.
+   */
+  private giveUp(abandoned: readonly SealedBatch[]): void {
+    let kept = 0;
+    let lost = 0;
+    for (const batch of abandoned) {
+      const durable = batch.deliveries.filter((delivery) => delivery.durable).length;
+      kept += durable;
+      lost += batch.runs.length - durable;
+    }
+    if (kept > 0) {
+      this.settings.logger.info({ runs: kept }, 'Shutdown deadline passed before these runs could be delivered; the journal keeps them for the next start.');
+    }
     if (lost > 0) {
       this.counters.dropped.inc({ ...this.labels, reason: 'shutdown_deadline' }, lost);
       this.settings.logger.error({ runs: lost }, 'Shutdown deadline passed before these runs could be delivered; they were dropped.');
     }
-    this.updateGauges();
   }
 }
 

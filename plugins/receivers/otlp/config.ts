@@ -1,6 +1,8 @@
 // Config of the `otlp` receiver.
 
 import { listenerSchema } from '../../../src/http/server.ts';
+import type { JournalConfig } from '../../../src/journal/schema.ts';
+import { journalSchema, memoryLimitSchema } from '../../../src/journal/schema.ts';
 
 export const DEFAULT_MAX_BODY_BYTES = 209_715_200;
 
@@ -57,6 +59,8 @@ export const configSchema = {
         },
       },
     },
+    journal: journalSchema({ directory: 'data/journal' }),
+    memory_limit_bytes: memoryLimitSchema,
     metrics_path: {
       type: ['string', 'boolean'],
       anyOf: [{ type: 'string', pattern: '^/' }, { const: false }],
@@ -76,6 +80,8 @@ export interface OtlpReceiverConfig {
   readonly require_api_key: boolean;
   readonly cors: { readonly allowed_origins: readonly string[]; readonly max_age_s: number };
   readonly metrics_path: string | false;
+  readonly journal: JournalConfig;
+  readonly memory_limit_bytes: number;
 }
 
 /** Cross-field checks the schema cannot express. */

@@ -13,6 +13,7 @@ import type { DecodedTraceRequest } from '../../../src/otlp/decoded.ts';
 import { OtlpDecodeError } from '../../../src/otlp/errors.ts';
 import type { OtlpEncoding } from '../../../src/otlp/response.ts';
 import { CONTENT_TYPES, encodeExportResponse, encodeStatus } from '../../../src/otlp/response.ts';
+import { DurableIntake, IntakeUnavailableError, JournalRecordTooLargeError } from '../../../src/journal/intake.ts';
 import type { ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
 import { errorMessage, isPermanent, isThrottle } from '../../../src/pipeline/errors.ts';
 import type { OtlpReceiverConfig } from './config.ts';
@@ -38,8 +39,16 @@ class HttpAnswer extends Error {
   }
 }
 
+/** What the journal keeps of a request besides its (decompressed) body. */
+interface JournaledRequest {
+  readonly encoding: OtlpEncoding;
+  readonly project: string;
+  readonly apiKey?: string;
+}
+
 export class OtlpReceiver implements Receiver {
   private app?: FastifyInstance;
+  private readonly intake: DurableIntake<'spans', JournaledRequest>;
   private readonly metrics: ReceiverMetrics;
   private rejectionLog = { at: 0, spans: 0, requests: 0 };
   /** The port actually bound (differs from the config's when it is 0). */
@@ -48,13 +57,26 @@ export class OtlpReceiver implements Receiver {
   constructor(
     private readonly settings: ComponentSettings,
     private readonly config: OtlpReceiverConfig,
-    private readonly next: Consumer<'spans'>,
+    next: Consumer<'spans'>,
   ) {
     this.metrics = receiverMetrics(settings.metrics, settings.id);
+    this.intake = new DurableIntake({
+      settings,
+      dataType: 'spans',
+      journal: config.journal,
+      memoryLimitBytes: config.memory_limit_bytes,
+      next,
+      restore: (header, body) => ({
+        data: this.decode(header.encoding, body).batch,
+        context: { project: header.project, receiver: settings.id, ...(header.apiKey ? { apiKey: header.apiKey } : {}) },
+      }),
+    });
   }
 
   async start(_signal?: AbortSignal): Promise<void> {
     const { config } = this;
+    // Before listening: replayed requests are older than anything new.
+    await this.intake.start();
     const app = createHttpServer({
       logger: this.settings.logger,
       host: this.settings.host,
@@ -100,7 +122,10 @@ export class OtlpReceiver implements Receiver {
   async shutdown(deadline: number): Promise<void> {
     const app = this.app;
     this.app = undefined;
-    if (!app) return;
+    if (!app) {
+      await this.intake.shutdown();
+      return;
+    }
     // Fastify stops accepting, answers new requests on open connections with 503, and waits for
     // requests in flight; past the deadline their connections are cut.
     let timer: NodeJS.Timeout | undefined;
@@ -114,6 +139,7 @@ export class OtlpReceiver implements Receiver {
       await Promise.race([app.close(), expired]);
     } finally {
       clearTimeout(timer);
+      await this.intake.shutdown();
     }
   }
 
@@ -150,7 +176,7 @@ export class OtlpReceiver implements Receiver {
       const body = await this.readBody(request, coding);
       const decoded = this.decode(encoding, body);
       if (decoded.rejected > 0) this.noteRejections(decoded);
-      if (countSpans(decoded.batch) > 0) await this.deliver(decoded, context);
+      if (countSpans(decoded.batch) > 0) await this.deliver(encoding, body, decoded, context);
       const partial = decoded.rejected > 0 ? { rejectedSpans: decoded.rejected, errorMessage: decoded.errorMessage ?? '' } : undefined;
       this.metrics.request(encoding, 200);
       return reply.code(200).header('content-type', CONTENT_TYPES[encoding]).send(encodeExportResponse(encoding, partial));
@@ -183,11 +209,23 @@ export class OtlpReceiver implements Receiver {
     }
   }
 
-  private async deliver(decoded: DecodedTraceRequest, context: ReturnType<typeof resolveRequestContext>): Promise<void> {
+  private async deliver(
+    encoding: OtlpEncoding,
+    body: Buffer,
+    decoded: DecodedTraceRequest,
+    context: ReturnType<typeof resolveRequestContext>,
+  ): Promise<void> {
+    const journaled: JournaledRequest = { encoding, project: context.project, ...(context.apiKey ? { apiKey: context.apiKey } : {}) };
     try {
-      await this.next.consume(decoded.batch, context);
+      await this.intake.accept(journaled, body, decoded.batch, context);
     } catch (error) {
       const message = errorMessage(error);
+      if (error instanceof IntakeUnavailableError) {
+        throw new HttpAnswer(503, `the proxy cannot store the request now, retry later: ${message}`, {
+          'retry-after': String(retryAfterSeconds(error.retryAfterMs)),
+        });
+      }
+      if (error instanceof JournalRecordTooLargeError) throw new HttpAnswer(413, message);
       if (isPermanent(error)) throw new HttpAnswer(400, `the pipeline refused the data: ${message}`);
       if (isThrottle(error)) {
         throw new HttpAnswer(429, `the pipeline is full, retry later: ${message}`, { 'retry-after': String(retryAfterSeconds(error.retryAfterMs)) });

@@ -7,20 +7,28 @@
 import type { Run } from '../../../../src/model/runs.ts';
 import type { Consumer } from '../../../../src/pipeline/component.ts';
 import type { RequestContext } from '../../../../src/pipeline/data.ts';
+import type { Delivery } from '../../../../src/pipeline/delivery.ts';
+import { DeliveryGroup } from '../../../../src/pipeline/delivery.ts';
 import { isPermanent, isThrottle } from '../../../../src/pipeline/errors.ts';
 
 export type FlushTrigger = 'size' | 'bytes' | 'interval' | 'shutdown';
 
-interface SealedBatch {
+export interface SealedBatch {
   readonly runs: Run[];
   readonly bytes: number;
+  /** Who sent the runs (the delivery left out: see `deliveries`). */
   readonly context: RequestContext;
+  /** The delivery of each run that has one: held once per run since the run was taken. */
+  readonly deliveries: Delivery[];
+  /** Created at the first delivery attempt and reused by retries, so that parents settle once. */
+  group?: DeliveryGroup;
 }
 
 interface Tenant {
   context: RequestContext;
   open: Run[];
   openBytes: number;
+  openDeliveries: Delivery[];
   readonly sealed: SealedBatch[];
   delivering?: Promise<void>;
   /** Epoch ms before which a failed delivery is not retried. */
@@ -66,14 +74,20 @@ export class Outbox {
     return this.byteCount;
   }
 
-  /** Adds one run (with its serialised size) to its tenant's open batch, sealing as the limits say. */
+  /**
+   * Adds one run (with its serialised size) to its tenant's open batch, sealing as the limits say.
+   * The reference the caller holds on the context's delivery passes to the outbox, which releases
+   * it once the batch is delivered (or refused for good).
+   */
   add(run: Run, bytes: number, context: RequestContext): void {
     const key = context.apiKey ?? '';
+    const { delivery, ...who } = context;
     let tenant = this.tenants.get(key);
-    if (!tenant) this.tenants.set(key, (tenant = { context, open: [], openBytes: 0, sealed: [], retryAt: 0 }));
+    if (!tenant) this.tenants.set(key, (tenant = { context: who, open: [], openBytes: 0, openDeliveries: [], sealed: [], retryAt: 0 }));
     if (tenant.open.length > 0 && tenant.openBytes + bytes > this.options.maxBatchBytes) this.seal(tenant, 'bytes');
-    if (tenant.open.length === 0) tenant.context = context;
+    if (tenant.open.length === 0) tenant.context = who;
     tenant.open.push(run);
+    if (delivery) tenant.openDeliveries.push(delivery);
     tenant.openBytes += bytes;
     this.runCount++;
     this.byteCount += bytes;
@@ -86,9 +100,10 @@ export class Outbox {
   }
 
   private seal(tenant: Tenant, trigger: FlushTrigger): void {
-    tenant.sealed.push({ runs: tenant.open, bytes: tenant.openBytes, context: tenant.context });
+    tenant.sealed.push({ runs: tenant.open, bytes: tenant.openBytes, context: tenant.context, deliveries: tenant.openDeliveries });
     tenant.open = [];
     tenant.openBytes = 0;
+    tenant.openDeliveries = [];
     this.events.flushed(trigger);
   }
 
@@ -132,12 +147,14 @@ export class Outbox {
   private async deliverTenant(tenant: Tenant): Promise<void> {
     while (tenant.sealed.length > 0) {
       const batch = tenant.sealed[0]!;
+      if (batch.deliveries.length > 0) batch.group ??= new DeliveryGroup(batch.deliveries);
       try {
-        await this.next.consume({ runs: batch.runs }, batch.context);
+        await this.next.consume({ runs: batch.runs }, batch.group ? { ...batch.context, delivery: batch.group } : batch.context);
       } catch (error) {
         if (isPermanent(error)) {
           this.forget(tenant, batch);
           this.events.rejected(batch, error);
+          settle(batch);
           continue;
         }
         const delay = isThrottle(error) ? Math.max(error.retryAfterMs, this.options.retryDelayMs) : this.options.retryDelayMs;
@@ -147,14 +164,22 @@ export class Outbox {
       }
       this.forget(tenant, batch);
       this.events.delivered(batch.runs.length);
+      settle(batch);
     }
   }
 
   private forget(tenant: Tenant, batch: SealedBatch): void {
+    // (Its deliveries are settled by the caller, once the outcome is counted.)
     // Already gone when `abandon()` gave up on it while it was being delivered.
     if (tenant.sealed[0] !== batch) return;
     tenant.sealed.shift();
     this.runCount -= batch.runs.length;
     this.byteCount -= batch.bytes;
   }
+}
+
+/** Releases the outbox's hold on a batch's deliveries: downstream now holds what it kept. */
+export function settle(batch: SealedBatch): void {
+  if (batch.group) batch.group.release();
+  else for (const delivery of batch.deliveries) delivery.release();
 }

@@ -1,0 +1,314 @@
+// Where a receiver hands acknowledged data to its pipeline: the one place that decides whether a
+// request may be acknowledged, and keeps the promise once it has been.
+//
+//   accept(request) ── memory over its limit? ──► ThrottleError (429: the client retries)
+//        │ journal append ── full / failing? ──► IntakeUnavailableError (503: the client retries)
+//        ▼
+//   next.consume(data, { ...context, delivery })      the receiver answers 2xx when this resolves
+//        │
+//   delivery settled (every item sent, stored durably, or dropped and counted) ──► journal.settle
+//
+// On start the journal's unsettled requests are replayed through the same path, in the
+// background, at the pace the pipeline takes them. What is held in memory is bounded by bytes: the
+// decoded size of every acknowledged request whose delivery has not settled yet.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Registry } from 'prom-client';
+import type { ComponentSettings, Consumer } from '../pipeline/component.ts';
+import type { DataOf, DataType, RequestContext } from '../pipeline/data.ts';
+import { countItems } from '../pipeline/data.ts';
+import { Delivery } from '../pipeline/delivery.ts';
+import { ThrottleError, errorMessage, isPermanent } from '../pipeline/errors.ts';
+import { componentCounters, counter, gauge } from '../telemetry/metrics.ts';
+import type { JournalEntry } from './journal.ts';
+import { Journal, JournalFullError, JournalRecordTooLargeError, JournalWriteError } from './journal.ts';
+import type { JournalConfig } from './schema.ts';
+
+/** Retry-After when the journal cannot be written, in ms: long enough for an operator's disk cleanup to matter. */
+const UNAVAILABLE_RETRY_AFTER_MS = 5000;
+/** Retry-After when memory is over its limit, in ms. */
+const MEMORY_RETRY_AFTER_MS = 1000;
+/** Backoff of replaying a request that the pipeline could not take. */
+const REPLAY_BACKOFF_MS = { initial: 100, max: 5000 };
+
+/** The journal cannot take the request (disk full, cap reached, I/O error): answer 503. */
+export class IntakeUnavailableError extends Error {
+  override readonly name = 'IntakeUnavailableError';
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** The request can never be journaled (larger than the journal's cap): answer 413. */
+export { JournalRecordTooLargeError };
+
+export interface DurableIntakeOptions<T extends DataType, H> {
+  readonly settings: ComponentSettings;
+  readonly dataType: T;
+  /** The receiver's `journal` block; undefined or disabled: no journal (memory bound only). */
+  readonly journal: JournalConfig | undefined;
+  readonly memoryLimitBytes: number;
+  readonly next: Consumer<T>;
+  /** Rebuilds a journaled request for replay; throws when it cannot (counted as corrupt). */
+  readonly restore: (header: H, body: Buffer) => { data: DataOf[T]; context: RequestContext };
+}
+
+export class DurableIntake<T extends DataType, H> {
+  private readonly journal?: Journal<H>;
+  private readonly logger;
+  private readonly metrics;
+  private pendingBytes = 0;
+  private readonly stopReplay = new AbortController();
+  private replaying?: Promise<void>;
+  /** Set while the journal refuses requests: when it started, and how many were refused. */
+  private outage?: { since: number; refused: number; reason: string };
+
+  constructor(private readonly options: DurableIntakeOptions<T, H>) {
+    const { settings, journal } = options;
+    this.logger = settings.logger;
+    if (journal?.enabled) {
+      this.journal = new Journal<H>({
+        directory: settings.host.resolvePath(journal.directory),
+        maxBytes: journal.max_bytes,
+        segmentBytes: journal.segment_bytes,
+        fsyncIntervalMs: journal.fsync_interval_ms,
+        onBackgroundError: (error, what) =>
+          this.logger.warn({ err: errorMessage(error) }, `Journal bookkeeping failed (${what}); some delivered requests may be sent again after a restart.`),
+      });
+    }
+    this.metrics = intakeMetrics(settings, options.dataType, () => ({
+      memoryBytes: this.pendingBytes,
+      ...(this.journal ? this.journal.stats() : { bytes: 0, segments: 0, pendingRecords: 0 }),
+    }));
+  }
+
+  /** Whether acknowledged data is journaled (leaving a delivery unsettled then loses nothing). */
+  get durable(): boolean {
+    return this.journal !== undefined;
+  }
+
+  /** Opens the journal and starts replaying what an earlier run left undelivered. */
+  async start(): Promise<void> {
+    if (!this.journal) return;
+    const found = await this.journal.open();
+    if (found.corruptFiles.length > 0) {
+      this.logger.error({ files: found.corruptFiles, directory: this.journal.directory }, 'Unreadable journal files were set aside as *.corrupt.');
+    }
+    if (found.records > 0) {
+      this.logger.info({ requests: found.records, bytes: found.bytes, directory: this.journal.directory }, 'Replaying requests the journal holds from an earlier run.');
+      this.replaying = this.replay().catch((error: unknown) => {
+        this.logger.error({ err: error }, 'Replaying the journal failed; what is left stays in the journal for the next start.');
+      });
+    }
+  }
+
+  /**
+   * Takes one request: resolves once it is journaled and the pipeline accepted it — the moment
+   * the receiver may acknowledge it. Rejects with ThrottleError (memory limit), IntakeUnavailableError
+   * (journal), JournalRecordTooLargeError, or what the pipeline rejected with.
+   */
+  async accept(header: H, body: Buffer, data: DataOf[T], context: RequestContext): Promise<void> {
+    const bytes = body.length;
+    if (this.pendingBytes > 0 && this.pendingBytes + bytes > this.options.memoryLimitBytes) {
+      this.metrics.refused('memory_limit');
+      throw new ThrottleError(
+        `${this.pendingBytes} bytes of acknowledged requests are still being delivered (limit ${this.options.memoryLimitBytes})`,
+        MEMORY_RETRY_AFTER_MS,
+      );
+    }
+    const entry = await this.append(header, body);
+    let settleEntry = entry ? once(() => this.journal!.settle(entry)) : undefined;
+    try {
+      await this.dispatch(data, context, bytes, () => settleEntry?.());
+    } catch (error) {
+      // Not acknowledged: the client sends it again, so the journal need not keep this copy.
+      settleEntry?.();
+      settleEntry = undefined;
+      throw error;
+    }
+  }
+
+  /** Stops replaying; closes the journal (settling keeps working for what is still delivered). */
+  async shutdown(): Promise<void> {
+    this.stopReplay.abort();
+    await this.replaying;
+    if (!this.journal) return;
+    await this.journal.close();
+    const left = this.journal.stats().pendingRecords;
+    if (left > 0) this.logger.info({ requests: left }, 'Requests not yet delivered stay in the journal and are replayed at the next start.');
+  }
+
+  private async append(header: H, body: Buffer): Promise<JournalEntry | undefined> {
+    if (!this.journal) return undefined;
+    try {
+      const entry = await this.journal.append(header, body);
+      if (this.outage) this.endOutage();
+      return entry;
+    } catch (error) {
+      if (error instanceof JournalRecordTooLargeError) throw error;
+      if (error instanceof JournalFullError || error instanceof JournalWriteError) {
+        this.noteOutage(error);
+        throw new IntakeUnavailableError(`cannot keep the request: ${error.message}`, UNAVAILABLE_RETRY_AFTER_MS, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  /** Hands data to the pipeline with a delivery that settles `onDelivered` once all of it is safe. */
+  private async dispatch(data: DataOf[T], context: RequestContext, bytes: number, onDelivered: () => void): Promise<void> {
+    this.pendingBytes += bytes;
+    let accepted = false;
+    const delivery = new Delivery(this.durable, () => {
+      this.pendingBytes -= bytes;
+      if (accepted) onDelivered();
+    });
+    try {
+      await this.options.next.consume(data, { ...context, delivery });
+      accepted = true;
+    } finally {
+      delivery.release();
+    }
+  }
+
+  private async replay(): Promise<void> {
+    const { signal } = this.stopReplay;
+    let replayed = 0;
+    for await (const record of this.journal!.replay()) {
+      if (signal.aborted) return;
+      const settle = once(() => this.journal!.settle(record.entry));
+      if ('corrupt' in record) {
+        this.lostOnReplay(record.corrupt, 1);
+        settle();
+        continue;
+      }
+      let restored: { data: DataOf[T]; context: RequestContext };
+      try {
+        restored = this.options.restore(record.header, record.body);
+      } catch (error) {
+        this.lostOnReplay(errorMessage(error), 1);
+        settle();
+        continue;
+      }
+      await this.replayOne(restored, record.body.length, settle, signal);
+      replayed++;
+    }
+    if (!signal.aborted) this.logger.info({ requests: replayed }, 'The journal replay is complete.');
+  }
+
+  /** Offers one replayed request until the pipeline takes it (or shutdown): it was acknowledged once. */
+  private async replayOne(request: { data: DataOf[T]; context: RequestContext }, bytes: number, settle: () => void, signal: AbortSignal) {
+    let backoff = REPLAY_BACKOFF_MS.initial;
+    while (!signal.aborted) {
+      // Replay shares the memory bound with live traffic.
+      if (this.pendingBytes > 0 && this.pendingBytes + bytes > this.options.memoryLimitBytes) {
+        await sleep(REPLAY_BACKOFF_MS.initial, undefined, { signal }).catch(() => undefined);
+        continue;
+      }
+      try {
+        await this.dispatch(request.data, request.context, bytes, settle);
+        this.metrics.replayed(countItems(request.data));
+        return;
+      } catch (error) {
+        if (isPermanent(error)) {
+          this.lostOnReplay(errorMessage(error), countItems(request.data));
+          settle();
+          return;
+        }
+        await sleep(backoff, undefined, { signal }).catch(() => undefined);
+        backoff = Math.min(backoff * 2, REPLAY_BACKOFF_MS.max);
+      }
+    }
+  }
+
+  private lostOnReplay(reason: string, items: number): void {
+    this.metrics.dropped('corrupt', items);
+    this.logger.error({ reason, items }, 'A journaled request could not be replayed; it is lost.');
+  }
+
+  private noteOutage(error: Error): void {
+    this.metrics.refused(error instanceof JournalFullError ? 'journal_full' : 'journal_write_failed');
+    if (this.outage) {
+      this.outage.refused++;
+      return;
+    }
+    this.outage = { since: Date.now(), refused: 1, reason: error.message };
+    this.logger.warn({ reason: error.message, directory: this.journal!.directory }, 'The journal cannot be written; requests get 503 until it can.');
+  }
+
+  private endOutage(): void {
+    const outage = this.outage!;
+    this.outage = undefined;
+    this.logger.info(
+      { refused_requests: outage.refused, duration_ms: Date.now() - outage.since },
+      'The journal is written again; requests are accepted.',
+    );
+  }
+}
+
+function once(action: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    action();
+  };
+}
+
+type HeldReader = () => { memoryBytes: number; bytes: number; pendingRecords: number };
+
+/** Every intake's reader, per registry: one gauge callback reports them all. */
+const heldReaders = new WeakMap<Registry, Map<string, HeldReader>>();
+
+function intakeMetrics(settings: ComponentSettings, dataType: string, read: HeldReader) {
+  const { metrics: registry, id } = settings;
+  const refusals = counter<'component_id' | 'reason'>(registry, {
+    name: 'tracepipe_receiver_refused_requests_total',
+    help: 'Requests refused before they were acknowledged: memory_limit (429), journal_full or journal_write_failed (503).',
+    labelNames: ['component_id', 'reason'],
+  });
+  const replayed = counter<'component_id'>(registry, {
+    name: 'tracepipe_journal_replayed_items_total',
+    help: 'Items replayed from the journal after a restart.',
+    labelNames: ['component_id'],
+  });
+  const { dropped } = componentCounters(registry);
+  let readers = heldReaders.get(registry);
+  if (!readers) heldReaders.set(registry, (readers = new Map()));
+  readers.set(id, read);
+  const all = readers;
+  gauge<'component_id' | 'where'>(registry, {
+    name: 'tracepipe_receiver_held_bytes',
+    help: 'Bytes of acknowledged requests not yet delivered: decoded size held in memory (`memory`), and the journal on disk (`journal`).',
+    labelNames: ['component_id', 'where'],
+    collect() {
+      for (const [component_id, reader] of all) {
+        const now = reader();
+        this.set({ component_id, where: 'memory' }, now.memoryBytes);
+        this.set({ component_id, where: 'journal' }, now.bytes);
+      }
+    },
+  });
+  gauge<'component_id'>(registry, {
+    name: 'tracepipe_journal_pending_requests',
+    help: 'Journaled requests not yet delivered.',
+    labelNames: ['component_id'],
+    collect() {
+      for (const [component_id, reader] of all) this.set({ component_id }, reader().pendingRecords);
+    },
+  });
+  return {
+    refused(reason: string): void {
+      refusals.inc({ component_id: id, reason });
+    },
+    replayed(items: number): void {
+      replayed.inc({ component_id: id }, items);
+    },
+    dropped(reason: string, items: number): void {
+      dropped.inc({ component_id: id, component_kind: 'receiver', data_type: dataType, reason }, items);
+    },
+  };
+}
