@@ -169,10 +169,6 @@ export class Journal<H = unknown> {
       this.totalBytes += segment.size;
       this.pendingRecords += segment.pending;
     }
-    if (this.options.fsyncIntervalMs > 0) {
-      this.syncTimer = setInterval(() => void this.syncNow(), this.options.fsyncIntervalMs);
-      this.syncTimer.unref();
-    }
     return { records: this.pendingRecords, bytes: this.totalBytes, corruptFiles };
   }
 
@@ -233,7 +229,7 @@ export class Journal<H = unknown> {
     const released = written.finally(() => (this.reservedBytes -= record.bytes));
     if (this.options.fsyncIntervalMs === 0) return released;
     // Group commit: later appends go on while this one waits for the next periodic sync.
-    return released.then((entry) => new Promise<JournalEntry>((resolve) => this.syncWaiters.push(() => resolve(entry))));
+    return released.then((entry) => new Promise<JournalEntry>((resolve) => this.awaitSync(() => resolve(entry))));
   }
 
   /** Marks a record settled: it will not be replayed. Synchronous; safe after `close()`. */
@@ -259,7 +255,8 @@ export class Journal<H = unknown> {
     if (this.closed) return;
     this.closed = true;
     await this.tail;
-    if (this.syncTimer) clearInterval(this.syncTimer);
+    if (this.syncTimer) clearTimeout(this.syncTimer);
+    this.syncTimer = undefined;
     await this.syncNow();
     if (this.active) await this.seal(this.active);
     this.active = undefined;
@@ -369,6 +366,15 @@ export class Journal<H = unknown> {
         this.options.onBackgroundError?.(error, `writing ${segment.acksPath}`);
       }
     }
+  }
+
+  /** Queues an acknowledgement behind the next sync, which runs at most `fsyncIntervalMs` from now. */
+  private awaitSync(acknowledge: () => void): void {
+    this.syncWaiters.push(acknowledge);
+    this.syncTimer ??= setTimeout(() => {
+      this.syncTimer = undefined;
+      void this.syncNow();
+    }, this.options.fsyncIntervalMs);
   }
 
   private async syncNow(file: FileHandle | undefined = this.active?.file): Promise<void> {

@@ -11,6 +11,7 @@ import { defaultsOf } from '../../../src/config/ajv.ts';
 import type { Run, RunBatch, RunTreeHints } from '../../../src/model/runs.ts';
 import type { SpanBatch } from '../../../src/model/spans.ts';
 import type { RequestContext } from '../../../src/pipeline/data.ts';
+import { Delivery, DeliveryGroup, holdDelivery } from '../../../src/pipeline/delivery.ts';
 import { PermanentError, ThrottleError } from '../../../src/pipeline/errors.ts';
 import { Sink, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
 import { makeBatch, plainSpan } from '../../../test/support/spans.ts';
@@ -438,6 +439,78 @@ describe('batch: shutdown', () => {
     await processor.consume(batch([run(TRACE)]), TENANT_A);
     await processor.shutdown(Date.now() + 100);
     assert.equal(calls, 1);
+  });
+});
+
+describe('batch: delivery of acknowledged requests', () => {
+  /** A request's delivery as a receiver makes it: the receiver's reference is released after consume. */
+  async function consumeTracked(processor: BatchProcessor, runs: Run[], durable = true) {
+    const state = { settled: false };
+    const delivery = new Delivery(durable, () => (state.settled = true));
+    try {
+      await processor.consume(batch(runs), { ...TENANT_A, delivery });
+    } finally {
+      delivery.release();
+    }
+    return state;
+  }
+
+  it('holds a request until every run of it has been delivered downstream, across batches', async () => {
+    const { processor, sink } = create({ batch_size: 2, flush_interval_ms: 60_000, orphan_timeout_ms: 600_000 });
+    const parent = rid(0x50);
+    // The child waits for its parent, which arrives with another request.
+    const first = await consumeTracked(processor, [run(TRACE), run(rid(1), parent)]);
+    assert.equal(first.settled, false);
+    const second = await consumeTracked(processor, [run(parent, TRACE)]);
+    await sink.waitFor(() => delivered(sink).length === 2);
+    // The first request's child is still in the open batch.
+    assert.equal(first.settled, false);
+    await processor.shutdown(Date.now() + 1000);
+    assert.equal(delivered(sink).length, 3);
+    assert.equal(first.settled, true);
+    assert.equal(second.settled, true);
+    // The context downstream carries one delivery standing for the batch's requests.
+    assert.ok(sink.deliveries.every((delivery) => delivery instanceof DeliveryGroup));
+  });
+
+  it('settles only once downstream lets go of what it kept', async () => {
+    const held: (() => void)[] = [];
+    const processor = new BatchProcessor(nopSettings('processor', 'batch'), config({ flush_interval_ms: 60_000 }), {
+      mutatesData: false,
+      consume: async (_data, context) => void held.push(holdDelivery(context.delivery)),
+    });
+    const request = await consumeTracked(processor, [run(TRACE)]);
+    await processor.shutdown(Date.now() + 1000);
+    assert.equal(held.length, 1);
+    assert.equal(request.settled, false);
+    held[0]!();
+    assert.equal(request.settled, true);
+  });
+
+  it('at a deadline it cannot meet, leaves journaled runs to the journal instead of counting them lost', async () => {
+    for (const durable of [true, false]) {
+      const { processor, sink, metric } = create({ flush_interval_ms: 60_000 });
+      sink.fail = () => new Error('down');
+      const request = await consumeTracked(processor, [run(TRACE), run(rid(1), TRACE)], durable);
+      await processor.shutdown(Date.now() + 100);
+      assert.equal(request.settled, false, 'nothing was delivered');
+      assert.equal(await metric('tracepipe_component_items_dropped_total', { reason: 'shutdown_deadline' }), durable ? 0 : 2);
+    }
+  });
+
+  it('releases a run dropped as too large: it is counted, not kept', async () => {
+    const { processor, metric } = create({ max_buffer_bytes: 1000, flush_interval_ms: 60_000 });
+    const request = await consumeTracked(processor, [run(TRACE, undefined, { bytes: 5000 })]);
+    assert.equal(request.settled, true);
+    assert.equal(await metric('tracepipe_component_items_dropped_total', { reason: 'too_large' }), 1);
+    await processor.shutdown(Date.now() + 100);
+  });
+
+  it('counts items sent once (the framework counts them on the output)', async () => {
+    const { processor, metric } = create({ flush_interval_ms: 60_000 });
+    await processor.consume(batch([run(TRACE)]), TENANT_A);
+    await processor.shutdown(Date.now() + 1000);
+    assert.equal(await metric('tracepipe_component_items_sent_total'), 0);
   });
 });
 

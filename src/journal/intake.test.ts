@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import type { Consumer } from '../pipeline/component.ts';
+import type { RequestContext } from '../pipeline/data.ts';
+import type { Release } from '../pipeline/delivery.ts';
+import { holdDelivery } from '../pipeline/delivery.ts';
+import { ThrottleError } from '../pipeline/errors.ts';
+import type { SpanBatch } from '../model/spans.ts';
+import { nopSettings, waitFor } from '../pipeline/testing.ts';
+import { DurableIntake, IntakeUnavailableError, JournalRecordTooLargeError } from './intake.ts';
+import type { JournalConfig } from './schema.ts';
+
+const directories: string[] = [];
+after(async () => {
+  for (const directory of directories) await rm(directory, { recursive: true, force: true });
+});
+
+/** A downstream that keeps what it takes, like a batcher, until told to let go. */
+class HoldingConsumer implements Consumer<'spans'> {
+  readonly mutatesData = false;
+  readonly taken: { name: string; context: RequestContext }[] = [];
+  readonly holds: Release[] = [];
+  refuse?: Error;
+
+  async consume(data: SpanBatch, context: RequestContext): Promise<void> {
+    if (this.refuse) throw this.refuse;
+    this.taken.push({ name: nameOf(data), context });
+    this.holds.push(holdDelivery(context.delivery));
+  }
+
+  releaseAll(): void {
+    for (const release of this.holds.splice(0)) release();
+  }
+}
+
+/** A one-span batch whose span name carries the request's text (what the tests follow). */
+function batchNamed(name: string): SpanBatch {
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: [], droppedAttributesCount: 0 },
+        schemaUrl: '',
+        scopeSpans: [
+          {
+            scope: { name: 'test', version: '', attributes: [], droppedAttributesCount: 0 },
+            schemaUrl: '',
+            spans: [
+              {
+                traceId: '0'.repeat(31) + '1',
+                spanId: '0'.repeat(15) + '1',
+                parentSpanId: '',
+                traceState: '',
+                flags: 0,
+                name,
+                kind: 1,
+                startTimeUnixNano: 1n,
+                endTimeUnixNano: 2n,
+                attributes: [],
+                droppedAttributesCount: 0,
+                events: [],
+                droppedEventsCount: 0,
+                links: [],
+                droppedLinksCount: 0,
+                status: { code: 0, message: '' },
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+}
+
+function nameOf(batch: SpanBatch): string {
+  return batch.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.name;
+}
+
+async function journalConfig(overrides: Partial<JournalConfig> = {}): Promise<JournalConfig> {
+  const directory = await mkdtemp(join(tmpdir(), 'tp-intake-'));
+  directories.push(directory);
+  return { enabled: true, directory, max_bytes: 1 << 30, segment_bytes: 1 << 20, fsync_interval_ms: 0, ...overrides };
+}
+
+function intake(next: Consumer<'spans'>, journal: JournalConfig | undefined, memoryLimitBytes = 1 << 30) {
+  return new DurableIntake<'spans', { name: string; project: string }>({
+    settings: nopSettings('receiver', 'otlp'),
+    dataType: 'spans',
+    journal,
+    memoryLimitBytes,
+    next,
+    restore: (header) => ({ data: batchNamed(header.name), context: { project: header.project } }),
+  });
+}
+
+async function accept(target: ReturnType<typeof intake>, name: string, bodyBytes = name.length): Promise<void> {
+  await target.accept({ name, project: 'p' }, Buffer.alloc(bodyBytes, name), batchNamed(name), { project: 'p' });
+}
+
+describe('durable intake', () => {
+  it('replays at the next start every acknowledged request still held downstream, and only those', async () => {
+    const journal = await journalConfig();
+    const first = new HoldingConsumer();
+    const before = intake(first, journal);
+    await before.start();
+    for (const name of ['a', 'b', 'c', 'd']) await accept(before, name);
+    assert.equal(first.taken.length, 4);
+    assert.equal(first.taken[0]!.context.delivery?.durable, true);
+    // `a` and `c` reach their destination; `b` and `d` are still held when the process stops.
+    first.holds[0]!();
+    first.holds[2]!();
+    await before.shutdown();
+
+    const second = new HoldingConsumer();
+    const after = intake(second, journal);
+    await after.start();
+    await waitFor(() => second.taken.length === 2);
+    assert.deepEqual(
+      second.taken.map((taken) => taken.name),
+      ['b', 'd'],
+    );
+    second.releaseAll();
+    first.releaseAll(); // late settlements of the first run change nothing
+    await after.shutdown();
+    assert.deepEqual((await readdir(journal.directory)).filter((name) => name.endsWith('.journal')), []);
+  });
+
+  it('forgets a request the pipeline refused: the client was not acknowledged and sends it again', async () => {
+    const journal = await journalConfig();
+    const next = new HoldingConsumer();
+    next.refuse = new ThrottleError('full', 100);
+    const target = intake(next, journal);
+    await target.start();
+    await assert.rejects(accept(target, 'refused'), ThrottleError);
+    next.refuse = undefined;
+    await target.shutdown();
+    const replayed = new HoldingConsumer();
+    const restarted = intake(replayed, journal);
+    await restarted.start();
+    await restarted.shutdown();
+    assert.deepEqual(replayed.taken, []);
+  });
+
+  it('answers a full journal with IntakeUnavailableError and accepts again once it has room', async () => {
+    const journal = await journalConfig({ max_bytes: 65536, segment_bytes: 4096 });
+    const next = new HoldingConsumer();
+    const target = intake(next, journal);
+    await target.start();
+    for (let i = 0; i < 2; i++) await accept(target, `x${i}`, 25_000);
+    await assert.rejects(accept(target, 'x2', 25_000), IntakeUnavailableError);
+    await assert.rejects(accept(target, 'y', 70_000), JournalRecordTooLargeError);
+    next.holds[0]!();
+    await accept(target, 'x2', 25_000);
+    next.releaseAll();
+    await target.shutdown();
+  });
+
+  it('bounds the bytes held in memory: refuses with ThrottleError past the limit, with or without a journal', async () => {
+    for (const journal of [await journalConfig(), undefined]) {
+      const next = new HoldingConsumer();
+      const target = intake(next, journal, 10);
+      await target.start();
+      await accept(target, 'big', 16); // an empty pipeline takes any one request
+      await assert.rejects(accept(target, 'more'), ThrottleError);
+      next.releaseAll();
+      await accept(target, 'more');
+      next.releaseAll();
+      await target.shutdown();
+    }
+  });
+});
