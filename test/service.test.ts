@@ -5,13 +5,13 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parseConfigText, validateConfig } from '../src/config/load.ts';
 import type { ServiceConfig } from '../src/config/load.ts';
-import type { Consumer, Factory } from '../src/pipeline/component.ts';
+import type { Consumer, ExporterFactory, Factory } from '../src/pipeline/component.ts';
 import { FanoutConsumer } from '../src/pipeline/consumers.ts';
 import { Registry } from '../src/pipeline/registry.ts';
 import { Service } from '../src/pipeline/service.ts';
 import { Sink } from '../src/pipeline/testing.ts';
 import { silentLogger } from '../src/telemetry/logger.ts';
-import { createMetricsRegistry } from '../src/telemetry/metrics.ts';
+import { componentCounters, createMetricsRegistry } from '../src/telemetry/metrics.ts';
 import type { SpanBatch } from '../src/model/spans.ts';
 import journalFactories from './fixtures/journal-plugin.ts';
 import { tempDir } from './helpers.ts';
@@ -122,4 +122,53 @@ describe('fan-out', () => {
     await assert.rejects(new FanoutConsumer<'spans'>([failing, ok]).consume(batch(), { project: 'p' }), /full/);
     assert.equal(ok.batches.length, 1);
   });
+});
+
+describe('service shutdown report', () => {
+  /** An exporter that counts drops with the given reasons: some at start, some while stopping. */
+  function droppingExporter(atStart: string, atShutdown: string[]): Factory {
+    return Object.freeze({
+      kind: 'exporter',
+      type: 'dropping',
+      stability: 'development',
+      description: 'Test exporter that counts drops.',
+      consumes: 'spans',
+      configSchema: { type: 'object', additionalProperties: false, properties: {} },
+      create(settings) {
+        const labels = { component_id: settings.id, component_kind: 'exporter', data_type: 'spans' };
+        const { dropped } = componentCounters(settings.metrics);
+        return {
+          mutatesData: false,
+          async consume() {},
+          async start() {
+            dropped.inc({ ...labels, reason: atStart }, 5);
+          },
+          async shutdown() {
+            for (const reason of atShutdown) dropped.inc({ ...labels, reason }, 3);
+          },
+        };
+      },
+    } satisfies ExporterFactory);
+  }
+
+  const yaml = `
+receivers: { journal_source: { journal: journal.txt, spans: 0 } }
+exporters: { dropping: {} }
+service: { pipelines: { traces: { receivers: [journal_source], exporters: [dropping] } } }
+`;
+
+  for (const [reasons, lost] of [
+    [['shutdown'], 3],
+    [['shutdown_deadline', 'retries_exhausted'], 6],
+    [['invalid_id', 'too_large'], 0],
+    [[], 0],
+  ] as const) {
+    it(`reports ${lost} items lost when ${reasons.join(' and ') || 'nothing'} is counted while stopping`, async () => {
+      const config = load(yaml, [...journalFactories, droppingExporter('shutdown', [...reasons])]);
+      const service = new Service(config, { logger: silentLogger(), metrics: createMetricsRegistry({ processMetrics: false }) });
+      await service.start();
+      // The drop counted at start (before the shutdown) is not the shutdown's.
+      assert.deepEqual(await service.shutdown(), { lostItems: lost });
+    });
+  }
 });
