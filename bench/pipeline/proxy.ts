@@ -7,7 +7,10 @@
 //   - ingest latency percentiles (request sent → 2xx answer).
 //
 //   node --import tsx bench/pipeline/proxy.ts [--spans 200000] [--per-request 100] [--clients 8] [--level 3]
-//                                             [--profile <dir>]
+//                                             [--journal on|off] [--profile <dir>]
+//
+// The receiver's write-ahead journal is on by default, as in configs/proxy.yaml; `--journal off`
+// measures its cost.
 
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -25,6 +28,7 @@ const { values } = parseArgs({
     'per-request': { type: 'string', default: '100' },
     clients: { type: 'string', default: '8' },
     level: { type: 'string', default: '3' },
+    journal: { type: 'string', default: 'on' },
     /** Write a V8 CPU profile of the proxy into this directory. */
     profile: { type: 'string' },
   },
@@ -33,6 +37,7 @@ const totalSpans = Number(values.spans);
 const perRequest = Number(values['per-request']);
 const clients = Number(values.clients);
 const level = Number(values.level);
+const journal = values.journal !== 'off';
 const root = join(import.meta.dirname, '..', '..');
 
 function procStat(pid: number): { cpuSeconds: number; userSeconds: number; systemSeconds: number; peakRssMb: number } {
@@ -65,7 +70,7 @@ async function main(): Promise<void> {
     configPath,
     [
       'receivers:',
-      '  otlp: { host: 127.0.0.1, port: 0, api_key: bench-key, metrics_path: false }',
+      `  otlp: { host: 127.0.0.1, port: 0, api_key: bench-key, metrics_path: false, journal: { enabled: ${journal}, directory: ./journal } }`,
       'processors:',
       '  genai: {}',
       '  batch: {}',
@@ -152,6 +157,7 @@ async function main(): Promise<void> {
     spans_per_request: perRequest,
     clients,
     compression_level: level,
+    journal,
     spans_per_second_end_to_end: Math.round(spans / ((deliveredAt - startedAt) / 1000)),
     spans_per_second_ingest: Math.round(spans / ((ingestedAt - startedAt) / 1000)),
     proxy_cpu_seconds_per_100k_spans: Number((((after.cpuSeconds - before.cpuSeconds) / spans) * 100_000).toFixed(2)),
