@@ -8,9 +8,9 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { ExportResult } from './retry.ts';
 import { classifyHttpStatus, parseRetryAfter } from './retry.ts';
-import { TimeoutError, withTimeout } from './timeout.ts';
+import { withTimeout } from './timeout.ts';
 
-/** The answer of an attempt, beyond its classification: for logs and for split decisions. */
+/** The answer of an attempt, beyond its classification: for logs and for split decisions (see verdict.ts). */
 export interface HttpExportResult extends ExportResult {
   /** The start of the response body, for logs (at most 1 KiB). */
   readonly responseText?: string;
@@ -88,10 +88,4 @@ export class HttpSender {
 
 function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-/** A short label for a failed attempt's metric: its HTTP status, `timeout` or `network`. */
-export function failureLabel(result: ExportResult): string {
-  if (result.httpStatus !== undefined) return String(result.httpStatus);
-  return result.error instanceof TimeoutError ? 'timeout' : 'network';
 }

@@ -1,6 +1,7 @@
 // The metrics every queued, retrying exporter reports, under one set of names so that dashboards
-// work for any exporter: queue depth and age (memory and disk), retries, failures by status, and
-// items dropped (through the framework's per-component `dropped` counter, with a reason).
+// work for any exporter: what is held (batches, items and bytes, in memory and on disk, and the age
+// of the disk queue), retries, failures by status, items dropped (through the framework's
+// per-component `dropped` counter, with a reason) and items left to the receiver's journal.
 
 import type { Registry } from 'prom-client';
 import { componentCounters, counter, gauge } from '../telemetry/metrics.ts';
@@ -23,8 +24,23 @@ export function exporterMetrics(registry: Registry, componentId: string, dataTyp
   const id = { component_id: componentId };
   const queueBatches = gauge<'component_id' | 'queue'>(registry, {
     name: 'tracepipe_exporter_queue_batches',
-    help: 'Batches waiting to be sent: in the in-memory sending queue, or in the on-disk queue.',
+    help: 'Batches held: in memory (waiting for a sender, being sent or waiting to retry), or in the on-disk queue.',
     labelNames: ['component_id', 'queue'],
+  });
+  const queueItems = gauge<'component_id' | 'queue'>(registry, {
+    name: 'tracepipe_exporter_queue_items',
+    help: 'Items (spans, runs) of the batches in `tracepipe_exporter_queue_batches`.',
+    labelNames: ['component_id', 'queue'],
+  });
+  const memoryBytes = gauge<'component_id'>(registry, {
+    name: 'tracepipe_exporter_memory_queue_bytes',
+    help: 'Bytes of the batches held in memory (their encoded bodies), when the exporter knows them.',
+    labelNames: ['component_id'],
+  });
+  const leftToJournal = counter<'component_id'>(registry, {
+    name: 'tracepipe_exporter_items_left_to_journal_total',
+    help: 'Items given up without being stored, but not lost: their receiver journal replays them at the next start.',
+    labelNames: ['component_id'],
   });
   const queueBytes = gauge<'component_id'>(registry, {
     name: 'tracepipe_exporter_disk_queue_bytes',
@@ -48,14 +64,20 @@ export function exporterMetrics(registry: Registry, componentId: string, dataTyp
   });
   const dropped = componentCounters(registry).dropped;
   return {
-    memoryDepth: (depth: number) => queueBatches.set({ ...id, queue: 'memory' }, depth),
-    diskDepth: (depth: number, bytes: number, oldestAgeSeconds: number) => {
+    memoryHeld: (batches: number, items: number, bytes: number) => {
+      queueBatches.set({ ...id, queue: 'memory' }, batches);
+      queueItems.set({ ...id, queue: 'memory' }, items);
+      memoryBytes.set(id, bytes);
+    },
+    diskDepth: (depth: number, items: number, bytes: number, oldestAgeSeconds: number) => {
       queueBatches.set({ ...id, queue: 'disk' }, depth);
+      queueItems.set({ ...id, queue: 'disk' }, items);
       queueBytes.set(id, bytes);
       oldestAge.set(id, oldestAgeSeconds);
     },
     retry: () => retries.inc(id),
     failure: (status: string) => failures.inc({ ...id, status }),
+    leftToJournal: (items: number) => leftToJournal.inc(id, items),
     dropped: (reason: DropReason, items: number) =>
       dropped.inc({ component_id: componentId, component_kind: 'exporter', data_type: dataType, reason }, items),
   };

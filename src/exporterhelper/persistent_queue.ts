@@ -52,6 +52,7 @@ export class CorruptBatchError extends Error {
 export class PersistentQueue<H extends StoredHeader> {
   private readonly entries: StoredBatch<H>[] = [];
   private totalBytes = 0;
+  private totalItems = 0;
   private sequence = 0;
   private writes: Promise<void> = Promise.resolve();
   private opened = false;
@@ -84,6 +85,7 @@ export class PersistentQueue<H extends StoredHeader> {
         const { size } = await stat(path);
         this.entries.push({ name, header, bytes: size, storedAt: storedAtOf(name) });
         this.totalBytes += size;
+        this.totalItems += header.items;
       } catch {
         await rename(path, `${path}.corrupt`).catch(() => undefined);
         corrupt.push(name);
@@ -98,6 +100,11 @@ export class PersistentQueue<H extends StoredHeader> {
 
   get bytes(): number {
     return this.totalBytes;
+  }
+
+  /** Items (the headers' counts) of every stored batch. */
+  get items(): number {
+    return this.totalItems;
   }
 
   /** Seconds since the oldest batch was stored; 0 when empty. */
@@ -157,6 +164,7 @@ export class PersistentQueue<H extends StoredHeader> {
     const stored = { name, header, bytes: size, storedAt: now };
     this.entries.push(stored);
     this.totalBytes += size;
+    this.totalItems += header.items;
     return { stored, evicted };
   }
 
@@ -200,6 +208,7 @@ export class PersistentQueue<H extends StoredHeader> {
     if (index < 0) return false;
     this.entries.splice(index, 1);
     this.totalBytes -= entry.bytes;
+    this.totalItems -= entry.header.items;
     return true;
   }
 

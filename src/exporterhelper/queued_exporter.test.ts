@@ -1,6 +1,8 @@
 // Tests of QueuedExporter against a real HTTP server on a loopback port: the send path, a drop
 // counted and logged when there is no disk queue, holding to disk and re-sending once the
-// destination is back, a failing send, and the idempotent lifecycle.
+// destination is back, a push that throws, the idempotent lifecycle, Retry-After bounded by
+// `max_retry_after_ms`, the outage log, the memory gauges, splitting, and delivery holds
+// (src/pipeline/delivery.ts). Waits poll with a generous bound; no test asserts how long anything took.
 
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -10,34 +12,55 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { Delivery } from '../pipeline/delivery.ts';
 import { nopSettings } from '../pipeline/testing.ts';
 import { captureLogs, metricValue } from '../../test/support/observe.ts';
 import type { LogLine } from '../../test/support/observe.ts';
-import { QueuedExporter, tenantBatchHeader } from './queued_exporter.ts';
-import type { TenantBatchHeader } from './queued_exporter.ts';
+import { HttpSender } from './http_sender.ts';
+import { QueuedExporter, tenantHeader } from './queued_exporter.ts';
+import type { ExportRequest, PushContext, TenantHeader } from './queued_exporter.ts';
+import type { RetryConfig } from './retry.ts';
+import type { Verdict } from './verdict.ts';
+import { httpVerdict, sent, split } from './verdict.ts';
 
-interface Item {
+interface Item extends ExportRequest {
   readonly body: Buffer;
-  readonly items: number;
 }
 
-/** A destination that answers every request with `status` (changeable) and records the bodies. */
+interface Answer {
+  readonly status: number;
+  readonly headers?: Record<string, string>;
+  /** Never answer (until the client gives up). */
+  readonly hang?: boolean;
+}
+
+/** A destination that answers per request (`answer`, changeable) and records the bodies it got. */
 class Destination {
-  status = 200;
-  readonly requests: { body: string; headers: IncomingHttpHeaders }[] = [];
+  answer: (index: number) => Answer = () => ({ status: 200 });
+  readonly requests: { body: string; headers: IncomingHttpHeaders; status: number }[] = [];
   private readonly server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      this.requests.push({ body: Buffer.concat(chunks).toString('utf8'), headers: request.headers });
-      response.writeHead(this.status).end();
+      const answer = this.answer(this.requests.length);
+      this.requests.push({ body: Buffer.concat(chunks).toString('utf8'), headers: request.headers, status: answer.status });
+      if (!answer.hang) response.writeHead(answer.status, answer.headers).end();
     });
   });
   url = '';
 
+  set status(status: number) {
+    this.answer = () => ({ status });
+  }
+
+  /** Bodies answered with a 2xx. */
+  get delivered(): string[] {
+    return this.requests.filter((r) => r.status >= 200 && r.status < 300).map((r) => r.body);
+  }
+
   async start(): Promise<void> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1/items`;
+    this.url = `http://user:secret-password@127.0.0.1:${(this.server.address() as AddressInfo).port}/v1/items?token=secret-token`;
   }
 
   async stop(): Promise<void> {
@@ -48,64 +71,76 @@ class Destination {
 
 let destination: Destination;
 let workDir: string;
+const senders: HttpSender[] = [];
 beforeEach(async () => {
   destination = new Destination();
   await destination.start();
   workDir = await mkdtemp(join(tmpdir(), 'tp-qe-'));
 });
 afterEach(async () => {
+  for (const sender of senders.splice(0)) sender.close();
   await destination.stop();
   await rm(workDir, { recursive: true, force: true });
 });
 
-function create(options: { disk?: boolean; send?: (item: Item) => Promise<void> } = {}) {
+interface Options {
+  disk?: boolean;
+  consumers?: number;
+  retry?: Partial<RetryConfig>;
+  push?: (item: Item, context: PushContext) => Promise<Verdict<Item>>;
+}
+
+function create(options: Options = {}) {
   const { logger, lines } = captureLogs();
   const settings = { ...nopSettings('exporter', 'queued/test'), logger };
-  const header = (item: Item): TenantBatchHeader => tenantBatchHeader(item.items, 'default', undefined);
-  const replayed: string[] = [];
-  const pipeline: QueuedExporter<Item, TenantBatchHeader> = new QueuedExporter<Item, TenantBatchHeader>({
+  const sender = new HttpSender(destination.url, 4);
+  senders.push(sender);
+  const pipeline = new QueuedExporter<Item, TenantHeader>({
     settings,
     dataType: 'spans',
-    url: destination.url,
-    consumers: 1,
-    sendingQueue: { queue_size: 10, block_on_overflow: false },
+    endpoint: destination.url,
+    consumers: options.consumers ?? 1,
+    sendingQueue: { queue_size: 10, max_bytes: 1 << 20, block_on_overflow: false },
     persistentQueue: { enabled: options.disk ?? false, directory: join(workDir, 'queue'), max_bytes: 1 << 20, replay_interval_ms: 60_000 },
-    retry: { max_retries: 0, initial_backoff_ms: 0, max_backoff_ms: 1, multiplier: 1 },
-    timeoutMs: 5000,
-    itemCount: (item) => item.items,
-    send:
-      options.send ??
-      (async (item) => {
-        const result = await pipeline.withRetry(() => pipeline.attempt(item.body, { 'Content-Type': 'text/plain' }));
-        if (result.status === 'success') pipeline.destinationBack();
-        else await pipeline.hold(header(item), item.body, result);
-      }),
-    keepUnsent: (item) => pipeline.hold(header(item), item.body),
-    replay: async (entry, body) => {
-      const result = await pipeline.attempt(body, { 'Content-Type': 'text/plain' });
-      if (result.status === 'retryable') return 'stop';
-      replayed.push(body.toString('utf8'));
-      await pipeline.removeStored(entry);
-      return 'continue';
+    retry: { max_retries: 0, initial_backoff_ms: 0, max_backoff_ms: 1, multiplier: 1, max_retry_after_ms: 30_000, ...options.retry },
+    push:
+      options.push ??
+      (async (item, { signal }) => httpVerdict(await sender.post(item.body, { 'Content-Type': 'text/plain', 'X-API-Key': item.tenant ?? '' }, 5000, signal))),
+    codec: {
+      encode: (item) => ({ header: tenantHeader('default', item.tenant), body: item.body }),
+      decode: (header, body) => ({ body, items: header.items, ...(header.apiKey ? { tenant: header.apiKey } : {}) }),
     },
   });
-  return { pipeline, lines, metrics: settings.metrics, replayed };
+  return { pipeline, lines, metrics: settings.metrics };
 }
 
-const item = (text: string, items = 2): Item => ({ body: Buffer.from(text), items });
+const item = (text: string, items = 2, tenant?: string): Item => ({
+  body: Buffer.from(text),
+  items,
+  bytes: Buffer.byteLength(text),
+  ...(tenant ? { tenant } : {}),
+});
 
-async function until(predicate: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await predicate()) return;
+/** Polls until `predicate` holds; the bound only keeps a broken test from hanging. */
+async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const giveUpAt = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > giveUpAt) assert.fail('the condition was never met');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  assert.fail('the condition was never met');
 }
 
-const dropLines = (lines: LogLine[]) => lines.filter((line) => line.reason !== undefined);
+const dropLines = (lines: LogLine[]) => lines.filter((line) => line.reason !== undefined && line.level === 50);
+
+/** A delivery as a receiver makes one: its own reference is released once `consume()` returned. */
+function delivery(durable: boolean) {
+  const state = { settled: false };
+  const made = new Delivery(durable, () => (state.settled = true));
+  return { delivery: made, state, consumed: () => made.release() };
+}
 
 describe('QueuedExporter', () => {
-  it('sends a queued batch to the URL with the given headers', async () => {
+  it('sends a queued batch with the push function', async () => {
     const { pipeline } = create();
     await pipeline.start();
     await pipeline.offer(item('first'));
@@ -132,21 +167,24 @@ describe('QueuedExporter', () => {
 
   it('holds a batch on disk while the destination is away and re-sends it once a live send succeeds', async () => {
     destination.status = 503;
-    const { pipeline, metrics, replayed } = create({ disk: true });
+    const { pipeline, metrics } = create({ disk: true });
     await pipeline.start();
-    await pipeline.offer(item('held'));
+    await pipeline.offer(item('held', 2, 'key-held'));
     await until(async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 1);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_items', { queue: 'disk' }), 2);
     destination.status = 200;
     await pipeline.offer(item('live'));
-    await until(() => replayed.length === 1);
-    assert.deepEqual(replayed, ['held']);
-    assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' }), 0);
+    await until(() => destination.delivered.includes('held'));
+    // Decoded from disk: re-sent with its own tenant's key.
+    assert.equal(destination.requests.filter((r) => r.body === 'held').at(-1)!.headers['x-api-key'], 'key-held');
+    await until(async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 0);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_items', { queue: 'disk' }), 0);
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total'), 0);
     await pipeline.shutdown(Date.now() + 1000);
   });
 
-  it('counts and logs the batch of a send that throws', async () => {
-    const { pipeline, lines, metrics } = create({ send: () => Promise.reject(new Error('bug')) });
+  it('counts and logs the batch of a push that throws', async () => {
+    const { pipeline, lines, metrics } = create({ push: () => Promise.reject(new Error('bug')) });
     await pipeline.start();
     await pipeline.offer(item('x', 4));
     await until(async () => (await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'internal_error' })) === 4);
@@ -163,5 +201,196 @@ describe('QueuedExporter', () => {
     await pipeline.start();
     assert.equal(pipeline.disk!.depth, 0);
     await assert.rejects(pipeline.offer(item('late')));
+  });
+
+  it('honours a Retry-After of an hour only up to max_retry_after_ms', async () => {
+    destination.answer = (index) => (index === 0 ? { status: 429, headers: { 'Retry-After': '3600' } } : { status: 200 });
+    const { pipeline, metrics } = create({ retry: { max_retries: 3, max_retry_after_ms: 100 } });
+    await pipeline.start();
+    await pipeline.offer(item('throttled', 5));
+    // Bounded far below the hour the server asked for: the retry comes after the cap.
+    await until(() => destination.delivered.length === 1);
+    assert.deepEqual(destination.delivered, ['throttled']);
+    assert.equal(destination.requests.length, 2);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_retries_total'), 1);
+    await pipeline.shutdown(Date.now() + 1000);
+  });
+
+  it('splits a request into parts that share one delivery hold', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const pushed: string[] = [];
+    const { pipeline, metrics } = create({
+      push: async (request) => {
+        const text = request.body.toString();
+        pushed.push(text);
+        if (text === 'ab') return split({ httpStatus: 413 }, [item('a', 1), item('b', 1)]);
+        if (text === 'b') await gate;
+        return sent();
+      },
+    });
+    await pipeline.start();
+    const { delivery: made, state, consumed } = delivery(true);
+    await pipeline.offer(item('ab', 2), { delivery: made });
+    consumed();
+    await until(() => pushed.includes('b'));
+    assert.equal(state.settled, false); // `a` is sent, `b` is not yet.
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_items', { queue: 'memory' }), 1);
+    open();
+    await until(() => state.settled);
+    assert.deepEqual(pushed, ['ab', 'a', 'b']);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'memory' }), 0);
+    await pipeline.shutdown(Date.now() + 1000);
+  });
+});
+
+describe('QueuedExporter memory gauges', () => {
+  it('count batches, items and bytes held in memory, waiting or being retried', async () => {
+    // A first retry ten minutes away: the batch sits in its sender's backoff.
+    destination.answer = () => ({ status: 503, headers: { 'Retry-After': '600' } });
+    const { pipeline, metrics } = create({ retry: { max_retries: 5, max_retry_after_ms: 600_000 } });
+    await pipeline.start();
+    await pipeline.offer(item('retrying', 3));
+    await pipeline.offer(item('waiting', 4));
+    await until(async () => (await metricValue(metrics, 'tracepipe_exporter_retries_total')) === 1);
+    assert.equal(destination.requests.length, 1);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'memory' }), 2);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_items', { queue: 'memory' }), 7);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_memory_queue_bytes'), 'retrying'.length + 'waiting'.length);
+    await pipeline.shutdown(Date.now() + 200);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'memory' }), 0);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_items', { queue: 'memory' }), 0);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_memory_queue_bytes'), 0);
+  });
+});
+
+describe('QueuedExporter outage log', () => {
+  const infoLines = (lines: LogLine[]) => lines.filter((line) => line.level === 30 && line.msg.includes('destination is back'));
+  const warnLines = (lines: LogLine[]) => lines.filter((line) => line.level === 40 && line.msg.includes('destination is failing'));
+
+  it('logs one WARN when the destination starts failing and one INFO once what waited is delivered', async () => {
+    destination.answer = (index) => (index < 12 ? { status: 503 } : { status: 200 });
+    const { pipeline, lines } = create({ consumers: 2, retry: { max_retries: 20, initial_backoff_ms: 5, max_backoff_ms: 20 } });
+    await pipeline.start();
+    await pipeline.offer(item('a', 1, 'secret-key-aaaa'));
+    await pipeline.offer(item('b', 2, 'secret-key-bbbb'));
+    await pipeline.offer(item('c', 3, 'secret-key-aaaa'));
+    await until(() => destination.delivered.length === 3);
+    await until(() => infoLines(lines).length === 1);
+    await pipeline.shutdown(Date.now() + 1000);
+
+    const warnings = warnLines(lines);
+    assert.equal(warnings.length, 1);
+    assert.equal(warnings[0]!.reason, '503');
+    assert.equal(warnings[0]!.endpoint, `http://127.0.0.1:${new URL(destination.url).port}/v1/items`);
+    assert.ok((warnings[0]!.tenants_affected as number) >= 1);
+    const [info] = infoLines(lines);
+    assert.equal(info!.tenants_affected, 2);
+    assert.equal(info!.failed_attempts, 12);
+    assert.deepEqual(info!.delivered_late, { batches: 3, spans: 6 });
+    // Nothing per attempt, and no secret anywhere.
+    assert.equal(lines.filter((line) => line.level >= 40).length, 1);
+    for (const secret of ['secret-key', 'secret-password', 'secret-token']) assert.equal(JSON.stringify(lines).includes(secret), false, secret);
+  });
+
+  it('with a disk queue, reports recovery once the batches kept on disk are re-sent', async () => {
+    destination.status = 503;
+    const { pipeline, lines, metrics } = create({ disk: true });
+    await pipeline.start();
+    for (const text of ['a', 'b', 'c']) await pipeline.offer(item(text, 1, 'secret-key-aaaa'));
+    await until(async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 3);
+    assert.equal(warnLines(lines).length, 1);
+    assert.equal(infoLines(lines).length, 0);
+    destination.status = 200;
+    await pipeline.offer(item('live', 1));
+    await until(() => infoLines(lines).length === 1);
+    assert.deepEqual(new Set(destination.delivered), new Set(['a', 'b', 'c', 'live']));
+    assert.deepEqual(infoLines(lines)[0]!.delivered_late, { batches: 3, spans: 3 });
+    assert.equal(warnLines(lines).length, 1);
+    await pipeline.shutdown(Date.now() + 1000);
+  });
+});
+
+describe('QueuedExporter delivery holds', () => {
+  it('releases the delivery of a delivered batch', async () => {
+    const { pipeline } = create();
+    await pipeline.start();
+    const { delivery: made, state, consumed } = delivery(true);
+    await pipeline.offer(item('kept'), { delivery: made });
+    consumed();
+    await until(() => state.settled);
+    assert.deepEqual(destination.delivered, ['kept']);
+    await pipeline.shutdown(Date.now() + 1000);
+  });
+
+  it('releases the delivery of a batch written to the disk queue', async () => {
+    destination.status = 503;
+    const { pipeline } = create({ disk: true });
+    await pipeline.start();
+    const { delivery: made, state, consumed } = delivery(true);
+    await pipeline.offer(item('stored'), { delivery: made });
+    consumed();
+    await until(() => state.settled);
+    assert.equal(pipeline.disk!.depth, 1);
+    await pipeline.shutdown(Date.now() + 1000);
+  });
+
+  it('releases the delivery of a rejected batch, counted', async () => {
+    destination.status = 400;
+    const { pipeline, metrics } = create();
+    await pipeline.start();
+    const { delivery: made, state, consumed } = delivery(true);
+    await pipeline.offer(item('bad', 3), { delivery: made });
+    consumed();
+    await until(() => state.settled);
+    assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'rejected' }), 3);
+    await pipeline.shutdown(Date.now() + 1000);
+  });
+
+  it('at a shutdown past the deadline without a disk queue, leaves a durable delivery to the journal, uncounted', async () => {
+    destination.answer = () => ({ status: 200, hang: true });
+    const { pipeline, metrics, lines } = create({ consumers: 1 });
+    await pipeline.start();
+    const inFlight = delivery(true);
+    const waiting = delivery(true);
+    await pipeline.offer(item('in flight', 2), { delivery: inFlight.delivery });
+    await pipeline.offer(item('waiting', 3), { delivery: waiting.delivery });
+    inFlight.consumed();
+    waiting.consumed();
+    await until(() => destination.requests.length === 1);
+    await pipeline.shutdown(Date.now() + 200);
+    assert.equal(inFlight.state.settled, false);
+    assert.equal(waiting.state.settled, false);
+    assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total'), 0);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_items_left_to_journal_total'), 5);
+    const notices = lines.filter((line) => line.msg.includes('receiver journal'));
+    assert.equal(notices.length, 1);
+    assert.equal(notices[0]!.level, 30);
+    assert.equal(notices[0]!.spans, 5);
+    assert.equal(dropLines(lines).length, 0);
+  });
+
+  it('at a shutdown past the deadline without a disk queue, counts a non-durable delivery as dropped', async () => {
+    destination.answer = () => ({ status: 200, hang: true });
+    const { pipeline, metrics } = create({ consumers: 1 });
+    await pipeline.start();
+    const notDurable = delivery(false);
+    await pipeline.offer(item('in flight', 2), { delivery: notDurable.delivery });
+    await pipeline.offer(item('no delivery', 3));
+    notDurable.consumed();
+    await until(() => destination.requests.length === 1);
+    await pipeline.shutdown(Date.now() + 200);
+    assert.equal(notDurable.state.settled, true);
+    assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'shutdown' }), 5);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_items_left_to_journal_total'), 0);
+  });
+
+  it('releases the hold of a batch the queue refuses', async () => {
+    const { pipeline } = create();
+    await pipeline.shutdown(Date.now() + 1000);
+    const { delivery: made, state, consumed } = delivery(true);
+    await assert.rejects(pipeline.offer(item('refused'), { delivery: made }));
+    consumed();
+    assert.equal(state.settled, true);
   });
 });

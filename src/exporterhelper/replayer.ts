@@ -1,7 +1,7 @@
 // Re-sends what the on-disk queue holds: on start, every `replay_interval_ms`, and at once when a
-// live send succeeds (the destination is back). One pass at a time, oldest batch first; the
-// exporter's `send` decides per batch whether to go on or to stop the pass (destination still
-// away). Shared by every exporter with a persistent queue.
+// live send succeeds after an outage (the destination is back). One pass at a time, oldest batch
+// first; `send` decides per batch whether to go on or to stop the pass (destination still away).
+// Shared by every exporter with a persistent queue (queued_exporter.ts).
 
 import type { Logger } from 'pino';
 import type { ExporterMetrics } from './metrics.ts';
@@ -17,6 +17,8 @@ export interface ReplayerOptions<H extends StoredHeader> {
   readonly metrics: ExporterMetrics;
   /** Sends one stored batch and settles it (removing it from the queue on success). */
   readonly send: (entry: StoredBatch<H>, body: Buffer) => Promise<ReplayVerdict>;
+  /** Called after each pass (the outage log waits for the backlog to be replayed). */
+  readonly onPassEnd?: () => void;
 }
 
 export class Replayer<H extends StoredHeader> {
@@ -26,6 +28,8 @@ export class Replayer<H extends StoredHeader> {
   private stopped = false;
   /** The last pass stopped early because the destination was away (or no pass ran yet). */
   private interrupted = true;
+  /** A batch was stored since the last pass began: it has not been tried from disk yet. */
+  private storedSincePass = false;
 
   constructor(private readonly options: ReplayerOptions<H>) {}
 
@@ -49,6 +53,7 @@ export class Replayer<H extends StoredHeader> {
         this.again = false;
         this.trigger();
       }
+      this.options.onPassEnd?.();
     });
   }
 
@@ -61,6 +66,20 @@ export class Replayer<H extends StoredHeader> {
     if (this.interrupted) this.trigger();
   }
 
+  /**
+   * A batch was just stored. One stored because its retries ran out means the destination is away:
+   * the next live success starts a pass at once (see `destinationBack`).
+   */
+  stored(afterFailure: boolean): void {
+    this.storedSincePass = true;
+    if (afterFailure) this.interrupted = true;
+  }
+
+  /** Nothing on disk waits to be tried: empty, or every batch was tried since it was stored. */
+  get caughtUp(): boolean {
+    return this.options.queue.depth === 0 || (!this.running && !this.interrupted && !this.storedSincePass);
+  }
+
   /** Stops the timer and waits for the current pass (whose sends the exporter aborts). */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -71,11 +90,12 @@ export class Replayer<H extends StoredHeader> {
   /** Publishes the queue's depth, size and age. */
   updateGauges(): void {
     const { queue } = this.options;
-    this.options.metrics.diskDepth(queue.depth, queue.bytes, queue.oldestAgeSeconds());
+    this.options.metrics.diskDepth(queue.depth, queue.items, queue.bytes, queue.oldestAgeSeconds());
   }
 
   private async pass(): Promise<void> {
     const { queue } = this.options;
+    this.storedSincePass = false;
     try {
       for (const entry of queue.list()) {
         if (this.stopped) return;

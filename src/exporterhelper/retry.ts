@@ -1,16 +1,17 @@
 // The retry loop every exporter uses: exponential backoff with full jitter, the server's
-// `Retry-After` as a floor, no retry of permanent failures, and no attempt that would start after
-// the caller's deadline. Transports report each attempt as an `ExportResult` (as in OTel JS
-// `export-response.ts`) instead of throwing, so that the loop never has to guess from messages.
+// `Retry-After` as a floor up to a cap (`max_retry_after_ms`: one `Retry-After: 3600` must not park
+// a sender for an hour), and no retry of anything but a `retry` verdict (verdict.ts). Transports
+// report each attempt as an `ExportResult` (as in OTel JS `export-response.ts`) instead of
+// throwing, so that no one has to guess from messages.
 
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export type ExportStatus = 'success' | 'failure' | 'retryable';
 
-/** The outcome of one attempt to send a batch. */
+/** The outcome of one attempt to send a batch, as a transport classifies it. */
 export interface ExportResult {
   readonly status: ExportStatus;
-  /** The server's requested delay (`Retry-After`), used as a floor for the next backoff. */
+  /** The server's requested delay (`Retry-After`). */
   readonly retryAfterMs?: number;
   /** The HTTP status of the answer, when there was one. */
   readonly httpStatus?: number;
@@ -25,28 +26,30 @@ export interface RetryConfig {
   readonly initial_backoff_ms: number;
   readonly max_backoff_ms: number;
   readonly multiplier: number;
+  /** The longest server `Retry-After` honoured; a longer one is waited only this long. */
+  readonly max_retry_after_ms: number;
 }
 
 export interface RetryOptions {
-  /** Epoch ms; no attempt is started when its backoff would end after this time. */
-  readonly deadline?: number;
-  /** Aborting stops the loop at once (during a backoff) with the last result. */
+  /** Aborting stops the loop at once (during a backoff) with the last verdict. */
   readonly signal?: AbortSignal;
   /** Called before each backoff sleep: for metrics. */
-  readonly onRetry?: (result: ExportResult, delayMs: number, retryNumber: number) => void;
+  readonly onRetry?: (delayMs: number, retryNumber: number) => void;
   /** A source of uniform numbers in [0, 1); tests pass a fixed one. */
   readonly random?: () => number;
 }
 
-export interface RetryOutcome extends ExportResult {
-  /** How many attempts were made (1 when the first one settled it). */
-  readonly attempts: number;
+/** The part of a verdict the loop reads. */
+interface Retryable {
+  readonly verdict: string;
+  readonly afterMs?: number;
 }
 
 /**
  * The sleep before retry number `retryNumber` (1-based): a uniform draw in [0, cap) where
  * cap = min(max_backoff_ms, initial_backoff_ms × multiplier^(retryNumber−1)) ("full jitter": it
- * spreads many clients' retries after a shared outage), raised to the server's delay if larger.
+ * spreads many clients' retries after a shared outage), raised to the server's delay if larger —
+ * the server's delay counting at most `max_retry_after_ms`.
  */
 export function backoffDelay(
   config: RetryConfig,
@@ -56,31 +59,29 @@ export function backoffDelay(
 ): number {
   const cap = Math.min(config.max_backoff_ms, config.initial_backoff_ms * config.multiplier ** (retryNumber - 1));
   const jittered = Math.floor(random() * cap);
-  return Math.max(jittered, retryAfterMs);
+  return Math.max(jittered, Math.min(retryAfterMs, config.max_retry_after_ms));
 }
 
 /**
- * Calls `attempt` until it succeeds, fails permanently, the retries are used up, the next attempt
- * would start after the deadline, or `signal` aborts. Returns the last attempt's result: the caller
- * decides what a final `retryable` means (the backend exporter persists the batch).
+ * Calls `attempt` until its verdict is not `retry`, the retries are used up, or `signal` aborts.
+ * Returns the last verdict and how many attempts were made: the caller decides what a final
+ * `retry` means (the helper stores the request on disk).
  */
-export async function withRetry<R extends ExportResult = ExportResult>(
-  attempt: (attemptNumber: number) => Promise<R>,
+export async function withRetry<V extends Retryable>(
+  attempt: (attemptNumber: number) => Promise<V>,
   config: RetryConfig,
   options: RetryOptions = {},
-): Promise<R & RetryOutcome> {
+): Promise<{ readonly last: V; readonly attempts: number }> {
   const random = options.random ?? Math.random;
   for (let attempts = 1; ; attempts++) {
-    const result = await attempt(attempts);
-    if (result.status !== 'retryable') return { ...result, attempts };
-    if (attempts > config.max_retries || options.signal?.aborted) return { ...result, attempts };
-    const delay = backoffDelay(config, attempts, result.retryAfterMs ?? 0, random);
-    if (options.deadline !== undefined && Date.now() + delay >= options.deadline) return { ...result, attempts };
-    options.onRetry?.(result, delay, attempts);
+    const last = await attempt(attempts);
+    if (last.verdict !== 'retry' || attempts > config.max_retries || options.signal?.aborted) return { last, attempts };
+    const delay = backoffDelay(config, attempts, last.afterMs ?? 0, random);
+    options.onRetry?.(delay, attempts);
     try {
       await sleep(delay, undefined, { signal: options.signal });
     } catch {
-      return { ...result, attempts }; // Aborted during the backoff.
+      return { last, attempts }; // Aborted during the backoff.
     }
   }
 }

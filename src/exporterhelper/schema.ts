@@ -12,6 +12,8 @@ export interface RetryDefaults {
   readonly initial_backoff_ms: number;
   readonly max_backoff_ms: number;
   readonly multiplier: number;
+  /** Default 30 s: the OpenTelemetry Collector's default longest wait between retries. */
+  readonly max_retry_after_ms?: number;
 }
 
 export function retryOnFailureSchema(defaults: RetryDefaults) {
@@ -37,13 +39,19 @@ export function retryOnFailureSchema(defaults: RetryDefaults) {
         type: 'integer',
         minimum: 1,
         default: defaults.max_backoff_ms,
-        description: 'Cap on the backoff bound; a server `Retry-After` may still ask for longer.',
+        description: 'Cap on the backoff bound; a server `Retry-After` may still ask for longer, up to `max_retry_after_ms`.',
       },
       multiplier: {
         type: 'number',
         minimum: 1,
         default: defaults.multiplier,
         description: 'Factor by which the backoff bound grows after each retry.',
+      },
+      max_retry_after_ms: {
+        type: 'integer',
+        minimum: 0,
+        default: defaults.max_retry_after_ms ?? 30000,
+        description: 'Longest server `Retry-After` honoured: a longer one is waited only this long (0 ignores `Retry-After`).',
       },
     },
   } as const;
@@ -61,6 +69,12 @@ export function sendingQueueSchema(defaults: { queue_size: number }) {
         minimum: 1,
         default: defaults.queue_size,
         description: 'Batches held in memory while waiting for a sender.',
+      },
+      max_bytes: {
+        type: 'integer',
+        minimum: 1,
+        default: 67108864,
+        description: 'Bytes of the batches held in memory while waiting for a sender (their encoded bodies); one larger batch is still taken into an empty queue.',
       },
       block_on_overflow: {
         type: 'boolean',

@@ -17,6 +17,7 @@ describe('SendingQueue', () => {
     const done: number[] = [];
     const queue = new SendingQueue<number>({
       queue_size: 10,
+      max_bytes: 1 << 20,
       block_on_overflow: false,
       consumers: 2,
       handle: async (n) => {
@@ -41,6 +42,7 @@ describe('SendingQueue', () => {
     const g = gate();
     const queue = new SendingQueue<number>({
       queue_size: 1,
+      max_bytes: 1 << 20,
       block_on_overflow: false,
       consumers: 1,
       handle: () => g.opened,
@@ -59,6 +61,7 @@ describe('SendingQueue', () => {
     const handled: number[] = [];
     const queue = new SendingQueue<number>({
       queue_size: 1,
+      max_bytes: 1 << 20,
       block_on_overflow: true,
       consumers: 1,
       handle: async (n) => {
@@ -83,6 +86,7 @@ describe('SendingQueue', () => {
     const g = gate();
     const queue = new SendingQueue<number>({
       queue_size: 1,
+      max_bytes: 1 << 20,
       block_on_overflow: true,
       consumers: 1,
       handle: () => g.opened,
@@ -104,6 +108,7 @@ describe('SendingQueue', () => {
     const failed: number[] = [];
     const queue = new SendingQueue<number>({
       queue_size: 2,
+      max_bytes: 1 << 20,
       block_on_overflow: false,
       consumers: 1,
       handle: async () => {
@@ -114,5 +119,29 @@ describe('SendingQueue', () => {
     await queue.offer(7);
     await queue.drain(Date.now() + 5000);
     assert.deepEqual(failed, [7]);
+  });
+
+  it('is bounded by bytes too, but takes one batch larger than the bound into an empty queue', async () => {
+    const g = gate();
+    const queue = new SendingQueue<number>({
+      queue_size: 10,
+      max_bytes: 100,
+      block_on_overflow: false,
+      consumers: 1,
+      handle: () => g.opened,
+      onHandlerError: () => undefined,
+      sizeOf: (n) => n,
+    });
+    await queue.offer(1); // taken by the consumer: no longer waiting
+    await queue.offer(250); // larger than the bound, into an empty queue
+    await assert.rejects(queue.offer(1), ThrottleError);
+    assert.deepEqual(queue.takeWaiting(), [250]);
+    await queue.offer(60);
+    await queue.offer(40);
+    assert.equal(queue.bytes, 100);
+    await assert.rejects(queue.offer(1), ThrottleError);
+    g.open();
+    await queue.drain(Date.now() + 5000);
+    assert.equal(queue.bytes, 0);
   });
 });

@@ -1,8 +1,9 @@
 // A bounded in-memory queue of batches in front of an exporter's transport, drained by a fixed
 // number of concurrent consumers. `offer()` resolves once the batch is queued — that is when an
-// exporter's `consume()` resolves — and a full queue either refuses with ThrottleError (so the
-// refusal travels back to the client as a retryable status) or makes the caller wait, as the
-// `block_on_overflow` option of the `sending_queue` block says.
+// exporter's `consume()` resolves — and a full queue (by count, or by bytes when the batches' sizes
+// are known) either refuses with ThrottleError (so the refusal travels back to the client as a
+// retryable status) or makes the caller wait, as the `block_on_overflow` option of the
+// `sending_queue` block says.
 
 import { ThrottleError } from '../pipeline/errors.ts';
 
@@ -10,6 +11,8 @@ import { ThrottleError } from '../pipeline/errors.ts';
 export interface SendingQueueConfig {
   /** Batches held in memory, waiting for a consumer. */
   readonly queue_size: number;
+  /** Bytes of the batches waiting for a consumer (when `sizeOf` is given). */
+  readonly max_bytes: number;
   /** Wait for room instead of refusing when the queue is full. */
   readonly block_on_overflow: boolean;
 }
@@ -23,8 +26,8 @@ export interface SendingQueueOptions<T> extends SendingQueueConfig {
    */
   readonly handle: (item: T) => Promise<void>;
   readonly onHandlerError: (error: unknown, item: T) => void;
-  /** Called whenever the number of waiting batches changes: for a gauge. */
-  readonly onDepth?: (depth: number) => void;
+  /** A batch's size in bytes, when known cheaply: bounds the queue by `max_bytes` too. */
+  readonly sizeOf?: (item: T) => number;
   /** The delay suggested to clients when the queue refuses a batch. */
   readonly retryAfterMs?: number;
 }
@@ -42,6 +45,7 @@ export class SendingQueue<T> {
   private readonly spaceWaiters: (() => void)[] = [];
   private readonly idleWaiters: (() => void)[] = [];
   private active = 0;
+  private waitingBytes = 0;
   private closed = false;
 
   constructor(private readonly options: SendingQueueOptions<T>) {}
@@ -61,7 +65,8 @@ export class SendingQueue<T> {
    * (unless `block_on_overflow`), or QueueClosedError after `close()`.
    */
   async offer(item: T): Promise<void> {
-    while (!this.closed && this.items.length >= this.options.queue_size) {
+    const size = this.options.sizeOf?.(item) ?? 0;
+    while (!this.closed && this.isFull(size)) {
       if (!this.options.block_on_overflow) {
         throw new ThrottleError('the sending queue is full', this.options.retryAfterMs ?? 1000);
       }
@@ -69,8 +74,20 @@ export class SendingQueue<T> {
     }
     if (this.closed) throw new QueueClosedError();
     this.items.push(item);
-    this.options.onDepth?.(this.items.length);
+    this.waitingBytes += size;
     this.pump();
+  }
+
+  /** Bytes of the batches waiting for a consumer. */
+  get bytes(): number {
+    return this.waitingBytes;
+  }
+
+  // A batch larger than `max_bytes` on its own still goes into an empty queue: it could never be
+  // queued otherwise.
+  private isFull(size: number): boolean {
+    if (this.items.length >= this.options.queue_size) return true;
+    return this.items.length > 0 && this.waitingBytes + size > this.options.max_bytes;
   }
 
   /** Stops accepting batches; waiting offers are released with QueueClosedError. Idempotent. */
@@ -99,7 +116,7 @@ export class SendingQueue<T> {
   /** Removes and returns the batches no consumer has started (for persisting at shutdown). */
   takeWaiting(): T[] {
     const waiting = this.items.splice(0);
-    this.options.onDepth?.(0);
+    this.waitingBytes = 0;
     this.notifyIdle();
     return waiting;
   }
@@ -116,8 +133,9 @@ export class SendingQueue<T> {
     while (this.active < this.options.consumers && this.items.length > 0) {
       const item = this.items.shift()!;
       this.active++;
-      this.options.onDepth?.(this.items.length);
-      this.spaceWaiters.shift()?.();
+      this.waitingBytes -= this.options.sizeOf?.(item) ?? 0;
+      // Every blocked caller re-checks: one large batch leaving may make room for several.
+      for (const wake of this.spaceWaiters.splice(0)) wake();
       void this.run(item);
     }
   }

@@ -8,6 +8,7 @@ describe('drainForShutdown', () => {
     const handled: number[] = [];
     const queue = new SendingQueue<number>({
       queue_size: 10,
+      max_bytes: 1 << 20,
       block_on_overflow: false,
       consumers: 1,
       handle: async (n) => void handled.push(n),
@@ -27,6 +28,7 @@ describe('drainForShutdown', () => {
     const aborted: number[] = [];
     const queue = new SendingQueue<number>({
       queue_size: 10,
+      max_bytes: 1 << 20,
       block_on_overflow: false,
       consumers: 1,
       // A sender that only ends when told to stop, as an attempt with a long backoff does.

@@ -1,6 +1,6 @@
 // The shutdown sequence of a queued exporter, written once: stop accepting, let the senders work
-// until shortly before the deadline, then abort what is in flight and hand everything unsent to
-// the exporter to keep (on disk) or count as lost.
+// until shortly before the deadline, then abort what is in flight and hand everything unsent over
+// to be kept on disk, left to the receiver journal, or counted as lost (queued_exporter.ts).
 
 import type { SendingQueue } from './sending_queue.ts';
 
@@ -15,7 +15,7 @@ export async function drainForShutdown<T>(
   deadline: number,
   /** Aborting it ends in-flight attempts (and their backoffs) at once. */
   stopSending: AbortController,
-  /** Keeps a batch no sender started (persist it, or count it as dropped). */
+  /** Keeps a batch no sender started (persist it, leave it to the journal, or count it as dropped). */
   keepUnsent: (item: T) => Promise<void>,
 ): Promise<void> {
   queue.close();

@@ -6,6 +6,7 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
 import { validateAgainst } from '../../../src/config/ajv.ts';
 import type { Exporter } from '../../../src/pipeline/component.ts';
+import { Delivery } from '../../../src/pipeline/delivery.ts';
 import { ThrottleError } from '../../../src/pipeline/errors.ts';
 import { nopHost, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
 import { BackendStub } from '../../../test/support/backend_stub.ts';
@@ -146,6 +147,60 @@ describe('backend exporter against a real backend stub', () => {
     // A lower bound only: the server's delay is a floor for the backoff.
     assert.ok(second!.receivedAt - first!.receivedAt >= 950, `retried after ${second!.receivedAt - first!.receivedAt} ms`);
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_send_failures_total', { status: '429' }), 1);
+  });
+
+  it('honours a Retry-After of an hour only up to max_retry_after_ms', async () => {
+    stub.answer = (request) => (request.index === 0 ? { status: 429, headers: { 'Retry-After': '3600' } } : { status: 200 });
+    const { exporter, metrics } = await startExporter({ retry_on_failure: { max_retry_after_ms: 100 } });
+    const runs = makeRuns(3);
+    await exporter.consume({ runs }, { project: 'p', apiKey: 'k' });
+    // The bound is generous, and far below the hour the backend asked for.
+    await stub.waitFor(() => stub.accepted.size === 3, 20_000);
+    assert.equal(stub.requests.length, 2);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_send_failures_total', { status: '429' }), 1);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' }), 0);
+  });
+
+  it('logs one WARN when the backend starts failing and one INFO when it is back, without keys', async () => {
+    let failures = 0;
+    stub.answer = () => (failures++ < 10 ? { status: 503 } : { status: 202 });
+    const { exporter, logs } = await startExporter({ retry_on_failure: { max_retries: 20 }, max_concurrent_uploads: 2 });
+    for (const apiKey of ['secret-key-1111', 'secret-key-2222', 'secret-key-3333']) {
+      await exporter.consume({ runs: makeRuns(2) }, { project: 'p', apiKey });
+    }
+    await stub.waitFor(() => stub.accepted.size === 6);
+    await waitUntil(() => logs.some((line) => line.msg.includes('destination is back')));
+    const warnings = logs.filter((line) => line.level === 40);
+    assert.equal(warnings.length, 1);
+    assert.equal(warnings[0]!.reason, '503');
+    assert.equal(warnings[0]!.endpoint, `${url}/runs/multipart`);
+    assert.equal(warnings[0]!.tenants_affected, 3);
+    const [back] = logs.filter((line) => line.level === 30 && line.msg.includes('destination is back'));
+    assert.deepEqual(back!.delivered_late, { batches: 3, runs: 6 });
+    assert.equal(back!.failed_attempts, 10);
+    assert.equal(logs.filter((line) => line.level >= 40).length, 1);
+    assert.equal(JSON.stringify(logs).includes('secret-key'), false);
+  });
+
+  it('releases a delivered batch, and leaves one it cannot send or store to the journal', async () => {
+    let down = true;
+    stub.answer = () => (down ? { status: 503 } : { status: 202 });
+    const { exporter, metrics } = await startExporter({ retry_on_failure: { max_retries: 0 }, persistent_queue: { enabled: false } });
+    const consumeWith = async (durable: boolean) => {
+      const state = { settled: false };
+      const delivery = new Delivery(durable, () => (state.settled = true));
+      await exporter.consume({ runs: makeRuns(2) }, { project: 'p', apiKey: 'k', delivery });
+      delivery.release(); // The receiver's own reference, once consume() returned.
+      return state;
+    };
+    const lost = await consumeWith(true);
+    // No disk queue and no retries: given up, but the journal keeps it — not released, not counted.
+    await waitUntil(async () => (await metricValue(metrics, 'tracepipe_exporter_items_left_to_journal_total')) === 2);
+    down = false;
+    const sent = await consumeWith(true);
+    await waitUntil(() => sent.settled);
+    assert.equal(lost.settled, false);
+    assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total'), 0);
   });
 
   it('times out slow answers and retries them', async () => {

@@ -1,7 +1,8 @@
 // The `otlp` exporter: re-encodes span batches as OTLP/HTTP requests (protobuf or JSON, optionally
-// gzip) for another collector, through the same sending queue, retry loop and optional on-disk
-// queue as the backend exporter (src/exporterhelper). A 4xx other than 408/425/429 means the
-// receiver will never take this body: the batch is dropped, counted and logged.
+// gzip) for another collector. Its own part is one attempt (`push`) and how a request is stored;
+// the queue, retries, the optional on-disk queue and delivery holds are src/exporterhelper's. A 4xx
+// other than 408/425/429 means the receiver will never take this body: the batch is dropped,
+// counted and logged.
 
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
@@ -11,32 +12,42 @@ import { PermanentError, errorMessage } from '../../../src/pipeline/errors.ts';
 import type { SpanBatch } from '../../../src/model/spans.ts';
 import { countSpans } from '../../../src/model/spans.ts';
 import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../../src/otlp/encode.ts';
-import type { HttpExportResult } from '../../../src/exporterhelper/http_sender.ts';
-import type { StoredBatch } from '../../../src/exporterhelper/persistent_queue.ts';
-import { QueuedExporter, tenantBatchHeader } from '../../../src/exporterhelper/queued_exporter.ts';
-import type { TenantBatchHeader } from '../../../src/exporterhelper/queued_exporter.ts';
-import type { ReplayVerdict } from '../../../src/exporterhelper/replayer.ts';
+import { HttpSender } from '../../../src/exporterhelper/http_sender.ts';
+import { QueuedExporter, tenantHeader } from '../../../src/exporterhelper/queued_exporter.ts';
+import type { ExportRequest, PushContext, RequestCodec, TenantHeader } from '../../../src/exporterhelper/queued_exporter.ts';
+import { httpVerdict, reject } from '../../../src/exporterhelper/verdict.ts';
+import type { Verdict } from '../../../src/exporterhelper/verdict.ts';
 import { counter } from '../../../src/telemetry/metrics.ts';
 import type { OtlpExporterConfig } from './config.ts';
 
 const gzip = promisify(gzipCallback);
 
 /** A request body ready to send, with what is needed to send it again later. */
-interface EncodedRequest {
+interface OtlpRequest extends ExportRequest {
   readonly body: Buffer;
-  readonly spans: number;
+  /** Sent as `X-API-Key` with `forward_tenant`. */
   readonly apiKey?: string;
   readonly project: string;
 }
 
-/** Stored with a queued body; holds the tenant key when `forward_tenant` is on (files are 0600). */
-type QueuedHeader = TenantBatchHeader;
+/** Stored: the body as is, the tenant in the header (the key only with `forward_tenant`; files are 0600). */
+const codec: RequestCodec<OtlpRequest, TenantHeader> = {
+  encode: (request) => ({ header: tenantHeader(request.project, request.apiKey), body: request.body }),
+  decode: (header, body) => ({
+    body,
+    items: header.items,
+    bytes: body.byteLength,
+    project: header.project,
+    ...(header.apiKey ? { apiKey: header.apiKey, tenant: header.apiKey } : {}),
+  }),
+};
 
 export class OtlpExporter implements Exporter<'spans'> {
   readonly mutatesData = false;
   private readonly spansSent: ReturnType<typeof otlpCounter>;
   private readonly componentId: string;
-  private readonly pipeline: QueuedExporter<EncodedRequest, QueuedHeader>;
+  private readonly pipeline: QueuedExporter<OtlpRequest, TenantHeader>;
+  private readonly sender: HttpSender;
   private readonly baseHeaders: Record<string, string>;
 
   constructor(
@@ -50,19 +61,18 @@ export class OtlpExporter implements Exporter<'spans'> {
       'Content-Type': config.encoding === 'json' ? 'application/json' : 'application/x-protobuf',
       ...(config.compression === 'gzip' ? { 'Content-Encoding': 'gzip' } : {}),
     };
-    this.pipeline = new QueuedExporter<EncodedRequest, QueuedHeader>({
+    const url = config.endpoint.replace(/\/+$/, '') + config.traces_path;
+    this.sender = new HttpSender(url, config.max_concurrent_uploads + 1); // One socket more for the replayer.
+    this.pipeline = new QueuedExporter<OtlpRequest, TenantHeader>({
       settings,
       dataType: 'spans',
-      url: config.endpoint.replace(/\/+$/, '') + config.traces_path,
+      endpoint: url,
       consumers: config.max_concurrent_uploads,
       sendingQueue: config.sending_queue,
       persistentQueue: config.persistent_queue,
       retry: config.retry_on_failure,
-      timeoutMs: config.timeout_ms,
-      itemCount: (request) => request.spans,
-      send: (request) => this.send(request),
-      keepUnsent: (request) => this.hold(request),
-      replay: (entry, body) => this.replayOne(entry, body),
+      push: (request, context) => this.push(request, context),
+      codec,
     });
   }
 
@@ -86,59 +96,32 @@ export class OtlpExporter implements Exporter<'spans'> {
       throw new PermanentError(`the batch cannot be encoded as OTLP: ${errorMessage(error)}`, { cause: error });
     }
     const apiKey = this.config.forward_tenant ? context.apiKey : undefined;
-    await this.pipeline.offer({ body, spans, project: context.project, ...(apiKey ? { apiKey } : {}) });
+    const request: OtlpRequest = {
+      body,
+      items: spans,
+      bytes: body.byteLength,
+      project: context.project,
+      ...(apiKey ? { apiKey } : {}),
+      ...(context.apiKey ? { tenant: context.apiKey } : {}),
+    };
+    await this.pipeline.offer(request, context);
   }
 
-  shutdown(deadline: number): Promise<void> {
-    return this.pipeline.shutdown(deadline);
+  async shutdown(deadline: number): Promise<void> {
+    await this.pipeline.shutdown(deadline);
+    this.sender.close();
   }
 
-  private async send(request: EncodedRequest): Promise<void> {
-    const result = await this.pipeline.withRetry(() => this.attempt(request));
-    if (result.status === 'success') {
-      this.sent(request.spans);
-      this.pipeline.destinationBack();
-    } else if (result.status === 'retryable') {
-      await this.hold(request, result);
-    } else {
-      this.reject(request.spans, result);
-    }
-  }
-
-  private attempt(request: EncodedRequest): Promise<HttpExportResult> {
+  private async push(request: OtlpRequest, { signal }: PushContext): Promise<Verdict<OtlpRequest>> {
     const headers: Record<string, string> = { ...this.baseHeaders };
     if (this.config.forward_tenant) {
       headers['Service-Project'] = request.project;
       if (request.apiKey) headers['X-API-Key'] = request.apiKey;
     }
-    return this.pipeline.attempt(request.body, headers);
-  }
-
-  private async replayOne(entry: StoredBatch<QueuedHeader>, body: Buffer): Promise<ReplayVerdict> {
-    const { header } = entry;
-    const request: EncodedRequest = { body, spans: header.items, project: header.project, ...(header.apiKey ? { apiKey: header.apiKey } : {}) };
-    const result = await this.attempt(request);
-    if (result.status === 'retryable') return 'stop';
-    if (result.status === 'success') this.sent(request.spans);
-    else this.reject(request.spans, result);
-    await this.pipeline.removeStored(entry);
-    return 'continue';
-  }
-
-  private sent(spans: number): void {
-    this.spansSent.inc({ component_id: this.componentId }, spans);
-  }
-
-  private reject(spans: number, result: HttpExportResult): void {
-    this.pipeline.drop('rejected', spans, 'The OTLP receiver rejected a batch; its spans are dropped.', result.error, {
-      status: result.httpStatus,
-      response: result.responseText,
-    });
-  }
-
-  /** Persists a batch that could not be sent now; without a disk queue, counts it as lost. */
-  private hold(request: EncodedRequest, result?: HttpExportResult): Promise<void> {
-    return this.pipeline.hold(tenantBatchHeader(request.spans, request.project, request.apiKey), request.body, result);
+    const result = await this.sender.post(request.body, headers, this.config.timeout_ms, signal);
+    if (result.status === 'success') this.spansSent.inc({ component_id: this.componentId }, request.items);
+    if (result.status === 'failure') return reject(result, { message: 'The OTLP receiver rejected a batch; its spans are dropped.' });
+    return httpVerdict(result);
   }
 }
 
