@@ -1,5 +1,6 @@
 // A synchronous streaming zstd compressor over zstd-napi's native context: bytes go in as they are
 // produced and only the compressed output is kept, so a batch is never held twice uncompressed.
+// Also the decompression of stored batches (decompressZstd, at the end).
 // zstd-napi was chosen by measurement (see DESIGN.md): native, several times faster than pure-JS.
 //
 // Three things keep it fast (bench/pipeline/encode.ts): compression contexts are pooled per level —
@@ -139,5 +140,47 @@ export class ZstdStreamCompressor {
       rest = rest.subarray(consumed);
       if (rest.byteLength === 0 && (!flushing || remaining === 0)) return;
     }
+  }
+}
+
+const D_OUT_SIZE = binding.dStreamOutSize();
+let decompressionContext: ZstdBinding.DCtx | undefined;
+
+/**
+ * Decompresses a whole zstd body (one or more frames), such as a stored batch re-read for its runs.
+ *
+ * zstd-napi's `decompress()` shares one context per process and does not reset it after an error:
+ * a corrupt or truncated batch left it in the middle of a frame, and every later call failed with
+ * "Operation not authorized at current processing stage" — and a truncated frame was returned
+ * short without any error. Here the shared context is reset after every use, failed or not, and a
+ * body that ends inside a frame is an error (zstd_stream.test.ts). The context is shared rather
+ * than made per call because its native memory is invisible to the garbage collector.
+ */
+export function decompressZstd(data: Uint8Array): Buffer {
+  if (data.byteLength === 0) return Buffer.alloc(0);
+  const context = (decompressionContext ??= new binding.DCtx());
+  try {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let rest = data;
+    for (;;) {
+      // With the whole input at hand, an output buffer as large as the input saves native calls.
+      const out = Buffer.allocUnsafe(Math.max(D_OUT_SIZE, rest.byteLength));
+      const [remaining, produced, consumed] = context.decompressStream(out, rest);
+      rest = rest.subarray(consumed);
+      if (produced > 0) {
+        chunks.push(out.subarray(0, produced));
+        total += produced;
+      }
+      // Done once the input is consumed and nothing is left to flush: the buffer was not filled, or
+      // a frame just ended (a further call would read the next frame's header and ask for input).
+      if (rest.byteLength === 0 && (produced < out.length || remaining === 0)) {
+        if (remaining !== 0) throw new Error('zstd data ends in the middle of a frame');
+        return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+      }
+    }
+  } finally {
+    // Ends any frame in progress, so an error cannot reach the next call.
+    context.reset(binding.ResetDirective.sessionOnly);
   }
 }

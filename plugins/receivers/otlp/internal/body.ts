@@ -1,12 +1,46 @@
 // Reads a request body into memory, decompressing it on the way, and stops as soon as either the
 // bytes sent or the bytes they decompress to exceed the limit — so that a small compressed "bomb"
-// costs at most `maxBytes` of memory, never its full decompressed size.
+// costs megabytes of memory, never its full decompressed size, nor even `maxBytes`.
+//
+// Three things bound the memory of one request (measured in ../README.md, "Compressed bodies"):
+//
+// - Bounded steps. Every decompressor produces at most STEP_BYTES per step and the limit is checked
+//   after each step. zstd-napi's `DecompressStream` cannot do this: its `_transform` inflates a
+//   whole input chunk before it returns, so one 32 KB chunk of a zstd bomb became 1 GiB of buffers
+//   before the limit was ever checked. Its low-level `DCtx.decompressStream` writes into an output
+//   buffer we choose, so the zstd loop below drives it with one fixed STEP_BYTES buffer. For gzip
+//   and deflate, Node's zlib streams already stop when their reader applies back-pressure, and
+//   `chunkSize` bounds each step.
+// - Two passes for large bodies. The decompressed bytes are kept only up to KEEP_BYTES; a body that
+//   grows past that is inflated once to count its size (discarding the output) and, if it is within
+//   the limit, a second time straight into one buffer of that exact size. So a bomb costs at most
+//   KEEP_BYTES of output however high `max_body_bytes` is (the default is 200 MiB), while a valid
+//   large body still arrives whole. Only bodies above KEEP_BYTES pay the second inflation.
+// - The zstd window. zstd's decoder accepts frames that ask for a window of up to 128 MiB, which it
+//   allocates and fills; HTTP's `zstd` content coding caps it at 8 MiB (RFC 9659), and so does
+//   WINDOW_LOG_MAX. Larger windows are refused as a coding error (400).
 
-import type { Readable, Transform } from 'node:stream';
+import { createRequire } from 'node:module';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createInflate } from 'node:zlib';
-import { DecompressStream } from 'zstd-napi';
+import type * as ZstdBinding from 'zstd-napi/binding.js';
 import type { BodyCoding } from './media.ts';
+
+// The binding is CommonJS with enums; loading it through require keeps its runtime values typed
+// (as plugins/exporters/backend/internal/zstd_stream.ts does).
+const zstd = createRequire(import.meta.url)('zstd-napi/binding.js') as typeof ZstdBinding;
+
+/** Largest output of one decompression step; the limit is checked after every step. */
+const STEP_BYTES = 64 * 1024;
+/** Decompressed bytes kept in memory during the first pass; beyond, the body is inflated twice. */
+export const KEEP_BYTES = 8 * 1024 * 1024;
+/** 2^23 = 8 MiB, the largest zstd window HTTP's content coding allows. */
+const WINDOW_LOG_MAX = 23;
+/** The zstd loop runs synchronously; it lets other requests in every this many steps (4 MiB). */
+const STEPS_PER_TURN = 64;
+/** zstd decoders kept for reuse (see acquireDecoder). */
+const DECODER_POOL_LIMIT = 8;
 
 /** The body, as sent or decompressed, is larger than the limit. Answered with 413. */
 export class BodyTooLargeError extends Error {
@@ -33,20 +67,20 @@ export class BodyAbortedError extends Error {
   override readonly name = 'BodyAbortedError';
 }
 
-function decompressorFor(coding: Exclude<BodyCoding, 'identity'>): Transform {
-  switch (coding) {
-    case 'gzip':
-      return createGunzip();
-    // HTTP's `deflate` is the zlib format (RFC 9110 §8.4.1.2), which is what OTLP exporters send.
-    case 'deflate':
-      return createInflate();
-    case 'zstd':
-      return new DecompressStream();
-  }
-}
+type Compressed = Exclude<BodyCoding, 'identity'>;
+
+/**
+ * Receives each step's output. Unless `owned`, `chunk` is overwritten by the next step, so what is
+ * kept must be copied; zlib's chunks are fresh buffers, kept as they are.
+ */
+type Sink = (chunk: Buffer, owned: boolean) => void;
 
 export async function readBody(source: Readable, coding: BodyCoding, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
+  if (coding === 'identity') return readPlain(source, maxBytes);
+
+  // The compressed bytes are kept (they are at most `maxBytes`) only when a second pass may be
+  // needed, that is when the limit lets a body grow past KEEP_BYTES.
+  const sentChunks: Buffer[] | undefined = maxBytes > KEEP_BYTES ? [] : undefined;
   let sent = 0;
   let sourceFailed = false;
   // The request stream is iterated without destroying it on error, so the socket stays open for
@@ -56,6 +90,7 @@ export async function readBody(source: Readable, coding: BodyCoding, maxBytes: n
       for await (const chunk of source.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
         sent += chunk.length;
         if (sent > maxBytes) throw new BodyTooLargeError(maxBytes, false);
+        sentChunks?.push(chunk);
         yield chunk;
       }
     } catch (error) {
@@ -64,24 +99,121 @@ export async function readBody(source: Readable, coding: BodyCoding, maxBytes: n
     }
   }
 
-  if (coding === 'identity') return readPlain(source, maxBytes);
-
   let size = 0;
-  const decompressor = decompressorFor(coding);
+  let kept: Buffer[] | undefined = [];
   try {
-    await pipeline(counted, decompressor, async (inflated: AsyncIterable<Buffer>) => {
-      for await (const chunk of inflated) {
-        size += chunk.length;
-        if (size > maxBytes) throw new BodyTooLargeError(maxBytes, true);
-        chunks.push(chunk);
-      }
+    await inflate(coding, counted(), (chunk, owned) => {
+      size += chunk.length;
+      if (size > maxBytes) throw new BodyTooLargeError(maxBytes, true);
+      if (!kept) return;
+      if (size <= KEEP_BYTES) kept.push(owned ? chunk : Buffer.from(chunk));
+      else kept = undefined; // Too large to keep twice: count on, and inflate again below.
     });
+    if (kept) {
+      // A single chunk is returned as is only when it fills its memory: zlib's chunks are views of
+      // STEP_BYTES buffers, which a small body should not pin.
+      const only = kept.length === 1 ? kept[0]! : undefined;
+      return only && only.byteLength === only.buffer.byteLength ? only : Buffer.concat(kept, size);
+    }
+
+    const body = Buffer.allocUnsafe(size);
+    let written = 0;
+    await inflate(coding, sentChunks!, (chunk) => {
+      if (written + chunk.length > size) throw new Error('the second inflation produced more bytes than the first');
+      written += chunk.copy(body, written);
+    });
+    if (written !== size) throw new Error('the second inflation produced fewer bytes than the first');
+    return body;
   } catch (error) {
     const classified = classify(error, sourceFailed);
     if (classified instanceof BodyCodingError) classified.message = `invalid ${coding} stream: ${classified.message}`;
     throw classified;
   }
-  return Buffer.concat(chunks, size);
+}
+
+function inflate(coding: Compressed, input: AsyncIterable<Buffer> | Iterable<Buffer>, sink: Sink): Promise<void> {
+  return coding === 'zstd' ? inflateZstd(input, sink) : inflateZlib(coding, input, sink);
+}
+
+async function inflateZlib(coding: 'gzip' | 'deflate', input: AsyncIterable<Buffer> | Iterable<Buffer>, sink: Sink): Promise<void> {
+  // Node's zlib stream writes at most `chunkSize` bytes per native call and, when its reader is
+  // behind, waits for the next read before inflating more of the same input chunk, so a bomb is
+  // inflated one step at a time as the loop below pulls (measured: ../README.md). HTTP's `deflate`
+  // is the zlib format (RFC 9110 §8.4.1.2), which is what OTLP exporters send.
+  const options = { chunkSize: STEP_BYTES };
+  const inflater = coding === 'gzip' ? createGunzip(options) : createInflate(options);
+  await pipeline(input, inflater, async (inflated: AsyncIterable<Buffer>) => {
+    for await (const chunk of inflated) sink(chunk, true);
+  });
+}
+
+interface ZstdDecoder {
+  readonly context: ZstdBinding.DCtx;
+  readonly out: Buffer;
+}
+
+// zstd decoders are pooled rather than made per request: a DCtx holds its window (up to 8 MiB)
+// and tables in native memory that the garbage collector does not see, so decoders dropped per
+// request piled up to gigabytes between collections when measured, and were several times slower
+// (a fresh window is page-faulted in every time). A pooled decoder is reset after every use —
+// success, error or abandon — so a corrupt or truncated frame never reaches the next request.
+const idleDecoders: ZstdDecoder[] = [];
+
+function acquireDecoder(): ZstdDecoder {
+  const idle = idleDecoders.pop();
+  if (idle) return idle;
+  const context = new zstd.DCtx();
+  context.setParameter(zstd.DParameter.windowLogMax, WINDOW_LOG_MAX);
+  return { context, out: Buffer.allocUnsafe(STEP_BYTES) };
+}
+
+function releaseDecoder(decoder: ZstdDecoder): void {
+  try {
+    // Ends any frame in progress; keeps the parameters (windowLogMax).
+    decoder.context.reset(zstd.ResetDirective.sessionOnly);
+  } catch {
+    return; // Not reusable: leave it to the garbage collector.
+  }
+  if (idleDecoders.length < DECODER_POOL_LIMIT) idleDecoders.push(decoder);
+}
+
+async function inflateZstd(input: AsyncIterable<Buffer> | Iterable<Buffer>, sink: Sink): Promise<void> {
+  const decoder = acquireDecoder();
+  const { context, out } = decoder;
+  try {
+    let inFrame = false;
+    let steps = 0;
+    for await (const chunk of input) {
+      // An empty step would start reading a frame header, and look like a frame left open.
+      if (chunk.length === 0) continue;
+      let rest: Buffer = chunk;
+      for (;;) {
+        const [remaining, produced, consumed] = decodeStep(context, out, rest);
+        rest = rest.subarray(consumed);
+        inFrame = remaining !== 0;
+        if (produced > 0) sink(out.subarray(0, produced), false);
+        // Done with this input once it is consumed and the decoder has nothing left to flush (a
+        // step that did not fill the output buffer, or the end of a frame).
+        if (rest.length === 0 && (produced < out.length || !inFrame)) break;
+        if (++steps % STEPS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    if (inFrame) throw new Error('the body ends in the middle of a frame');
+  } finally {
+    releaseDecoder(decoder);
+  }
+}
+
+function decodeStep(context: ZstdBinding.DCtx, out: Buffer, input: Buffer): ZstdBinding.StreamResult {
+  try {
+    return context.decompressStream(out, input);
+  } catch (error) {
+    // zstd's own words for a window above windowLogMax; say which limit it is.
+    if (error instanceof Error && /too much memory/i.test(error.message)) {
+      error.message += ` (windows above ${2 ** WINDOW_LOG_MAX / 1024 / 1024} MiB are refused, as HTTP's zstd content coding allows)`;
+    }
+    throw error;
+  }
 }
 
 /** The body without decompression, read with plain events: the common case, and the fastest. */
