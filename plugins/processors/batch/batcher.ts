@@ -19,6 +19,8 @@ import { RunTree } from './internal/tree.ts';
 const DOTTED_ORDER_OVERHEAD = 18;
 // Pause between delivery attempts while shutting down.
 const SHUTDOWN_RETRY_MS = 50;
+// At most one log line per this interval about failed deliveries; retries are not news per batch.
+const FAILURE_LOG_INTERVAL_MS = 10_000;
 
 export class BatchProcessor implements Processor<'runs'> {
   readonly mutatesData = true;
@@ -31,6 +33,8 @@ export class BatchProcessor implements Processor<'runs'> {
   private tooLarge: string[] = [];
   /** Orphans placed since the last log line about them. */
   private orphansSinceLog = 0;
+  /** Failed deliveries since the last log line about them. */
+  private failureLog = { at: 0, attempts: 0 };
   private readonly labels: { component_id: string; component_kind: string; data_type: string };
   private readonly counters;
   private readonly metrics;
@@ -90,9 +94,7 @@ export class BatchProcessor implements Processor<'runs'> {
           this.counters.dropped.inc({ ...this.labels, reason: 'rejected_downstream' }, batch.runs.length);
           settings.logger.error({ runs: batch.runs.length, err: errorMessage(error) }, 'Downstream rejected a batch as invalid; it was dropped.');
         },
-        failed: (batch, error) => {
-          settings.logger.warn({ runs: batch.runs.length, err: errorMessage(error) }, 'Delivering a batch failed; it will be retried.');
-        },
+        failed: (batch, error) => this.noteFailedDelivery(batch.runs.length, error),
       },
     );
   }
@@ -128,6 +130,19 @@ export class BatchProcessor implements Processor<'runs'> {
       this.metrics.throttled.inc({ component_id: this.settings.id }, incoming.length);
       throw new ThrottleError(`batch processor holds ${heldRuns} runs (${heldBytes} bytes); retry later`, this.config.flush_interval_ms);
     }
+  }
+
+  /** Downstream refused a batch for now (full, or failing): it is retried; say so at most every 10 s. */
+  private noteFailedDelivery(runs: number, error: unknown): void {
+    const log = this.failureLog;
+    log.attempts++;
+    const now = Date.now();
+    if (now - log.at < FAILURE_LOG_INTERVAL_MS) return;
+    this.settings.logger.warn(
+      { runs, failed_attempts: log.attempts, err: errorMessage(error) },
+      'Delivering batches downstream failed; they are held and retried.',
+    );
+    this.failureLog = { at: now, attempts: 0 };
   }
 
   /** A run whose dotted order is set goes into its tenant's batch. */
