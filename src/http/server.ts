@@ -48,11 +48,35 @@ export function registerHealthRoutes(app: FastifyInstance, host: Host, metricsPa
     const state = host.state();
     return reply.code(state === 'ready' ? 200 : 503).send({ status: state });
   });
-  if (metricsPath) {
-    app.get(metricsPath, async (_request, reply) => {
-      reply.header('content-type', host.metrics.contentType);
-      return host.metrics.metrics();
-    });
+  if (metricsPath) registerMetricsRoute(app, host.metrics, metricsPath);
+}
+
+/**
+ * `GET <path>`: the process's metrics in the Prometheus text format. A receiver that serves its
+ * own routes inside an encapsulated plugin (`agent_api`) registers it there, under its hooks.
+ */
+export function registerMetricsRoute(app: FastifyInstance, metrics: Host['metrics'], path: string): void {
+  app.get(path, { schema: { hide: true } }, async (_request, reply) => {
+    reply.header('content-type', metrics.contentType);
+    return metrics.metrics();
+  });
+}
+
+/**
+ * A listener could not bind its address. The command line reads `host` and `port` to tell the
+ * operator which config key (and environment variable) sets that port.
+ */
+export class ListenError extends Error {
+  override readonly name = 'ListenError';
+  constructor(
+    message: string,
+    readonly host: string,
+    readonly port: number,
+    /** `EADDRINUSE`, `EACCES`, `EADDRNOTAVAIL`, ... */
+    readonly code: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
   }
 }
 
@@ -62,8 +86,11 @@ export async function listen(app: FastifyInstance, host: string, port: number): 
     await app.listen({ host, port });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new Error(`port ${port} on ${host} is already in use`, { cause: error });
-    if (code === 'EACCES') throw new Error(`no permission to listen on ${host}:${port}`, { cause: error });
+    if (code === 'EADDRINUSE') throw new ListenError(`port ${port} on ${host} is already in use`, host, port, code, { cause: error });
+    if (code === 'EACCES') throw new ListenError(`no permission to listen on ${host}:${port}`, host, port, code, { cause: error });
+    if (code === 'EADDRNOTAVAIL') {
+      throw new ListenError(`cannot listen on ${host}:${port}: no such local address`, host, port, code, { cause: error });
+    }
     throw error;
   }
   const address = app.server.address();

@@ -44,11 +44,47 @@ export const configSchema = {
       default: 10_485_760,
       description: 'Largest request body accepted (413 above it).',
     },
+    max_json_depth: {
+      type: 'integer',
+      minimum: 8,
+      maximum: 1000,
+      default: 100,
+      description: 'Deepest nesting of objects and arrays accepted in a JSON body (422 above it).',
+    },
     stream_buffer_events: {
       type: 'integer',
       minimum: 1,
       default: 10_000,
       description: 'Stream events kept per run for joining and replay after `Last-Event-ID`; older ones are dropped (counted).',
+    },
+    webhooks: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'Where run webhooks may be delivered, and how hard to try.',
+      properties: {
+        allow: {
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          default: [],
+          description:
+            'Non-public destinations webhooks may reach, as address classes (`loopback`, `private`, `link_local`, `cgnat`, `unspecified`, `multicast`, `broadcast`, `reserved`) or CIDR ranges (`10.1.2.0/24`, `fd00::/8`). Public addresses are always allowed; empty allows no other.',
+        },
+        timeout_ms: {
+          type: 'integer',
+          minimum: 100,
+          maximum: 60_000,
+          default: 10_000,
+          description: 'Time limit of one delivery attempt (connection, request, response headers).',
+        },
+        max_attempts: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 5,
+          default: 3,
+          description: 'Attempts per webhook; connection failures, timeouts, 429 and 5xx are retried after 1 s, 2 s, ...',
+        },
+      },
     },
     cors: {
       type: 'object',
@@ -56,14 +92,27 @@ export const configSchema = {
       default: {},
       description: 'Cross-origin access for browser clients.',
       properties: {
-        enabled: { type: 'boolean', default: true, description: 'Answer CORS requests.' },
+        enabled: { type: 'boolean', default: true, description: 'Answer CORS requests from `allow_origins` (false: never, whatever the list says).' },
         allow_origins: {
-          type: 'array',
+          type: ['array', 'string'],
           items: { type: 'string' },
-          default: ['*'],
-          description: 'Allowed origins; `*` allows any.',
+          default: [],
+          description:
+            'Origins (`http://localhost:3000`) whose pages may call the API, with every method and header it uses: a list, or one comma-separated string (as an environment variable gives it). Empty (the default): no CORS headers at all. `*` allows any site — avoid it on a server holding data.',
         },
       },
+    },
+    allowed_hosts: {
+      type: ['array', 'string'],
+      items: { type: 'string' },
+      default: [],
+      description:
+        'While listening on a loopback address, requests whose `Host` is not a loopback name (`localhost`, `*.localhost`, `127.x.y.z`, `[::1]`) are refused with 403 (DNS-rebinding guard); these host names are accepted too (a list or a comma-separated string). `*` turns the guard off.',
+    },
+    test_routes: {
+      type: 'boolean',
+      default: false,
+      description: 'Serve `POST /internal/truncate`, which empties the database, for test suites. Never on a server others can reach.',
     },
     auth: {
       type: 'object',
@@ -72,10 +121,17 @@ export const configSchema = {
       description: 'Request authentication.',
       properties: {
         api_keys: {
-          type: 'array',
+          type: ['array', 'string'],
           items: { type: 'string', minLength: 1 },
           default: [],
-          description: 'Accepted `X-Api-Key` values; empty means no authentication (local development).',
+          description:
+            'Accepted `X-Api-Key` values (what the SDK sends for `apiKey`): a list, or one comma-separated string (as an environment variable gives it). Empty: no key needed.',
+        },
+        path: {
+          type: 'string',
+          minLength: 1,
+          description:
+            'Custom auth handler, `./auth.ts:auth` (relative to the config file): a module exporting an `Auth` from `@langchain/langgraph-sdk/auth`. Default: the `auth.path` of the `langgraph_config` file, if any.',
         },
       },
     },
@@ -132,9 +188,13 @@ export interface AgentApiConfig {
   readonly workers: number;
   readonly run_timeout_ms: number;
   readonly max_body_bytes: number;
+  readonly max_json_depth: number;
   readonly stream_buffer_events: number;
-  readonly cors: { readonly enabled: boolean; readonly allow_origins: readonly string[] };
-  readonly auth: { readonly api_keys: readonly string[] };
+  readonly webhooks: { readonly allow: readonly string[]; readonly timeout_ms: number; readonly max_attempts: number };
+  readonly cors: { readonly enabled: boolean; readonly allow_origins: readonly string[] | string };
+  readonly allowed_hosts: readonly string[] | string;
+  readonly test_routes: boolean;
+  readonly auth: { readonly api_keys: readonly string[] | string; readonly path?: string };
   readonly tracing: {
     readonly enabled: boolean;
     readonly service_name: string;

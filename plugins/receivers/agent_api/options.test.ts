@@ -54,9 +54,10 @@ describe('agent_api with API keys and a run time limit', () => {
 
 describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
   let server: TestServer;
+  // The webhook receiver below listens on loopback, which webhooks may only reach when allowed.
   useTestServer((started) => {
     server = started;
-  });
+  }, { webhooks: { allow: ['loopback'] }, cors: { enabled: true, allow_origins: ['http://studio.example'] }, test_routes: true } as never);
 
   it('serves /ok, /info and the OpenAPI document', async () => {
     assert.deepEqual(await (await fetch(`${server.url}/ok`)).json(), { ok: true });
@@ -71,13 +72,13 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
     assert.match(((await missing.json()) as any).message, /Route GET \/no\/such\/route not found/);
   });
 
-  it('answers CORS requests and exposes Content-Location', async () => {
+  it('answers CORS requests from a configured origin and exposes Content-Location', async () => {
     const preflight = await fetch(`${server.url}/threads`, {
       method: 'OPTIONS',
       headers: { origin: 'http://studio.example', 'access-control-request-method': 'POST' },
     });
     assert.equal(preflight.status, 204);
-    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+    assert.equal(preflight.headers.get('access-control-allow-origin'), 'http://studio.example');
     const response = await fetch(`${server.url}/runs`, {
       method: 'POST',
       headers: { origin: 'http://studio.example', 'content-type': 'application/json' },

@@ -19,9 +19,16 @@ import { isoNow } from './internal/domain/clock.ts';
 import { Runs, settleThread } from './internal/domain/runs.ts';
 import { Threads } from './internal/domain/threads.ts';
 import { GraphRegistry, parseGraphEnv, parseGraphSpecs } from './internal/graphs/registry.ts';
+import { HeaderFilter } from './internal/domain/configurable-headers.ts';
+import { parseDeploymentHttp } from './internal/graphs/http-config.ts';
+import { AddressPolicy, webhookUrlProblem } from './internal/net/address-policy.ts';
+import { splitList } from './internal/auth/api-keys.ts';
+import { CustomAuth, findAuthHandler } from './internal/auth/custom.ts';
+import { Access } from './internal/http/access.ts';
 import { agentApiPlugin } from './internal/http/app.ts';
+import { isLoopbackName, registerRequestGuard } from './internal/http/request-guard.ts';
 import type { AgentServices } from './internal/http/services.ts';
-import { registerUi } from './internal/ui/register.ts';
+import { normalizePrefix, registerUi } from './internal/ui/register.ts';
 import { StreamBroker } from './internal/runs/broker.ts';
 import { Execution } from './internal/runs/execution.ts';
 import { RunExecutor } from './internal/runs/executor.ts';
@@ -72,6 +79,10 @@ export class AgentApiReceiver implements Receiver {
     const baseDir = host.resolvePath('.');
     for (const [key, value] of Object.entries(parseGraphEnv(graphInput, baseDir))) process.env[key] ??= value;
     const graphs = await GraphRegistry.load(parseGraphSpecs(graphInput, baseDir));
+    const authSpec = findAuthHandler({ ...graphInput, authPath: config.auth.path }, baseDir);
+    const customAuth = authSpec ? await CustomAuth.load(authSpec) : undefined;
+    const headerFilter = new HeaderFilter(parseDeploymentHttp(graphInput, baseDir).configurableHeaders);
+    const webhookPolicy = AddressPolicy.fromAllowList(config.webhooks.allow);
 
     const storage = (this.storage = new SqliteStorage(join(dataDir, 'agent.sqlite')));
     const checkpoints = (this.checkpoints = new CheckpointDatabase(join(dataDir, 'checkpoints.sqlite')));
@@ -103,6 +114,7 @@ export class AgentApiReceiver implements Receiver {
         webhookFailed: () => metrics.webhookFailures.inc({ component_id: settings.id }),
       },
       tracer: config.tracing.enabled ? (run, assistant) => this.tracerFor(run, assistant, metrics.tracingFailures) : undefined,
+      webhooks: { policy: webhookPolicy, timeoutMs: config.webhooks.timeout_ms, maxAttempts: config.webhooks.max_attempts },
     }));
     const queue = (this.queue = new RunQueue(storage, executor, config.workers, logger));
     const execution = (this.execution = new Execution(storage, broker, executor, () => queue));
@@ -124,6 +136,7 @@ export class AgentApiReceiver implements Receiver {
       (graphId) => graphs.has(graphId),
       async (threadId, checkpointId, checkpointNs) =>
         (await checkpoints.saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpointId } })) !== undefined,
+      { headerFilter, webhookProblem: (url) => webhookUrlProblem(url, webhookPolicy) },
     );
 
     await assistants.ensureSystemAssistants();
@@ -141,17 +154,34 @@ export class AgentApiReceiver implements Receiver {
       executor,
       execution,
       logger,
-      apiKeys: config.auth.api_keys,
-      cors: { enabled: config.cors.enabled, allowOrigins: config.cors.allow_origins },
+      access: new Access(customAuth),
+      testRoutes: config.test_routes,
       heartbeatMs: 10_000,
       closing: () => this.stopping !== undefined,
+      metrics: host.metrics,
+      maxBodyBytes: config.max_body_bytes,
+      maxJsonDepth: config.max_json_depth,
     };
     const app = (this.app = createHttpServer({ logger, host, bodyLimit: config.max_body_bytes, metricsPath: false }));
+    const apiKeys = splitList(config.auth.api_keys);
+    await registerRequestGuard(app, {
+      listenHost: config.host,
+      allowedHosts: splitList(config.allowed_hosts),
+      corsOrigins: config.cors.enabled ? splitList(config.cors.allow_origins) : [],
+      apiKeys,
+      customAuth,
+      uiPath: config.ui.enabled ? normalizePrefix(config.ui.path) : undefined,
+      logger,
+    });
     await app.register(agentApiPlugin(services));
     if (config.ui.enabled) await registerUi(app, { prefix: config.ui.path });
     queue.start();
     this.boundPort = await listen(app, config.host, config.port);
-    logger.info({ host: config.host, port: this.boundPort, graphs: graphs.ids(), data_dir: dataDir, workers: config.workers }, 'Agent API server listening.');
+    const auth = { api_keys: apiKeys.length, custom_handler: authSpec ? `${authSpec.path}:${authSpec.exportName}` : null };
+    logger.info({ host: config.host, port: this.boundPort, graphs: graphs.ids(), data_dir: dataDir, workers: config.workers, auth }, 'Agent API server listening.');
+    if (apiKeys.length === 0 && !customAuth && !isLoopbackName(config.host)) {
+      logger.warn({ host: config.host }, 'The agent server is reachable from other machines without authentication: set auth.api_keys (AGENT_API_KEY) or a custom auth handler.');
+    }
   }
 
   /** Settles what a stopped process left behind (see the restart rule above). */
@@ -214,7 +244,7 @@ export class AgentApiReceiver implements Receiver {
       }),
       webhookFailures: counter(registry, {
         name: 'tracepipe_agent_webhook_failures_total',
-        help: 'Run webhooks that could not be delivered (no retry).',
+        help: 'Run webhooks that could not be delivered after every attempt, or whose destination was refused.',
         labelNames: ['component_id'],
       }),
       eventsDropped: counter(registry, {

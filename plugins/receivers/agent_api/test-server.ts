@@ -11,6 +11,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { validateAgainst } from '../../../src/config/ajv.ts';
 import { Sink, nopHost, nopSettings } from '../../../src/pipeline/testing.ts';
 import type { Registry } from 'prom-client';
+import type { Logger } from 'pino';
 import type { AgentApiConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import { AgentApiReceiver } from './receiver.ts';
@@ -31,15 +32,16 @@ export interface TestServer {
   stop(options?: { keepData?: boolean; deadlineMs?: number }): Promise<void>;
 }
 
-export async function startTestServer(overrides: Partial<AgentApiConfig> & { dataDir?: string } = {}): Promise<TestServer> {
-  const { dataDir: givenDir, ...configOverrides } = overrides;
+export async function startTestServer(overrides: Partial<AgentApiConfig> & { dataDir?: string; logger?: Logger } = {}): Promise<TestServer> {
+  const { dataDir: givenDir, logger, ...configOverrides } = overrides;
   const dataDir = givenDir ?? mkdtempSync(join(tmpdir(), 'agent-api-test-'));
   const config = { langgraph_config: EXAMPLES_LANGGRAPH_JSON, data_dir: dataDir, port: 0, workers: 4, ...configOverrides } as Record<string, unknown>;
   const errors = validateAgainst(configSchema, config, 'agent_api');
   if (errors.length > 0) throw new Error(errors.join('\n'));
   const host = nopHost({ resolvePath: (path: string) => resolve(repoRoot, path) });
   const sink = new Sink<'spans'>();
-  const receiver = new AgentApiReceiver(nopSettings('receiver', 'agent_api', host), config as unknown as AgentApiConfig, sink);
+  const settings = nopSettings('receiver', 'agent_api', host);
+  const receiver = new AgentApiReceiver(logger ? { ...settings, logger } : settings, config as unknown as AgentApiConfig, sink);
   await receiver.start();
   const url = `http://127.0.0.1:${receiver.port}`;
   const client = new Client({ apiUrl: url, apiKey: null, callerOptions: { maxRetries: 0 } });

@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { Client } from '@langchain/langgraph-sdk';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { startTestServer } from './test-server.ts';
@@ -313,24 +315,71 @@ describe('agent_api web interface', { skip }, () => {
     assert.match((await alert.textContent())!, /not found/i);
   });
 
-  it('asks for the API key when the server requires one, then works with it', async () => {
+  it('asks for the API key when the server answers 401, keeps it for the tab, and lists the assistants with it', async () => {
     const guarded = await startTestServer({ auth: { api_keys: ['secret-key'] } });
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     try {
       const guardedPage = await context.newPage();
       guardedPage.on('pageerror', (error) => pageErrors.push(error.message));
-      // The page itself needs no key; the API calls it makes do.
+      const keysSent: (string | undefined)[] = [];
+      guardedPage.on('request', (request) => {
+        if (request.url().endsWith('/assistants/search')) keysSent.push(request.headers()['x-api-key']);
+      });
+      // The page itself needs no key; the API calls it makes do, and the first 401 opens the dialog.
       await guardedPage.goto(`${guarded.url}/ui/`);
-      const alert = guardedPage.locator('.list [role="alert"]');
-      await alert.waitFor();
-      assert.match((await alert.textContent())!, /X-Api-Key.*Set the API key/);
-
-      await guardedPage.getByRole('button', { name: 'API key' }).click();
       const dialog = guardedPage.getByRole('dialog', { name: 'API key' });
+      await dialog.waitFor();
+      assert.match((await dialog.getByRole('alert').textContent())!, /needs an API key/);
+      await screenshot(guardedPage, 'api-key-asked');
+      // A wrong key is refused and asked for again.
+      await dialog.getByLabel('Key').fill('wrong-key');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await dialog.getByRole('alert').filter({ hasText: 'refused this key' }).waitFor();
       await dialog.getByLabel('Key').fill('secret-key');
       await dialog.getByRole('button', { name: 'Save' }).click();
       await guardedPage.locator('table.assistants').getByRole('link', { name: 'chat', exact: true }).waitFor();
-      assert.equal(await alert.count(), 0);
+      assert.equal(await dialog.count(), 0);
+      assert.equal(await guardedPage.locator('.list [role="alert"]').count(), 0);
+      assert.deepEqual(keysSent.slice(0, 1), [undefined]);
+      assert.equal(keysSent.at(-1), 'secret-key');
+
+      // The key is kept for the tab (sessionStorage): a reload asks nothing and lists at once.
+      await guardedPage.reload();
+      await guardedPage.locator('table.assistants').getByRole('link', { name: 'chat', exact: true }).waitFor();
+      assert.equal(await dialog.count(), 0);
+      assert.equal(await guardedPage.evaluate('sessionStorage.getItem("tracepipe.api_key")'), 'secret-key');
+
+      // Dismissed once, the page stops asking and says why the list is empty.
+      await guardedPage.evaluate('sessionStorage.clear()');
+      await guardedPage.reload();
+      await dialog.waitFor();
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      const alert = guardedPage.locator('.list [role="alert"]');
+      await alert.waitFor();
+      assert.match((await alert.textContent())!, /X-Api-Key.*Set the API key/);
+      assert.equal(await dialog.count(), 0);
+    } finally {
+      await context.close();
+      await guarded.stop();
+    }
+  });
+
+  it('sends a `Bearer` key as the Authorization header, for a custom auth handler, and lists only that user\'s assistants', async () => {
+    const guarded = await startTestServer({ langgraph_config: fileURLToPath(new URL('./testdata/auth/langgraph.json', import.meta.url)) });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const as = (user: string) => new Client({ apiUrl: guarded.url, apiKey: null, defaultHeaders: { authorization: `Bearer ${user}:me assistants:write` }, callerOptions: { maxRetries: 0 } });
+      await as('johndoe').assistants.create({ graphId: 'agent', name: 'John’s helper' });
+      await as('alice').assistants.create({ graphId: 'agent', name: 'Alice’s helper' });
+      const guardedPage = await context.newPage();
+      guardedPage.on('pageerror', (error) => pageErrors.push(error.message));
+      await guardedPage.goto(`${guarded.url}/ui/`);
+      const dialog = guardedPage.getByRole('dialog', { name: 'API key' });
+      await dialog.getByLabel('Key').fill('Bearer johndoe:me assistants:write');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      const table = guardedPage.locator('table.assistants');
+      await table.getByRole('link', { name: 'John’s helper' }).waitFor();
+      assert.equal(await table.getByRole('link', { name: 'Alice’s helper' }).count(), 0);
     } finally {
       await context.close();
       await guarded.stop();

@@ -7,6 +7,8 @@
 import { v7 as uuid7 } from 'uuid';
 import { systemAssistantId } from '../graphs/registry.ts';
 import type { Assistant, AssistantQuery, AssistantVersion, JsonObject, Storage } from '../storage/storage.ts';
+import { matchesAuthFilters } from '../auth/filters.ts';
+import type { AuthFilters } from '../auth/filters.ts';
 import { conflict, invalid, notFound } from './api-errors.ts';
 import { isoNow } from './clock.ts';
 
@@ -88,12 +90,18 @@ export class Assistants {
     }
   }
 
-  async create(body: AssistantCreate): Promise<Assistant> {
+  /**
+   * Creates the assistant. Under custom auth (`visible`: may this user see an assistant with this
+   * metadata?), an existing assistant of that id it may not see is a conflict, never returned
+   * (`if_exists: do_nothing` included).
+   */
+  async create(body: AssistantCreate, options: { visible?: (metadata: JsonObject) => boolean } = {}): Promise<Assistant> {
     this.checkGraph(body.graph_id);
     const assistantId = body.assistant_id ?? uuid7();
     return this.storage.transaction(async (tx) => {
       const existing = await tx.getAssistant(assistantId);
       if (existing) {
+        if (options.visible && !options.visible(existing.metadata)) throw conflict(`Assistant ${assistantId} already exists`);
         if (body.if_exists === 'do_nothing') return existing;
         throw conflict(`Assistant ${assistantId} already exists`);
       }
@@ -130,13 +138,19 @@ export class Assistants {
    * `metadata` and `description` take the supplied values or their empty defaults — nothing is
    * carried over from earlier versions. `graph_id` and `name` identify the assistant and are kept
    * when not supplied.
+   *
+   * Under a custom auth filter (`visible`), an assistant the filter hides is a 404, and the metadata
+   * keys the filter names (`owner`) are carried over from the current version when the update does
+   * not set them: an update that leaves out the metadata must not hand the assistant to nobody.
    */
-  async update(idOrGraph: string, patch: AssistantPatch): Promise<Assistant> {
+  async update(idOrGraph: string, patch: AssistantPatch, options: { visible?: AuthFilters } = {}): Promise<Assistant> {
     if (patch.graph_id !== undefined) this.checkGraph(patch.graph_id);
     const assistantId = this.resolveId(idOrGraph);
     return this.storage.transaction(async (tx) => {
       const current = await tx.getAssistant(assistantId);
-      if (!current) throw notFound(`Assistant ${idOrGraph} not found`);
+      if (!current || !matchesAuthFilters(current.metadata, options.visible)) throw notFound(`Assistant ${idOrGraph} not found`);
+      const metadata: JsonObject = { ...(patch.metadata ?? {}) };
+      for (const key of Object.keys(options.visible ?? {})) if (!(key in metadata) && key in current.metadata) metadata[key] = current.metadata[key];
       const now = isoNow();
       const next: Assistant = {
         ...current,
@@ -145,7 +159,7 @@ export class Assistants {
         description: patch.description ?? null,
         config: patch.config ?? {},
         context: patch.context ?? {},
-        metadata: patch.metadata ?? {},
+        metadata,
         version: (await tx.maxAssistantVersion(assistantId)) + 1,
         updated_at: now,
       };
@@ -185,10 +199,18 @@ export class Assistants {
     return this.storage.listAssistantVersions(assistant.assistant_id, query);
   }
 
-  async delete(idOrGraph: string, deleteThreads: boolean): Promise<string[]> {
+  /**
+   * Deletes the assistant, and with `deleteThreads` the threads that ran it — under a custom auth
+   * filter only those the user's `threads:delete` filter (`threadsVisible`) lets it delete.
+   */
+  async delete(idOrGraph: string, deleteThreads: boolean, options: { visible?: AuthFilters; threadsVisible?: AuthFilters } = {}): Promise<string[]> {
     const assistantId = this.resolveId(idOrGraph);
-    if (!(await this.storage.getAssistant(assistantId))) throw notFound(`Assistant ${idOrGraph} not found`);
-    const threadIds = deleteThreads ? await this.storage.threadIdsOfAssistant(assistantId) : [];
+    const assistant = await this.storage.getAssistant(assistantId);
+    if (!assistant || !matchesAuthFilters(assistant.metadata, options.visible)) throw notFound(`Assistant ${idOrGraph} not found`);
+    const threadIds: string[] = [];
+    for (const threadId of deleteThreads ? await this.storage.threadIdsOfAssistant(assistantId) : []) {
+      if (!options.threadsVisible || matchesAuthFilters((await this.storage.getThread(threadId))?.metadata, options.threadsVisible)) threadIds.push(threadId);
+    }
     await this.cancelAssistantRuns(assistantId);
     if (!(await this.storage.deleteAssistant(assistantId))) throw notFound(`Assistant ${idOrGraph} not found`);
     for (const threadId of threadIds) await this.deleteThread(threadId);

@@ -6,8 +6,12 @@ import { v7 as uuid7 } from 'uuid';
 import type { JsonObject, MultitaskStrategy, RunQuery, RunRecord, Storage, StorageOps, Thread } from '../storage/storage.ts';
 import type { ApiStreamMode } from '../runs/stream-modes.ts';
 import type { Assistants } from './assistants.ts';
-import { conflict, notFound } from './api-errors.ts';
+import type { AuthContext } from '../auth/custom.ts';
+import { matchesAuthFilters } from '../auth/filters.ts';
+import type { AuthFilters } from '../auth/filters.ts';
+import { conflict, invalid, notFound } from './api-errors.ts';
 import { isoNow } from './clock.ts';
+import { HeaderFilter } from './configurable-headers.ts';
 
 export interface RunCreate {
   assistant_id: string;
@@ -67,17 +71,23 @@ export interface RunExecution {
 
 export const DEFAULT_STREAM_MODE: ApiStreamMode[] = ['values'];
 
-/** Request headers copied into `configurable`, as the reference does (never credentials). */
-export function headersToConfigurable(headers: Record<string, string | string[] | undefined>): JsonObject {
-  const out: JsonObject = {};
-  for (const [name, value] of Object.entries(headers)) {
-    const key = name.toLowerCase();
-    if (value === undefined) continue;
-    if (key === 'user-agent' || (key.startsWith('x-') && !['x-api-key', 'x-tenant-id', 'x-service-key'].includes(key))) {
-      out[key] = Array.isArray(value) ? value.join(', ') : value;
-    }
-  }
-  return out;
+/** What the custom auth handler decided for a run's creation (all optional: no auth, no limits). */
+export interface RunAccess {
+  /** The run id the handler was shown (`threads:create_run`). */
+  readonly runId?: string;
+  /** The `threads:create_run` filter: an existing thread it hides is a 404. */
+  readonly threadVisible?: AuthFilters;
+  /** The `assistants:read` filter: an assistant it hides is a 404 (system assistants get none). */
+  readonly assistantVisible?: AuthFilters;
+  /** The authenticated user, stamped into `configurable` (`langgraph_auth_user`, ...). */
+  readonly auth?: AuthContext;
+}
+
+export interface RunsOptions {
+  /** Which request headers reach `configurable` (default: `HeaderFilter`'s defaults). */
+  readonly headerFilter?: HeaderFilter;
+  /** What is wrong with a webhook URL (a refused address, ...), or undefined; a problem is a 422. */
+  readonly webhookProblem?: (url: string) => string | undefined;
 }
 
 function isObject(value: unknown): value is JsonObject {
@@ -117,7 +127,12 @@ export class Runs {
     private readonly graphDeployed: (graphId: string) => boolean,
     /** Whether the thread has this checkpoint (namespace `''` is the root graph's). */
     private readonly checkpointExists: (threadId: string, checkpointId: string, checkpointNs: string) => Promise<boolean> = async () => true,
-  ) {}
+    private readonly options: RunsOptions = {},
+  ) {
+    this.headerFilter = options.headerFilter ?? new HeaderFilter();
+  }
+
+  private readonly headerFilter: HeaderFilter;
 
   /**
    * Creates a pending run on `threadId`, or on a new thread when `threadId` is undefined
@@ -125,27 +140,38 @@ export class Runs {
    * strategy against the thread's pending and running runs: `reject` answers 409; `enqueue` waits
    * its turn; `interrupt` and `rollback` cancel them once the new run exists.
    */
-  async create(threadId: string | undefined, body: RunCreate, headers: Record<string, string | string[] | undefined> = {}): Promise<RunRecord> {
+  async create(
+    threadId: string | undefined,
+    body: RunCreate,
+    headers: Record<string, string | string[] | undefined> = {},
+    access: RunAccess = {},
+  ): Promise<RunRecord> {
     const assistantId = this.assistants.resolveId(body.assistant_id);
+    const webhookProblem = body.webhook ? this.options.webhookProblem?.(body.webhook) : undefined;
+    if (webhookProblem) throw invalid(`body.webhook: ${webhookProblem}`);
     const strategy = body.multitask_strategy ?? 'reject';
     // Starting from a checkpoint the thread does not have would silently start from nothing.
     const fromCheckpoint = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined;
-    if (threadId !== undefined && fromCheckpoint && (await this.storage.getThread(threadId))) {
+    const existingThread = threadId !== undefined && fromCheckpoint ? await this.storage.getThread(threadId) : undefined;
+    if (existingThread && !matchesAuthFilters(existingThread.metadata, access.threadVisible)) throw notFound(`Thread with ID ${threadId} not found`);
+    if (threadId !== undefined && fromCheckpoint && existingThread) {
       if (!(await this.checkpointExists(threadId, fromCheckpoint, body.checkpoint?.checkpoint_ns ?? ''))) {
         throw notFound(`Checkpoint ${fromCheckpoint} not found in thread ${threadId}`);
       }
     }
     const { run, inflight } = await this.storage.transaction(async (tx) => {
       const assistant = await tx.getAssistant(assistantId);
-      if (!assistant) {
+      if (!assistant || !matchesAuthFilters(assistant.metadata, access.assistantVisible)) {
         throw notFound(`No assistant found for '${body.assistant_id}'. Make sure the assistant ID is for a valid assistant or a valid graph ID.`);
       }
       if (!this.graphDeployed(assistant.graph_id)) throw notFound(`Graph '${assistant.graph_id}' of assistant ${assistantId} is not deployed`);
       const now = isoNow();
-      const runId = uuid7();
+      const runId = access.runId ?? uuid7();
       const temporary = threadId === undefined && (body.on_completion ?? 'delete') === 'delete';
       const runConfig = isObject(body.config) ? body.config : {};
       let thread = threadId === undefined ? undefined : await tx.getThread(threadId);
+      // A thread the user's filter hides answers as a missing one, and is never created over.
+      if (thread && !matchesAuthFilters(thread.metadata, access.threadVisible)) throw notFound(`Thread with ID ${threadId} not found`);
       if (threadId !== undefined && !thread && body.if_not_exists !== 'create') throw notFound(`Thread with ID ${threadId} not found`);
       if (!thread) {
         thread = {
@@ -175,16 +201,27 @@ export class Runs {
         ...assistantConfigurable,
         ...threadConfigurable,
         ...requestConfigurable,
-        ...headersToConfigurable(headers),
+        ...this.headerFilter.toConfigurable(headers),
         ...checkpointSelector,
         run_id: runId,
         thread_id: thread.thread_id,
         graph_id: assistant.graph_id,
         assistant_id: assistant.assistant_id,
-        user_id: requestConfigurable.user_id ?? threadConfigurable.user_id ?? assistantConfigurable.user_id ?? null,
+        user_id: requestConfigurable.user_id ?? threadConfigurable.user_id ?? assistantConfigurable.user_id ?? access.auth?.user.identity ?? null,
         checkpoint_id: body.checkpoint_id ?? checkpointSelector.checkpoint_id ?? null,
         ...(body.langsmith_tracer?.project_name ? { langsmith_project: body.langsmith_tracer.project_name } : {}),
       };
+      // Who the user is comes from the server alone: `langgraph_auth_*` keys a request (or an
+      // assistant's or thread's config) brings are dropped; the authenticated user is stamped as
+      // the reference stamps it, for graphs that act on the user's behalf.
+      for (const key of Object.keys(configurable)) if (key.startsWith('langgraph_auth_')) delete configurable[key];
+      if (access.auth) {
+        Object.assign(configurable, {
+          langgraph_auth_user: access.auth.user,
+          langgraph_auth_user_id: access.auth.user.identity,
+          langgraph_auth_permissions: access.auth.scopes,
+        });
+      }
       const metadata: JsonObject = { ...assistant.metadata, ...thread.metadata, ...(body.metadata ?? {}) };
       const context =
         assistant.context !== null && assistant.context !== undefined && !isObject(assistant.context)
@@ -253,11 +290,20 @@ export class Runs {
     return this.storage.listRuns(threadId, query);
   }
 
-  /** Cancels a pending or running run; a finished run is left as it is. */
+  /** Cancels a pending or running run; one that has already ended is a 409 (there is nothing to cancel). */
   async cancel(threadId: string | undefined, runId: string, action: 'interrupt' | 'rollback', wait: boolean): Promise<void> {
     const run = await this.get(threadId, runId);
+    if (run.status !== 'pending' && run.status !== 'running') {
+      throw conflict(`Run ${runId} has already ended with status ${run.status}; only a pending or running run can be cancelled`);
+    }
     await this.cancelOne(run, action);
     if (wait) await this.execution.waitFor(runId);
+  }
+
+  /** Interrupts a run if it is still pending or running (a client that left); an ended run is left alone. */
+  async cancelIfActive(runId: string): Promise<void> {
+    const run = await this.storage.getRun(runId);
+    if (run) await this.cancelOne(run, 'interrupt');
   }
 
   private async cancelOne(run: RunRecord, action: 'interrupt' | 'rollback'): Promise<void> {

@@ -71,7 +71,12 @@ export class Threads {
     private readonly cancelThreadRuns: (threadId: string) => Promise<void>,
   ) {}
 
-  async create(body: ThreadCreate): Promise<Thread> {
+  /**
+   * Creates the thread. Under custom auth (`visible`: may this user see a thread with this
+   * metadata?), an existing thread of that id it may not see is a conflict, never returned
+   * (`if_exists: do_nothing` included).
+   */
+  async create(body: ThreadCreate, options: { visible?: (metadata: JsonObject) => boolean } = {}): Promise<Thread> {
     const threadId = body.thread_id || uuid7();
     if (body.supersteps?.length && typeof body.metadata?.graph_id !== 'string') {
       throw invalid('metadata.graph_id: is required when supersteps are given');
@@ -79,6 +84,7 @@ export class Threads {
     const thread = await this.storage.transaction(async (tx) => {
       const existing = await tx.getThread(threadId);
       if (existing) {
+        if (options.visible && !options.visible(existing.metadata)) throw conflict(`Thread ${threadId} already exists`);
         if (body.if_exists === 'do_nothing') return { thread: existing, created: false };
         throw conflict(`Thread ${threadId} already exists`);
       }
@@ -151,17 +157,20 @@ export class Threads {
     return this.storage.searchThreads(query);
   }
 
-  /** A new idle thread holding a copy of the source's checkpoints and metadata. */
-  async copy(threadId: string): Promise<Thread> {
+  /**
+   * A new idle thread holding a copy of the source's checkpoints and metadata (or `metadata`, as
+   * the custom auth handler left it for the copy), with id `threadId` or a new one.
+   */
+  async copy(threadId: string, options: { threadId?: string; metadata?: JsonObject } = {}): Promise<Thread> {
     const source = await this.get(threadId);
     const now = isoNow();
     const copy: Thread = {
       ...source,
-      thread_id: uuid7(),
+      thread_id: options.threadId ?? uuid7(),
       created_at: now,
       updated_at: now,
       status: 'idle',
-      metadata: { ...source.metadata },
+      metadata: { ...(options.metadata ?? source.metadata) },
     };
     await this.storage.insertThread(copy);
     this.checkpoints.copyThread(source.thread_id, copy.thread_id);

@@ -75,7 +75,7 @@ export function parseGraphEnv(input: GraphSpecInput, baseDir: string): Record<st
   throw new GraphLoadError('invalid_spec', undefined, `${file}: "env" must be an object or the path of a .env file`);
 }
 
-function readLanggraphJson(file: string): Record<string, unknown> {
+export function readLanggraphJson(file: string): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

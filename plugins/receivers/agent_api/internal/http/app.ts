@@ -1,13 +1,16 @@
-// The agent API as one encapsulated Fastify plugin: content-type handling, optional API-key
-// authentication, CORS, the error handler (404/409/422 with a JSON body carrying the message) and
-// every route group. Nothing registered here leaks into other receivers sharing the server.
+// The agent API as one encapsulated Fastify plugin: JSON body parsing, the error handler
+// (404/409/422 with a JSON body carrying the message) and every route group. Nothing registered
+// here leaks into other receivers sharing the server. What every request passes first (CORS, the
+// host and cross-site guards, authentication) is in request-guard.ts.
 
-import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { TracepipeError } from '../../../../../src/errors.ts';
+import { AuthRefusal } from '../auth/custom.ts';
 import { GraphLoadError, GraphNotFoundError } from '../graphs/registry.ts';
+import { parseJsonBody } from './json-body.ts';
 import { registerAssistantRoutes } from './routes-assistants.ts';
+import { registerDocsAndMetrics } from './routes-docs.ts';
 import { registerMetaRoutes } from './routes-meta.ts';
 import { registerRunRoutes } from './routes-runs.ts';
 import { registerStoreRoutes } from './routes-store.ts';
@@ -17,6 +20,7 @@ import type { AgentServices } from './services.ts';
 const REASONS: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',
+  403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',
   413: 'Payload Too Large',
@@ -52,37 +56,20 @@ export function validationMessage(context: string | undefined, issues: readonly 
 
 export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
-    // JSON bodies: an empty body is no body (the SDKs post some without one), and `text/plain`
-    // is read as JSON, as webhook senders and some browsers send it.
+    // JSON bodies: an empty body is no body (the SDKs post some without one). Other content
+    // types never get here: the request guard answers 415 (see request-guard.ts).
     app.removeContentTypeParser(['application/json', 'text/plain']);
-    app.addContentTypeParser(['application/json', 'text/plain'], { parseAs: 'string' }, (_request, body, done) => {
-      const text = String(body);
-      if (text.trim() === '') return done(null, undefined);
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
       try {
-        done(null, JSON.parse(text));
-      } catch {
-        done(new TracepipeError('TP_ERR_API_MALFORMED_JSON'), undefined);
+        // Empty → undefined; malformed → 400; nested deeper than max_json_depth → 422.
+        done(null, parseJsonBody(String(body), services.maxJsonDepth));
+      } catch (error) {
+        done(error as Error, undefined);
       }
     });
 
-    if (services.cors.enabled) {
-      await app.register(cors, {
-        origin: services.cors.allowOrigins.includes('*') ? '*' : [...services.cors.allowOrigins],
-        exposedHeaders: ['content-location', 'location', 'x-pagination-total', 'x-pagination-next'],
-      });
-    }
-
-    if (services.apiKeys.length > 0) {
-      const keys = new Set(services.apiKeys);
-      app.addHook('onRequest', async (request, reply) => {
-        const path = request.url.split('?')[0];
-        if (request.method === 'OPTIONS' || path === '/ok' || path === '/info') return;
-        const key = request.headers['x-api-key'];
-        if (typeof key !== 'string' || !keys.has(key)) {
-          return reply.code(401).send(errorBody(401, 'TP_ERR_API_UNAUTHORIZED', 'Missing or invalid X-Api-Key header'));
-        }
-      });
-    }
+    // CORS, the DNS-rebinding and cross-site guards and authentication are root-level hooks of the
+    // server (request-guard.ts), so they also cover the web interface, /metrics and /docs.
 
     app.setErrorHandler((error: FastifyError & { validationContext?: string }, request, reply) => {
       if (error.validation) {
@@ -90,11 +77,18 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
         return reply.code(422).send(errorBody(422, 'TP_ERR_API_INVALID', message));
       }
       if (error instanceof TracepipeError) return reply.code(error.statusCode).send(errorBody(error.statusCode, error.code, error.message));
+      if (error instanceof AuthRefusal) {
+        if (error.statusCode >= 500) services.logger.error({ err: error.cause ?? error, url: request.url }, 'The custom auth handler failed.');
+        return reply.code(error.statusCode).headers(error.headers).send(errorBody(error.statusCode, error.code, error.message));
+      }
       if (error instanceof GraphNotFoundError) return reply.code(404).send(errorBody(404, 'TP_ERR_API_NOT_FOUND', error.message));
       if (error instanceof GraphLoadError) {
         services.logger.warn({ err: error, url: request.url }, 'A graph could not be built for a request.');
         const failure = new TracepipeError('TP_ERR_API_GRAPH', [error.message]);
         return reply.code(failure.statusCode).send(errorBody(failure.statusCode, failure.code, failure.message));
+      }
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        return reply.code(413).send(errorBody(413, error.code, `Request body is larger than the limit of ${services.maxBodyBytes} bytes (max_body_bytes)`));
       }
       // Fastify's own request errors (413 body too large, 415 media type, ...) keep their codes.
       if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
@@ -116,6 +110,7 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
       },
     });
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    await registerDocsAndMetrics(app, services);
 
     registerMetaRoutes(app, services);
     registerAssistantRoutes(app, services);

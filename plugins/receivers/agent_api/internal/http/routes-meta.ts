@@ -1,5 +1,5 @@
-// `/ok`, `/info` and `/internal/truncate` (which empties the data for test suites, keeping the
-// system assistants).
+// `/ok`, `/info` and, only with `test_routes: true`, `/internal/truncate` (which empties the data
+// for test suites, keeping the system assistants: a route no server others can reach should have).
 
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
@@ -26,7 +26,8 @@ export function registerMetaRoutes(app: FastifyInstance, services: AgentServices
     graphs: services.graphs.ids(),
   }));
 
-  app.post('/internal/truncate', { schema: { body: truncateBody } }, async (request) => {
+  if (!services.testRoutes) return;
+  app.post('/internal/truncate', { schema: { body: truncateBody, hide: true } }, async (request) => {
     const body = (request.body ?? {}) as { runs?: boolean; threads?: boolean; assistants?: boolean; checkpointer?: boolean; store?: boolean };
     await services.storage.truncate(body, services.assistants.systemIds());
     if (body.checkpointer) services.checkpoints.truncate();

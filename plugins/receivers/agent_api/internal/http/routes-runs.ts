@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RunCreate } from '../domain/runs.ts';
 import { describeError } from '../runs/executor.ts';
 import type { Run, RunRecord, RunStatus } from '../storage/storage.ts';
+import { authorizeRun, authorizeThread, createRun } from './access.ts';
 import { isTrue, withoutNulls } from './request-body.ts';
 import { cancelQuery, joinStreamQuery, runBatch, runCreate, runIdParams, runListQuery, threadIdParams, threadlessRunParams } from './schemas.ts';
 import type { AgentServices } from './services.ts';
@@ -106,29 +107,29 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
 
   // --- background runs -------------------------------------------------------------------------
   app.post('/threads/:thread_id/runs', { schema: { params: threadIdParams, body: runCreate } }, async (request, reply) => {
-    const run = await runs.create((request.params as ThreadParams).thread_id, createBody(request), request.headers);
+    const run = await createRun(services, request, (request.params as ThreadParams).thread_id, createBody(request));
     reply.header('content-location', contentLocation(run, false));
     return publicRun(run);
   });
 
   app.post('/runs', { schema: { body: runCreate } }, async (request, reply) => {
-    const run = await runs.create(undefined, createBody(request), request.headers);
+    const run = await createRun(services, request, undefined, createBody(request));
     reply.header('content-location', contentLocation(run, true));
     return publicRun(run);
   });
 
   app.post('/runs/batch', { schema: { body: runBatch } }, async (request) => {
     const created: Run[] = [];
-    for (const body of request.body as RunCreate[]) created.push(publicRun(await runs.create(undefined, withoutNulls(body) as RunCreate, request.headers)));
+    for (const body of request.body as RunCreate[]) created.push(publicRun(await createRun(services, request, undefined, withoutNulls(body) as RunCreate)));
     return created;
   });
 
   // --- streamed runs ---------------------------------------------------------------------------
   const streamRoute = (threadless: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
     const body = createBody(request);
-    const run = await runs.create(threadless ? undefined : (request.params as ThreadParams).thread_id, body, request.headers);
+    const run = await createRun(services, request, threadless ? undefined : (request.params as ThreadParams).thread_id, body);
     const location = contentLocation(run, threadless);
-    const onDisconnect = body.on_disconnect === 'cancel' ? () => runs.cancel(undefined, run.run_id, 'interrupt', false) : undefined;
+    const onDisconnect = body.on_disconnect === 'cancel' ? () => runs.cancelIfActive(run.run_id) : undefined;
     await pipeRun(reply, run, -1, { 'content-location': location, location: `${location}/stream` }, onDisconnect);
   };
   app.post('/threads/:thread_id/runs/stream', { schema: { params: threadIdParams, body: runCreate } }, streamRoute(false));
@@ -137,7 +138,7 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
   // --- wait ------------------------------------------------------------------------------------
   const waitRoute = (threadless: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
     const body = createBody(request);
-    const run = await runs.create(threadless ? undefined : (request.params as ThreadParams).thread_id, body, request.headers);
+    const run = await createRun(services, request, threadless ? undefined : (request.params as ThreadParams).thread_id, body);
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), 'content-type': 'application/json', 'content-location': contentLocation(run, threadless) });
@@ -151,7 +152,7 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
     try {
       await execution.waitFor(run.run_id, controller.signal);
       if (controller.signal.aborted) {
-        if (body.on_disconnect === 'cancel') await runs.cancel(undefined, run.run_id, 'interrupt', false);
+        if (body.on_disconnect === 'cancel') await runs.cancelIfActive(run.run_id);
         return;
       }
       endResponse(raw, JSON.stringify(await execution.result(run.run_id, threadless ? undefined : run.thread_id)));
@@ -167,18 +168,19 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
   // --- reads -----------------------------------------------------------------------------------
   app.get('/threads/:thread_id/runs', { schema: { params: threadIdParams, querystring: runListQuery } }, async (request) => {
     const query = request.query as { limit: number; offset: number; status?: RunStatus };
+    await authorizeThread(services, request, 'threads:read', (request.params as ThreadParams).thread_id);
     const list = await runs.list((request.params as ThreadParams).thread_id, query);
     return list.map(publicRun);
   });
 
   app.get('/threads/:thread_id/runs/:run_id', { schema: { params: runIdParams } }, async (request) => {
     const params = request.params as RunParams;
-    return publicRun(await runs.get(params.thread_id, params.run_id));
+    return publicRun((await authorizeRun(services, request, 'threads:read', params.thread_id, params.run_id)) ?? (await runs.get(params.thread_id, params.run_id)));
   });
 
   app.get('/threads/:thread_id/runs/:run_id/join', { schema: { params: runIdParams } }, async (request) => {
     const params = request.params as RunParams;
-    const run = await runs.get(params.thread_id, params.run_id);
+    const run = (await authorizeRun(services, request, 'threads:read', params.thread_id, params.run_id)) ?? (await runs.get(params.thread_id, params.run_id));
     const controller = new AbortController();
     request.raw.on('close', () => controller.abort());
     await execution.waitFor(run.run_id, controller.signal);
@@ -187,9 +189,10 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
 
   const joinStream = (threadless: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
     const params = request.params as Partial<RunParams> & { run_id: string };
-    const run = await runs.get(threadless ? undefined : params.thread_id, params.run_id);
+    const threadId = threadless ? undefined : params.thread_id;
+    const run = (await authorizeRun(services, request, 'threads:read', threadId, params.run_id)) ?? (await runs.get(threadId, params.run_id));
     const query = request.query as { cancel_on_disconnect?: string };
-    const onDisconnect = isTrue(query.cancel_on_disconnect) ? () => runs.cancel(undefined, run.run_id, 'interrupt', false) : undefined;
+    const onDisconnect = isTrue(query.cancel_on_disconnect) ? () => runs.cancelIfActive(run.run_id) : undefined;
     await pipeRun(reply, run, lastEventId(request), {}, onDisconnect);
   };
   app.get('/threads/:thread_id/runs/:run_id/stream', { schema: { params: runIdParams, querystring: joinStreamQuery } }, joinStream(false));
@@ -200,7 +203,7 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
   // with `Last-Event-ID` resumes inside the run it names and skips the runs before it.
   app.get('/threads/:thread_id/stream', { schema: { params: threadIdParams } }, async (request, reply) => {
     const threadId = (request.params as ThreadParams).thread_id;
-    await services.threads.get(threadId);
+    if (!(await authorizeThread(services, request, 'threads:read', threadId)).thread) await services.threads.get(threadId);
     const header = request.headers['last-event-id'];
     const [lastRun, lastSeq] = (typeof header === 'string' ? header : '').split(':');
     const modes = parseStreamModes((request.query as { stream_mode?: string | string[] }).stream_mode);
@@ -245,12 +248,14 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
     const params = request.params as RunParams;
     const query = request.query as { wait?: string; action: 'interrupt' | 'rollback' };
     const wait = isTrue(query.wait);
+    await authorizeRun(services, request, 'threads:update', params.thread_id, params.run_id, { thread_id: params.thread_id, action: query.action ?? 'interrupt' });
     await runs.cancel(params.thread_id, params.run_id, query.action ?? 'interrupt', wait);
     return reply.code(wait ? 204 : 202).send();
   });
 
   app.delete('/threads/:thread_id/runs/:run_id', { schema: { params: runIdParams } }, async (request, reply) => {
     const params = request.params as RunParams;
+    await authorizeRun(services, request, 'threads:delete', params.thread_id, params.run_id, { thread_id: params.thread_id, run_id: params.run_id });
     await runs.delete(params.thread_id, params.run_id);
     return reply.code(204).send();
   });

@@ -1,9 +1,10 @@
 // Store routes: the same key-value store graphs use (`config.store`), by namespace and key.
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Item } from '@langchain/langgraph';
 import { invalid } from '../domain/api-errors.ts';
 import { withoutNulls } from './request-body.ts';
+import { checkStoreWrite, itemVisible, namespaceVisible, storeItemMetadata } from './store-access.ts';
 import { storeDelete, storeGetQuery, storeNamespaces, storePut, storeSearch } from './schemas.ts';
 import type { AgentServices } from './services.ts';
 
@@ -18,56 +19,134 @@ function itemToWire(item: Item) {
   };
 }
 
-function checkNamespace(namespace: readonly string[], field: string): void {
-  const bad = namespace.find((label) => label === '' || label.includes('.'));
-  if (bad !== undefined) throw invalid(`${field}: namespace labels cannot be empty or contain periods (got '${bad}')`);
+// Namespace rules, as LangGraph's store applies them (`validateNamespace` in
+// @langchain/langgraph-checkpoint), so a namespace the store would refuse is a 422 naming the
+// field rather than a 500: labels are non-empty strings without `.` (the wire joins labels with
+// it), `:` or NUL; a written namespace is not empty and does not start with the reserved
+// `langgraph` label. Checked on the body as sent, before validation coerces numbers to strings.
+const RESERVED_ROOT = 'langgraph';
+
+function namespaceProblem(namespace: unknown, options: { write?: boolean } = {}): string | undefined {
+  if (!Array.isArray(namespace)) return undefined; // the schema reports it
+  if (namespace.length === 0) return options.write ? 'must not be empty' : undefined;
+  for (const label of namespace as unknown[]) {
+    if (typeof label !== 'string') return `namespace labels must be strings (got ${JSON.stringify(label) ?? String(label)})`;
+    if (label === '' || label.includes('.') || label.includes(':') || label.includes('\0')) {
+      return `namespace labels cannot be empty or contain periods, colons or NUL characters (got ${JSON.stringify(label)})`;
+    }
+  }
+  if (options.write && namespace[0] === RESERVED_ROOT) return `the first label cannot be "${RESERVED_ROOT}" (reserved by LangGraph)`;
+  return undefined;
 }
 
-export function registerStoreRoutes(app: FastifyInstance, services: AgentServices): void {
-  const { store } = services;
+function checkNamespace(namespace: unknown, field: string, options: { write?: boolean } = {}): void {
+  const problem = namespaceProblem(namespace, options);
+  if (problem !== undefined) throw invalid(`${field}: ${problem}`);
+}
 
-  app.put('/store/items', { schema: { body: storePut } }, async (request, reply) => {
-    const body = request.body as { namespace: string[]; key: string; value: Record<string, unknown> };
-    if (body.namespace.length === 0) throw invalid('body.namespace: must not be empty');
-    checkNamespace(body.namespace, 'body.namespace');
-    await store.put(body.namespace, body.key, body.value);
-    return reply.code(204).send();
-  });
+/** The store's own namespace errors (should the rules above miss one) are client errors too. */
+async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof Error && error.name === 'InvalidNamespaceError') throw invalid(error.message);
+    throw error;
+  }
+}
+
+const bodyOf = (request: FastifyRequest): Record<string, unknown> =>
+  typeof request.body === 'object' && request.body !== null ? (request.body as Record<string, unknown>) : {};
+
+export function registerStoreRoutes(app: FastifyInstance, services: AgentServices): void {
+  const { store, access } = services;
+
+  app.put(
+    '/store/items',
+    { schema: { body: storePut }, preValidation: async (request) => checkNamespace(bodyOf(request).namespace, 'body.namespace', { write: true }) },
+    async (request, reply) => {
+      const body = { ...(request.body as { namespace: string[]; key: string; value: Record<string, unknown> }) };
+      // The handler may rewrite namespace, key or value; what it leaves is written.
+      const filters = await access.authorize(request, 'store:put', body);
+      if (access.enabled) checkNamespace(body.namespace, 'body.namespace', { write: true });
+      if (filters) checkStoreWrite(filters, await store.get(body.namespace, body.key), storeItemMetadata(body.namespace, body.key, body.value));
+      await storeCall(() => store.put(body.namespace, body.key, body.value));
+      return reply.code(204).send();
+    },
+  );
 
   app.get('/store/items', { schema: { querystring: storeGetQuery } }, async (request) => {
     const query = request.query as { namespace?: string; key: string };
     const namespace = query.namespace ? query.namespace.split('.') : [];
-    const item = await store.get(namespace, query.key);
-    return item ? itemToWire(item) : null;
+    checkNamespace(namespace, 'querystring.namespace');
+    const filters = await access.authorize(request, 'store:get', { namespace, key: query.key });
+    const item = await storeCall(() => store.get(namespace, query.key));
+    // An item the user's filter hides reads as a missing one (null), so its existence does not show.
+    return item && itemVisible(filters)(item) ? itemToWire(item) : null;
   });
 
-  app.delete('/store/items', { schema: { body: storeDelete } }, async (request, reply) => {
-    const body = request.body as { namespace?: string[]; key: string };
-    checkNamespace(body.namespace ?? [], 'body.namespace');
-    await store.delete(body.namespace ?? [], body.key);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/store/items',
+    { schema: { body: storeDelete }, preValidation: async (request) => checkNamespace(bodyOf(request).namespace, 'body.namespace') },
+    async (request, reply) => {
+      const body = { ...(request.body as { namespace?: string[]; key: string }) };
+      const filters = await access.authorize(request, 'store:delete', body);
+      if (filters) {
+        const existing = await store.get(body.namespace ?? [], body.key);
+        checkStoreWrite(filters, existing, existing ? storeItemMetadata(existing.namespace, existing.key, existing.value) : storeItemMetadata(body.namespace, body.key));
+      }
+      await storeCall(() => store.delete(body.namespace ?? [], body.key));
+      return reply.code(204).send();
+    },
+  );
 
-  app.post('/store/items/search', { schema: { body: storeSearch } }, async (request) => {
-    const body = withoutNulls(request.body as { namespace_prefix?: string[]; filter?: Record<string, unknown>; limit?: number; offset?: number; query?: string });
-    const items = await store.search(body.namespace_prefix ?? [], {
-      filter: body.filter,
-      limit: body.limit ?? 10,
-      offset: body.offset ?? 0,
-      query: body.query,
-    });
-    return { items: items.map(itemToWire) };
-  });
+  app.post(
+    '/store/items/search',
+    { schema: { body: storeSearch }, preValidation: async (request) => checkNamespace(bodyOf(request).namespace_prefix, 'body.namespace_prefix') },
+    async (request) => {
+      const body = withoutNulls(request.body as { namespace_prefix?: string[]; filter?: Record<string, unknown>; limit?: number; offset?: number; query?: string });
+      const filters = await access.authorize(request, 'store:search', { namespace: body.namespace_prefix, filter: body.filter, limit: body.limit, offset: body.offset, query: body.query });
+      if (filters) {
+        const visible = store.searchVisible(body.namespace_prefix ?? [], { filter: body.filter, limit: body.limit ?? 10, offset: body.offset ?? 0 }, itemVisible(filters));
+        return { items: visible.map(itemToWire) };
+      }
+      const items = await storeCall(() =>
+        store.search(body.namespace_prefix ?? [], {
+          filter: body.filter,
+          limit: body.limit ?? 10,
+          offset: body.offset ?? 0,
+          query: body.query,
+        }),
+      );
+      return { items: items.map(itemToWire) };
+    },
+  );
 
-  app.post('/store/namespaces', { schema: { body: storeNamespaces } }, async (request) => {
-    const body = withoutNulls(request.body as { prefix?: string[]; suffix?: string[]; max_depth?: number; limit?: number; offset?: number });
-    const namespaces = await store.listNamespaces({
-      prefix: body.prefix,
-      suffix: body.suffix,
-      maxDepth: body.max_depth,
-      limit: body.limit ?? 100,
-      offset: body.offset ?? 0,
-    });
-    return { namespaces };
-  });
+  app.post(
+    '/store/namespaces',
+    {
+      schema: { body: storeNamespaces },
+      preValidation: async (request) => {
+        checkNamespace(bodyOf(request).prefix, 'body.prefix');
+        checkNamespace(bodyOf(request).suffix, 'body.suffix');
+      },
+    },
+    async (request) => {
+      const body = withoutNulls(request.body as { prefix?: string[]; suffix?: string[]; max_depth?: number; limit?: number; offset?: number });
+      const filters = await access.authorize(request, 'store:list_namespaces', { namespace: body.prefix, suffix: body.suffix, max_depth: body.max_depth, limit: body.limit, offset: body.offset });
+      if (filters) {
+        const options = { prefix: body.prefix, suffix: body.suffix, maxDepth: body.max_depth, limit: body.limit ?? 100, offset: body.offset ?? 0 };
+        return { namespaces: store.listNamespacesVisible(options, namespaceVisible(filters)) };
+      }
+      const namespaces = await storeCall(() =>
+        store.listNamespaces({
+          prefix: body.prefix,
+          suffix: body.suffix,
+          maxDepth: body.max_depth,
+          limit: body.limit ?? 100,
+          offset: body.offset ?? 0,
+        }),
+      );
+      return { namespaces };
+    },
+  );
 }

@@ -199,7 +199,8 @@ export const runCreate = {
     metadata: object,
     context: {},
     config: runnableConfig,
-    // Webhooks are delivered with fetch, so only absolute http(s) URLs can work.
+    // Only absolute http(s) URLs can be delivered; where they may point is checked when the run
+    // is created (`webhookUrlProblem`, internal/net/address-policy.ts) and again when sent.
     webhook: { type: ['string', 'null'], pattern: '^https?://[^\\s]+$' },
     interrupt_before: nodes,
     interrupt_after: nodes,

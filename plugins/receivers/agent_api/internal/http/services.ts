@@ -1,6 +1,7 @@
 // What the routes work with: the domain services and the run machinery of one server instance.
 
 import type { Logger } from 'pino';
+import type { Host } from '../../../../../src/pipeline/component.ts';
 import type { Assistants } from '../domain/assistants.ts';
 import type { Runs } from '../domain/runs.ts';
 import type { Threads } from '../domain/threads.ts';
@@ -11,6 +12,7 @@ import type { Execution } from '../runs/execution.ts';
 import type { CheckpointDatabase } from '../storage/checkpoints.ts';
 import type { SqliteStore } from '../storage/store.ts';
 import type { Storage } from '../storage/storage.ts';
+import type { Access } from './access.ts';
 
 export interface AgentServices {
   readonly assistants: Assistants;
@@ -24,11 +26,17 @@ export interface AgentServices {
   readonly executor: RunExecutor;
   readonly execution: Execution;
   readonly logger: Logger;
-  /** Accepted `X-Api-Key` values; empty: no authentication. */
-  readonly apiKeys: readonly string[];
-  readonly cors: { readonly enabled: boolean; readonly allowOrigins: readonly string[] };
+  /** Authorization by the custom auth handler (a no-op without one); see `access.ts`. */
+  readonly access: Access;
+  /** Serve the test-only routes (`POST /internal/truncate`). */
+  readonly testRoutes: boolean;
   /** Interval between SSE heartbeat comments. */
   readonly heartbeatMs: number;
   /** True once the server is stopping: long responses then close their connections as they end. */
   readonly closing: () => boolean;
+  /** The process's metrics registry, served at `/metrics`. */
+  readonly metrics: Host['metrics'];
+  /** `max_body_bytes` and `max_json_depth`: the request body limits. */
+  readonly maxBodyBytes: number;
+  readonly maxJsonDepth: number;
 }

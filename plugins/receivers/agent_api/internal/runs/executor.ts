@@ -20,6 +20,7 @@ import { toWire } from './serialize.ts';
 import { StreamModeMapper, libraryModes, needsEventStream } from './stream-modes.ts';
 import { ThrottledWarning } from './throttled-warning.ts';
 import { sendWebhook } from './webhook.ts';
+import type { WebhookOptions } from './webhook.ts';
 
 /** A callback handler recording one run as spans; `flush` sends what it holds. */
 export type RunTracer = BaseCallbackHandler & { flush(): Promise<void> };
@@ -41,6 +42,8 @@ export interface ExecutorOptions {
   /** 0: no limit. */
   readonly runTimeoutMs: number;
   readonly tracer?: (run: RunRecord, assistant: Assistant) => RunTracer | undefined;
+  /** Where webhooks may go, and their time limit and attempts. */
+  readonly webhooks: WebhookOptions;
 }
 
 type StopReason = 'interrupt' | 'rollback' | 'timeout' | 'shutdown';
@@ -162,8 +165,9 @@ export class RunExecutor {
     if (kwargs.webhook && status !== 'deleted') {
       const record = (await this.options.storage.getRun(run.run_id)) ?? { ...run, error: failure ?? null };
       const thread = run.temporary ? undefined : await this.options.storage.getThread(run.thread_id);
-      // Not awaited: the worker moves on; delivery has its own time limit.
-      void sendWebhook(kwargs.webhook, { run: record, status, startedAt, values: thread?.values ?? this.results.get(run.run_id) }, (fields) => {
+      const payload = { run: record, status, startedAt, values: thread?.values ?? this.results.get(run.run_id) };
+      // Not awaited: the worker moves on; delivery has its own time limit and attempts.
+      void sendWebhook(kwargs.webhook, payload, this.options.webhooks, (fields) => {
         this.options.metrics.webhookFailed();
         this.webhookWarning.warn(fields);
       });

@@ -4,6 +4,7 @@
 
 import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
+import { matchesAuthFilters } from '../auth/filters.ts';
 import { containsJson } from './json-match.ts';
 import { Mutex } from './mutex.ts';
 import type {
@@ -187,7 +188,8 @@ class SqliteOps {
     )
       .map(toAssistant)
       .filter((a) => query.name === undefined || a.name.toLowerCase().includes(query.name.toLowerCase()))
-      .filter((a) => !query.metadata || containsJson(a.metadata, query.metadata));
+      .filter((a) => !query.metadata || containsJson(a.metadata, query.metadata))
+      .filter((a) => matchesAuthFilters(a.metadata, query.auth));
     const sign = query.sort_order === 'asc' ? 1 : -1;
     rows.sort((a, b) => sign * compare(a[query.sort_by], b[query.sort_by]) || sign * compare(a.assistant_id, b.assistant_id));
     return page(rows, query.limit, query.offset);
@@ -237,7 +239,8 @@ class SqliteOps {
       .filter((t) => !query.ids || query.ids.includes(t.thread_id))
       .filter((t) => !query.metadata || containsJson(t.metadata, query.metadata))
       // Unlike the reference server, a values filter never matches a thread that has no values.
-      .filter((t) => !query.values || containsJson(t.values, query.values));
+      .filter((t) => !query.values || containsJson(t.values, query.values))
+      .filter((t) => matchesAuthFilters(t.metadata, query.auth));
     const sign = query.sort_order === 'asc' ? 1 : -1;
     rows.sort((a, b) => sign * compare(a[query.sort_by], b[query.sort_by]) || sign * compare(a.thread_id, b.thread_id));
     return page(rows, query.limit, query.offset);

@@ -2,6 +2,8 @@
 // Checkpoints are not here: they belong to LangGraph's checkpointer, opened beside this storage.
 // Implementations: `sqlite.ts` (embedded, the default); a PostgreSQL one shares this contract.
 
+import type { AuthFilters } from '../auth/filters.ts';
+
 /** A JSON object as stored: plain data only, never class instances. */
 export type JsonObject = Record<string, unknown>;
 
@@ -81,6 +83,8 @@ export interface AssistantQuery {
   name?: string;
   /** Every key must be present and equal (recursively) in the assistant's metadata. */
   metadata?: JsonObject;
+  /** The custom auth handler's filter on the metadata (`matchesAuthFilters`); none: all. */
+  auth?: AuthFilters;
   limit: number;
   offset: number;
   sort_by: 'assistant_id' | 'graph_id' | 'name' | 'created_at' | 'updated_at';
@@ -92,6 +96,8 @@ export interface ThreadQuery {
   metadata?: JsonObject;
   values?: JsonObject;
   status?: ThreadStatus;
+  /** The custom auth handler's filter on the metadata (`matchesAuthFilters`); none: all. */
+  auth?: AuthFilters;
   limit: number;
   offset: number;
   sort_by: 'thread_id' | 'status' | 'created_at' | 'updated_at';

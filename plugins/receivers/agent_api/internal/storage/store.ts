@@ -89,7 +89,27 @@ export class SqliteStore extends BaseStore {
       .run(namespace, operation.key, JSON.stringify(operation.value), now, now);
   }
 
-  private searchItems(operation: SearchOperation): SearchItem[] {
+  /**
+   * `search` keeping only the items `visible` accepts, before `offset` and `limit` apply (so a page
+   * is full whenever enough visible items exist). For the custom auth handler's store filter.
+   */
+  searchVisible(namespacePrefix: string[], options: { filter?: Record<string, unknown>; limit?: number; offset?: number }, visible: (item: Item) => boolean): Item[] {
+    return this.searchItems({ namespacePrefix, filter: options.filter, limit: options.limit ?? 10, offset: options.offset ?? 0 }, visible);
+  }
+
+  /** `listNamespaces` over the namespaces `visible` accepts (judged before `maxDepth` cuts them). */
+  listNamespacesVisible(
+    options: { prefix?: string[]; suffix?: string[]; maxDepth?: number; limit?: number; offset?: number },
+    visible: (namespace: string[]) => boolean,
+  ): string[][] {
+    const matchConditions = [
+      ...(options.prefix ? [{ matchType: 'prefix' as const, path: options.prefix }] : []),
+      ...(options.suffix ? [{ matchType: 'suffix' as const, path: options.suffix }] : []),
+    ];
+    return this.namespaces({ matchConditions, maxDepth: options.maxDepth, limit: options.limit ?? 100, offset: options.offset ?? 0 }, visible);
+  }
+
+  private searchItems(operation: SearchOperation, visible: (item: Item) => boolean = () => true): SearchItem[] {
     const prefix = joinNamespace(operation.namespacePrefix);
     const rows = (
       prefix === ''
@@ -97,17 +117,21 @@ export class SqliteStore extends BaseStore {
         : this.db.prepare("SELECT * FROM store_items WHERE namespace = ? OR substr(namespace, 1, ?) = ? ORDER BY updated_at DESC").all(prefix, prefix.length + 1, `${prefix}.`)
     ) as Row[];
     const filter = operation.filter ?? {};
-    const items = rows.map(toItem).filter((item) => Object.entries(filter).every(([key, value]) => containsJson(item.value[key], value)));
+    const items = rows
+      .map(toItem)
+      .filter((item) => Object.entries(filter).every(([key, value]) => containsJson(item.value[key], value)))
+      .filter(visible);
     const offset = operation.offset ?? 0;
     return items.slice(offset, offset + (operation.limit ?? 10));
   }
 
-  private namespaces(operation: ListNamespacesOperation): string[][] {
+  private namespaces(operation: ListNamespacesOperation, visible: (namespace: string[]) => boolean = () => true): string[][] {
     const all = (this.db.prepare('SELECT DISTINCT namespace FROM store_items').all() as { namespace: string }[]).map((row) =>
       row.namespace === '' ? [] : row.namespace.split('.'),
     );
     const kept = all
       .filter((namespace) => (operation.matchConditions ?? []).every((condition) => matches(namespace, condition.path, condition.matchType)))
+      .filter(visible)
       .map((namespace) => (operation.maxDepth !== undefined ? namespace.slice(0, operation.maxDepth) : namespace));
     const unique = [...new Map(kept.map((namespace) => [joinNamespace(namespace), namespace])).values()].sort((a, b) =>
       joinNamespace(a).localeCompare(joinNamespace(b)),

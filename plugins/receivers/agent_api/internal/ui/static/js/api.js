@@ -13,9 +13,29 @@ export class ApiError extends Error {
   }
 }
 
-/** The API key sent as `X-Api-Key`; kept for this browser tab only. */
+/**
+ * The credential the page sends: an API key (as `X-Api-Key`), or `Bearer <token>` (as the
+ * `Authorization` header, for a server whose custom auth handler reads a bearer token). Kept in
+ * sessionStorage: it survives reloads of this tab, is gone when the tab closes, and is never shared
+ * with other tabs or written to disk as localStorage would be.
+ */
 export function getApiKey() {
   return sessionStorage.getItem(KEY_STORAGE) ?? '';
+}
+
+/** The request headers that carry `key`. */
+export function credentialHeaders(key) {
+  if (!key) return {};
+  return /^bearer\s/i.test(key) ? { authorization: key } : { 'x-api-key': key };
+}
+
+// Told about every 401, so the shell can ask for the key (once; see app.js).
+const unauthorizedListeners = new Set();
+
+/** Calls `listener` whenever the server answers 401; returns the unsubscribe function. */
+export function onUnauthorized(listener) {
+  unauthorizedListeners.add(listener);
+  return () => unauthorizedListeners.delete(listener);
 }
 
 export function setApiKey(key) {
@@ -34,7 +54,10 @@ export async function errorFromResponse(response) {
   } catch {
     // Not JSON: the text itself is the message.
   }
-  if (response.status === 401) message = `${message || 'Unauthorized'}. Set the API key (top right) and try again.`;
+  if (response.status === 401) {
+    message = `${message || 'Unauthorized'}. Set the API key (top right) and try again.`;
+    for (const listener of unauthorizedListeners) listener(message);
+  }
   return new ApiError(response.status, message || `The server answered ${response.status} ${response.statusText}.`);
 }
 
@@ -42,8 +65,7 @@ export async function errorFromResponse(response) {
 export async function send(method, path, body, { signal } = {}) {
   const headers = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const key = getApiKey();
-  if (key) headers['x-api-key'] = key;
+  Object.assign(headers, credentialHeaders(getApiKey()));
   let response;
   try {
     response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });

@@ -1,14 +1,16 @@
 // The application shell: header with the two screens (Assistants, Studio), the API-key setting,
-// a polite live region for confirmations, and the routed page.
+// a polite live region for confirmations, and the routed page. When the server answers 401, the
+// shell asks for the key by opening the API-key dialog itself — once: dismissing the dialog stops
+// the asking for this page, and the API key button still opens it.
 
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { getApiKey, setApiKey } from './api.js';
+import { getApiKey, onUnauthorized, setApiKey } from './api.js';
 import { AssistantsPage } from './assistants.js';
 import { html } from './html.js';
 import { href, useRoute } from './route.js';
 import { StudioPage } from './studio.js';
 
-function ApiKeyDialog({ onClose, onSaved }) {
+function ApiKeyDialog({ reason, onClose, onSaved, onDismissed }) {
   const dialog = useRef(null);
   const [value, setValue] = useState(getApiKey());
   useEffect(() => {
@@ -20,15 +22,20 @@ function ApiKeyDialog({ onClose, onSaved }) {
     onSaved();
     dialog.current.close();
   };
+  const cancel = () => {
+    onDismissed();
+    dialog.current.close();
+  };
   return html`
-    <dialog ref=${dialog} class="dialog" aria-labelledby="api-key-title" onClose=${onClose}>
+    <dialog ref=${dialog} class="dialog" aria-labelledby="api-key-title" aria-describedby=${reason ? 'api-key-reason' : undefined} onClose=${onClose} onCancel=${onDismissed}>
       <form onSubmit=${save}>
         <h2 id="api-key-title">API key</h2>
-        <p class="hint">Sent as <code>X-Api-Key</code> with every request when the server requires one. Kept for this tab only.</p>
+        ${reason && html`<p id="api-key-reason" class="field-error" role="alert">${reason}</p>`}
+        <p class="hint">Sent as <code>X-Api-Key</code> with every request when the server requires one; a value starting with <code>Bearer </code> is sent as the <code>Authorization</code> header instead. Kept for this tab only.</p>
         <label for="api-key-input">Key</label>
         <input id="api-key-input" type="password" autocomplete="off" value=${value} onInput=${(e) => setValue(e.currentTarget.value)} />
         <div class="actions">
-          <button type="button" class="secondary" onClick=${() => dialog.current.close()}>Cancel</button>
+          <button type="button" class="secondary" onClick=${cancel}>Cancel</button>
           <button type="submit">Save</button>
         </div>
       </form>
@@ -38,7 +45,18 @@ function ApiKeyDialog({ onClose, onSaved }) {
 export function App() {
   const route = useRoute();
   const [notice, setNotice] = useState('');
+  // false, or the dialog's reason line ('' when opened from the button).
   const [keyDialog, setKeyDialog] = useState(false);
+  // Set once the user dismisses a dialog the server's 401 opened: then the page stops asking.
+  const dismissed = useRef(false);
+  useEffect(
+    () =>
+      onUnauthorized(() => {
+        if (dismissed.current) return;
+        setKeyDialog((open) => (open === false ? (getApiKey() ? 'The server refused this key. Enter another one.' : 'The server needs an API key.') : open));
+      }),
+    [],
+  );
   // Bumped when the API key changes, so the screen remounts and reloads with the new key.
   const [keyVersion, setKeyVersion] = useState(0);
   // A notice goes away on the next navigation, unless it announces that navigation (`carry`:
@@ -66,7 +84,7 @@ export function App() {
         <a href=${href.assistants()} aria-current=${route.page === 'assistants' ? 'page' : undefined}>Assistants</a>
         <a href=${href.studio(route.page === 'assistants' ? route.assistantId : undefined)} aria-current=${route.page === 'studio' ? 'page' : undefined}>Studio</a>
       </nav>
-      <button type="button" class="secondary small" onClick=${() => setKeyDialog(true)}>API key</button>
+      <button type="button" class="secondary small" onClick=${() => setKeyDialog('')}>API key</button>
     </header>
     <div class="notice" role="status" aria-live="polite">${notice}</div>
     <main id="main" tabindex="-1" key=${keyVersion}>
@@ -74,5 +92,14 @@ export function App() {
         ? html`<${StudioPage} initialAssistantId=${route.assistantId} announce=${announce} />`
         : html`<${AssistantsPage} route=${route} announce=${announce} />`}
     </main>
-    ${keyDialog && html`<${ApiKeyDialog} onClose=${() => setKeyDialog(false)} onSaved=${() => setKeyVersion((n) => n + 1)} />`}`;
+    ${keyDialog !== false &&
+    html`<${ApiKeyDialog}
+      reason=${keyDialog}
+      onClose=${() => setKeyDialog(false)}
+      onDismissed=${() => (dismissed.current = true)}
+      onSaved=${() => {
+        dismissed.current = false;
+        setKeyVersion((n) => n + 1);
+      }}
+    />`}`;
 }

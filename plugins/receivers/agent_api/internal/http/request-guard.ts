@@ -1,0 +1,213 @@
+// What every request to the agent server passes before a route sees it, in this order:
+//
+// 1. DNS-rebinding guard. While the server listens on a loopback address, a request whose `Host`
+//    is not a loopback name (`localhost`, `*.localhost`, `127.x.y.z`, `[::1]`) or a name in
+//    `allowed_hosts` is refused with 403: a web page on a domain its owner re-points at 127.0.0.1
+//    would otherwise be same-origin with this server (Vite and Jupyter guard the same way).
+// 2. CORS, only for the configured origins (`cors.allow_origins`); with none, no CORS header is
+//    ever sent and browsers keep other sites from reading or calling the API.
+// 3. Cross-site guard. A state-changing request (anything but GET, HEAD and OPTIONS) that a
+//    browser marks as coming from another site (`Sec-Fetch-Site: cross-site|same-site`, or, from
+//    browsers that do not send it, an `Origin` whose host is not the `Host`) is refused with 403
+//    unless its origin is an allowed CORS origin. This covers the requests CORS does not stop:
+//    form posts and `no-cors` fetches, which a browser sends without asking.
+// 4. JSON only. A POST, PUT, PATCH or DELETE that carries a body must say `Content-Type:
+//    application/json` (415 otherwise), so the "simple" content types of cross-site forms
+//    (`text/plain`, `application/x-www-form-urlencoded`, `multipart/form-data`) never parse.
+// 5. Authentication, except on the public routes (`/ok`, `/info`, `/live`, `/ready`, the web
+//    interface's static files): a valid `X-Api-Key` when `auth.api_keys` is set (401 otherwise),
+//    then the custom auth handler's `authenticate(request)`, whose user the request carries on.
+//
+// These are root-level hooks, so they cover every route of the server, whichever plugin adds it
+// (`/metrics` and `/docs` included).
+
+import cors from '@fastify/cors';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { ApiKeys } from '../auth/api-keys.ts';
+import { AuthRefusal } from '../auth/custom.ts';
+import type { CustomAuth } from '../auth/custom.ts';
+import { errorBody } from './app.ts';
+
+export interface RequestGuardOptions {
+  /** The address the server listens on; the DNS-rebinding guard is on when it is a loopback one. */
+  readonly listenHost: string;
+  /** Host names accepted besides the loopback ones (`*` turns the guard off). */
+  readonly allowedHosts: readonly string[];
+  /** Origins allowed to call the API from a browser (`*`: any); empty: no CORS at all. */
+  readonly corsOrigins: readonly string[];
+  readonly apiKeys: readonly string[];
+  readonly customAuth?: CustomAuth;
+  /** Path of the web interface, when it is served (its static files are public). */
+  readonly uiPath?: string;
+  readonly logger: Logger;
+}
+
+/** Headers the API sets that browser clients read (the SDK reads `Content-Location`). */
+export const EXPOSED_HEADERS = ['content-location', 'location', 'x-pagination-total', 'x-pagination-next'];
+/** Every method the API uses. */
+export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+const PUBLIC_ROUTES = new Set(['/ok', '/info', '/live', '/ready']);
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The host name of a `Host` header, lower-cased, without port, brackets or a trailing dot. */
+export function hostName(header: string): string {
+  let host = header.trim().toLowerCase();
+  if (host.startsWith('[')) {
+    const end = host.indexOf(']');
+    host = end === -1 ? host.slice(1) : host.slice(1, end);
+  } else {
+    const colon = host.lastIndexOf(':');
+    if (colon !== -1 && host.indexOf(':') === colon) host = host.slice(0, colon);
+  }
+  return host.endsWith('.') ? host.slice(0, -1) : host;
+}
+
+const IPV4_LOOPBACK = /^127\.(?:\d{1,3})\.(?:\d{1,3})\.(?:\d{1,3})$/;
+
+/** `localhost`, `*.localhost`, `127.0.0.0/8`, `::1` (also written out or IPv4-mapped). */
+export function isLoopbackName(name: string): boolean {
+  const host = hostName(name);
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (IPV4_LOOPBACK.test(host)) return true;
+  if (host === '::1' || host === '0:0:0:0:0:0:0:1') return true;
+  const mapped = /^::ffff:(.+)$/.exec(host);
+  return mapped !== null && IPV4_LOOPBACK.test(mapped[1]!);
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** A WHATWG Request with the method, URL and headers of the incoming one (no body), for `authenticate`. */
+function toFetchRequest(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) {
+      try {
+        headers.append(name, item);
+      } catch {
+        // A header value fetch cannot carry; the handler never sees it.
+      }
+    }
+  }
+  let url: string;
+  try {
+    url = new URL(request.url, `http://${headerValue(request.headers.host) ?? 'localhost'}`).href;
+  } catch {
+    url = new URL(request.url, 'http://localhost').href;
+  }
+  return new Request(url, { method: request.method, headers });
+}
+
+export async function registerRequestGuard(app: FastifyInstance, options: RequestGuardOptions): Promise<void> {
+  const refuse = (reply: FastifyReply, status: number, code: string, message: string) => reply.code(status).send(errorBody(status, code, message));
+
+  // 1. DNS rebinding.
+  const allowedHosts = new Set(options.allowedHosts.map((host) => hostName(host)));
+  if (isLoopbackName(options.listenHost) && !allowedHosts.has('*')) {
+    app.addHook('onRequest', async (request, reply) => {
+      const host = headerValue(request.headers.host);
+      // No Host header at all is no browser (every browser sends one), hence no rebinding.
+      if (host === undefined || isLoopbackName(host) || allowedHosts.has(hostName(host))) return;
+      return refuse(
+        reply,
+        403,
+        'TP_ERR_API_HOST_NOT_ALLOWED',
+        `Host "${host}" is not allowed: this server listens on ${options.listenHost} and answers only loopback names (localhost, 127.0.0.1, [::1]) and the names in allowed_hosts`,
+      );
+    });
+  }
+
+  // 2. CORS for the configured origins only.
+  const anyOrigin = options.corsOrigins.includes('*');
+  const origins = new Set(options.corsOrigins.map((origin) => origin.replace(/\/+$/, '')));
+  const originAllowed = (origin: string | undefined) => origin !== undefined && (anyOrigin || origins.has(origin));
+  if (origins.size > 0) {
+    await app.register(cors, {
+      origin: anyOrigin ? '*' : [...origins],
+      methods: CORS_METHODS,
+      // Request headers are reflected (the SDK's `x-api-key`, `content-type`, `last-event-id`, any
+      // `defaultHeaders` such as `authorization`): the origin is one the operator trusts.
+      exposedHeaders: EXPOSED_HEADERS,
+      maxAge: 600,
+    });
+  }
+
+  const apiKeys = new ApiKeys(options.apiKeys);
+  const uiPath = options.uiPath?.replace(/\/+$/, '');
+  const isPublic = (request: FastifyRequest): boolean => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+    const route = request.routeOptions.url;
+    if (route === undefined) return false;
+    if (PUBLIC_ROUTES.has(route)) return true;
+    // The interface's files (and the redirect of `/` to it) hold no data; what they load does.
+    return uiPath !== undefined && uiPath !== '' && (route === '/' || route === uiPath || route.startsWith(`${uiPath}/`));
+  };
+
+  if (!app.hasRequestDecorator('agentAuth')) app.decorateRequest('agentAuth', null);
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method === 'OPTIONS') return; // preflights: answered by CORS, or 404
+
+    // 3. Cross-site requests that change state.
+    if (!SAFE_METHODS.has(request.method)) {
+      const origin = headerValue(request.headers.origin);
+      const site = headerValue(request.headers['sec-fetch-site']);
+      let crossSite = site === 'cross-site' || site === 'same-site';
+      if (site === undefined && origin !== undefined) {
+        let originHost: string | undefined;
+        try {
+          originHost = new URL(origin).host;
+        } catch {
+          originHost = undefined; // `Origin: null` (sandboxed pages, files) included
+        }
+        crossSite = originHost === undefined || originHost.toLowerCase() !== (headerValue(request.headers.host) ?? '').toLowerCase();
+      }
+      if (crossSite && !originAllowed(origin)) {
+        return refuse(
+          reply,
+          403,
+          'TP_ERR_API_CROSS_SITE',
+          `Cross-site ${request.method} request from origin ${origin ?? '(none)'} refused; allow the origin in cors.allow_origins to call this API from that site`,
+        );
+      }
+    }
+
+    // 4. Bodies are JSON.
+    if (BODY_METHODS.has(request.method)) {
+      const length = headerValue(request.headers['content-length']);
+      const hasBody = request.headers['transfer-encoding'] !== undefined || (length !== undefined && length.trim() !== '0');
+      if (hasBody) {
+        const type = (headerValue(request.headers['content-type']) ?? '').split(';')[0]!.trim().toLowerCase();
+        if (type !== 'application/json') {
+          return refuse(
+            reply,
+            415,
+            'TP_ERR_API_UNSUPPORTED_MEDIA_TYPE',
+            `A ${request.method} body must be JSON with Content-Type: application/json (got ${type === '' ? 'no Content-Type' : `"${type}"`})`,
+          );
+        }
+      }
+    }
+
+    // 5. Authentication.
+    if (isPublic(request)) return;
+    if (apiKeys.enabled && !apiKeys.accepts(request.headers['x-api-key'])) {
+      return refuse(reply, 401, 'TP_ERR_API_UNAUTHORIZED', 'Missing or invalid X-Api-Key header');
+    }
+    if (options.customAuth) {
+      try {
+        request.agentAuth = (await options.customAuth.authenticate(toFetchRequest(request))) ?? null;
+      } catch (error) {
+        const refusal = error instanceof AuthRefusal ? error : new AuthRefusal(500, `The custom auth handler failed: ${(error as Error).message}`);
+        if (refusal.statusCode >= 500) options.logger.error({ err: refusal.cause ?? refusal, url: request.url }, 'The custom auth handler failed.');
+        reply.headers(refusal.headers);
+        return refuse(reply, refusal.statusCode, refusal.code, refusal.message);
+      }
+    }
+  });
+}
