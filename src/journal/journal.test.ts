@@ -130,6 +130,20 @@ describe('journal', () => {
     assert.ok(first);
   });
 
+  it('frees the room of settled requests even when the active segment never fills (a cap below segment_bytes)', async () => {
+    const directory = await freshDirectory();
+    const journal = await opened(directory, { maxBytes: 400_000, segmentBytes: 16 << 20 });
+    const body = Buffer.alloc(90_000);
+    for (let round = 0; round < 10; round++) {
+      // Four requests fill the cap; once delivered, their room must come back.
+      const entries = [];
+      for (let n = 0; n < 4; n++) entries.push(await journal.append({ n }, body));
+      for (const entry of entries) journal.settle(entry);
+    }
+    assert.ok(journal.stats().bytes < 400_000);
+    await journal.close();
+  });
+
   it('with an fsync interval, acknowledges appends once a sync covered them (group commit)', async () => {
     const directory = await freshDirectory();
     const journal = await opened(directory, { fsyncIntervalMs: 5 });

@@ -20,6 +20,10 @@ import { join } from 'node:path';
 import { SEGMENT_MAGIC, RECORD_PREFIX_BYTES, CorruptRecordError, decodePayload, encodeRecord, readPrefix } from './record.ts';
 
 const SEGMENT_SUFFIX = '.journal';
+/** A settled active segment at least this large is retired at once rather than grown further. */
+const RETIRE_SETTLED_BYTES = 65_536;
+/** At most this share of the cap in one segment, so that settled segments free room. */
+const SEGMENTS_PER_CAP = 8;
 const ACKS_SUFFIX = '.acks';
 const ID_DIGITS = 12;
 
@@ -103,12 +107,19 @@ export class Journal<H = unknown> {
   /** Appends run one after another: each writes at the end of the active segment. */
   private tail: Promise<unknown> = Promise.resolve();
   private ackFlushScheduled = false;
+  /** Appends between their start and the end of their write. */
+  private writing = 0;
   private syncWaiters: (() => void)[] = [];
   private syncTimer?: NodeJS.Timeout;
   private opened = false;
   private closed = false;
 
-  constructor(private readonly options: JournalOptions) {}
+  /** The segment size in force: `segmentBytes`, but never more than a fraction of the cap. */
+  private readonly segmentBytes: number;
+
+  constructor(private readonly options: JournalOptions) {
+    this.segmentBytes = Math.max(4096, Math.min(options.segmentBytes, Math.floor(options.maxBytes / SEGMENTS_PER_CAP)));
+  }
 
   get directory(): string {
     return this.options.directory;
@@ -224,7 +235,8 @@ export class Journal<H = unknown> {
       return Promise.reject(new JournalFullError(`the journal holds ${this.totalBytes} bytes of its ${maxBytes}-byte cap`));
     }
     this.reservedBytes += record.bytes;
-    const written = this.tail.then(() => this.write(record.buffers, record.bytes));
+    this.writing++;
+    const written = this.tail.then(() => this.write(record.buffers, record.bytes)).finally(() => this.writing--);
     this.tail = written.catch(() => undefined);
     const released = written.finally(() => (this.reservedBytes -= record.bytes));
     if (this.options.fsyncIntervalMs === 0) return released;
@@ -240,6 +252,12 @@ export class Journal<H = unknown> {
     this.pendingRecords--;
     if (segment.sealed && segment.pending === 0) {
       this.remove(segment);
+      return;
+    }
+    if (segment === this.active && segment.pending === 0 && segment.size >= RETIRE_SETTLED_BYTES && this.writing === 0) {
+      // Everything in it is delivered and nothing is being written: start afresh rather than keep
+      // its bytes counted against the cap until it fills up (a quiet proxy might never fill it).
+      void this.seal(segment);
       return;
     }
     segment.unwrittenAcks.push(entry.index);
@@ -264,7 +282,7 @@ export class Journal<H = unknown> {
   }
 
   private async write(buffers: Buffer[], bytes: number): Promise<JournalEntry> {
-    if (this.active && this.active.size >= this.options.segmentBytes) await this.seal(this.active);
+    if (this.active && this.active.size >= this.segmentBytes) await this.seal(this.active);
     const segment = this.active ?? (await this.createSegment());
     const file = segment.file!;
     let written = 0;
