@@ -71,6 +71,9 @@ interface Work<R extends ExportRequest> extends Tracked<R> {
 
 type Store = 'park' | 'retries_exhausted' | 'shutdown';
 
+/** Weight of the latest attempt in the running average of attempt durations. */
+const ATTEMPT_EWMA_WEIGHT = 0.2;
+
 export class QueuedExporter<R extends ExportRequest, H extends object = object> {
   readonly disk?: PersistentQueue<H & StoredHeader>;
   private readonly logger: Logger;
@@ -84,6 +87,8 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
   private readonly stopSending = new AbortController();
   private started = false;
   private closing = false;
+  /** Running average of how long an attempt takes: shutdown stops starting ones that cannot finish. */
+  private attemptMs = 0;
   private shutdownPromise?: Promise<void>;
 
   constructor(private readonly options: QueuedExporterOptions<R, H>) {
@@ -204,8 +209,10 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
   /** One attempt, observed: failures counted by status, the outage log told. */
   private async attempt(work: Work<R>, attempt: number): Promise<Verdict<R>> {
     let verdict: Verdict<R>;
+    const startedAt = Date.now();
     try {
       verdict = await this.options.push(work.request, { signal: this.stopSending.signal, attempt });
+      if (!this.aborted) this.attemptMs += (Date.now() - startedAt - this.attemptMs) * ATTEMPT_EWMA_WEIGHT;
     } catch (error) {
       const message = `A send failed unexpectedly; its ${this.options.dataType} are lost.`;
       return reject({ error: error instanceof Error ? error : new Error(String(error)) }, { reason: 'internal_error', message });
@@ -354,7 +361,7 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
 
   private async doShutdown(deadline: number): Promise<void> {
     this.closing = true;
-    await drainForShutdown(this.queue, deadline, this.stopSending, (work) => this.store(work, 'shutdown'));
+    await drainForShutdown(this.queue, deadline, this.stopSending, (work) => this.store(work, 'shutdown'), this.attemptMs);
     await this.replayer?.stop();
     this.journal.flush();
     if (this.disk && this.disk.depth > 0) {

@@ -48,4 +48,28 @@ describe('drainForShutdown', () => {
     assert.deepEqual(kept, [2, 3]);
     assert.equal(queue.inFlight + queue.depth, 0);
   });
+
+  it('starts no attempt that could not finish before the abort: the one in flight completes, the rest is kept', async () => {
+    const stop = new AbortController();
+    const completed: number[] = [];
+    const queue = new SendingQueue<number>({
+      queue_size: 10,
+      max_bytes: 1 << 20,
+      block_on_overflow: false,
+      consumers: 1,
+      // Each attempt takes 150 ms, unless aborted.
+      handle: (n) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(() => (completed.push(n), resolve()), 150);
+          stop.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()));
+        }),
+      onHandlerError: () => assert.fail('unexpected'),
+    });
+    for (const n of [1, 2, 3]) await queue.offer(n);
+    const kept: number[] = [];
+    // 1 s of budget: attempt 1 is in flight; with attempts known to take about a second, 2 and 3 are not started.
+    await drainForShutdown(queue, Date.now() + 1000, stop, async (n) => void kept.push(n), 1000);
+    assert.deepEqual(completed, [1]);
+    assert.deepEqual(kept, [2, 3]);
+  });
 });

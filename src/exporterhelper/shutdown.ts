@@ -17,13 +17,26 @@ export async function drainForShutdown<T>(
   stopSending: AbortController,
   /** Keeps a batch no sender started (persist it, leave it to the journal, or count it as dropped). */
   keepUnsent: (item: T) => Promise<void>,
+  /** How long an attempt usually takes (recent ones); 0 when unknown. */
+  attemptMs = 0,
 ): Promise<void> {
   queue.close();
-  const remaining = Math.max(0, deadline - Date.now());
-  const sendUntil = deadline - Math.min(MAX_PERSIST_MS, Math.floor(remaining / PERSIST_SHARE));
-  const drained = await queue.drain(sendUntil);
+  const now = Date.now();
+  const remaining = Math.max(0, deadline - now);
+  const abortAt = deadline - Math.min(MAX_PERSIST_MS, Math.floor(remaining / PERSIST_SHARE));
+  // An attempt started too late to finish before `abortAt` would be aborted after the destination
+  // may already have taken it, and then sent again from disk: a duplicate. Stop starting them.
+  const stopStartingAt = Math.max(now, abortAt - attemptMs);
+  if (await queue.drain(stopStartingAt)) {
+    stopSending.abort();
+    return;
+  }
+  const waiting = queue.takeWaiting();
+  const keeping = (async () => {
+    for (const item of waiting) await keepUnsent(item);
+  })();
+  await queue.drain(abortAt);
   stopSending.abort();
-  if (drained) return;
-  for (const item of queue.takeWaiting()) await keepUnsent(item);
+  await keeping;
   await queue.drain(deadline + SETTLE_GRACE_MS);
 }

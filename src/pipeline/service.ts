@@ -44,6 +44,9 @@ export const LOSS_REASONS: ReadonlySet<string> = new Set([
   'internal_error',
 ]);
 
+/** Share of the shutdown budget reserved for exporters, after receivers and processors are done. */
+const EXPORTER_SHUTDOWN_SHARE = 0.25;
+
 /** What a shutdown achieved. */
 export interface ShutdownReport {
   /** Items counted as lost (LOSS_REASONS) while shutting down. */
@@ -120,17 +123,24 @@ export class Service {
     const pipelineHeads = new Map<string, Consumer[]>(); // receiver id → heads of its pipelines
     for (const [name, pipeline] of Object.entries(config.pipelines)) {
       let next: Consumer = fanout(pipeline.exporters.map((id) => exporterInputs.get(id)!));
+      let mutates = false;
       for (const id of [...pipeline.processors].reverse()) {
         const entry = config.processors.get(id)!;
         if (entry.factory.kind !== 'processor') continue;
         const { consumes, produces } = entry.factory;
         const output = observeConsumer(next, this.labels(id, 'processor', produces), this.counters, 'sent');
         const processor: Processor = entry.factory.create(this.settings(id, 'processor'), entry.config, output);
+        mutates ||= processor.mutatesData;
         this.processors.unshift({ id: `${id}[${name}]`, kind: 'processor', component: processor, stability: entry.factory.stability });
         next = observeConsumer(processor, this.labels(id, 'processor', consumes), this.counters, 'received');
       }
+      // As in the Collector, a pipeline mutates data if any of its processors does: the receiver's
+      // fan-out must then clone for the whole pipeline, since a later processor may write to what
+      // an earlier one passed on (which may share parts with its input).
+      const head = next;
+      const input: Consumer = mutates && !head.mutatesData ? { mutatesData: true, consume: (data, context) => head.consume(data, context) } : head;
       for (const id of pipeline.receivers) {
-        pipelineHeads.set(id, [...(pipelineHeads.get(id) ?? []), next]);
+        pipelineHeads.set(id, [...(pipelineHeads.get(id) ?? []), input]);
       }
     }
 
@@ -154,7 +164,11 @@ export class Service {
       try {
         await instance.component.start(this.abort.signal);
       } catch (error) {
-        this.logger.error({ component: { id: instance.id, kind: instance.kind }, err: error }, 'Component failed to start; stopping.');
+        // The reason in one line; the stack only for those who asked for details (the command
+        // line prints the reason once more, with a hint, as its last words).
+        const component = { id: instance.id, kind: instance.kind };
+        this.logger.error({ component, error: errorMessage(error) }, 'Component failed to start; stopping.');
+        this.logger.debug({ component, err: error }, 'Start failure details.');
         await this.shutdown(Date.now() + this.config.service.shutdown_timeout_ms).catch(() => undefined);
         throw new TracepipeError('TP_ERR_START', [instance.id, errorMessage(error)], { cause: error });
       }
@@ -182,9 +196,12 @@ export class Service {
     const failures: Error[] = [];
     // Components that never started still get shutdown(): the contract makes it safe, and a
     // component may have allocated resources in create().
+    // Exporters keep the last part of the budget: what processors flush at their deadline still
+    // needs time to be sent or written to disk, and an upload cut off mid-flight is a duplicate.
+    const upstreamDeadline = deadline - Math.floor(Math.max(0, deadline - Date.now()) * EXPORTER_SHUTDOWN_SHARE);
     for (const instance of [...this.receivers, ...this.processors, ...this.exporters]) {
       try {
-        await instance.component.shutdown(deadline);
+        await instance.component.shutdown(instance.kind === 'exporter' ? deadline : upstreamDeadline);
       } catch (error) {
         failures.push(new Error(`${instance.kind} ${instance.id}: ${errorMessage(error)}`, { cause: error }));
       }
