@@ -152,14 +152,22 @@ export class PersistentQueue<H extends StoredHeader> {
     }
     const path = join(this.directory, name);
     const temp = path + TEMP_SUFFIX;
-    const handle = await open(temp, 'w', 0o600);
     try {
-      await handle.writev([prefix, headerBytes, body]);
-      await handle.sync();
-    } finally {
-      await handle.close();
+      const handle = await open(temp, 'w', 0o600);
+      try {
+        // A disk filling up can write part of the batch without an error: only a complete,
+        // synced file may be renamed into the queue (a truncated batch would be "stored" and lost).
+        const { bytesWritten } = await handle.writev([prefix, headerBytes, Buffer.from(body.buffer, body.byteOffset, body.byteLength)]);
+        if (bytesWritten !== size) throw new Error(`short write: ${bytesWritten} of ${size} bytes (disk full?)`);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, path);
+    } catch (error) {
+      await rm(temp, { force: true }).catch(() => undefined);
+      throw error;
     }
-    await rename(temp, path);
     syncDirectory(this.directory);
     const stored = { name, header, bytes: size, storedAt: now };
     this.entries.push(stored);

@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { Delivery } from '../pipeline/delivery.ts';
 import { nopSettings } from '../pipeline/testing.ts';
-import { captureLogs, metricValue } from '../../test/support/observe.ts';
-import type { LogLine } from '../../test/support/observe.ts';
+import { captureLogs, metricValue } from '../testkit/observe.ts';
+import type { LogLine } from '../testkit/observe.ts';
 import { HttpSender } from './http_sender.ts';
 import { QueuedExporter, tenantHeader } from './queued_exporter.ts';
 import type { ExportRequest, PushContext, TenantHeader } from './queued_exporter.ts';
@@ -134,8 +134,11 @@ const dropLines = (lines: LogLine[]) => lines.filter((line) => line.reason !== u
 
 /** A delivery as a receiver makes one: its own reference is released once `consume()` returned. */
 function delivery(durable: boolean) {
-  const state = { settled: false };
-  const made = new Delivery(durable, () => (state.settled = true));
+  const state = { settled: false, abandoned: false };
+  const made = new Delivery(durable, (outcome) => {
+    if (outcome === 'settled') state.settled = true;
+    else state.abandoned = true;
+  });
   return { delivery: made, state, consumed: () => made.release() };
 }
 
@@ -359,8 +362,9 @@ describe('QueuedExporter delivery holds', () => {
     waiting.consumed();
     await until(() => destination.requests.length === 1);
     await pipeline.shutdown(Date.now() + 200);
-    assert.equal(inFlight.state.settled, false);
-    assert.equal(waiting.state.settled, false);
+    // Given up, not settled: the journal delivers them again.
+    assert.deepEqual(inFlight.state, { settled: false, abandoned: true });
+    assert.deepEqual(waiting.state, { settled: false, abandoned: true });
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total'), 0);
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_items_left_to_journal_total'), 5);
     const notices = lines.filter((line) => line.msg.includes('receiver journal'));

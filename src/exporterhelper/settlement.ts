@@ -1,11 +1,10 @@
 // The delivery hold of one batch an exporter accepted (src/pipeline/delivery.ts): taken when the
 // batch enters the sending queue, released once the batch is settled — sent, stored on disk, or
 // dropped and counted — and, when the batch was split, only once every part is. A part given up
-// without being stored (shutdown past the deadline, a disk that cannot be written) keeps the hold
-// forever: whoever keeps the data (`keeper`) replays it, so releasing would say "kept" falsely.
+// without being stored (shutdown past the deadline, a disk that cannot be written) abandons the
+// hold: whoever keeps the data (`keeper`) delivers it again, so releasing would say "kept" falsely.
 
-import type { Delivery, Release } from '../pipeline/delivery.ts';
-import { holdDelivery } from '../pipeline/delivery.ts';
+import type { Delivery } from '../pipeline/delivery.ts';
 
 /**
  * Who still has a batch's data if the exporter gives it up without storing it: the receiver's
@@ -19,18 +18,19 @@ export class Settlement {
   private gaveUp = false;
 
   private constructor(
-    private readonly release: Release,
+    private readonly delivery: Delivery | undefined,
     readonly keeper: Keeper,
   ) {}
 
   /** For a batch handed to `consume()`: holds its delivery, if it has one. */
   static hold(delivery: Delivery | undefined): Settlement {
-    return new Settlement(holdDelivery(delivery), delivery?.durable ? 'journal' : undefined);
+    delivery?.retain();
+    return new Settlement(delivery, delivery?.durable ? 'journal' : undefined);
   }
 
   /** For a batch replayed from the on-disk queue: no delivery, its file is the keeper. */
   static stored(): Settlement {
-    return new Settlement(() => {}, 'disk');
+    return new Settlement(undefined, 'disk');
   }
 
   /** Whether a part was given up without being stored. */
@@ -48,7 +48,7 @@ export class Settlement {
     this.finish();
   }
 
-  /** One part was given up without being stored: the hold is never released. */
+  /** One part was given up without being stored: the hold is abandoned (delivered again by its keeper). */
   leftUnsettled(): void {
     this.gaveUp = true;
     this.finish();
@@ -56,11 +56,13 @@ export class Settlement {
 
   /** Releases the hold at once: the batch was refused before it was accepted. */
   cancel(): void {
-    this.release();
+    this.delivery?.release();
   }
 
   private finish(): void {
     this.pending--;
-    if (this.pending === 0 && !this.gaveUp) this.release();
+    if (this.pending > 0) return;
+    if (this.gaveUp) this.delivery?.abandon();
+    else this.delivery?.release();
   }
 }

@@ -127,6 +127,24 @@ describe('durable intake', () => {
     assert.deepEqual((await readdir(journal.directory)).filter((name) => name.endsWith('.journal')), []);
   });
 
+  it('delivers a request again from the journal when downstream gives it up without storing it', async () => {
+    const journal = await journalConfig();
+    const next = new HoldingConsumer();
+    const target = intake(next, journal);
+    await target.start();
+    await accept(target, 'given up', 1000);
+    const { delivery } = next.taken[0]!.context;
+    // An exporter that could neither send nor store it (a full disk) abandons its hold.
+    delivery!.retain();
+    next.releaseAll();
+    delivery!.abandon();
+    await waitFor(() => next.taken.length === 2, 20_000);
+    assert.equal(next.taken[1]!.name, 'given up');
+    next.releaseAll();
+    await target.shutdown();
+    assert.deepEqual((await readdir(journal.directory)).filter((name) => name.endsWith('.journal')), []);
+  });
+
   it('forgets a request the pipeline refused: the client was not acknowledged and sends it again', async () => {
     const journal = await journalConfig();
     const next = new HoldingConsumer();

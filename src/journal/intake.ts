@@ -28,6 +28,8 @@ import type { JournalConfig } from './schema.ts';
 const UNAVAILABLE_RETRY_AFTER_MS = 5000;
 /** Retry-After when memory is over its limit, in ms. */
 const MEMORY_RETRY_AFTER_MS = 1000;
+/** Pause before a request given up downstream is offered again: the cause (a full disk) needs time. */
+const REDELIVERY_DELAY_MS = 5000;
 /** Backoff of replaying a request that the pipeline could not take. */
 const REPLAY_BACKOFF_MS = { initial: 100, max: 5000 };
 
@@ -64,6 +66,9 @@ export class DurableIntake<T extends DataType, H> {
   private pendingBytes = 0;
   private readonly stopReplay = new AbortController();
   private replaying?: Promise<void>;
+  /** Entries given up downstream, waiting to be delivered again from the journal. */
+  private readonly redeliveries: JournalEntry[] = [];
+  private redelivering?: Promise<void>;
   /** Set while the journal refuses requests: when it started, and how many were refused. */
   private outage?: { since: number; refused: number; reason: string };
 
@@ -121,13 +126,11 @@ export class DurableIntake<T extends DataType, H> {
       );
     }
     const entry = await this.append(header, body);
-    let settleEntry = entry ? once(() => this.journal!.settle(entry)) : undefined;
     try {
-      await this.dispatch(data, context, bytes, () => settleEntry?.());
+      await this.dispatch(data, context, bytes, entry);
     } catch (error) {
       // Not acknowledged: the client sends it again, so the journal need not keep this copy.
-      settleEntry?.();
-      settleEntry = undefined;
+      if (entry) this.journal!.settle(entry);
       throw error;
     }
   }
@@ -136,6 +139,7 @@ export class DurableIntake<T extends DataType, H> {
   async shutdown(): Promise<void> {
     this.stopReplay.abort();
     await this.replaying;
+    await this.redelivering;
     if (!this.journal) return;
     await this.journal.close();
     const left = this.journal.stats().pendingRecords;
@@ -158,13 +162,19 @@ export class DurableIntake<T extends DataType, H> {
     }
   }
 
-  /** Hands data to the pipeline with a delivery that settles `onDelivered` once all of it is safe. */
-  private async dispatch(data: DataOf[T], context: RequestContext, bytes: number, onDelivered: () => void): Promise<void> {
+  /**
+   * Hands data to the pipeline with a delivery. Once every holder has settled its part, the journal
+   * entry is settled; if a holder gave its part up without storing it, the entry is delivered again.
+   * Nothing happens to the entry when the pipeline did not accept the data (the caller decides).
+   */
+  private async dispatch(data: DataOf[T], context: RequestContext, bytes: number, entry: JournalEntry | undefined): Promise<void> {
     this.pendingBytes += bytes;
     let accepted = false;
-    const delivery = new Delivery(this.durable, () => {
+    const delivery = new Delivery(this.durable, (outcome) => {
       this.pendingBytes -= bytes;
-      if (accepted) onDelivered();
+      if (!accepted || !entry) return;
+      if (outcome === 'settled') this.journal!.settle(entry);
+      else this.redeliver(entry);
     });
     try {
       await this.options.next.consume(data, { ...context, delivery });
@@ -174,15 +184,51 @@ export class DurableIntake<T extends DataType, H> {
     }
   }
 
+  /**
+   * A request whose data was given up downstream without being stored (the exporter could neither
+   * send nor write it to disk): it is read back from the journal and offered again after a pause,
+   * so that memory is freed meanwhile and the journal — not a restart — brings it back.
+   */
+  private redeliver(entry: JournalEntry): void {
+    // At shutdown it simply stays in the journal for the next start.
+    if (this.stopReplay.signal.aborted) return;
+    this.redeliveries.push(entry);
+    this.redelivering ??= this.redeliverAll().finally(() => (this.redelivering = undefined));
+  }
+
+  private async redeliverAll(): Promise<void> {
+    const { signal } = this.stopReplay;
+    while (this.redeliveries.length > 0 && !signal.aborted) {
+      await sleep(REDELIVERY_DELAY_MS, undefined, { signal }).catch(() => undefined);
+      const entries = this.redeliveries.splice(0);
+      if (signal.aborted) return;
+      this.logger.info({ requests: entries.length }, 'Delivering again requests the pipeline gave up; the journal kept them.');
+      for (const entry of entries) {
+        if (signal.aborted) return;
+        let restored: { data: DataOf[T]; context: RequestContext };
+        let bytes: number;
+        try {
+          const record = await this.journal!.read(entry);
+          restored = this.options.restore(record.header, record.body);
+          bytes = record.body.length;
+        } catch (error) {
+          this.lostOnReplay(errorMessage(error), 1);
+          this.journal!.settle(entry);
+          continue;
+        }
+        await this.replayOne(restored, bytes, entry, signal);
+      }
+    }
+  }
+
   private async replay(): Promise<void> {
     const { signal } = this.stopReplay;
     let replayed = 0;
     for await (const record of this.journal!.replay()) {
       if (signal.aborted) return;
-      const settle = once(() => this.journal!.settle(record.entry));
       if ('corrupt' in record) {
         this.lostOnReplay(record.corrupt, 1);
-        settle();
+        this.journal!.settle(record.entry);
         continue;
       }
       let restored: { data: DataOf[T]; context: RequestContext };
@@ -190,17 +236,17 @@ export class DurableIntake<T extends DataType, H> {
         restored = this.options.restore(record.header, record.body);
       } catch (error) {
         this.lostOnReplay(errorMessage(error), 1);
-        settle();
+        this.journal!.settle(record.entry);
         continue;
       }
-      await this.replayOne(restored, record.body.length, settle, signal);
+      await this.replayOne(restored, record.body.length, record.entry, signal);
       replayed++;
     }
     if (!signal.aborted) this.logger.info({ requests: replayed }, 'The journal replay is complete.');
   }
 
   /** Offers one replayed request until the pipeline takes it (or shutdown): it was acknowledged once. */
-  private async replayOne(request: { data: DataOf[T]; context: RequestContext }, bytes: number, settle: () => void, signal: AbortSignal) {
+  private async replayOne(request: { data: DataOf[T]; context: RequestContext }, bytes: number, entry: JournalEntry, signal: AbortSignal) {
     let backoff = REPLAY_BACKOFF_MS.initial;
     while (!signal.aborted) {
       // Replay shares the memory bound with live traffic.
@@ -209,13 +255,13 @@ export class DurableIntake<T extends DataType, H> {
         continue;
       }
       try {
-        await this.dispatch(request.data, request.context, bytes, settle);
+        await this.dispatch(request.data, request.context, bytes, entry);
         this.metrics.replayed(countItems(request.data));
         return;
       } catch (error) {
         if (isPermanent(error)) {
           this.lostOnReplay(errorMessage(error), countItems(request.data));
-          settle();
+          this.journal!.settle(entry);
           return;
         }
         await sleep(backoff, undefined, { signal }).catch(() => undefined);
@@ -247,15 +293,6 @@ export class DurableIntake<T extends DataType, H> {
       'The journal is written again; requests are accepted.',
     );
   }
-}
-
-function once(action: () => void): () => void {
-  let done = false;
-  return () => {
-    if (done) return;
-    done = true;
-    action();
-  };
 }
 
 type HeldReader = () => { memoryBytes: number; bytes: number; pendingRecords: number };

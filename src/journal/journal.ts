@@ -82,6 +82,8 @@ interface Segment {
 export interface JournalEntry {
   readonly segment: Segment;
   readonly index: number;
+  /** Where the record starts in its segment file. */
+  readonly offset: number;
   readonly bytes: number;
 }
 
@@ -199,8 +201,8 @@ export class Journal<H = unknown> {
           const prefix = Buffer.alloc(RECORD_PREFIX_BYTES);
           await readExactly(file, prefix, offset);
           const { payloadLength, checksum } = readPrefix(prefix);
-          const entry: JournalEntry = { segment, index, bytes: RECORD_PREFIX_BYTES + payloadLength };
           const recordOffset = offset;
+          const entry: JournalEntry = { segment, index, offset: recordOffset, bytes: RECORD_PREFIX_BYTES + payloadLength };
           offset += RECORD_PREFIX_BYTES + payloadLength;
           if (segment.acked.has(index)) continue;
           const payload = Buffer.allocUnsafe(payloadLength);
@@ -242,6 +244,22 @@ export class Journal<H = unknown> {
     if (this.options.fsyncIntervalMs === 0) return released;
     // Group commit: later appends go on while this one waits for the next periodic sync.
     return released.then((entry) => new Promise<JournalEntry>((resolve) => this.awaitSync(() => resolve(entry))));
+  }
+
+  /**
+   * Reads an unsettled record back (its data was given up downstream and is delivered again).
+   * Rejects with CorruptRecordError when it does not match its checksum.
+   */
+  async read(entry: JournalEntry): Promise<{ header: H; body: Buffer }> {
+    if (entry.segment.deleted) throw new Error('the record was settled and its segment deleted');
+    const file = await open(entry.segment.path, 'r');
+    try {
+      const record = Buffer.allocUnsafe(entry.bytes);
+      await readExactly(file, record, entry.offset);
+      return decodePayload<H>(record.subarray(RECORD_PREFIX_BYTES), readPrefix(record).checksum);
+    } finally {
+      await file.close();
+    }
   }
 
   /** Marks a record settled: it will not be replayed. Synchronous; safe after `close()`. */
@@ -294,7 +312,7 @@ export class Journal<H = unknown> {
       await this.discardTail(segment);
       throw new JournalWriteError(`writing the journal failed: ${(error as Error).message}`, { cause: error });
     }
-    const entry: JournalEntry = { segment, index: segment.records, bytes };
+    const entry: JournalEntry = { segment, index: segment.records, offset: segment.size, bytes };
     segment.size += bytes;
     segment.records++;
     segment.pending++;

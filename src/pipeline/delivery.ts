@@ -13,20 +13,26 @@
 // request's delivery once per item and passes one `DeliveryGroup` downstream instead: when the
 // group settles, every held parent reference is released.
 //
-// Not releasing is how a component says "not settled": at a shutdown that cannot finish, data a
-// journal still holds is simply left unreleased and replayed at the next start. `durable` tells a
-// component whether that is safe (a journal holds the data) or whether giving up means a loss.
+// A component that gives data up without storing it (a disk that cannot be written, a shutdown past
+// its deadline) calls `abandon()` instead of `release()`: the delivery then ends as `abandoned`,
+// and the source delivers the data again from its journal (at once, or at the next start).
+// `durable` tells a component whether that is possible (a journal holds the data) or whether
+// giving up means a loss, to be counted as dropped.
 
 /** A release function; calling it more than once has no further effect. */
 export type Release = () => void;
 
+/** How a delivery ended: every holder settled its part, or at least one gave its part up. */
+export type DeliveryOutcome = 'settled' | 'abandoned';
+
 export class Delivery {
   private references = 1;
+  private abandoned = false;
 
   constructor(
-    /** True when a journal keeps the data until settled: leaving it unreleased loses nothing. */
+    /** True when a journal keeps the data until settled: giving it up loses nothing. */
     readonly durable: boolean,
-    private readonly onSettled: () => void,
+    private readonly onSettled: (outcome: DeliveryOutcome) => void,
   ) {}
 
   /** Whether every reference has been released. */
@@ -50,7 +56,13 @@ export class Delivery {
   release(): void {
     if (this.references === 0) return;
     this.references--;
-    if (this.references === 0) this.onSettled();
+    if (this.references === 0) this.onSettled(this.abandoned ? 'abandoned' : 'settled');
+  }
+
+  /** Releases a reference whose data was given up without being stored: it must be delivered again. */
+  abandon(): void {
+    this.abandoned = true;
+    this.release();
   }
 
   /** Takes a reference released only through `release()`: for counted holds (one per item). */
@@ -69,8 +81,11 @@ export class DeliveryGroup extends Delivery {
   constructor(parents: readonly Delivery[]) {
     super(
       parents.every((parent) => parent.durable),
-      () => {
-        for (const parent of parents) parent.release();
+      (outcome) => {
+        for (const parent of parents) {
+          if (outcome === 'abandoned') parent.abandon();
+          else parent.release();
+        }
       },
     );
   }
