@@ -26,6 +26,8 @@ import type { JournalConfig } from './schema.ts';
 
 /** Retry-After when the journal cannot be written, in ms: long enough for an operator's disk cleanup to matter. */
 const UNAVAILABLE_RETRY_AFTER_MS = 5000;
+/** An outage of the journal is over once no request was refused for this long (one WARN, one INFO). */
+const OUTAGE_QUIET_MS = 10_000;
 /** Retry-After when memory is over its limit, in ms. */
 const MEMORY_RETRY_AFTER_MS = 1000;
 /** Pause before a request given up downstream is offered again: the cause (a full disk) needs time. */
@@ -70,7 +72,7 @@ export class DurableIntake<T extends DataType, H> {
   private readonly redeliveries: JournalEntry[] = [];
   private redelivering?: Promise<void>;
   /** Set while the journal refuses requests: when it started, and how many were refused. */
-  private outage?: { since: number; refused: number; reason: string };
+  private outage?: { since: number; lastRefusalAt: number; refused: number; reason: string };
 
   constructor(private readonly options: DurableIntakeOptions<T, H>) {
     const { settings, journal } = options;
@@ -150,7 +152,8 @@ export class DurableIntake<T extends DataType, H> {
     if (!this.journal) return undefined;
     try {
       const entry = await this.journal.append(header, body);
-      if (this.outage) this.endOutage();
+      // A disk at its limit flaps between room and none: one outage ends after a quiet spell.
+      if (this.outage && Date.now() - this.outage.lastRefusalAt >= OUTAGE_QUIET_MS) this.endOutage();
       return entry;
     } catch (error) {
       if (error instanceof JournalRecordTooLargeError) throw error;
@@ -279,9 +282,10 @@ export class DurableIntake<T extends DataType, H> {
     this.metrics.refused(error instanceof JournalFullError ? 'journal_full' : 'journal_write_failed');
     if (this.outage) {
       this.outage.refused++;
+      this.outage.lastRefusalAt = Date.now();
       return;
     }
-    this.outage = { since: Date.now(), refused: 1, reason: error.message };
+    this.outage = { since: Date.now(), lastRefusalAt: Date.now(), refused: 1, reason: error.message };
     this.logger.warn({ reason: error.message, directory: this.journal!.directory }, 'The journal cannot be written; requests get 503 until it can.');
   }
 
