@@ -1,8 +1,62 @@
 #!/usr/bin/env node
-// Entry point of the `tracepipe` command. tracepipe and the graphs and plugins it loads are
-// TypeScript; tsx compiles them on the fly, so `npm install` is the only set-up step.
-import { register } from 'tsx/esm/api';
+// Entry point of the `tracepipe` command.
+//
+// It runs the compiled JavaScript in dist/ — built by `npm install` (the `prepare` script) in a
+// checkout and by `npm pack` for the package — so a start compiles nothing. In a checkout whose
+// dist/ is missing or older than a source file (you edited src/ and did not rebuild), or with
+// TRACEPIPE_FROM_SOURCE=1, it runs the TypeScript sources through tsx instead, as every start did
+// before dist/ existed: about half a second more. `npm run build` brings dist/ up to date;
+// TRACEPIPE_FROM_SOURCE=0 runs dist/ even when it is older than the sources.
+//
+// Either way, the user's TypeScript — plugins, graphs — is compiled on demand by tsx.
 
-register();
-const { main } = await import('../src/cli/main.ts');
-await main(process.argv);
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const compiled = join(root, 'dist/distribution/main.js');
+const stamp = join(root, 'dist/.build-stamp');
+/** What the build compiles: a change to any of these makes dist/ stale. */
+const SOURCE_ROOTS = ['src', 'plugins', 'distribution'];
+
+/** The newest modification time (ms) under the source roots, skipping node_modules. */
+function newestSource() {
+  let newest = 0;
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name === 'node_modules') continue;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else newest = Math.max(newest, statSync(path).mtimeMs);
+    }
+  };
+  for (const dir of SOURCE_ROOTS) if (existsSync(join(root, dir))) walk(join(root, dir));
+  return newest;
+}
+
+function runFromSource() {
+  if (process.env.TRACEPIPE_FROM_SOURCE === '1') return true;
+  if (process.env.TRACEPIPE_FROM_SOURCE === '0' && existsSync(compiled)) return false;
+  // An installed package ships dist/ and no sources: nothing to compare.
+  if (!existsSync(join(root, 'src'))) return false;
+  if (!existsSync(compiled) || !existsSync(stamp)) return true;
+  return newestSource() > statSync(stamp).mtimeMs;
+}
+
+if (runFromSource()) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  // Plugins that import `tracepipe/plugin` (through the package's exports) get the sources too,
+  // not a stale or missing dist/: the `tracepipe-source` export condition points at them.
+  const { register: registerHooks } = await import('node:module');
+  const hooks =
+    'export async function resolve(specifier, context, next) {' +
+    " return next(specifier, { ...context, conditions: [...context.conditions, 'tracepipe-source'] }); }";
+  registerHooks(`data:text/javascript,${encodeURIComponent(hooks)}`);
+  const { main } = await import('../distribution/main.ts');
+  await main(process.argv);
+} else {
+  const { main } = await import('../dist/distribution/main.js');
+  await main(process.argv);
+}

@@ -28,7 +28,9 @@ delete env.OPENAI_API_KEY;
 delete env.OPENAI_BASE_URL;
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=120000', ...flags, ...targets],
+  // `tracepipe-source`: `tracepipe/*` (the package's exports, which the example plugin imports)
+  // resolves to src/ rather than to dist/, like every other import in the tests.
+  ['--import', 'tsx', '--conditions=tracepipe-source', '--test', '--test-reporter=spec', '--test-timeout=120000', ...flags, ...targets],
   { stdio: 'inherit', env },
 );
 process.exit(result.status ?? 1);

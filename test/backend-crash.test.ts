@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { BackendStub } from './support/backend_stub.ts';
+import { BackendStub } from '../plugins/exporters/backend/testing/backend_stub.ts';
 
 const root = join(import.meta.dirname, '..');
 

@@ -164,9 +164,70 @@ service:
       );
       const result = run(['--config', config]);
       assert.equal(result.code, 1);
-      assert.match(result.stderr, new RegExp(`^tracepipe: port ${port} on 127\\.0\\.0\\.1 is already in use\\n$`));
+      assert.equal(
+        result.stderr,
+        `tracepipe: port ${port} on 127.0.0.1 is already in use\n` +
+          'tracepipe: hint: another process listens there; choose another port: pass --set service.telemetry.metrics.listen=<host:port>\n',
+      );
     } finally {
       blocker.close();
     }
+  });
+
+  it('names the variable and the --set that move a receiver off a port in use, with no stack trace', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      const dir = tempDir();
+      const config = writeFile(
+        dir,
+        'p.yaml',
+        `receivers:
+  otlp:
+    host: 127.0.0.1
+    port: \${env:HTTP_PORT:-4318}
+exporters: { debug: {} }
+service: { pipelines: { traces: { receivers: [otlp], exporters: [debug] } } }
+`,
+      );
+      const result = spawnSync(process.execPath, [bin, '--config', config], {
+        encoding: 'utf8',
+        env: { ...process.env, HTTP_PORT: String(port) },
+      });
+      assert.equal(result.status, 1);
+      assert.equal(
+        result.stderr,
+        `tracepipe: component otlp failed to start: port ${port} on 127.0.0.1 is already in use [TP_ERR_START]\n` +
+          'tracepipe: hint: another process listens there; choose another port: set HTTP_PORT=<free port>, or pass --set receivers.otlp.port=<free port>\n',
+      );
+      // The log says it once, in one line; the stack trace only at --log-level debug.
+      assert.doesNotMatch(result.stdout, /"stack"|\n\s+at /);
+      assert.match(result.stdout, /"error":"port \d+ on 127\.0\.0\.1 is already in use","msg":"Component failed to start; stopping\."/);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('says how to move one of two components that claim the same port', () => {
+    const dir = tempDir();
+    const config = writeFile(
+      dir,
+      'p.yaml',
+      `receivers:
+  otlp:
+    port: \${env:HTTP_PORT:-4318}
+  otlp/second: { port: 4318 }
+exporters: { debug: {} }
+service: { pipelines: { traces: { receivers: [otlp, otlp/second], exporters: [debug] } } }
+`,
+    );
+    const result = run(['validate', '--config', config]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /receivers\.otlp\/second: listens on 127\.0\.0\.1:4318, which receivers\.otlp already uses/);
+    assert.match(
+      result.stderr,
+      /tracepipe: hint: two components claim port 4318; move one: pass --set receivers\.otlp\/second\.port=<free port>; set HTTP_PORT=<free port>, or pass --set receivers\.otlp\.port=<free port>\n$/,
+    );
   });
 });

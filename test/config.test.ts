@@ -5,7 +5,6 @@ import { describe, it } from 'node:test';
 import { parseConfigText, loadConfigFile, validateConfig } from '../src/config/load.ts';
 import { TracepipeError } from '../src/errors.ts';
 import { Registry } from '../src/pipeline/registry.ts';
-import { builtinRegistry } from '../plugins/index.ts';
 import { stubFactory, tempDir, writeFile } from './helpers.ts';
 
 function registry(): Registry {
@@ -207,7 +206,7 @@ service: { pipelines: { traces: { receivers: [src_spans], processors: [redact], 
   it('reports a plugin package that is not installed', async () => {
     const dir = tempDir();
     const path = writeFile(dir, 'p.yaml', `plugins: [tracepipe-plugin-that-does-not-exist]\nservice: { pipelines: {} }\n`);
-    const error = await rejection(loadConfigFile(path, builtinRegistry()));
+    const error = await rejection(loadConfigFile(path, registry()));
     assert.equal(error.code, 'TP_ERR_PLUGIN_LOAD');
   });
 });

@@ -1,14 +1,10 @@
 // Small helpers shared by the framework's tests.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Factory } from '../src/pipeline/component.ts';
 
-/** A fresh temporary directory. */
-export function tempDir(prefix = 'tracepipe-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
+export { tempDir } from '../src/testkit/files.ts';
 
 /** Writes `text` to `name` inside `dir` and returns the path. */
 export function writeFile(dir: string, name: string, text: string): string {

@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TracepipeError } from '../src/errors.ts';
 import { Registry } from '../src/pipeline/registry.ts';
-import { builtinFactories } from '../plugins/index.ts';
+import { components } from '../distribution/components.ts';
+import type { Catalog } from '../src/pipeline/catalog.ts';
+import { componentKey, loadFactories, referencedComponents } from '../src/pipeline/catalog.ts';
 import { stubFactory } from './helpers.ts';
 
 describe('registry', () => {
@@ -39,8 +41,40 @@ describe('registry', () => {
     }
   });
 
-  it('freezes registered factories, and the built-ins register without conflict', () => {
-    const registry = new Registry(builtinFactories);
+  it('freezes registered factories, and the built-ins register without conflict', async () => {
+    const registry = new Registry(await loadFactories(components));
     for (const factory of registry.all()) assert.ok(Object.isFrozen(factory), `${factory.type} is not frozen`);
+  });
+});
+
+describe('catalog', () => {
+  it('names every built-in component by the kind and type its module exports', async () => {
+    // loadFactories throws when an entry's module exports another kind/type than the entry says.
+    const factories = await loadFactories(components);
+    assert.deepEqual(
+      factories.map((factory) => `${factory.kind}/${factory.type}`),
+      components.map((entry) => `${entry.kind}/${entry.type}`),
+    );
+    assert.equal(new Set(factories.map((factory) => `${factory.kind}/${factory.type}`)).size, factories.length);
+  });
+
+  it('loads only what a config refers to', async () => {
+    const loaded: string[] = [];
+    const catalog: Catalog = components.map((entry) => ({
+      ...entry,
+      load: async () => {
+        loaded.push(`${entry.kind}/${entry.type}`);
+        return entry.load();
+      },
+    }));
+    const data = { receivers: { otlp: {} }, processors: { 'batch/fast': {} }, exporters: { debug: {} } };
+    const referenced = referencedComponents(data);
+    await loadFactories(catalog, (entry) => referenced.has(componentKey(entry.kind, entry.type)));
+    assert.deepEqual(loaded.sort(), ['exporter/debug', 'processor/batch', 'receiver/otlp']);
+  });
+
+  it('rejects an entry whose module exports another component', async () => {
+    const catalog: Catalog = [{ kind: 'exporter', type: 'one', load: async () => stubFactory('exporter', 'two') }];
+    await assert.rejects(loadFactories(catalog), /catalog entry exporter\/one loaded the factory of exporter\/two/);
   });
 });

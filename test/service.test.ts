@@ -13,6 +13,7 @@ import { Sink } from '../src/pipeline/testing.ts';
 import { silentLogger } from '../src/telemetry/logger.ts';
 import { componentCounters, createMetricsRegistry } from '../src/telemetry/metrics.ts';
 import type { SpanBatch } from '../src/model/spans.ts';
+import { makeBatch, plainSpan } from '../src/testkit/spans.ts';
 import journalFactories from './fixtures/journal-plugin.ts';
 import { tempDir } from './helpers.ts';
 
@@ -113,6 +114,59 @@ describe('fan-out', () => {
     await new FanoutConsumer([record(true), record(false)]).consume(original, { project: 'p' });
     assert.notEqual(seen[0], original);
     assert.equal(seen[1], original);
+  });
+
+  it('clones for a pipeline whose later processor mutates, though its first one does not', async () => {
+    const kept = new Map<string, SpanBatch>();
+    const schema = { type: 'object', additionalProperties: false, properties: {} };
+    const base = { stability: 'stable', description: 'test', configSchema: schema } as const;
+    const lifecycle = { start: async () => {}, shutdown: async () => {} };
+    const factories: Factory[] = [
+      {
+        ...base,
+        kind: 'receiver',
+        type: 'emit',
+        produces: 'spans',
+        create: (_settings, _config, next) => ({
+          start: async () => next.consume(makeBatch([plainSpan({ name: 'original' })]), { project: 'p' }),
+          shutdown: async () => {},
+        }),
+      },
+      // Passes on what it is given, untouched: it does not mutate, but it does not copy either.
+      { ...base, kind: 'processor', type: 'pass', consumes: 'spans', produces: 'spans', create: (_s, _c, next) => ({ ...lifecycle, mutatesData: false, consume: (data, context) => next.consume(data, context) }) },
+      {
+        ...base,
+        kind: 'processor',
+        type: 'rename',
+        consumes: 'spans',
+        produces: 'spans',
+        create: (_s, _c, next) => ({
+          ...lifecycle,
+          mutatesData: true,
+          consume: async (data: SpanBatch, context) => {
+            (data.resourceSpans[0]!.scopeSpans[0]!.spans[0] as { name: string }).name = 'renamed';
+            await next.consume(data, context);
+          },
+        }),
+      },
+      { ...base, kind: 'exporter', type: 'keep', consumes: 'spans', create: (settings) => ({ ...lifecycle, mutatesData: false, consume: async (data: SpanBatch) => void kept.set(settings.id, data) }) },
+    ];
+    const config = load(
+      `receivers: { emit: {} }
+processors: { pass: {}, rename: {} }
+exporters: { keep/a: {}, keep/b: {} }
+service:
+  pipelines:
+    traces/a: { receivers: [emit], processors: [pass, rename], exporters: [keep/a] }
+    traces/b: { receivers: [emit], exporters: [keep/b] }
+`,
+      factories,
+    );
+    const service = new Service(config, { logger: silentLogger(), metrics: createMetricsRegistry({ processMetrics: false }) });
+    await service.start();
+    await service.shutdown();
+    assert.equal(kept.get('keep/a')!.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.name, 'renamed');
+    assert.equal(kept.get('keep/b')!.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.name, 'original');
   });
 
   it('tries every consumer and then rejects with the first failure', async () => {

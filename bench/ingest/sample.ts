@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Span, SpanBatch } from '../../src/model/spans.ts';
 import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
-import { intAttr, makeBatch, plainSpan, stringAttr } from '../../test/support/spans.ts';
+import { intAttr, makeBatch, plainSpan, stringAttr } from '../../src/testkit/spans.ts';
 
 export function sampleBatch(spanCount = 100): SpanBatch {
   const traceId = randomBytes(16).toString('hex');

@@ -8,7 +8,7 @@ import { cpus } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Run } from '../../src/model/runs.ts';
 import { MultipartZstdWriter } from '../../plugins/exporters/backend/internal/multipart_writer.ts';
-import { makeRun } from '../../test/support/runs.ts';
+import { makeRun } from '../../src/testkit/runs.ts';
 
 function runs(count: number): Run[] {
   return Array.from({ length: count }, (_, i) =>

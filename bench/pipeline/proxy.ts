@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { makeRequest } from './workload.ts';
-import { BackendStub } from '../../test/support/backend_stub.ts';
+import { BackendStub } from '../../plugins/exporters/backend/testing/backend_stub.ts';
 
 const { values } = parseArgs({
   options: {

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Attribute, Span, SpanBatch } from '../../src/model/spans.ts';
 import { encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
-import { intAttr as int, makeBatch as batchOf, plainSpan, stringAttr as str } from '../../test/support/spans.ts';
+import { intAttr as int, makeBatch as batchOf, plainSpan, stringAttr as str } from '../../src/testkit/spans.ts';
 
 /** One request of `spans` spans: traces of an agent root with an LLM call, a tool call and a second LLM call. */
 export function makeBatch(spans: number, sequence: number): SpanBatch {

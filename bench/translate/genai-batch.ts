@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
 import type { Attribute, Span, SpanBatch } from '../../src/model/spans.ts';
-import { intAttr as int, makeBatch, plainSpan, stringAttr as str } from '../../test/support/spans.ts';
+import { intAttr as int, makeBatch, plainSpan, stringAttr as str } from '../../src/testkit/spans.ts';
 import type { Consumer } from '../../src/pipeline/component.ts';
 import { nopSettings } from '../../src/pipeline/testing.ts';
 import { BatchProcessor } from '../../plugins/processors/batch/batcher.ts';

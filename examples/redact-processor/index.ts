@@ -1,7 +1,8 @@
-// An example third-party plugin: a processor that redacts attribute values. Loaded from a config's
-// `plugins:` list exactly like a published package would be; see README.md.
+// An example third-party plugin: a processor that redacts attribute values. A package of its own
+// that uses tracepipe only through its public exports (`tracepipe/plugin`, `tracepipe/testing`),
+// loaded from a config's `plugins:` list by path or by package name; see README.md.
 
-import type { ProcessorFactory } from '../../src/pipeline/component.ts';
+import type { ProcessorFactory } from 'tracepipe/plugin';
 import type { RedactConfig } from './config.ts';
 import { configSchema, validateRedactConfig } from './config.ts';
 import { RedactProcessor } from './processor.ts';

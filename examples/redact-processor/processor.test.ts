@@ -1,12 +1,10 @@
-// The example redact processor: conformance and behaviour.
+// The example redact processor: conformance and behaviour, on tracepipe's public test kit.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { validateAgainst } from '../../src/config/ajv.ts';
-import { Sink, nopSettings, runComponentConformance } from '../../src/pipeline/testing.ts';
-import type { SpanBatch } from '../../src/model/spans.ts';
-import { makeBatch, plainSpan } from '../../test/support/spans.ts';
+import type { SpanBatch } from 'tracepipe/plugin';
+import { Sink, configFor, makeBatch, nopSettings, plainSpan, runComponentConformance } from 'tracepipe/testing';
 import type { RedactConfig } from './index.ts';
 import factory from './index.ts';
 
@@ -23,9 +21,15 @@ function batch(attributes: SpanBatch['resourceSpans'][number]['scopeSpans'][numb
 }
 
 function configOf(partial: Partial<RedactConfig>): RedactConfig {
-  const config = structuredClone(partial) as RedactConfig;
-  assert.deepEqual(validateAgainst(factory.configSchema, config, 'redact'), []);
-  return config;
+  return configFor<RedactConfig>(factory, partial);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value) && !ArrayBuffer.isView(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }
 
 runComponentConformance(factory, {
@@ -71,8 +75,23 @@ describe('redact processor', () => {
     assert.deepEqual(span.events[0]!.attributes[0]!.value, { type: 'string', value: 'secret' });
   });
 
-  it('declares that it mutates data, so fan-outs give it a copy', () => {
-    const processor = factory.create(nopSettings('processor'), configOf({}), new Sink());
-    assert.equal(processor.mutatesData, true);
+  it('never writes to the batch it is given, and so declares mutatesData = false', async () => {
+    const sink = new Sink<'spans'>();
+    const processor = factory.create(nopSettings('processor'), configOf({ patterns: ['secret'], keys: ['user'] }), sink);
+    assert.equal(processor.mutatesData, false);
+    const input = batch([
+      { key: 'a', value: { type: 'string', value: 'a secret' } },
+      { key: 'user', value: { type: 'string', value: 'alice' } },
+      { key: 'list', value: { type: 'array', value: [{ type: 'string', value: 'secret' }] } },
+    ]);
+    const before = structuredClone(input);
+    // Frozen: any write to the input throws (test files are modules, hence strict mode).
+    await processor.consume(deepFreeze(input), { project: 'p' });
+    assert.deepEqual(input, before);
+    const output = sink.batches[0]!.data;
+    assert.notEqual(output, input);
+    assert.deepEqual(output.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.attributes[0]!.value, { type: 'string', value: 'a [REDACTED]' });
+    // What needs no change is shared, not copied.
+    assert.equal(output.resourceSpans[0]!.resource, input.resourceSpans[0]!.resource);
   });
 });

@@ -1,14 +1,17 @@
 // The example `redact` processor: replaces attribute values that match configured patterns (API
-// keys, e-mail addresses, ...) before spans leave the process. It rewrites the batch it is given,
-// so it declares `mutatesData` and a fan-out hands it its own copy.
+// keys, e-mail addresses, ...) before spans leave the process.
+//
+// It never writes to the batch it is given: it builds a new batch, copying the path down to every
+// attribute list it rewrites and sharing everything else (resources, scopes, links, values that
+// need no change). So it declares `mutatesData = false`, and a fan-out hands it the batch the other
+// consumers read instead of deep-copying it first. (A processor that edits the batch in place
+// instead must declare `true`, and then pays for that copy whenever its pipeline shares the batch.)
 
-import type { ComponentSettings, Consumer, Processor } from '../../src/pipeline/component.ts';
-import type { RequestContext } from '../../src/pipeline/data.ts';
-import type { AnyValue, Attribute, SpanBatch } from '../../src/model/spans.ts';
+import type { AnyValue, Attribute, ComponentSettings, Consumer, Processor, RequestContext, SpanBatch } from 'tracepipe/plugin';
 import type { RedactConfig } from './config.ts';
 
 export class RedactProcessor implements Processor<'spans'> {
-  readonly mutatesData = true;
+  readonly mutatesData = false;
   private readonly patterns: RegExp[];
   private readonly keys: Set<string>;
 

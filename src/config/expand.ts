@@ -78,3 +78,28 @@ function pathOf(ancestors: readonly unknown[], node: unknown): string {
   }
   return parts.join('.');
 }
+
+/** One `${VAR}` reference in a config: where it is, the variable, and its default if it has one. */
+export interface EnvironmentReference {
+  /** The YAML path of the value, e.g. `receivers.otlp.port`. */
+  readonly path: string;
+  readonly name: string;
+  /** The text after `:-`, or undefined when the reference has no default. */
+  readonly fallback?: string;
+}
+
+/** Every environment variable reference of an (unexpanded) document, in document order. */
+export function environmentReferences(document: Document): EnvironmentReference[] {
+  const references: EnvironmentReference[] = [];
+  visit(document, {
+    Scalar(key, node, path) {
+      if (key === 'key' || typeof node.value !== 'string' || !node.value.includes('$')) return;
+      const yamlPath = pathOf(path, node);
+      for (const match of node.value.matchAll(REFERENCE)) {
+        if (match[0] === '$$') continue;
+        references.push({ path: yamlPath, name: match[1]!, ...(match[2] === undefined ? {} : { fallback: match[2] }) });
+      }
+    },
+  });
+  return references;
+}

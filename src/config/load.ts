@@ -76,12 +76,18 @@ export function parseConfigText(text: string, options: LoadOptions = {}, source 
   return document.toJS();
 }
 
-/** Reads, parses, loads plugins and validates a config file; throws with every problem found. */
-export async function loadConfigFile(
-  path: string,
-  registry: Registry,
-  options: LoadOptions = {},
-): Promise<ServiceConfig> {
+/** A config file read and parsed (overrides applied, variables expanded), not yet validated. */
+export interface ParsedConfigFile {
+  /** The parsed data, to hand to `loadConfigObject` or `validateConfig`. */
+  readonly data: unknown;
+  /** The file's directory: relative paths in the config resolve against it. */
+  readonly baseDir: string;
+  /** The file's text as read. */
+  readonly text: string;
+}
+
+/** Reads and parses a config file (the first half of `loadConfigFile`). */
+export function readConfigFile(path: string, options: LoadOptions = {}): ParsedConfigFile {
   const absolute = resolve(path);
   let text: string;
   try {
@@ -89,18 +95,34 @@ export async function loadConfigFile(
   } catch (error) {
     throw new TracepipeError('TP_ERR_CONFIG_READ', [path, (error as NodeJS.ErrnoException).code ?? String(error)]);
   }
-  const data = parseConfigText(text, options, path);
-  return loadConfigObject(data, registry, dirname(absolute));
+  return { data: parseConfigText(text, options, path), baseDir: dirname(absolute), text };
+}
+
+/** Reads, parses, loads plugins and validates a config file; throws with every problem found. */
+export async function loadConfigFile(
+  path: string,
+  registry: Registry,
+  options: LoadOptions = {},
+): Promise<ServiceConfig> {
+  const { data, baseDir } = readConfigFile(path, options);
+  return loadConfigObject(data, registry, baseDir);
+}
+
+/** The factories of the modules in the config data's `plugins:` list, in order. */
+export async function loadPlugins(data: unknown, baseDir: string): Promise<Factory[]> {
+  const plugins = (data as { plugins?: unknown } | null)?.plugins;
+  if (!Array.isArray(plugins) || !plugins.every((entry) => typeof entry === 'string')) return [];
+  const factories: Factory[] = [];
+  for (const specifier of plugins as string[]) factories.push(...(await loadPlugin(specifier, baseDir)));
+  return factories;
 }
 
 /** A copy of the registry with the factories of the config data's `plugins:` added. */
 export async function registryWithPlugins(data: unknown, registry: Registry, baseDir: string): Promise<Registry> {
-  const plugins = (data as { plugins?: unknown } | null)?.plugins;
-  if (!Array.isArray(plugins) || !plugins.every((entry) => typeof entry === 'string')) return registry;
+  const factories = await loadPlugins(data, baseDir);
+  if (factories.length === 0) return registry;
   const effective = new Registry(registry.all());
-  for (const specifier of plugins as string[]) {
-    for (const factory of await loadPlugin(specifier, baseDir)) effective.register(factory);
-  }
+  for (const factory of factories) effective.register(factory);
   return effective;
 }
 

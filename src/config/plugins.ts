@@ -1,5 +1,6 @@
 // Loads third-party component factories from the config's `plugins:` list: relative or absolute
-// paths (resolved against the config file's directory) and package names.
+// paths (resolved against the config file's directory) and package names. A TypeScript plugin gets
+// tsx's loader registered on demand (see runtime/user_modules.ts).
 
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -8,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { TracepipeError } from '../errors.ts';
 import type { Factory } from '../pipeline/component.ts';
 import { describeInvalidFactory } from '../pipeline/registry.ts';
+import { importModule } from '../runtime/user_modules.ts';
 
 function isPath(specifier: string): boolean {
   return specifier.startsWith('.') || isAbsolute(specifier);
@@ -33,7 +35,7 @@ export async function loadPlugin(specifier: string, baseDir: string): Promise<Fa
   const url = resolveSpecifier(specifier, baseDir);
   let module: Record<string, unknown>;
   try {
-    module = (await import(url)) as Record<string, unknown>;
+    module = await importModule(url);
   } catch (error) {
     throw new TracepipeError('TP_ERR_PLUGIN_LOAD', [specifier, (error as Error).message], { cause: error });
   }

@@ -1,8 +1,8 @@
 // The top-level shape of a tracepipe config file (everything except the components' own configs,
 // which their factories' schemas validate).
 
-import type { LogLevel } from '../telemetry/logger.ts';
-import { LOG_LEVELS } from '../telemetry/logger.ts';
+import type { LogLevel } from '../telemetry/levels.ts';
+import { LOG_LEVELS } from '../telemetry/levels.ts';
 
 export const ID_PATTERN = '^[a-z][a-z0-9_]*(/[A-Za-z0-9_.-]+)?$';
 
@@ -25,7 +25,12 @@ export const topLevelSchema = {
       additionalProperties: false,
       required: ['pipelines'],
       properties: {
-        shutdown_timeout_ms: { type: 'integer', minimum: 0, default: 10000 },
+        shutdown_timeout_ms: {
+          type: 'integer',
+          minimum: 0,
+          default: 10000,
+          description: 'How long a stop (SIGTERM, SIGINT) may take to drain receivers and flush what is held, in ms.',
+        },
         telemetry: {
           type: 'object',
           additionalProperties: false,
@@ -36,8 +41,8 @@ export const topLevelSchema = {
               additionalProperties: false,
               default: {},
               properties: {
-                level: { enum: [...LOG_LEVELS], default: 'info' },
-                format: { enum: ['json', 'pretty', 'auto'], default: 'auto' },
+                level: { enum: [...LOG_LEVELS], default: 'info', description: 'Log level of the process (`--log-level` overrides it).' },
+                format: { enum: ['json', 'pretty', 'auto'], default: 'auto', description: '`json` lines, `pretty` text, or `auto`: pretty on a terminal.' },
               },
             },
             metrics: {
@@ -46,8 +51,8 @@ export const topLevelSchema = {
               default: {},
               properties: {
                 listen: { type: 'string', description: 'host:port of a dedicated metrics server; unset: none' },
-                path: { type: 'string', pattern: '^/', default: '/metrics' },
-                process_metrics: { type: 'boolean', default: true },
+                path: { type: 'string', pattern: '^/', default: '/metrics', description: 'URL path of the metrics on every HTTP server.' },
+                process_metrics: { type: 'boolean', default: true, description: 'Also export the process metrics (CPU, memory, event loop).' },
               },
             },
           },

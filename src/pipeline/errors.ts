@@ -1,12 +1,33 @@
 // Pipeline error classes. Errors are classified by type, never matched by message:
 // a consumer rejects with PermanentError (the data is bad: do not retry), ThrottleError (the
 // pipeline is full: retry after a delay), or anything else, which counts as retryable.
+//
+// The checks read a brand (a registered symbol) rather than the prototype chain, so that an error
+// thrown by a plugin that resolved its own copy of `tracepipe/plugin` (a nested install, or the
+// TypeScript sources next to the compiled framework) is classified like one of ours.
+
+const PERMANENT = Symbol.for('tracepipe.PermanentError');
+const THROTTLE = Symbol.for('tracepipe.ThrottleError');
+
+function branded(value: unknown, brand: symbol): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+}
+
+/** `instanceof` as it is without an override: for subclasses, which keep the usual meaning. */
+function ordinaryHasInstance(constructor: object, value: unknown): boolean {
+  return Function.prototype[Symbol.hasInstance].call(constructor, value);
+}
 
 /** The data itself is unacceptable; retrying the same data cannot succeed. Receivers answer 400. */
 export class PermanentError extends Error {
   override readonly name = 'PermanentError';
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
+    Object.defineProperty(this, PERMANENT, { value: true });
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return this === PermanentError ? branded(value, PERMANENT) : ordinaryHasInstance(this, value);
   }
 }
 
@@ -23,15 +44,20 @@ export class ThrottleError extends Error {
     options?: ErrorOptions,
   ) {
     super(message, options);
+    Object.defineProperty(this, THROTTLE, { value: true });
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return this === ThrottleError ? branded(value, THROTTLE) : ordinaryHasInstance(this, value);
   }
 }
 
 export function isPermanent(error: unknown): error is PermanentError {
-  return error instanceof PermanentError;
+  return branded(error, PERMANENT);
 }
 
 export function isThrottle(error: unknown): error is ThrottleError {
-  return error instanceof ThrottleError;
+  return branded(error, THROTTLE);
 }
 
 /** The message of any thrown value. */

@@ -2,9 +2,10 @@
 
 import pino from 'pino';
 import type { Logger } from 'pino';
+import type { LogLevel } from './levels.ts';
 
-export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
-export const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+export type { LogLevel } from './levels.ts';
+export { LOG_LEVELS } from './levels.ts';
 
 export interface LoggerOptions {
   level?: LogLevel;

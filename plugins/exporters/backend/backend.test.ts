@@ -9,10 +9,10 @@ import type { Exporter } from '../../../src/pipeline/component.ts';
 import { Delivery } from '../../../src/pipeline/delivery.ts';
 import { ThrottleError } from '../../../src/pipeline/errors.ts';
 import { nopHost, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
-import { BackendStub } from '../../../test/support/backend_stub.ts';
-import type { LogLine } from '../../../test/support/observe.ts';
-import { captureLogs, metricValue } from '../../../test/support/observe.ts';
-import { makeRun, makeRuns } from '../../../test/support/runs.ts';
+import { BackendStub } from './testing/backend_stub.ts';
+import type { LogLine } from '../../../src/testkit/observe.ts';
+import { captureLogs, metricValue } from '../../../src/testkit/observe.ts';
+import { makeRun, makeRuns } from '../../../src/testkit/runs.ts';
 import type { BackendExporterConfig } from './config.ts';
 import { backendExporterFactory } from './index.ts';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { nopHost, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
-import { tempDir } from '../../../test/helpers.ts';
+import { tempDir } from '../../../src/testkit/files.ts';
 import { debugExporterFactory } from './index.ts';
 
 runComponentConformance(debugExporterFactory, {

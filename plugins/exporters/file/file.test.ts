@@ -8,8 +8,8 @@ import { PermanentError } from '../../../src/pipeline/errors.ts';
 import { nopHost, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
 import { countSpans } from '../../../src/model/spans.ts';
 import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
-import { makeRun, makeRuns } from '../../../test/support/runs.ts';
-import { makeSpanBatch } from '../../../test/support/spans.ts';
+import { makeRun, makeRuns } from '../../../src/testkit/runs.ts';
+import { makeSpanBatch } from '../../../src/testkit/spans.ts';
 import type { FileExporterConfig } from './config.ts';
 import { fileExporterFactory } from './index.ts';
 

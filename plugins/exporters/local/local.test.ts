@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { validateAgainst } from '../../../src/config/ajv.ts';
 import { PermanentError } from '../../../src/pipeline/errors.ts';
 import { nopHost, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
-import { makeRun } from '../../../test/support/runs.ts';
+import { makeRun } from '../../../src/testkit/runs.ts';
 import type { LocalExporterConfig } from './config.ts';
 import { localExporterFactory } from './index.ts';
 import { InvalidTimeError, toMicros } from './store.ts';

@@ -16,9 +16,9 @@ import type { SpanBatch } from '../../../src/model/spans.ts';
 import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
 import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts';
 import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
-import type { OtlpReceiverConfig } from '../../receivers/otlp/config.ts';
-import { metricValue } from '../../../test/support/observe.ts';
-import { makeSpanBatch } from '../../../test/support/spans.ts';
+import type { OtlpReceiverConfig } from '../../receivers/otlp/index.ts';
+import { metricValue } from '../../../src/testkit/observe.ts';
+import { makeSpanBatch } from '../../../src/testkit/spans.ts';
 import type { OtlpExporterConfig } from './config.ts';
 import { otlpExporterFactory } from './index.ts';
 

@@ -14,8 +14,8 @@ import type { RequestContext } from '../../../src/pipeline/data.ts';
 import { Delivery, DeliveryGroup, holdDelivery } from '../../../src/pipeline/delivery.ts';
 import { PermanentError, ThrottleError } from '../../../src/pipeline/errors.ts';
 import { Sink, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
-import { makeBatch, plainSpan } from '../../../test/support/spans.ts';
-import { GenAiProcessor } from '../genai/processor.ts';
+import { makeBatch, plainSpan } from '../../../src/testkit/spans.ts';
+import { genAiProcessorFactory } from '../genai/index.ts';
 import { BatchProcessor } from './batcher.ts';
 import type { BatchProcessorConfig } from './config.ts';
 import { configSchema } from './config.ts';
@@ -531,7 +531,7 @@ describe('batch: behind the genai translator', () => {
   it('assembles a trace whose spans arrive children first in four requests', async () => {
     const sink = new Sink<'runs'>();
     const batcher = new BatchProcessor(nopSettings('processor', 'batch'), config({ flush_interval_ms: 60_000 }), sink);
-    const genai = new GenAiProcessor(
+    const genai = genAiProcessorFactory.create(
       nopSettings('processor', 'genai'),
       { filter_non_genai: false, generic_otel: false, root_cache_ttl_ms: 300_000, root_cache_max_entries: 1000 },
       batcher,
@@ -559,7 +559,7 @@ describe('batch: behind the genai translator', () => {
   it('assembles a 10 000-span trace sent children first in 100 requests', async () => {
     const sink = new Sink<'runs'>();
     const batcher = new BatchProcessor(nopSettings('processor', 'batch'), config({ flush_interval_ms: 60_000 }), sink);
-    const genai = new GenAiProcessor(
+    const genai = genAiProcessorFactory.create(
       nopSettings('processor', 'genai'),
       { filter_non_genai: false, generic_otel: false, root_cache_ttl_ms: 300_000, root_cache_max_entries: 100_000 },
       batcher,

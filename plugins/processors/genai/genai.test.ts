@@ -20,7 +20,7 @@ import type { AnyValue, Attribute, Span, SpanBatch } from '../../../src/model/sp
 import type { RequestContext } from '../../../src/pipeline/data.ts';
 import { ThrottleError } from '../../../src/pipeline/errors.ts';
 import { Sink, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
-import { makeBatch, plainSpan, stringAttr } from '../../../test/support/spans.ts';
+import { makeBatch, plainSpan, stringAttr } from '../../../src/testkit/spans.ts';
 import type { GenAiProcessorConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import { genAiProcessorFactory } from './index.ts';

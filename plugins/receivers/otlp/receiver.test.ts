@@ -19,7 +19,7 @@ import type { SpanBatch } from '../../../src/model/spans.ts';
 import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../../src/otlp/encode.ts';
 import { PermanentError, ThrottleError } from '../../../src/pipeline/errors.ts';
 import { Sink, nopHost, runComponentConformance } from '../../../src/pipeline/testing.ts';
-import { intAttr, makeBatch, plainSpan, stringAttr } from '../../../test/support/spans.ts';
+import { intAttr, makeBatch, plainSpan, stringAttr } from '../../../src/testkit/spans.ts';
 import { otlpReceiverFactory } from './index.ts';
 import type { SdkLikeSpan } from './internal/arbitraries.ts';
 import { expectedBatch } from './internal/arbitraries.ts';

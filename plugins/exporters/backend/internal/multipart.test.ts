@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { decompress } from 'zstd-napi';
 import type { Run } from '../../../../src/model/runs.ts';
-import { makeRun } from '../../../../test/support/runs.ts';
+import { makeRun } from '../../../../src/testkit/runs.ts';
 import { MultipartFormatError, boundaryOf, parseMultipart, runsFromParts } from './multipart_reader.ts';
 import { BOUNDARY_PREFIX, MultipartZstdWriter, UnencodableRunError, multipartContentType } from './multipart_writer.ts';
 

@@ -1,4 +1,4 @@
-// Test helpers to observe a component from outside: its log lines (pino JSON, captured in memory)
+// Test helpers (part of `tracepipe/testing`) to observe a component from outside: its log lines (pino JSON, captured in memory)
 // and its metric values (read from the prom-client registry).
 
 import { Writable } from 'node:stream';

@@ -1,10 +1,10 @@
-// Span batches for tests and benchmarks, in the pipeline's model. `plainSpan` and `makeBatch` hold
+// Span batches for tests and benchmarks (part of `tracepipe/testing`), in the pipeline's model. `plainSpan` and `makeBatch` hold
 // the model's boilerplate (empty events, zero counters, one resource with one scope), so that a
 // test spells out only the fields it is about; `makeSpan` and `makeSpanBatch` give GenAI-looking
 // spans with random ids.
 
 import { randomBytes } from 'node:crypto';
-import type { Attribute, Span, SpanBatch } from '../../src/model/spans.ts';
+import type { Attribute, Span, SpanBatch } from '../model/spans.ts';
 
 /** The trace id of `plainSpan`. */
 export const TRACE_ID = '0102030405060708090a0b0c0d0e0f10';

@@ -1,8 +1,8 @@
-// Run records for tests and benchmarks: realistic shapes (an LLM child under a chain root, with
+// Run records for tests and benchmarks (part of `tracepipe/testing`): realistic shapes (an LLM child under a chain root, with
 // inputs, outputs and metadata), unique ids, and a batch builder.
 
 import { randomUUID } from 'node:crypto';
-import type { Run } from '../../src/model/runs.ts';
+import type { Run } from '../model/runs.ts';
 
 export function makeRun(overrides: Partial<Run> = {}): Run {
   const id = overrides.id ?? randomUUID();

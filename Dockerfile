@@ -1,0 +1,60 @@
+# syntax=docker/dockerfile:1
+# tracepipe in a container: by default the trace collector proxy (configs/proxy.yaml), as a sidecar
+# next to an instrumented application; `--config .../configs/local.yaml` runs the agent server.
+# deploy/compose.yaml and deploy/kubernetes/ show both.
+#
+#   docker build -t tracepipe .
+#   docker run --rm -p 4318:4318 -e SERVICE_API_KEY=... -v tracepipe-data:/var/lib/tracepipe tracepipe
+#
+# The runtime image holds what `npm pack` ships (dist/, bin/, configs/, docs/, the example graphs)
+# installed as a dependency of /app with production dependencies only, at the versions of
+# package-lock.json — the same layout test/package.test.ts builds and starts.
+
+ARG NODE_VERSION=20
+
+# ---- build: compile TypeScript, pack, install the pack with production dependencies ----
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+# A toolchain for the native addons (better-sqlite3, zstd-napi), compiled below when no prebuilt
+# binary fits; none of it reaches the runtime image.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY package.json package-lock.json ./
+# Everything, devDependencies included: tsc builds dist/ when packing. No install scripts here:
+# the addons are built once, for /app, below.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY . .
+RUN npm pack --pack-destination /tmp/pack
+# /app depends on the tarball (kept there, so that an image built FROM this one can `npm install`
+# plugins into /app); its lock is package-lock.json's production entries (scripts/app-lock.mjs).
+RUN mkdir -p /app && cp /tmp/pack/tracepipe-*.tgz /app/ \
+ && node scripts/app-lock.mjs /app /app/tracepipe-*.tgz \
+ && cd /app \
+ && npm ci --omit=dev --no-audit --no-fund
+
+# ---- runtime ----
+FROM node:${NODE_VERSION}-bookworm-slim
+ENV NODE_ENV=production \
+    DATA_DIR=/var/lib/tracepipe \
+    HTTP_HOST=0.0.0.0 \
+    HTTP_PORT=4318
+WORKDIR /app
+COPY --from=build /app /app
+# The queue, the receiver's journal and (for the agent server) its SQLite files live here.
+RUN mkdir -p /var/lib/tracepipe && chown node:node /var/lib/tracepipe
+VOLUME ["/var/lib/tracepipe"]
+# Not root: the image's `node` user (uid 1000).
+USER node
+# OTLP/HTTP (proxy); the agent server listens on 8123 with configs/local.yaml (set AGENT_API_HOST=0.0.0.0).
+EXPOSE 4318 8123
+# /live answers 200 while the process runs (/ready is for traffic: 503 while starting or draining).
+# The slim image has no curl: node's fetch does it.
+HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.HTTP_PORT || 4318}/live`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# node itself is the entry point — not npm or npx, which would not pass SIGTERM on — so a stop
+# drains receivers and flushes within service.shutdown_timeout_ms (SHUTDOWN_TIMEOUT_MS, 10 s);
+# give `docker stop -t` / terminationGracePeriodSeconds more than that.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["node", "/app/node_modules/tracepipe/bin/tracepipe.js"]
+CMD ["--config", "/app/node_modules/tracepipe/configs/proxy.yaml"]

@@ -1,0 +1,129 @@
+#!/usr/bin/env node
+// Builds dist/: compiles src/, plugins/ and distribution/ with tsc (tsconfig.build.json: JavaScript
+// plus declarations, `.ts` import specifiers rewritten to `.js`), copies the non-TypeScript files
+// the components read at run time (the web interface's static files), removes outputs whose
+// source is gone, checks that nothing compiled imports a devDependency, and writes
+// dist/.build-stamp, which bin/tracepipe.js compares with the sources' modification times.
+//
+//   node scripts/build.mjs              # build (incremental)
+//   node scripts/build.mjs --if-stale   # only when a source is newer than the stamp; nothing to do
+//                                       # where there are no sources (an installed package)
+//   node scripts/build.mjs --strict     # fail on type errors (otherwise reported, and dist/ written)
+//
+// `npm install` runs it (`prepare`: --if-stale), and so does `npm pack` (`prepack`: --if-stale --strict).
+
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { builtinModules } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = join(root, 'dist');
+const stamp = join(dist, '.build-stamp');
+const buildInfo = join(root, '.tsbuild/build.tsbuildinfo');
+const SOURCE_ROOTS = ['src', 'plugins', 'distribution'];
+/** Not needed at run time: tests, their data, documentation. */
+const SKIP_DIRS = new Set(['node_modules', 'testdata', 'fixtures', 'testing']);
+const SKIP_FILE = /\.(test\.ts|md)$/;
+
+function walk(dir, visit) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (!SKIP_DIRS.has(entry.name)) walk(path, visit);
+    } else visit(path);
+  }
+}
+
+function newestSource() {
+  let newest = 0;
+  for (const dir of SOURCE_ROOTS) {
+    walk(join(root, dir), (path) => (newest = Math.max(newest, statSync(path).mtimeMs)));
+  }
+  for (const file of ['tsconfig.json', 'tsconfig.build.json']) newest = Math.max(newest, statSync(join(root, file)).mtimeMs);
+  return newest;
+}
+
+if (!existsSync(join(root, 'src'))) {
+  // An installed package: dist/ came in the tarball.
+  process.exit(0);
+}
+if (process.argv.includes('--if-stale') && existsSync(stamp) && statSync(stamp).mtimeMs >= newestSource()) {
+  process.exit(0);
+}
+
+// tsc's incremental mode trusts its build info; without dist/ it must start over.
+if (!existsSync(dist)) rmSync(buildInfo, { force: true });
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+// --listFiles names every file of the program, so that outputs of files it no longer holds
+// (deleted, renamed, newly excluded) can be removed below.
+const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--listFiles'], {
+  encoding: 'utf8',
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const expected = new Set();
+for (const line of result.stdout.split('\n')) {
+  const relativePath = line.startsWith(root) ? relative(root, line) : undefined;
+  if (relativePath && SOURCE_ROOTS.some((dir) => relativePath.startsWith(`${dir}/`)) && relativePath.endsWith('.ts')) {
+    const base = relativePath.slice(0, -'.ts'.length);
+    expected.add(`${base}.js`).add(`${base}.d.ts`);
+  } else if (line.trim() && !line.startsWith('/')) {
+    console.log(line); // a diagnostic
+  }
+}
+if (result.status !== 0) {
+  // tsc still wrote JavaScript unless the configuration itself is broken. A package is never packed
+  // from code with type errors (--strict, the prepack script); an install (prepare) goes on, with
+  // the errors above, so that a type error does not stop `npm install` — `npm run typecheck` and CI fail on it.
+  if (process.argv.includes('--strict') || !existsSync(join(dist, 'distribution/main.js'))) {
+    console.error('build: tsc failed');
+    process.exit(result.status ?? 1);
+  }
+  console.error('build: tsc reported type errors (above); dist/ was written anyway, but left stale');
+}
+const clean = result.status === 0;
+
+// Copy run-time assets.
+for (const dir of SOURCE_ROOTS) {
+  walk(join(root, dir), (path) => {
+    const relativePath = relative(root, path);
+    if (path.endsWith('.ts') || SKIP_FILE.test(path)) return;
+    const target = join(dist, relativePath);
+    mkdirSync(dirname(target), { recursive: true });
+    copyFileSync(path, target);
+    expected.add(relativePath);
+  });
+}
+
+// Remove what a deleted or renamed source left behind, and check the imports of the rest.
+const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const allowed = new Set([...Object.keys(packageJson.dependencies ?? {}), 'tracepipe']);
+const builtins = new Set(builtinModules);
+const problems = [];
+for (const dir of SOURCE_ROOTS) {
+  if (!existsSync(join(dist, dir))) continue;
+  walk(join(dist, dir), (path) => {
+    const relativePath = relative(dist, path);
+    if (!expected.has(relativePath)) {
+      rmSync(path);
+      return;
+    }
+    if (!path.endsWith('.js')) return;
+    const text = readFileSync(path, 'utf8');
+    for (const match of text.matchAll(/(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+      const specifier = match[1] ?? match[2];
+      if (specifier.startsWith('.') || specifier.startsWith('node:')) continue;
+      const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0];
+      if (!allowed.has(name) && !builtins.has(name)) problems.push(`${relativePath} imports ${specifier}, which is not a dependency`);
+    }
+  });
+}
+if (problems.length > 0) {
+  console.error(`build: compiled code must use only production dependencies:\n  ${problems.join('\n  ')}`);
+  process.exit(1);
+}
+// Only a clean build is up to date: after type errors, bin/ keeps running the sources and the
+// next build (`npm pack` included) compiles again.
+if (clean) writeFileSync(stamp, `${new Date().toISOString()}\n`);

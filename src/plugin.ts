@@ -1,0 +1,61 @@
+// `tracepipe/plugin`: what a component — receiver, processor or exporter — is written against.
+// The component contract and its factory, the data that flows through pipelines, the request
+// context and its delivery tracking, the error classes consumers reject with, and the helpers a
+// component commonly needs (metrics, an HTTP listener, loading user code).
+//
+// Everything exported here is public API under semantic versioning; api/tracepipe.api.md lists
+// it, and a test fails when it changes without that file being updated.
+
+// The component contract.
+export type {
+  ComponentKind,
+  ComponentSettings,
+  Consumer,
+  Exporter,
+  ExporterFactory,
+  Factory,
+  Host,
+  Lifecycle,
+  PluginExport,
+  Processor,
+  ProcessorFactory,
+  Receiver,
+  ReceiverFactory,
+  Stability,
+} from './pipeline/component.ts';
+export { COMPONENT_KINDS } from './pipeline/component.ts';
+
+// The data between components, and who sent it.
+export type { ConsumedType, DataOf, DataType, RequestContext } from './pipeline/data.ts';
+export { DATA_TYPES, countItems } from './pipeline/data.ts';
+export type {
+  AnyValue,
+  Attribute,
+  InstrumentationScope,
+  Resource,
+  ResourceSpans,
+  ScopeSpans,
+  Span,
+  SpanBatch,
+  SpanEvent,
+  SpanLink,
+  SpanStatus,
+} from './model/spans.ts';
+export { SpanKind, StatusCode, countSpans, findAttribute } from './model/spans.ts';
+export type { Run, RunBatch, RunTreeHints, RunType } from './model/runs.ts';
+export { RUN_TYPES } from './model/runs.ts';
+
+// Delivery tracking: how "acknowledged" comes to mean "kept".
+export type { Release } from './pipeline/delivery.ts';
+export { Delivery, DeliveryGroup, holdDelivery } from './pipeline/delivery.ts';
+
+// Errors.
+export { PermanentError, ThrottleError, errorMessage, isPermanent, isThrottle } from './pipeline/errors.ts';
+export type { ErrorCode } from './errors.ts';
+export { ERROR_CODES, TracepipeError } from './errors.ts';
+
+// Helpers.
+export { counter, gauge, histogram } from './telemetry/metrics.ts';
+export type { HttpServerOptions } from './http/server.ts';
+export { ListenError, createHttpServer, listen, listenerSchema } from './http/server.ts';
+export { importModule } from './runtime/user_modules.ts';

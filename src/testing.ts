@@ -1,0 +1,17 @@
+// `tracepipe/testing`: the test kit for components. The conformance suite every plugin runs (its
+// default config and `testdata/*.yaml` fixtures validate, the lifecycle works, no handles leak),
+// settings and a host that need no service, a sink that records what it consumes, builders for span
+// batches and runs, and helpers to read a component's logs and metrics. Written for `node:test`.
+//
+// Everything exported here is public API under semantic versioning; api/tracepipe.api.md lists
+// it, and a test fails when it changes without that file being updated.
+
+export type { ConformanceOptions } from './pipeline/testing.ts';
+export { Sink, assertContains, nopHost, nopSettings, runComponentConformance, waitFor } from './pipeline/testing.ts';
+export { configFor } from './testkit/config.ts';
+export type { BatchOrigin } from './testkit/spans.ts';
+export { TRACE_ID, intAttr, makeBatch, makeSpan, makeSpanBatch, plainSpan, stringAttr } from './testkit/spans.ts';
+export { makeRun, makeRuns } from './testkit/runs.ts';
+export type { LogLine } from './testkit/observe.ts';
+export { captureLogs, metricValue } from './testkit/observe.ts';
+export { tempDir } from './testkit/files.ts';

@@ -1,0 +1,66 @@
+// The module boundaries are enforced by the lint config (eslint/boundaries.js, configured in
+// eslint.config.js): deliberate violations must fail, the allowed imports must pass.
+
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+// The repository's own config; only the type-aware rules (which need a TypeScript program, and are
+// not about boundaries) are switched off, so each case lints in milliseconds.
+const eslint = new ESLint({
+  cwd: root,
+  overrideConfig: {
+    languageOptions: { parserOptions: { projectService: false } },
+    rules: { '@typescript-eslint/no-floating-promises': 'off', '@typescript-eslint/no-misused-promises': 'off' },
+  },
+});
+
+async function boundaryErrors(file: string, specifier: string): Promise<string[]> {
+  const [result] = await eslint.lintText(`import * as probe from '${specifier}';\nexport { probe };\n`, { filePath: join(root, file) });
+  const fatal = result!.messages.filter((message) => message.fatal);
+  assert.deepEqual(fatal, [], `${file} did not parse`);
+  return result!.messages.filter((message) => message.ruleId === 'tracepipe/boundaries').map((message) => message.message);
+}
+
+describe('lint: module boundaries', () => {
+  const violations: [string, string, RegExp][] = [
+    ['src/cli/probe.ts', '../../plugins/exporters/debug/index.ts', /src\/ is the framework and must not import plugins\//],
+    ['src/cli/probe.ts', '../../distribution/components.ts', /must not import distribution\//],
+    ['src/probe.ts', '../test/helpers.ts', /must not import test\//],
+    ['plugins/exporters/otlp/probe.ts', '../../receivers/otlp/config.ts', /only through its index\.ts/],
+    ['plugins/exporters/otlp/internal/probe.ts', '../../../processors/batch/internal/outbox.ts', /only through its index\.ts/],
+    ['plugins/exporters/debug/probe.test.ts', '../../../test/helpers.ts', /only test\/ may import test\//],
+    ['plugins/exporters/debug/probe.ts', '../../../distribution/components.ts', /must not import the distribution module/],
+    ['bench/pipeline/probe.ts', '../../test/helpers.ts', /only test\/ may import test\//],
+    ['scripts/probe.ts', '../test/helpers.ts', /only test\/ may import test\//],
+    ['examples/redact-processor/probe.ts', '../../src/plugin.ts', /is a package of its own/],
+  ];
+  for (const [file, specifier, expected] of violations) {
+    it(`fails: ${file} importing ${specifier}`, async () => {
+      const errors = await boundaryErrors(file, specifier);
+      assert.equal(errors.length, 1, `expected one boundary error, got ${JSON.stringify(errors)}`);
+      assert.match(errors[0]!, expected);
+    });
+  }
+
+  const allowed: [string, string][] = [
+    ['src/cli/probe.ts', '../pipeline/service.ts'],
+    ['plugins/exporters/otlp/probe.ts', '../../../src/exporterhelper/queued_exporter.ts'],
+    ['plugins/exporters/otlp/probe.ts', './internal/encode.ts'],
+    ['plugins/processors/genai/probe.test.ts', '../../receivers/otlp/index.ts'],
+    ['distribution/probe.ts', '../plugins/receivers/otlp/index.ts'],
+    ['test/probe.test.ts', '../plugins/exporters/backend/internal/multipart_reader.ts'],
+    ['bench/faults/probe.ts', '../../test/faults/harness.ts'],
+    ['examples/redact-processor/probe.ts', 'tracepipe/plugin'],
+    ['examples/redact-processor/probe.ts', './config.ts'],
+  ];
+  for (const [file, specifier] of allowed) {
+    it(`passes: ${file} importing ${specifier}`, async () => {
+      assert.deepEqual(await boundaryErrors(file, specifier), []);
+    });
+  }
+});

@@ -1,0 +1,251 @@
+// The package as its users get it. One `npm pack` of tracepipe and of the example plugin, one
+// install of both with production dependencies only — the container image's layout (Dockerfile:
+// scripts/app-lock.mjs, then `npm ci --omit=dev`) — and then, from that install:
+//   - the image's exact entry command (ENTRYPOINT + CMD, WORKDIR and ENV read from the Dockerfile)
+//     starts, answers /live and /ready and the HEALTHCHECK command, and stops cleanly on SIGTERM;
+//   - a pipeline that uses the example plugin, loaded by package name, redacts what it should;
+//   - `tracepipe/testing` runs the plugin's conformance suite, and a TypeScript consumer of every
+//     entry point type-checks against the emitted declarations.
+// The install runs from npm's cache (`--offline`); when the cache cannot serve it (no `npm ci` ran
+// on this machine), the tests are skipped with that reason.
+
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { tempDir } from '../src/testkit/files.ts';
+import { writeAppLock } from '../scripts/app-lock.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const work = tempDir('tracepipe-package-');
+const app = join(work, 'app');
+let skipReason: string | undefined;
+
+function npm(args: string[], cwd: string): { ok: boolean; output: string } {
+  const result = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', timeout: 300_000 });
+  return { ok: result.status === 0, output: `${result.stdout}${result.stderr}` };
+}
+
+before(async () => {
+  const pack = npm(['pack', '--pack-destination', work], root);
+  assert.ok(pack.ok, pack.output);
+  const example = npm(['pack', '--pack-destination', work], join(root, 'examples/redact-processor'));
+  assert.ok(example.ok, example.output);
+  const tarballs = readdirSync(work).filter((name) => name.endsWith('.tgz')).map((name) => join(work, name));
+  assert.equal(tarballs.length, 2);
+  writeAppLock(app, tarballs, 'tracepipe-test-app');
+  // Install scripts stay off: the native addons were compiled for this machine when the repository
+  // was installed, and are copied below (the image compiles its own in its build stage).
+  const install = npm(['ci', '--omit=dev', '--offline', '--ignore-scripts'], app);
+  if (!install.ok) {
+    if (/ENOTCACHED|only-if-cached/.test(install.output)) {
+      skipReason = 'npm’s cache cannot serve an offline install of the production dependencies (run `npm ci` first)';
+      return;
+    }
+    assert.fail(install.output);
+  }
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean; hasInstallScript?: boolean }>;
+  };
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    if (!entry.hasInstallScript || entry.dev || !existsSync(join(root, path, 'build'))) continue;
+    cpSync(join(root, path, 'build'), join(app, path, 'build'), { recursive: true });
+  }
+});
+
+/** The final stage of the Dockerfile: its WORKDIR, ENV, ENTRYPOINT, CMD and HEALTHCHECK command. */
+function dockerfile() {
+  const text = readFileSync(join(root, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
+  const stages = text.split(/^FROM /m);
+  const final = stages.at(-1)!;
+  const instruction = (name: string) => [...final.matchAll(new RegExp(`^${name}\\s+(.*)$`, 'gm'))].map((match) => match[1]!.trim());
+  const env: Record<string, string> = {};
+  for (const line of instruction('ENV')) for (const [, key, value] of line.matchAll(/(\w+)=(\S+)/g)) env[key!] = value!;
+  const healthcheck = instruction('HEALTHCHECK')[0]!;
+  return {
+    workdir: instruction('WORKDIR').at(-1)!,
+    env,
+    entrypoint: JSON.parse(instruction('ENTRYPOINT')[0]!) as string[],
+    cmd: JSON.parse(instruction('CMD')[0]!) as string[],
+    healthcheck: JSON.parse(healthcheck.slice(healthcheck.indexOf('CMD') + 3).trim()) as string[],
+    user: instruction('USER').at(-1),
+    volumes: instruction('VOLUME'),
+  };
+}
+
+/** Starts a tracepipe process; resolves with its listening port once everything is ready. */
+function startTracepipe(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
+  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ready = new Promise<number>((resolve, reject) => {
+    let port: number | undefined;
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      output += `${line}\n`;
+      const address = /"address":"[^"]*:(\d+)"/.exec(line);
+      if (address && /Receiving OTLP traces/.test(line)) port = Number(address[1]);
+      if (/Everything is ready/.test(line)) resolve(port ?? 0);
+    });
+    void exited.then((code) => reject(new Error(`exited with ${code} before it was ready:\n${output}`)));
+  });
+  return { child, ready, exited, output: () => output };
+}
+
+describe('the packed package, installed with production dependencies only', () => {
+  it('holds no devDependency and no TypeScript sources of tracepipe', (t) => {
+    if (skipReason) return t.skip(skipReason);
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+    const devOnly = Object.entries(lock.packages).filter(([path, entry]) => entry.dev && path.startsWith('node_modules/'));
+    assert.ok(devOnly.some(([path]) => path === 'node_modules/typescript'));
+    assert.deepEqual(devOnly.filter(([path]) => existsSync(join(app, path))).map(([path]) => path), []);
+    const tracepipe = join(app, 'node_modules/tracepipe');
+    assert.ok(existsSync(join(tracepipe, 'dist/distribution/main.js')));
+    assert.ok(!existsSync(join(tracepipe, 'src')), 'the package ships dist/, not src/');
+    assert.ok(!existsSync(join(tracepipe, 'plugins')), 'the package ships dist/, not plugins/');
+  });
+
+  it('starts with the container’s entry command, answers /live, /ready and the HEALTHCHECK, and stops cleanly', async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    const image = dockerfile();
+    assert.equal(image.entrypoint[0], 'node', 'node itself is the entry point, so SIGTERM reaches tracepipe');
+    assert.ok(image.user && image.user !== 'root', 'the image runs as a non-root user');
+    assert.ok(image.volumes.some((volume) => volume.includes(image.env.DATA_DIR!)), 'DATA_DIR is a volume');
+    // The image's paths, moved into the temporary layout; the port is any free one.
+    const local = (value: string) => value.replace(new RegExp(`^${image.workdir}(?=/|$)`), app);
+    const dataDir = join(work, 'data');
+    mkdirSync(dataDir);
+    const env = { ...process.env, ...image.env, DATA_DIR: dataDir, HTTP_PORT: '0', SERVICE_API_KEY: 'test-key' };
+    const [command, ...args] = [...image.entrypoint, ...image.cmd].map(local);
+    const proxy = startTracepipe(command!, args, { cwd: local(image.workdir), env });
+    try {
+      const port = await proxy.ready;
+      const live = await fetch(`http://127.0.0.1:${port}/live`);
+      assert.equal(live.status, 200);
+      assert.equal((await fetch(`http://127.0.0.1:${port}/ready`)).status, 200);
+      const [healthCommand, ...healthArgs] = image.healthcheck;
+      const health = spawnSync(healthCommand!, healthArgs, { env: { ...env, HTTP_PORT: String(port) }, timeout: 10_000 });
+      assert.equal(health.status, 0, `HEALTHCHECK failed: ${health.stderr}`);
+    } finally {
+      proxy.child.kill('SIGTERM');
+    }
+    assert.equal(await proxy.exited, 0, proxy.output());
+    assert.match(proxy.output(), /Stopped cleanly/);
+    assert.doesNotMatch(proxy.output(), /Component is in development/, 'the proxy loads no agent server');
+  });
+
+  it('runs a pipeline with the example plugin, loaded by package name', async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    const out = join(work, 'redacted.jsonl');
+    writeFileSync(
+      join(app, 'pipeline.yaml'),
+      `plugins: [tracepipe-processor-redact]
+receivers:
+  otlp: { port: 0, require_api_key: false }
+processors:
+  redact: { patterns: ["sk-[a-z0-9]+"], keys: [user.id] }
+exporters:
+  file: { path: ${JSON.stringify(out)} }
+service:
+  telemetry: { logs: { format: json } }
+  pipelines:
+    traces: { receivers: [otlp], processors: [redact], exporters: [file] }
+`,
+    );
+    const run = startTracepipe(join(app, 'node_modules/.bin/tracepipe'), ['--config', 'pipeline.yaml'], { cwd: app, env: process.env });
+    try {
+      const port = await run.ready;
+      const body = {
+        resourceSpans: [
+          {
+            resource: { attributes: [{ key: 'service.name', value: { stringValue: 'shop' } }] },
+            scopeSpans: [
+              {
+                scope: { name: 'test' },
+                spans: [
+                  {
+                    traceId: '0102030405060708090a0b0c0d0e0f10',
+                    spanId: '0102030405060708',
+                    name: 'chat',
+                    kind: 3,
+                    startTimeUnixNano: '1700000000000000000',
+                    endTimeUnixNano: '1700000001000000000',
+                    attributes: [
+                      { key: 'prompt', value: { stringValue: 'my key is sk-abc123' } },
+                      { key: 'user.id', value: { intValue: '42' } },
+                    ],
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      };
+      const response = await fetch(`http://127.0.0.1:${port}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      assert.equal(response.status, 200, await response.text());
+    } finally {
+      run.child.kill('SIGTERM');
+    }
+    assert.equal(await run.exited, 0, run.output());
+    const written = readFileSync(out, 'utf8');
+    assert.match(written, /my key is \[REDACTED\]/);
+    assert.doesNotMatch(written, /sk-abc123/);
+    assert.match(written, /\{"key":"user.id","value":\{"stringValue":"\[REDACTED\]"\}\}/);
+  });
+
+  it('offers tracepipe/testing to plugin tests, and typed entry points to TypeScript', (t) => {
+    if (skipReason) return t.skip(skipReason);
+    writeFileSync(
+      join(app, 'kit.test.mjs'),
+      `import { runComponentConformance, makeBatch, plainSpan } from 'tracepipe/testing';
+import factory from 'tracepipe-processor-redact';
+runComponentConformance(factory, { sample: () => makeBatch([plainSpan()]) });
+`,
+    );
+    // Without NODE_TEST_CONTEXT, which would make the child report to this test runner.
+    const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+    const kit = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', 'kit.test.mjs'], { cwd: app, env, encoding: 'utf8', timeout: 120_000 });
+    assert.equal(kit.status, 0, `${kit.stdout}${kit.stderr}`);
+    assert.match(kit.stdout, /# pass [1-9]/);
+
+    writeFileSync(
+      join(app, 'consumer.ts'),
+      `import { Registry, Service, loadConfigFile, runCommandLine } from 'tracepipe';
+import type { Catalog, ServiceConfig } from 'tracepipe';
+import { PermanentError, holdDelivery } from 'tracepipe/plugin';
+import type { ComponentKind, ProcessorFactory, RequestContext, SpanBatch } from 'tracepipe/plugin';
+import { QueuedExporter, httpVerdict } from 'tracepipe/exporterhelper';
+import { Sink, configFor, makeBatch } from 'tracepipe/testing';
+
+const kind: ComponentKind = 'processor';
+// @ts-expect-error -- a typo must not type-check (it would, were the declarations missing: any)
+const typo: ComponentKind = 'procesor';
+const catalog: Catalog = [];
+const context: RequestContext = { project: 'p' };
+const batch: SpanBatch = makeBatch([]);
+const release: () => void = holdDelivery(context.delivery);
+export const uses = [Registry, Service, loadConfigFile, runCommandLine, PermanentError, QueuedExporter, httpVerdict, Sink, configFor, kind, typo, catalog, batch, release];
+export type Uses = [ServiceConfig, ProcessorFactory];
+`,
+    );
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(root, 'node_modules/@types')] },
+        files: ['consumer.ts'],
+      }),
+    );
+    try {
+      execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(app, 'tsconfig.json')], { encoding: 'utf8' });
+    } catch (error) {
+      assert.fail(`the entry points' declarations do not type-check for a consumer:\n${(error as { stdout?: string }).stdout}`);
+    }
+  });
+});
