@@ -26,11 +26,14 @@ const targets = files.length > 0 ? files : roots.flatMap((root) => find(root)).s
 const env = { ...process.env };
 delete env.OPENAI_API_KEY;
 delete env.OPENAI_BASE_URL;
+// Files run in parallel, each in its own process: they are independent (ports 0, temp dirs), and
+// most of their time is spent waiting on child processes and sockets. TEST_CONCURRENCY overrides.
+const concurrency = process.env.TEST_CONCURRENCY ?? '3';
 const result = spawnSync(
   process.execPath,
   // `tracepipe-source`: `tracepipe/*` (the package's exports, which the example plugin imports)
   // resolves to src/ rather than to dist/, like every other import in the tests.
-  ['--import', 'tsx', '--conditions=tracepipe-source', '--test', '--test-reporter=spec', '--test-timeout=120000', ...flags, ...targets],
+  ['--import', 'tsx', '--conditions=tracepipe-source', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', '--test-timeout=180000', ...flags, ...targets],
   { stdio: 'inherit', env },
 );
 process.exit(result.status ?? 1);

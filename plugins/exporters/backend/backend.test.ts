@@ -182,24 +182,27 @@ describe('backend exporter against a real backend stub', () => {
     assert.equal(JSON.stringify(logs).includes('secret-key'), false);
   });
 
-  it('releases a delivered batch, and leaves one it cannot send or store to the journal', async () => {
+  it('settles a delivered batch, and gives one it cannot send or store back to the journal', async () => {
     let down = true;
     stub.answer = () => (down ? { status: 503 } : { status: 202 });
     const { exporter, metrics } = await startExporter({ retry_on_failure: { max_retries: 0 }, persistent_queue: { enabled: false } });
     const consumeWith = async (durable: boolean) => {
-      const state = { settled: false };
-      const delivery = new Delivery(durable, () => (state.settled = true));
+      const state = { settled: false, abandoned: false };
+      const delivery = new Delivery(durable, (outcome) => {
+        if (outcome === 'settled') state.settled = true;
+        else state.abandoned = true;
+      });
       await exporter.consume({ runs: makeRuns(2) }, { project: 'p', apiKey: 'k', delivery });
       delivery.release(); // The receiver's own reference, once consume() returned.
       return state;
     };
     const lost = await consumeWith(true);
-    // No disk queue and no retries: given up, but the journal keeps it — not released, not counted.
+    // No disk queue and no retries: given up — abandoned to the journal (which delivers it again), not counted.
     await waitUntil(async () => (await metricValue(metrics, 'tracepipe_exporter_items_left_to_journal_total')) === 2);
     down = false;
     const sent = await consumeWith(true);
     await waitUntil(() => sent.settled);
-    assert.equal(lost.settled, false);
+    assert.deepEqual(lost, { settled: false, abandoned: true });
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total'), 0);
   });
 
