@@ -10,6 +10,7 @@ import { holdDelivery } from '../pipeline/delivery.ts';
 import { ThrottleError } from '../pipeline/errors.ts';
 import type { SpanBatch } from '../model/spans.ts';
 import { nopSettings, waitFor } from '../pipeline/testing.ts';
+import { makeBatch, plainSpan } from '../testkit/spans.ts';
 import { DurableIntake, IntakeUnavailableError, JournalRecordTooLargeError } from './intake.ts';
 import type { JournalConfig } from './schema.ts';
 
@@ -38,40 +39,7 @@ class HoldingConsumer implements Consumer<'spans'> {
 
 /** A one-span batch whose span name carries the request's text (what the tests follow). */
 function batchNamed(name: string): SpanBatch {
-  return {
-    resourceSpans: [
-      {
-        resource: { attributes: [], droppedAttributesCount: 0 },
-        schemaUrl: '',
-        scopeSpans: [
-          {
-            scope: { name: 'test', version: '', attributes: [], droppedAttributesCount: 0 },
-            schemaUrl: '',
-            spans: [
-              {
-                traceId: '0'.repeat(31) + '1',
-                spanId: '0'.repeat(15) + '1',
-                parentSpanId: '',
-                traceState: '',
-                flags: 0,
-                name,
-                kind: 1,
-                startTimeUnixNano: 1n,
-                endTimeUnixNano: 2n,
-                attributes: [],
-                droppedAttributesCount: 0,
-                events: [],
-                droppedEventsCount: 0,
-                links: [],
-                droppedLinksCount: 0,
-                status: { code: 0, message: '' },
-              },
-            ],
-          },
-        ],
-      },
-    ],
-  };
+  return makeBatch([plainSpan({ name })]);
 }
 
 function nameOf(batch: SpanBatch): string {
