@@ -35,11 +35,34 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     bodyLimit: options.bodyLimit,
     // Requests are answered by routes; a client that stops sending should not hold a socket forever.
     requestTimeout: 120_000,
-    return503OnClosing: true,
+    // Answered by the hook below instead, with the Retry-After that clients need to come back.
+    return503OnClosing: false,
   }) as unknown as FastifyInstance;
+  refuseWhileStopping(app, options.host, options.metricsPath ?? '/metrics');
   registerHealthRoutes(app, options.host, options.metricsPath ?? '/metrics');
   return app;
 }
+
+/**
+ * Once the service drains, a new request (on a connection still open) is answered 503 with
+ * `Retry-After` and `Connection: close`, so that a client retries elsewhere or after the restart;
+ * requests already in flight finish. `/live`, `/ready` and the metrics path keep answering.
+ */
+function refuseWhileStopping(app: FastifyInstance, host: Host, metricsPath: string | false): void {
+  app.addHook('onRequest', async (request, reply) => {
+    const state = host.state();
+    if (state !== 'draining' && state !== 'stopped') return;
+    const path = request.url.split('?')[0];
+    if (path === '/live' || path === '/ready' || path === metricsPath) return;
+    return reply
+      .code(503)
+      .headers({ 'retry-after': String(STOPPING_RETRY_AFTER_S), connection: 'close' })
+      .send({ code: 14, message: 'the server is shutting down; retry later' });
+  });
+}
+
+/** Retry-After of requests refused while stopping: about as long as a restart takes. */
+const STOPPING_RETRY_AFTER_S = 5;
 
 /** `/live` is 200 while the process runs; `/ready` is 200 only while every pipeline runs. */
 export function registerHealthRoutes(app: FastifyInstance, host: Host, metricsPath: string | false): void {

@@ -2,6 +2,7 @@
 // authentication, every encoding and compression, every bad input, back-pressure and CORS.
 
 import assert from 'node:assert/strict';
+import type { Host } from '../../../src/pipeline/component.ts';
 import { request as httpRequest } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -273,6 +274,23 @@ describe('otlp receiver: encodings and answers', () => {
     assert.equal(ready.status, 200);
     const metrics = await (await fetch(`${server.origin}/metrics`)).text();
     assert.match(metrics, /tracepipe_otlp_receiver_requests_total\{component_id="otlp",encoding="protobuf",status_code="200"\}/);
+  });
+
+  it('while the service drains, refuses new requests with 503 and Retry-After, and keeps /live and /metrics', async () => {
+    let state: ReturnType<Host['state']> = 'ready';
+    const server = await startReceiver({}, { host: nopHost({ state: () => state }) });
+    try {
+      state = 'draining';
+      const refused = await fetch(server.tracesUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      assert.equal(refused.status, 503);
+      assert.equal(refused.headers.get('retry-after'), '5');
+      assert.match(((await refused.json()) as { message: string }).message, /shutting down/);
+      assert.equal(server.sink.batches.length, 0);
+      assert.equal((await fetch(`${server.origin}/live`)).status, 200);
+      assert.equal((await fetch(`${server.origin}/metrics`)).status, 200);
+    } finally {
+      await server.close();
+    }
   });
 
   it('reports /ready as 503 while the pipelines are starting', async () => {
