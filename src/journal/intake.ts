@@ -120,7 +120,7 @@ export class DurableIntake<T extends DataType, H> {
    */
   async accept(header: H, body: Buffer, data: DataOf[T], context: RequestContext): Promise<void> {
     const bytes = body.length;
-    if (this.pendingBytes > 0 && this.pendingBytes + bytes > this.options.memoryLimitBytes) {
+    if (this.overMemoryLimit(bytes)) {
       this.metrics.refused('memory_limit');
       throw new ThrottleError(
         `${this.pendingBytes} bytes of acknowledged requests are still being delivered (limit ${this.options.memoryLimitBytes})`,
@@ -253,7 +253,7 @@ export class DurableIntake<T extends DataType, H> {
     let backoff = REPLAY_BACKOFF_MS.initial;
     while (!signal.aborted) {
       // Replay shares the memory bound with live traffic.
-      if (this.pendingBytes > 0 && this.pendingBytes + bytes > this.options.memoryLimitBytes) {
+      if (this.overMemoryLimit(bytes)) {
         await sleep(REPLAY_BACKOFF_MS.initial, undefined, { signal }).catch(() => undefined);
         continue;
       }
@@ -271,6 +271,11 @@ export class DurableIntake<T extends DataType, H> {
         backoff = Math.min(backoff * 2, REPLAY_BACKOFF_MS.max);
       }
     }
+  }
+
+  /** Whether taking `bytes` more would pass the memory limit (an empty pipeline takes any one request). */
+  private overMemoryLimit(bytes: number): boolean {
+    return this.pendingBytes > 0 && this.pendingBytes + bytes > this.options.memoryLimitBytes;
   }
 
   private lostOnReplay(reason: string, items: number): void {
