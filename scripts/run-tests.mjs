@@ -28,12 +28,25 @@ delete env.OPENAI_API_KEY;
 delete env.OPENAI_BASE_URL;
 // Files run in parallel, each in its own process: they are independent (ports 0, temp dirs), and
 // most of their time is spent waiting on child processes and sockets. TEST_CONCURRENCY overrides.
+// The fault tests (test/faults/) run afterwards, one file at a time: each drives a real proxy at
+// load against a backend whose timing is the fault, and sharing the two cores with other files
+// would turn their bounded waits into flakes.
 const concurrency = process.env.TEST_CONCURRENCY ?? '3';
-const result = spawnSync(
-  process.execPath,
-  // `tracepipe-source`: `tracepipe/*` (the package's exports, which the example plugin imports)
-  // resolves to src/ rather than to dist/, like every other import in the tests.
-  ['--import', 'tsx', '--conditions=tracepipe-source', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', '--test-timeout=180000', ...flags, ...targets],
-  { stdio: 'inherit', env },
-);
-process.exit(result.status ?? 1);
+const isFaultTest = (path) => path.split(/[\\/]/).includes('faults');
+const phases = [
+  { files: targets.filter((path) => !isFaultTest(path)), concurrency },
+  { files: targets.filter(isFaultTest), concurrency: '1' },
+].filter((phase) => phase.files.length > 0);
+
+let status = 0;
+for (const phase of phases) {
+  const result = spawnSync(
+    process.execPath,
+    // `tracepipe-source`: `tracepipe/*` (the package's exports, which the example plugin imports)
+    // resolves to src/ rather than to dist/, like every other import in the tests.
+    ['--import', 'tsx', '--conditions=tracepipe-source', '--test', `--test-concurrency=${phase.concurrency}`, '--test-reporter=spec', '--test-timeout=180000', ...flags, ...phase.files],
+    { stdio: 'inherit', env },
+  );
+  if (result.status !== 0) status = result.status ?? 1;
+}
+process.exit(status);
