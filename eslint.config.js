@@ -1,4 +1,4 @@
-// Lint rules that catch real bugs; formatting is left to the editor.
+// Lint rules that catch real bugs; layout is Prettier's (`npm run format`, checked in CI).
 import tseslint from 'typescript-eslint';
 import tracepipe from './eslint/boundaries.js';
 
@@ -27,7 +27,11 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': [
         'error',
         // node:test's describe/it return promises that the runner itself tracks.
-        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] }] },
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] },
+          ],
+        },
       ],
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
     },

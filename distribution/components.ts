@@ -10,7 +10,11 @@
 import type { Catalog } from '../src/pipeline/catalog.ts';
 
 export const components: Catalog = [
-  { kind: 'receiver', type: 'otlp', load: async () => (await import('../plugins/receivers/otlp/index.ts')).otlpReceiverFactory },
+  {
+    kind: 'receiver',
+    type: 'otlp',
+    load: async () => (await import('../plugins/receivers/otlp/index.ts')).otlpReceiverFactory,
+  },
   {
     kind: 'receiver',
     type: 'agent_api',
@@ -18,11 +22,39 @@ export const components: Catalog = [
     // It imports the user's graphs and auth handlers (often TypeScript) with a plain import().
     loadsUserTypeScript: true,
   },
-  { kind: 'processor', type: 'genai', load: async () => (await import('../plugins/processors/genai/index.ts')).genAiProcessorFactory },
-  { kind: 'processor', type: 'batch', load: async () => (await import('../plugins/processors/batch/index.ts')).batchProcessorFactory },
-  { kind: 'exporter', type: 'backend', load: async () => (await import('../plugins/exporters/backend/index.ts')).backendExporterFactory },
-  { kind: 'exporter', type: 'otlp', load: async () => (await import('../plugins/exporters/otlp/index.ts')).otlpExporterFactory },
-  { kind: 'exporter', type: 'file', load: async () => (await import('../plugins/exporters/file/index.ts')).fileExporterFactory },
-  { kind: 'exporter', type: 'local', load: async () => (await import('../plugins/exporters/local/index.ts')).localExporterFactory },
-  { kind: 'exporter', type: 'debug', load: async () => (await import('../plugins/exporters/debug/index.ts')).debugExporterFactory },
+  {
+    kind: 'processor',
+    type: 'genai',
+    load: async () => (await import('../plugins/processors/genai/index.ts')).genAiProcessorFactory,
+  },
+  {
+    kind: 'processor',
+    type: 'batch',
+    load: async () => (await import('../plugins/processors/batch/index.ts')).batchProcessorFactory,
+  },
+  {
+    kind: 'exporter',
+    type: 'backend',
+    load: async () => (await import('../plugins/exporters/backend/index.ts')).backendExporterFactory,
+  },
+  {
+    kind: 'exporter',
+    type: 'otlp',
+    load: async () => (await import('../plugins/exporters/otlp/index.ts')).otlpExporterFactory,
+  },
+  {
+    kind: 'exporter',
+    type: 'file',
+    load: async () => (await import('../plugins/exporters/file/index.ts')).fileExporterFactory,
+  },
+  {
+    kind: 'exporter',
+    type: 'local',
+    load: async () => (await import('../plugins/exporters/local/index.ts')).localExporterFactory,
+  },
+  {
+    kind: 'exporter',
+    type: 'debug',
+    load: async () => (await import('../plugins/exporters/debug/index.ts')).debugExporterFactory,
+  },
 ];

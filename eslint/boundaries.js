@@ -46,7 +46,10 @@ export const boundaries = {
         type: 'object',
         properties: {
           root: { type: 'string' },
-          allow: { type: 'array', items: { type: 'object', properties: { from: { type: 'string' }, to: { type: 'string' } } } },
+          allow: {
+            type: 'array',
+            items: { type: 'object', properties: { from: { type: 'string' }, to: { type: 'string' } } },
+          },
         },
         additionalProperties: false,
       },
@@ -62,17 +65,23 @@ export const boundaries = {
 
     function check(node, specifier) {
       if (typeof specifier !== 'string' || !specifier.startsWith('.')) return;
-      const target = relative(root, resolve(dirname(context.filename), specifier)).split(sep).join('/');
+      const target = relative(root, resolve(dirname(context.filename), specifier))
+        .split(sep)
+        .join('/');
       if (allow.some((rule) => within(file, rule.from) && within(target, rule.to))) return;
       const report = (message) => context.report({ node, message: `${message} (${specifier})` });
 
       const area = file.split('/')[0];
       const targetArea = target.split('/')[0];
       if (area === 'src' && FRAMEWORK_FORBIDDEN.includes(targetArea)) {
-        return report(`src/ is the framework and must not import ${targetArea}/; components reach the CLI through distribution/components.ts`);
+        return report(
+          `src/ is the framework and must not import ${targetArea}/; components reach the CLI through distribution/components.ts`,
+        );
       }
       if (targetArea === 'test' && area !== 'test') {
-        return report('only test/ may import test/; shared test helpers belong in the test kit (src/testkit/, `tracepipe/testing`)');
+        return report(
+          'only test/ may import test/; shared test helpers belong in the test kit (src/testkit/, `tracepipe/testing`)',
+        );
       }
       const plugin = pluginOf(file);
       if (plugin && targetArea === 'distribution') return report('a plugin must not import the distribution module');
@@ -82,7 +91,9 @@ export const boundaries = {
       }
       const ownPackage = packageDirOf(root, file, packageDirs);
       if (ownPackage && !within(target, ownPackage)) {
-        return report(`${ownPackage}/ is a package of its own: import tracepipe through its exports (tracepipe/plugin, tracepipe/testing, ...)`);
+        return report(
+          `${ownPackage}/ is a package of its own: import tracepipe through its exports (tracepipe/plugin, tracepipe/testing, ...)`,
+        );
       }
     }
 

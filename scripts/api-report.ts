@@ -32,7 +32,14 @@ function compilerOptions(): ts.CompilerOptions {
   const configPath = join(root, 'tsconfig.build.json');
   const { config } = ts.readConfigFile(configPath, ts.sys.readFile);
   const { options } = ts.parseJsonConfigFileContent(config, ts.sys, root, undefined, configPath);
-  return { ...options, declaration: true, emitDeclarationOnly: true, noEmit: false, incremental: false, outDir: join(root, '.api') };
+  return {
+    ...options,
+    declaration: true,
+    emitDeclarationOnly: true,
+    noEmit: false,
+    incremental: false,
+    outDir: join(root, '.api'),
+  };
 }
 
 /** Emits the declarations of the entry points' program into memory: path → text. */
@@ -43,7 +50,13 @@ function emitDeclarations(sources: readonly string[], options: ts.CompilerOption
   const files = new Map<string, string>();
   const { diagnostics } = program.emit(undefined, (fileName, text) => files.set(fileName, text), undefined, true);
   if (diagnostics.length > 0) {
-    throw new Error(ts.formatDiagnostics(diagnostics, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => root, getNewLine: () => '\n' }));
+    throw new Error(
+      ts.formatDiagnostics(diagnostics, {
+        getCanonicalFileName: (f) => f,
+        getCurrentDirectory: () => root,
+        getNewLine: () => '\n',
+      }),
+    );
   }
   return files;
 }
@@ -68,7 +81,10 @@ function statementOf(declaration: ts.Declaration): ts.Node {
 export function renderReport(): string {
   const entries = entryPoints();
   const options = compilerOptions();
-  const emitted = emitDeclarations(entries.map((entry) => entry.source), options);
+  const emitted = emitDeclarations(
+    entries.map((entry) => entry.source),
+    options,
+  );
   const outDir = options.outDir!;
 
   // A program over the emitted declarations, reading everything else (node_modules) from disk.
@@ -78,9 +94,14 @@ export function renderReport(): string {
   host.readFile = (fileName) => emitted.get(fileName) ?? readFile(fileName);
   host.fileExists = (fileName) => emitted.has(fileName) || fileExists(fileName);
   const directoryExists = host.directoryExists?.bind(host);
-  host.directoryExists = (dir) => [...emitted.keys()].some((file) => file.startsWith(`${dir}/`)) || (directoryExists?.(dir) ?? true);
+  host.directoryExists = (dir) =>
+    [...emitted.keys()].some((file) => file.startsWith(`${dir}/`)) || (directoryExists?.(dir) ?? true);
   const declarationOf = (source: string) => join(outDir, relative(root, source)).replace(/\.ts$/, '.d.ts');
-  const program = ts.createProgram(entries.map((entry) => declarationOf(entry.source)), { ...options, noEmit: true }, host);
+  const program = ts.createProgram(
+    entries.map((entry) => declarationOf(entry.source)),
+    { ...options, noEmit: true },
+    host,
+  );
   const checker = program.getTypeChecker();
   const isOurs = (file: ts.SourceFile) => emitted.has(file.fileName);
   const where = (file: ts.SourceFile) => relative(outDir, file.fileName).replace(/\.d\.ts$/, '.ts');
@@ -111,7 +132,11 @@ export function renderReport(): string {
   const seen = new Set<ts.Symbol>(pending);
   const visitTypes = (node: ts.Node) => {
     if (ts.isTypeReferenceNode(node) || ts.isExpressionWithTypeArguments(node) || ts.isTypeQueryNode(node)) {
-      const name = ts.isTypeReferenceNode(node) ? node.typeName : ts.isTypeQueryNode(node) ? node.exprName : node.expression;
+      const name = ts.isTypeReferenceNode(node)
+        ? node.typeName
+        : ts.isTypeQueryNode(node)
+          ? node.exprName
+          : node.expression;
       let symbol = checker.getSymbolAtLocation(name);
       if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
       if (symbol && !seen.has(symbol) && (symbol.declarations ?? []).some((d) => isOurs(d.getSourceFile()))) {
@@ -128,7 +153,10 @@ export function renderReport(): string {
       if (!isOurs(source)) continue;
       visitTypes(statementOf(declaration));
       if (!exported.has(symbol) && !ts.isTypeParameterDeclaration(declaration)) {
-        referenced.set(`${where(source)} ${symbol.name}`, `// ${where(source)}\n${printDeclaration(statementOf(declaration), source)}`);
+        referenced.set(
+          `${where(source)} ${symbol.name}`,
+          `// ${where(source)}\n${printDeclaration(statementOf(declaration), source)}`,
+        );
       }
     }
   }

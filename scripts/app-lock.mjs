@@ -35,7 +35,11 @@ export function writeAppLock(dir, tarballs, name = 'tracepipe-app') {
     const manifest = manifestOf(tarball);
     const spec = `file:${relative(resolve(dir), resolve(tarball))}`;
     dependencies[manifest.name] = spec;
-    const entry = { version: manifest.version, resolved: spec, integrity: `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}` };
+    const entry = {
+      version: manifest.version,
+      resolved: spec,
+      integrity: `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`,
+    };
     for (const key of ['license', 'dependencies', 'optionalDependencies', 'peerDependencies', 'bin', 'engines']) {
       if (manifest[key] !== undefined) entry[key] = manifest[key];
     }
@@ -61,5 +65,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.error('usage: node scripts/app-lock.mjs <dir> <tarball.tgz> [<tarball.tgz> ...]');
     process.exit(2);
   }
-  console.log(`${join(dir, 'package-lock.json')}: ${writeAppLock(dir, tarballs).join(', ')} (${tarballs.map((t) => basename(t)).join(', ')})`);
+  console.log(
+    `${join(dir, 'package-lock.json')}: ${writeAppLock(dir, tarballs).join(', ')} (${tarballs.map((t) => basename(t)).join(', ')})`,
+  );
 }

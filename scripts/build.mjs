@@ -13,7 +13,16 @@
 // `npm install` runs it (`prepare`: --if-stale), and so does `npm pack` (`prepack`: --if-stale --strict).
 
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative } from 'node:path';
@@ -42,7 +51,8 @@ function newestSource() {
   for (const dir of SOURCE_ROOTS) {
     walk(join(root, dir), (path) => (newest = Math.max(newest, statSync(path).mtimeMs)));
   }
-  for (const file of ['tsconfig.json', 'tsconfig.build.json']) newest = Math.max(newest, statSync(join(root, file)).mtimeMs);
+  for (const file of ['tsconfig.json', 'tsconfig.build.json'])
+    newest = Math.max(newest, statSync(join(root, file)).mtimeMs);
   return newest;
 }
 
@@ -112,11 +122,14 @@ for (const dir of SOURCE_ROOTS) {
     }
     if (!path.endsWith('.js')) return;
     const text = readFileSync(path, 'utf8');
-    for (const match of text.matchAll(/(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+    for (const match of text.matchAll(
+      /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm,
+    )) {
       const specifier = match[1] ?? match[2];
       if (specifier.startsWith('.') || specifier.startsWith('node:')) continue;
       const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0];
-      if (!allowed.has(name) && !builtins.has(name)) problems.push(`${relativePath} imports ${specifier}, which is not a dependency`);
+      if (!allowed.has(name) && !builtins.has(name))
+        problems.push(`${relativePath} imports ${specifier}, which is not a dependency`);
     }
   });
 }

@@ -24,7 +24,8 @@ const START = '<!-- config:start -->';
 const END = '<!-- config:end -->';
 
 export function readmePath(factory: Factory): string {
-  if (factory === redactFactory) return fileURLToPath(new URL('../examples/redact-processor/README.md', import.meta.url));
+  if (factory === redactFactory)
+    return fileURLToPath(new URL('../examples/redact-processor/README.md', import.meta.url));
   return fileURLToPath(new URL(`../plugins/${factory.kind}s/${factory.type}/README.md`, import.meta.url));
 }
 
@@ -48,10 +49,15 @@ function describeKey(path: string, factories: readonly Factory[]): string {
   const parts = path.split('.');
   let node: SchemaNode | undefined;
   let rest: string[];
-  const kinds: Record<string, ComponentKind> = { receivers: 'receiver', processors: 'processor', exporters: 'exporter' };
+  const kinds: Record<string, ComponentKind> = {
+    receivers: 'receiver',
+    processors: 'processor',
+    exporters: 'exporter',
+  };
   if (kinds[parts[0]!]) {
     const type = parts[1]!.split('/')[0];
-    node = factories.find((factory) => factory.kind === kinds[parts[0]!] && factory.type === type)?.configSchema as SchemaNode;
+    node = factories.find((factory) => factory.kind === kinds[parts[0]!] && factory.type === type)
+      ?.configSchema as SchemaNode;
     rest = parts.slice(2);
   } else {
     node = topLevelSchema as unknown as SchemaNode;
@@ -68,15 +74,24 @@ export function envTable(configText: string, factories: readonly Factory[]): str
   for (const reference of environmentReferences(document)) {
     const value = String(document.getIn(reference.path.split('.'), true) ?? '');
     const uses = byName.get(reference.name) ?? [];
-    if (!uses.some((use) => use.path === reference.path)) uses.push({ path: reference.path, fallback: reference.fallback, value });
+    if (!uses.some((use) => use.path === reference.path))
+      uses.push({ path: reference.path, fallback: reference.fallback, value });
     byName.set(reference.name, uses);
   }
   const lines = ['| Variable | Default | Sets | Meaning (of the key it sets) |', '|---|---|---|---|'];
   for (const [name, uses] of byName) {
-    const defaults = [...new Set(uses.map((use) => (use.fallback === undefined ? 'required' : use.fallback === '' ? 'empty' : `\`${use.fallback}\``)))];
+    const defaults = [
+      ...new Set(
+        uses.map((use) =>
+          use.fallback === undefined ? 'required' : use.fallback === '' ? 'empty' : `\`${use.fallback}\``,
+        ),
+      ),
+    ];
     const sets = uses.map((use) => {
       const whole = /^\$\{(?:env:)?\w+(?::-[^}]*)?\}$/.test(use.value);
-      return whole ? `\`${use.path}\`` : `\`${use.path}\` = \`${use.value.replace(/\$\{(?:env:)?(\w+)(?::-[^}]*)?\}/g, '$$$1')}\``;
+      return whole
+        ? `\`${use.path}\``
+        : `\`${use.path}\` = \`${use.value.replace(/\$\{(?:env:)?(\w+)(?::-[^}]*)?\}/g, '$$$1')}\``;
     });
     const meanings = [...new Set(uses.map((use) => describeKey(use.path, factories)).filter(Boolean))];
     lines.push(`| \`${name}\` | ${defaults.join(', ')} | ${sets.join('<br>')} | ${meanings.join(' ')} |`);

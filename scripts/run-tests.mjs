@@ -44,7 +44,17 @@ for (const phase of phases) {
     process.execPath,
     // `tracepipe-source`: `tracepipe/*` (the package's exports, which the example plugin imports)
     // resolves to src/ rather than to dist/, like every other import in the tests.
-    ['--import', 'tsx', '--conditions=tracepipe-source', '--test', `--test-concurrency=${phase.concurrency}`, '--test-reporter=spec', '--test-timeout=180000', ...flags, ...phase.files],
+    [
+      '--import',
+      'tsx',
+      '--conditions=tracepipe-source',
+      '--test',
+      `--test-concurrency=${phase.concurrency}`,
+      '--test-reporter=spec',
+      '--test-timeout=180000',
+      ...flags,
+      ...phase.files,
+    ],
     { stdio: 'inherit', env },
   );
   if (result.status !== 0) status = result.status ?? 1;

@@ -38,7 +38,10 @@ export class TracepipeError extends Error {
   ) {
     const template: string = CODES[code].message;
     let index = 0;
-    super(template.replace(/%s/g, () => String(args[index++] ?? '')), options);
+    super(
+      template.replace(/%s/g, () => String(args[index++] ?? '')),
+      options,
+    );
     this.statusCode = CODES[code].status;
   }
 }

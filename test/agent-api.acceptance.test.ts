@@ -51,7 +51,10 @@ const hello = (content = 'hello') => ({ messages: [{ role: 'user', content }] })
 const longSleep = { delay_ms: 60_000, steps: 600 };
 
 async function waitForStatus(threadId: string, runId: string, status: string): Promise<void> {
-  await eventually(() => client.runs.get(threadId, runId), (run) => run.status === status);
+  await eventually(
+    () => client.runs.get(threadId, runId),
+    (run) => run.status === status,
+  );
 }
 
 function lastAiText(values: Json): string {
@@ -133,7 +136,10 @@ describe('the spec example flow', () => {
     assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'success');
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
     const listed = await client.runs.list(thread.thread_id);
-    assert.deepEqual(listed.map((r) => r.run_id), [run.run_id]);
+    assert.deepEqual(
+      listed.map((r) => r.run_id),
+      [run.run_id],
+    );
 
     const state = (await request(url, 'GET', `/threads/${thread.thread_id}/state`)).json as Json;
     const [human, ai] = state.values.messages as Json[];
@@ -166,7 +172,11 @@ describe('the spec example flow', () => {
     assert.equal(state.metadata.assistant_id, assistant.assistant_id);
     for (const key of ['user_id', 'created_by']) assert.ok(key in state.metadata, `state metadata holds ${key}`);
     assert.equal(typeof state.metadata.writes, 'object');
-    assert.equal(state.metadata.writes.call_model.messages[0].content, '(Answer like a pirate.) You said: hello', 'writes are keyed by node name');
+    assert.equal(
+      state.metadata.writes.call_model.messages[0].content,
+      '(Answer like a pirate.) You said: hello',
+      'writes are keyed by node name',
+    );
     assert.match(state.created_at, ISO);
     assert.equal(typeof state.checkpoint_id, 'string');
     assert.equal(typeof state.parent_checkpoint_id, 'string');
@@ -182,7 +192,10 @@ describe('the spec example flow', () => {
     assert.deepEqual(v2.metadata, {}, 'metadata is not inherited from version 1');
     assert.equal((await client.assistants.get(assistant.assistant_id)).version, 2);
     const versions = await client.assistants.getVersions(assistant.assistant_id);
-    assert.deepEqual(versions.map((v) => v.version), [2, 1]);
+    assert.deepEqual(
+      versions.map((v) => v.version),
+      [2, 1],
+    );
     const robot = await client.runs.wait(null, assistant.assistant_id, { input: hello() });
     assert.equal(lastAiText(robot as Json), '(Answer like a robot.) You said: hello');
 
@@ -202,12 +215,17 @@ describe('the spec example flow', () => {
     const gone = await failureOf(() => client.assistants.get(assistant.assistant_id));
     assert.match(gone, /^HTTP 404: .*not found/i);
     assert.match(await failureOf(() => client.assistants.getVersions(assistant.assistant_id)), /^HTTP 404/);
-    assert.match(await failureOf(() => client.runs.wait(null, assistant.assistant_id, { input: hello() })), /^HTTP 404: .*not found/i);
+    assert.match(
+      await failureOf(() => client.runs.wait(null, assistant.assistant_id, { input: hello() })),
+      /^HTTP 404: .*not found/i,
+    );
   });
 
   test('a streamed run with stream_mode updates: metadata first, then one event per node with its messages', async () => {
     const thread = await client.threads.create();
-    const parts = await collect(client.runs.stream(thread.thread_id, 'chat', { input: hello(), streamMode: 'updates' }));
+    const parts = await collect(
+      client.runs.stream(thread.thread_id, 'chat', { input: hello(), streamMode: 'updates' }),
+    );
     assert.equal(parts[0]!.event, 'metadata');
     assert.match((parts[0]!.data as Json).run_id, UUID);
     const updates = parts.slice(1);
@@ -222,16 +240,23 @@ describe('the spec example flow', () => {
 describe('the spec message fields on a tool-calling run', () => {
   test('human, ai (with tool_calls and integer usage), tool (tool_call_id, artifact, status)', async () => {
     const thread = await client.threads.create();
-    await client.runs.wait(thread.thread_id, 'tools', { input: { messages: [{ role: 'user', content: 'Weather in Paris?' }] } });
+    await client.runs.wait(thread.thread_id, 'tools', {
+      input: { messages: [{ role: 'user', content: 'Weather in Paris?' }] },
+    });
     const messages = (await request(url, 'GET', `/threads/${thread.thread_id}/state`)).json as Json;
     const [human, call, tool, answer] = messages.values.messages as Json[];
-    assert.deepEqual([human, call, tool, answer].map((m) => m!.type), ['human', 'ai', 'tool', 'ai']);
+    assert.deepEqual(
+      [human, call, tool, answer].map((m) => m!.type),
+      ['human', 'ai', 'tool', 'ai'],
+    );
     for (const message of [human!, call!, tool!, answer!]) {
-      for (const key of ['content', 'additional_kwargs', 'response_metadata', 'name', 'id', 'example']) assert.ok(key in message, `${message.type} has ${key}`);
+      for (const key of ['content', 'additional_kwargs', 'response_metadata', 'name', 'id', 'example'])
+        assert.ok(key in message, `${message.type} has ${key}`);
     }
     for (const ai of [call!, answer!]) {
       assert.ok(Array.isArray(ai.tool_calls) && Array.isArray(ai.invalid_tool_calls));
-      for (const key of ['input_tokens', 'output_tokens', 'total_tokens']) assert.ok(Number.isInteger(ai.usage_metadata[key]));
+      for (const key of ['input_tokens', 'output_tokens', 'total_tokens'])
+        assert.ok(Number.isInteger(ai.usage_metadata[key]));
     }
     assertMatches(call!.tool_calls, [{ id: anyString, name: 'get_weather', args: { city: 'Paris' } }]);
     assert.equal(tool!.tool_call_id, call!.tool_calls[0].id);
@@ -257,21 +282,45 @@ describe('assistants', () => {
   test('context: absent keys fall back to the graph defaults; a run context overrides key by key', async () => {
     const bare = await client.assistants.create({ graphId: 'chat' });
     assert.deepEqual(bare.context, {});
-    assert.equal(lastAiText((await client.runs.wait(null, bare.assistant_id, { input: hello() })) as Json), 'You said: hello');
+    assert.equal(
+      lastAiText((await client.runs.wait(null, bare.assistant_id, { input: hello() })) as Json),
+      'You said: hello',
+    );
     const partial = await client.assistants.create({ graphId: 'chat', context: { model_name: 'local-echo' } });
-    assert.equal(lastAiText((await client.runs.wait(null, partial.assistant_id, { input: hello() })) as Json), 'You said: hello');
-    const pirate = await client.assistants.create({ graphId: 'chat', context: { model_name: 'local-echo', system_prompt: 'Answer like a pirate.' } });
-    const overridden = await client.runs.wait(null, pirate.assistant_id, { input: hello(), context: { system_prompt: 'Answer like a poet.' } });
+    assert.equal(
+      lastAiText((await client.runs.wait(null, partial.assistant_id, { input: hello() })) as Json),
+      'You said: hello',
+    );
+    const pirate = await client.assistants.create({
+      graphId: 'chat',
+      context: { model_name: 'local-echo', system_prompt: 'Answer like a pirate.' },
+    });
+    const overridden = await client.runs.wait(null, pirate.assistant_id, {
+      input: hello(),
+      context: { system_prompt: 'Answer like a poet.' },
+    });
     assert.equal(lastAiText(overridden as Json), '(Answer like a poet.) You said: hello');
-    assert.equal(lastAiText((await client.runs.wait(null, pirate.assistant_id, { input: hello() })) as Json), '(Answer like a pirate.) You said: hello');
+    assert.equal(
+      lastAiText((await client.runs.wait(null, pirate.assistant_id, { input: hello() })) as Json),
+      '(Answer like a pirate.) You said: hello',
+    );
   });
 
   test('create, read, update (name, description, metadata), delete', async () => {
-    const created = await client.assistants.create({ graphId: 'chat', name: 'Crud', description: 'first', metadata: { a: 1 } });
+    const created = await client.assistants.create({
+      graphId: 'chat',
+      name: 'Crud',
+      description: 'first',
+      metadata: { a: 1 },
+    });
     assert.equal((created as Json).description, 'first');
     const read = await client.assistants.get(created.assistant_id);
     assert.deepEqual(read, created);
-    const updated = await client.assistants.update(created.assistant_id, { name: 'Crud 2', description: 'second', metadata: { b: 2 } });
+    const updated = await client.assistants.update(created.assistant_id, {
+      name: 'Crud 2',
+      description: 'second',
+      metadata: { b: 2 },
+    });
     assert.equal(updated.name, 'Crud 2');
     assert.equal((updated as Json).description, 'second');
     assert.deepEqual(updated.metadata, { b: 2 });
@@ -291,7 +340,12 @@ describe('assistants', () => {
     assert.equal(first.assistant_id, assistantId);
     const conflict = await failureOf(() => client.assistants.create({ graphId: 'chat', assistantId, name: 'Again' }));
     assert.match(conflict, /^HTTP 409: .*exists/i);
-    const same = await client.assistants.create({ graphId: 'chat', assistantId, name: 'Again', ifExists: 'do_nothing' });
+    const same = await client.assistants.create({
+      graphId: 'chat',
+      assistantId,
+      name: 'Again',
+      ifExists: 'do_nothing',
+    });
     assert.equal(same.name, 'Original');
   });
 
@@ -317,11 +371,18 @@ describe('assistants', () => {
     await client.assistants.create({ graphId: 'tools', name: 'Delta Search', metadata: { suite } });
 
     const all = await client.assistants.search({ metadata: { suite }, graphId: 'chat' });
-    assert.deepEqual(all.map((a) => a.name), ['Gamma Search', 'Beta Search', 'Alpha Search'], 'newest first by default');
+    assert.deepEqual(
+      all.map((a) => a.name),
+      ['Gamma Search', 'Beta Search', 'Alpha Search'],
+      'newest first by default',
+    );
     assert.equal(await client.assistants.count({ metadata: { suite } }), 4);
     assert.equal(await client.assistants.count({ metadata: { suite }, graphId: 'tools' }), 1);
     const byName = await client.assistants.search({ metadata: { suite }, name: 'bEtA' });
-    assert.deepEqual(byName.map((a) => a.assistant_id), [made[1]!.assistant_id]);
+    assert.deepEqual(
+      byName.map((a) => a.assistant_id),
+      [made[1]!.assistant_id],
+    );
 
     const page1 = await client.assistants.search({ metadata: { suite }, limit: 2, offset: 0, includePagination: true });
     assert.equal(page1.assistants.length, 2);
@@ -338,7 +399,10 @@ describe('assistants', () => {
     assert.equal(raw.headers.get('x-pagination-total'), '4');
 
     const ascending = await client.assistants.search({ metadata: { suite }, sortBy: 'name', sortOrder: 'asc' });
-    assert.deepEqual(ascending.map((a) => a.name), ['Alpha Search', 'Beta Search', 'Delta Search', 'Gamma Search']);
+    assert.deepEqual(
+      ascending.map((a) => a.name),
+      ['Alpha Search', 'Beta Search', 'Delta Search', 'Gamma Search'],
+    );
 
     const counted = await request(url, 'POST', '/assistants/count', { body: { metadata: { suite } } });
     assert.equal(counted.text.trim(), '4');
@@ -348,22 +412,37 @@ describe('assistants', () => {
     const assistant = await client.assistants.create({ graphId: 'chat', name: 'Versioned' });
     for (let i = 1; i <= 3; i++) await client.assistants.update(assistant.assistant_id, { metadata: { v: i } });
     const versions = await client.assistants.getVersions(assistant.assistant_id);
-    assert.deepEqual(versions.map((v) => v.version), [4, 3, 2, 1]);
+    assert.deepEqual(
+      versions.map((v) => v.version),
+      [4, 3, 2, 1],
+    );
     for (const version of versions) {
       assert.equal(version.assistant_id, assistant.assistant_id);
       assert.equal(version.graph_id, 'chat');
       assert.match(version.created_at, ISO);
     }
-    assert.deepEqual((await client.assistants.getVersions(assistant.assistant_id, { limit: 2 })).map((v) => v.version), [4, 3]);
-    assert.deepEqual((await client.assistants.getVersions(assistant.assistant_id, { limit: 2, offset: 2 })).map((v) => v.version), [2, 1]);
-    assert.deepEqual((await client.assistants.getVersions(assistant.assistant_id, { metadata: { v: 1 } })).map((v) => v.version), [2]);
+    assert.deepEqual(
+      (await client.assistants.getVersions(assistant.assistant_id, { limit: 2 })).map((v) => v.version),
+      [4, 3],
+    );
+    assert.deepEqual(
+      (await client.assistants.getVersions(assistant.assistant_id, { limit: 2, offset: 2 })).map((v) => v.version),
+      [2, 1],
+    );
+    assert.deepEqual(
+      (await client.assistants.getVersions(assistant.assistant_id, { metadata: { v: 1 } })).map((v) => v.version),
+      [2],
+    );
 
     const back = await client.assistants.setLatest(assistant.assistant_id, 2);
     assert.equal(back.version, 2);
     assert.deepEqual(back.metadata, { v: 1 });
     const next = await client.assistants.update(assistant.assistant_id, { metadata: { v: 5 } });
     assert.equal(next.version, 5, 'a new version after set-latest is max + 1');
-    assert.match(await failureOf(() => client.assistants.setLatest(assistant.assistant_id, 99)), /^HTTP 404: .*version/i);
+    assert.match(
+      await failureOf(() => client.assistants.setLatest(assistant.assistant_id, 99)),
+      /^HTTP 404: .*version/i,
+    );
     const missingVersion = await request(url, 'POST', `/assistants/${assistant.assistant_id}/latest`, { body: {} });
     assert.equal(missingVersion.status, 422);
     assert.match(missingVersion.text, /version/);
@@ -384,14 +463,19 @@ describe('assistants', () => {
   test('deleting an assistant stops its runs in flight; their thread is left idle', async () => {
     const assistant = await client.assistants.create({ graphId: 'sleep' });
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, assistant.assistant_id, { input: { delay_ms: 1500, steps: 15 } });
+    const run = await client.runs.create(thread.thread_id, assistant.assistant_id, {
+      input: { delay_ms: 1500, steps: 15 },
+    });
     await waitForStatus(thread.thread_id, run.run_id, 'running');
     await client.assistants.delete(assistant.assistant_id);
     assert.match(await failureOf(() => client.runs.get(thread.thread_id, run.run_id)), /^HTTP 404/);
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
     // Had the run gone on, its answer would land in the thread after its 1.5 s.
     const later = await client.runs.wait(thread.thread_id, 'sleep', { input: { delay_ms: 1600 } });
-    assert.deepEqual(((later as Json).messages as Json[]).map((m) => m.content), ['finished after 1600 ms']);
+    assert.deepEqual(
+      ((later as Json).messages as Json[]).map((m) => m.content),
+      ['finished after 1600 ms'],
+    );
   });
 
   test('graph and schemas of an assistant', async () => {
@@ -436,17 +520,33 @@ describe('threads', () => {
     const made = [];
     for (let i = 0; i < 3; i++) made.push(await client.threads.create({ metadata: { suite, i } }));
     const found = await client.threads.search({ metadata: { suite } });
-    assert.deepEqual(found.map((t) => t.thread_id), made.map((t) => t.thread_id).reverse(), 'newest first by default');
+    assert.deepEqual(
+      found.map((t) => t.thread_id),
+      made.map((t) => t.thread_id).reverse(),
+      'newest first by default',
+    );
     const asc = await client.threads.search({ metadata: { suite }, sortBy: 'created_at', sortOrder: 'asc' });
-    assert.deepEqual(asc.map((t) => t.thread_id), made.map((t) => t.thread_id));
+    assert.deepEqual(
+      asc.map((t) => t.thread_id),
+      made.map((t) => t.thread_id),
+    );
     const page = await client.threads.search({ metadata: { suite }, offset: 1, limit: 1 });
-    assert.deepEqual(page.map((t) => t.thread_id), [made[1]!.thread_id]);
+    assert.deepEqual(
+      page.map((t) => t.thread_id),
+      [made[1]!.thread_id],
+    );
     const byMeta = await client.threads.search({ metadata: { suite, i: 2 } });
-    assert.deepEqual(byMeta.map((t) => t.thread_id), [made[2]!.thread_id]);
+    assert.deepEqual(
+      byMeta.map((t) => t.thread_id),
+      [made[2]!.thread_id],
+    );
     const byIds = await client.threads.search({ ids: [made[0]!.thread_id, made[2]!.thread_id] });
     assert.deepEqual(new Set(byIds.map((t) => t.thread_id)), new Set([made[0]!.thread_id, made[2]!.thread_id]));
     await client.runs.wait(made[0]!.thread_id, 'error', { input: {}, raiseError: false });
-    assert.deepEqual((await client.threads.search({ metadata: { suite }, status: 'error' })).map((t) => t.thread_id), [made[0]!.thread_id]);
+    assert.deepEqual(
+      (await client.threads.search({ metadata: { suite }, status: 'error' })).map((t) => t.thread_id),
+      [made[0]!.thread_id],
+    );
     const recent = await client.threads.search({ metadata: { suite }, sortBy: 'state_updated_at', sortOrder: 'desc' });
     assert.equal(recent[0]!.thread_id, made[0]!.thread_id, 'every sort key the SDK offers is accepted');
     assert.equal(await client.threads.count({ metadata: { suite } }), 3);
@@ -466,7 +566,10 @@ describe('threads', () => {
     const originalHistory = await client.threads.getHistory(thread.thread_id);
     const copiedHistory = await client.threads.getHistory(copy.thread_id);
     assert.equal(copiedHistory.length, originalHistory.length);
-    assert.deepEqual(copiedHistory.map((s) => s.values), originalHistory.map((s) => s.values));
+    assert.deepEqual(
+      copiedHistory.map((s) => s.values),
+      originalHistory.map((s) => s.values),
+    );
 
     await client.runs.wait(copy.thread_id, 'chat', { input: hello('two') });
     assert.equal(((await client.threads.getState<Json>(copy.thread_id)).values.messages as Json[]).length, 4);
@@ -491,7 +594,9 @@ describe('threads', () => {
     const atCheckpoint = await client.threads.getState<Json>(thread.thread_id, older.checkpoint!.checkpoint_id!);
     assert.deepEqual(atCheckpoint.values, older.values);
     assert.deepEqual(atCheckpoint.metadata, older.metadata);
-    const byBody = await request(url, 'POST', `/threads/${thread.thread_id}/state/checkpoint`, { body: { checkpoint: { checkpoint_id: older.checkpoint!.checkpoint_id } } });
+    const byBody = await request(url, 'POST', `/threads/${thread.thread_id}/state/checkpoint`, {
+      body: { checkpoint: { checkpoint_id: older.checkpoint!.checkpoint_id } },
+    });
     assert.equal(byBody.status, 200);
     assert.deepEqual((byBody.json as Json).values, older.values);
     // Writes are keyed by the node that produced each checkpoint.
@@ -500,7 +605,9 @@ describe('threads', () => {
     const missing = await request(url, 'GET', `/threads/${thread.thread_id}/state/${unknown}`);
     assert.equal(missing.status, 404);
     assert.match(missing.text, new RegExp(unknown));
-    const missingByBody = await request(url, 'POST', `/threads/${thread.thread_id}/state/checkpoint`, { body: { checkpoint: { checkpoint_id: unknown } } });
+    const missingByBody = await request(url, 'POST', `/threads/${thread.thread_id}/state/checkpoint`, {
+      body: { checkpoint: { checkpoint_id: unknown } },
+    });
     assert.equal(missingByBody.status, 404);
   });
 
@@ -542,10 +649,15 @@ describe('runs', () => {
     const values = (await client.runs.wait(thread.thread_id, 'chat', { input: hello() })) as Json;
     assert.equal(values.messages.length, 2);
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
-    const raw = await request(url, 'POST', `/threads/${thread.thread_id}/runs/wait`, { body: { assistant_id: 'chat', input: hello() } });
+    const raw = await request(url, 'POST', `/threads/${thread.thread_id}/runs/wait`, {
+      body: { assistant_id: 'chat', input: hello() },
+    });
     assert.equal(raw.status, 200);
     assert.equal((raw.json as Json).messages.length, 4);
-    assert.match(raw.headers.get('content-location') ?? '', new RegExp(`^/threads/${thread.thread_id}/runs/[0-9a-f-]{36}$`));
+    assert.match(
+      raw.headers.get('content-location') ?? '',
+      new RegExp(`^/threads/${thread.thread_id}/runs/[0-9a-f-]{36}$`),
+    );
   });
 
   test('list, filter by status, page with limit/offset; get; delete (204) then 404', async () => {
@@ -575,7 +687,11 @@ describe('runs', () => {
 
     const announced: Json[] = [];
     const parts = await collect(
-      client.runs.stream(null, 'chat', { input: hello('solo'), streamMode: 'values', onRunCreated: (meta) => announced.push(meta) }),
+      client.runs.stream(null, 'chat', {
+        input: hello('solo'),
+        streamMode: 'values',
+        onRunCreated: (meta) => announced.push(meta),
+      }),
     );
     assert.equal(parts[0]!.event, 'metadata');
     assert.equal(announced.length, 1);
@@ -597,9 +713,22 @@ describe('runs', () => {
     for (const call of ['create', 'stream', 'wait'] as const) {
       const announced: Json[] = [];
       const onRunCreated = (meta: Json) => announced.push(meta);
-      if (call === 'create') await client.runs.create(thread.thread_id, 'chat', { input: hello(), onRunCreated, multitaskStrategy: 'enqueue' });
-      if (call === 'stream') await collect(client.runs.stream(thread.thread_id, 'chat', { input: hello(), onRunCreated, multitaskStrategy: 'enqueue' }));
-      if (call === 'wait') await client.runs.wait(thread.thread_id, 'chat', { input: hello(), onRunCreated, multitaskStrategy: 'enqueue' });
+      if (call === 'create')
+        await client.runs.create(thread.thread_id, 'chat', {
+          input: hello(),
+          onRunCreated,
+          multitaskStrategy: 'enqueue',
+        });
+      if (call === 'stream')
+        await collect(
+          client.runs.stream(thread.thread_id, 'chat', { input: hello(), onRunCreated, multitaskStrategy: 'enqueue' }),
+        );
+      if (call === 'wait')
+        await client.runs.wait(thread.thread_id, 'chat', {
+          input: hello(),
+          onRunCreated,
+          multitaskStrategy: 'enqueue',
+        });
       assert.equal(announced.length, 1, `${call} announces the run once`);
       assert.equal(announced[0]!.thread_id, thread.thread_id);
       assert.match(announced[0]!.run_id, UUID);
@@ -610,7 +739,11 @@ describe('runs', () => {
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, 'sleep', { input: longSleep });
     await waitForStatus(thread.thread_id, run.run_id, 'running');
-    const waited = await request(url, 'POST', `/threads/${thread.thread_id}/runs/${run.run_id}/cancel?wait=1&action=interrupt`);
+    const waited = await request(
+      url,
+      'POST',
+      `/threads/${thread.thread_id}/runs/${run.run_id}/cancel?wait=1&action=interrupt`,
+    );
     assert.equal(waited.status, 204);
     assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'interrupted');
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
@@ -627,7 +760,9 @@ describe('runs', () => {
     const first = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 1500 } });
     const rejected = await failureOf(() => client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 1 } }));
     assert.match(rejected, /^HTTP 409: .*[a-z]{4,}/i);
-    const rejectedStream = await request(url, 'POST', `/threads/${thread.thread_id}/runs/stream`, { body: { assistant_id: 'sleep', input: {} } });
+    const rejectedStream = await request(url, 'POST', `/threads/${thread.thread_id}/runs/stream`, {
+      body: { assistant_id: 'sleep', input: {} },
+    });
     assert.equal(rejectedStream.status, 409);
     await client.runs.join(thread.thread_id, first.run_id);
     assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'success');
@@ -638,7 +773,10 @@ describe('runs', () => {
     const thread = await client.threads.create();
     const first = await client.runs.create(thread.thread_id, 'sleep', { input: longSleep });
     await waitForStatus(thread.thread_id, first.run_id, 'running');
-    const second = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 10 }, multitaskStrategy: 'interrupt' });
+    const second = await client.runs.create(thread.thread_id, 'sleep', {
+      input: { delay_ms: 10 },
+      multitaskStrategy: 'interrupt',
+    });
     await client.runs.join(thread.thread_id, second.run_id);
     assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'interrupted');
     assert.equal((await client.runs.get(thread.thread_id, second.run_id)).status, 'success');
@@ -648,11 +786,17 @@ describe('runs', () => {
   test('multitask rollback: the first run is deleted with its state, the second succeeds', async () => {
     const thread = await client.threads.create();
     const first = await client.runs.create(thread.thread_id, 'chat', { input: hello('first'), afterSeconds: 30 });
-    const second = await client.runs.create(thread.thread_id, 'chat', { input: hello('second'), multitaskStrategy: 'rollback' });
+    const second = await client.runs.create(thread.thread_id, 'chat', {
+      input: hello('second'),
+      multitaskStrategy: 'rollback',
+    });
     await client.runs.join(thread.thread_id, second.run_id);
     assert.match(await failureOf(() => client.runs.get(thread.thread_id, first.run_id)), /^HTTP 404/);
     const messages = (await client.threads.getState<Json>(thread.thread_id)).values.messages as Json[];
-    assert.deepEqual(messages.map((m) => m.content), ['second', 'You said: second']);
+    assert.deepEqual(
+      messages.map((m) => m.content),
+      ['second', 'You said: second'],
+    );
 
     // A running first run is rolled back too, with the checkpoints it had written.
     const thread2 = await client.threads.create();
@@ -660,13 +804,19 @@ describe('runs', () => {
     const historyBefore = await client.threads.getHistory(thread2.thread_id, { limit: 100 });
     const running = await client.runs.create(thread2.thread_id, 'sleep', { input: longSleep });
     await waitForStatus(thread2.thread_id, running.run_id, 'running');
-    const replacement = await client.runs.create(thread2.thread_id, 'sleep', { input: { delay_ms: 5 }, multitaskStrategy: 'rollback' });
+    const replacement = await client.runs.create(thread2.thread_id, 'sleep', {
+      input: { delay_ms: 5 },
+      multitaskStrategy: 'rollback',
+    });
     await client.runs.join(thread2.thread_id, replacement.run_id);
     assert.match(await failureOf(() => client.runs.get(thread2.thread_id, running.run_id)), /^HTTP 404/);
     assert.equal((await client.runs.get(thread2.thread_id, replacement.run_id)).status, 'success');
     const historyAfter = await client.threads.getHistory<Json>(thread2.thread_id, { limit: 100 });
     assert.equal(historyAfter.length, historyBefore.length * 2, 'only the two finished runs left checkpoints');
-    assert.ok(historyAfter.every((state) => state.values.delay_ms !== longSleep.delay_ms), 'nothing of the rolled-back input remains');
+    assert.ok(
+      historyAfter.every((state) => state.values.delay_ms !== longSleep.delay_ms),
+      'nothing of the rolled-back input remains',
+    );
   });
 
   test('a client waiting on a run that is rolled back or cancelled gets an error, not values or null', async () => {
@@ -675,15 +825,26 @@ describe('runs', () => {
       ['interrupt', /RunCancelled/],
     ] as const) {
       const thread = await client.threads.create();
-      const waiting = failureOf(() => client.runs.wait(thread.thread_id, 'sleep', { input: { delay_ms: 5 }, afterSeconds: 30 }));
-      await eventually(() => client.runs.list(thread.thread_id), (runs) => runs.length === 1);
-      const next = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 5 }, multitaskStrategy: strategy });
+      const waiting = failureOf(() =>
+        client.runs.wait(thread.thread_id, 'sleep', { input: { delay_ms: 5 }, afterSeconds: 30 }),
+      );
+      await eventually(
+        () => client.runs.list(thread.thread_id),
+        (runs) => runs.length === 1,
+      );
+      const next = await client.runs.create(thread.thread_id, 'sleep', {
+        input: { delay_ms: 5 },
+        multitaskStrategy: strategy,
+      });
       assert.match(await waiting, expected);
       await client.runs.join(thread.thread_id, next.run_id);
     }
     const thread = await client.threads.create();
     const waiting = failureOf(() => client.runs.wait(thread.thread_id, 'sleep', { input: longSleep }));
-    const [running] = await eventually(() => client.runs.list(thread.thread_id), (runs) => runs.length === 1 && runs[0]!.status === 'running');
+    const [running] = await eventually(
+      () => client.runs.list(thread.thread_id),
+      (runs) => runs.length === 1 && runs[0]!.status === 'running',
+    );
     await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 5 }, multitaskStrategy: 'rollback' });
     assert.match(await waiting, new RegExp(`RunDeleted: Run ${running!.run_id}`));
   });
@@ -691,12 +852,18 @@ describe('runs', () => {
   test('multitask enqueue: both runs succeed, one after the other', async () => {
     const thread = await client.threads.create();
     const first = await client.runs.create(thread.thread_id, 'chat', { input: hello('one') });
-    const second = await client.runs.create(thread.thread_id, 'chat', { input: hello('two'), multitaskStrategy: 'enqueue' });
+    const second = await client.runs.create(thread.thread_id, 'chat', {
+      input: hello('two'),
+      multitaskStrategy: 'enqueue',
+    });
     await client.runs.join(thread.thread_id, second.run_id);
     assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'success');
     assert.equal((await client.runs.get(thread.thread_id, second.run_id)).status, 'success');
     const messages = (await client.threads.getState<Json>(thread.thread_id)).values.messages as Json[];
-    assert.deepEqual(messages.map((m) => m.content), ['one', 'You said: one', 'two', 'You said: two']);
+    assert.deepEqual(
+      messages.map((m) => m.content),
+      ['one', 'You said: one', 'two', 'You said: two'],
+    );
   });
 
   test('interrupt_before pauses the thread (`interrupted`, next node); input null resumes', async () => {
@@ -714,7 +881,9 @@ describe('runs', () => {
 
   test('interrupt() inside a node: task interrupts in state, resumed with command', async () => {
     const thread = await client.threads.create();
-    const parts = await collect(client.runs.stream(thread.thread_id, 'interrupt', { input: hello('ship it'), streamMode: 'values' }));
+    const parts = await collect(
+      client.runs.stream(thread.thread_id, 'interrupt', { input: hello('ship it'), streamMode: 'values' }),
+    );
     const lastValues = parts.filter((p) => p.event === 'values').pop()!.data as Json;
     assert.ok(Array.isArray(lastValues.__interrupt__), 'the last values event carries __interrupt__');
     assert.equal(lastValues.__interrupt__[0].value.question, 'Approve this draft?');
@@ -724,16 +893,23 @@ describe('runs', () => {
     assert.deepEqual(state.next, ['review']);
     assert.equal((state.tasks[0]!.interrupts[0]!.value as Json).draft, 'Draft answer to: ship it');
     const taskInterrupts = Object.values((thread1 as Json).interrupts ?? {}).flat() as Json[];
-    assert.ok(taskInterrupts.some((i) => i.value?.question === 'Approve this draft?'), 'thread.interrupts lists the pending interrupt');
+    assert.ok(
+      taskInterrupts.some((i) => i.value?.question === 'Approve this draft?'),
+      'thread.interrupts lists the pending interrupt',
+    );
 
-    assertMatches((state as unknown as Json).interrupts, [{ value: { question: 'Approve this draft?', draft: 'Draft answer to: ship it' }, id: anyString }]);
+    assertMatches((state as unknown as Json).interrupts, [
+      { value: { question: 'Approve this draft?', draft: 'Draft answer to: ship it' }, id: anyString },
+    ]);
 
     // wait on a run that pauses answers what graph.invoke() does: the values and the interrupts.
     const other = await client.threads.create();
     const paused = (await client.runs.wait(other.thread_id, 'interrupt', { input: hello('wait for me') })) as Json;
     assert.equal(paused.messages[0].content, 'wait for me');
     assert.equal(paused.draft, 'Draft answer to: wait for me');
-    assertMatches(paused.__interrupt__, [{ value: { question: 'Approve this draft?', draft: 'Draft answer to: wait for me' }, id: anyString }]);
+    assertMatches(paused.__interrupt__, [
+      { value: { question: 'Approve this draft?', draft: 'Draft answer to: wait for me' }, id: anyString },
+    ]);
 
     const resumed = (await client.runs.wait(thread.thread_id, 'interrupt', { command: { resume: 'approve' } })) as Json;
     assert.equal(lastAiText(resumed), 'Draft answer to: ship it');
@@ -747,13 +923,19 @@ describe('runs', () => {
       command: { update: { messages: [{ role: 'user', content: 'via command' }] }, goto: 'call_model' },
     });
     const messages = (await client.threads.getState<Json>(thread.thread_id)).values.messages as Json[];
-    assert.deepEqual(messages.slice(-2).map((m) => m.content), ['via command', 'You said: via command']);
+    assert.deepEqual(
+      messages.slice(-2).map((m) => m.content),
+      ['via command', 'You said: via command'],
+    );
   });
 
   test('a run that exceeds its recursion limit fails with GraphRecursionError; the thread is `error`', async () => {
     const thread = await client.threads.create();
     const failure = await failureOf(() =>
-      client.runs.wait(thread.thread_id, 'tools', { input: hello('Weather in Paris?'), config: { recursion_limit: 1 } }),
+      client.runs.wait(thread.thread_id, 'tools', {
+        input: hello('Weather in Paris?'),
+        config: { recursion_limit: 1 },
+      }),
     );
     assert.match(failure, /GraphRecursionError/);
     assert.equal((await client.threads.get(thread.thread_id)).status, 'error');
@@ -765,7 +947,9 @@ describe('runs', () => {
     assert.match(await failureOf(() => client.runs.wait(null, 'error', { input: {} })), /CustomError|Boo!/);
 
     const thread = await client.threads.create();
-    const parts = await collect(client.runs.stream(thread.thread_id, 'error', { input: {}, streamMode: ['debug', 'events'] }));
+    const parts = await collect(
+      client.runs.stream(thread.thread_id, 'error', { input: {}, streamMode: ['debug', 'events'] }),
+    );
     const last = parts[parts.length - 1]!;
     assert.equal(last.event, 'error');
     assert.deepEqual(last.data, { error: 'CustomError', message: 'Boo!' });
@@ -783,10 +967,16 @@ describe('runs', () => {
   test('many runs at once (more than the workers): each thread gets its own answer', async () => {
     const threads = await Promise.all(Array.from({ length: 12 }, () => client.threads.create()));
     const streamed = await Promise.all(
-      threads.map((thread, i) => collect(client.runs.stream(thread.thread_id, 'chat', { input: hello(`stream ${i}`), streamMode: 'values' }))),
+      threads.map((thread, i) =>
+        collect(client.runs.stream(thread.thread_id, 'chat', { input: hello(`stream ${i}`), streamMode: 'values' })),
+      ),
     );
-    streamed.forEach((parts, i) => assert.equal(lastAiText(parts[parts.length - 1]!.data as Json), `You said: stream ${i}`));
-    const waited = await Promise.all(Array.from({ length: 12 }, (_, i) => client.runs.wait(null, 'chat', { input: hello(`wait ${i}`) })));
+    streamed.forEach((parts, i) =>
+      assert.equal(lastAiText(parts[parts.length - 1]!.data as Json), `You said: stream ${i}`),
+    );
+    const waited = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => client.runs.wait(null, 'chat', { input: hello(`wait ${i}`) })),
+    );
     waited.forEach((values, i) => assert.equal(lastAiText(values as Json), `You said: wait ${i}`));
     for (const thread of threads) assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
   });
@@ -803,9 +993,16 @@ describe('runs', () => {
 });
 
 describe('streaming', () => {
-  async function streamOn(graph: string, streamMode: string | string[], input: Json = hello('hello world'), extra: Json = {}) {
+  async function streamOn(
+    graph: string,
+    streamMode: string | string[],
+    input: Json = hello('hello world'),
+    extra: Json = {},
+  ) {
     const thread = await client.threads.create();
-    const parts = await collect(client.runs.stream(thread.thread_id, graph, { input, streamMode: streamMode as any, ...extra }));
+    const parts = await collect(
+      client.runs.stream(thread.thread_id, graph, { input, streamMode: streamMode as any, ...extra }),
+    );
     assert.equal(parts[0]!.event, 'metadata', 'metadata comes first');
     assert.match((parts[0]!.data as Json).run_id, UUID);
     assert.deepEqual(parts[0]!.data, { run_id: (parts[0]!.data as Json).run_id, attempt: 1 });
@@ -852,18 +1049,27 @@ describe('streaming', () => {
     const { parts } = await streamOn('chat', 'events');
     assert.ok(parts.every((p) => p.event === 'events'));
     const names = new Set(parts.map((p) => p.data.event));
-    for (const name of ['on_chain_start', 'on_chain_end', 'on_chat_model_start', 'on_chat_model_stream', 'on_chat_model_end']) {
+    for (const name of [
+      'on_chain_start',
+      'on_chain_end',
+      'on_chat_model_start',
+      'on_chat_model_stream',
+      'on_chat_model_end',
+    ]) {
       assert.ok(names.has(name), `events has ${name}`);
     }
   });
 
   test('custom: what a node writes', async () => {
     const { parts } = await streamOn('sleep', 'custom', { delay_ms: 30, steps: 3 });
-    assert.deepEqual(parts.map((p) => [p.event, p.data]), [
-      ['custom', { step: 1, of: 3 }],
-      ['custom', { step: 2, of: 3 }],
-      ['custom', { step: 3, of: 3 }],
-    ]);
+    assert.deepEqual(
+      parts.map((p) => [p.event, p.data]),
+      [
+        ['custom', { step: 1, of: 3 }],
+        ['custom', { step: 2, of: 3 }],
+        ['custom', { step: 3, of: 3 }],
+      ],
+    );
   });
 
   test('tasks: a start and a result per node', async () => {
@@ -916,7 +1122,10 @@ describe('streaming', () => {
     assert.ok(stream.frames.length >= 3);
     stream.frames.forEach((frame, index) => {
       assert.ok(frame.lines[0]!.startsWith('event: '), `frame ${index} opens with event:`);
-      assert.ok(frame.lines.slice(1, -1).every((line) => line.startsWith('data: ')), `frame ${index} carries data: lines`);
+      assert.ok(
+        frame.lines.slice(1, -1).every((line) => line.startsWith('data: ')),
+        `frame ${index} carries data: lines`,
+      );
       assert.equal(frame.lines[frame.lines.length - 1], `id: ${index}`, `frame ${index} ends with its id`);
       JSON.parse(frame.data);
     });
@@ -936,14 +1145,20 @@ describe('streaming', () => {
     const full = await collect(client.runs.joinStream(thread.thread_id, run.run_id));
     assert.equal(full[0]!.event, 'metadata');
     assert.equal(full.filter((p) => p.event === 'custom').length, 4);
-    assert.ok(full.every((p) => typeof p.id === 'string'), 'every event has an id');
+    assert.ok(
+      full.every((p) => typeof p.id === 'string'),
+      'every event has an id',
+    );
     const resumed = await collect(client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: full[1]!.id }));
     assert.deepEqual(
       resumed.map((p) => [p.id, p.event, p.data]),
       full.slice(2).map((p) => [p.id, p.event, p.data]),
     );
     const again = await collect(client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: '-1' }));
-    assert.deepEqual(again.map((p) => p.id), full.map((p) => p.id));
+    assert.deepEqual(
+      again.map((p) => p.id),
+      full.map((p) => p.id),
+    );
   });
 
   test('a stream joined while the run is live sees the same events as the creating stream', async () => {
@@ -959,7 +1174,10 @@ describe('streaming', () => {
         },
       }),
     );
-    await eventually(async () => runId, (id) => id !== '');
+    await eventually(
+      async () => runId,
+      (id) => id !== '',
+    );
     const joined = await collect(client.runs.joinStream(thread.thread_id, runId, { lastEventId: '-1' }));
     const original = await creating;
     assert.deepEqual(joined, original);
@@ -968,19 +1186,31 @@ describe('streaming', () => {
   test('raw HTTP: stream_mode as a plain string; input messages with role human', async () => {
     const thread = await client.threads.create();
     const stream = await requestStream(url, 'POST', `/threads/${thread.thread_id}/runs/stream`, {
-      body: { assistant_id: 'chat', input: { messages: [{ role: 'human', content: 'plain' }] }, stream_mode: 'updates' },
+      body: {
+        assistant_id: 'chat',
+        input: { messages: [{ role: 'human', content: 'plain' }] },
+        stream_mode: 'updates',
+      },
     });
     assert.equal(stream.status, 200);
-    assert.deepEqual(stream.frames.map((f) => f.event), ['metadata', 'updates']);
+    assert.deepEqual(
+      stream.frames.map((f) => f.event),
+      ['metadata', 'updates'],
+    );
     assert.equal(JSON.parse(stream.frames[1]!.data).call_model.messages[0].content, 'You said: plain');
   });
 
   test('threadless background run: joinStream while it runs; on_completion keep leaves its thread', async () => {
     const run = await client.runs.create(null, 'sleep', { input: { delay_ms: 300, steps: 3 }, streamMode: ['custom'] });
     const parts = await collect(client.runs.joinStream(null, run.run_id));
-    assert.deepEqual(parts.map((p) => p.event), ['metadata', 'custom', 'custom', 'custom']);
+    assert.deepEqual(
+      parts.map((p) => p.event),
+      ['metadata', 'custom', 'custom', 'custom'],
+    );
 
-    const kept = await request(url, 'POST', '/runs', { body: { assistant_id: 'chat', input: hello('keep me'), on_completion: 'keep' } });
+    const kept = await request(url, 'POST', '/runs', {
+      body: { assistant_id: 'chat', input: hello('keep me'), on_completion: 'keep' },
+    });
     const keptRun = kept.json as Json;
     await client.runs.join(keptRun.thread_id, keptRun.run_id);
     const state = await client.threads.getState<Json>(keptRun.thread_id);
@@ -993,14 +1223,18 @@ describe('streaming', () => {
     const seen: Array<{ event: string; data: unknown }> = [];
     const following = (async () => {
       try {
-        for await (const part of client.threads.joinStream(thread.thread_id, { signal: controller.signal })) seen.push(part);
+        for await (const part of client.threads.joinStream(thread.thread_id, { signal: controller.signal }))
+          seen.push(part);
       } catch {
         // Aborted by the test once both runs were seen.
       }
     })();
     await client.runs.wait(thread.thread_id, 'chat', { input: hello('first') });
     await client.runs.wait(thread.thread_id, 'chat', { input: hello('second') });
-    await eventually(async () => seen.filter((p) => p.event === 'metadata').length, (n) => n >= 2);
+    await eventually(
+      async () => seen.filter((p) => p.event === 'metadata').length,
+      (n) => n >= 2,
+    );
     controller.abort();
     await following;
     const answers = seen.filter((p) => p.event === 'values').map((p) => lastAiText(p.data as Json));
@@ -1033,15 +1267,23 @@ describe('streaming', () => {
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     try {
-      const viaProxy = new SdkClient({ apiUrl: `http://127.0.0.1:${(proxy.address() as { port: number }).port}`, apiKey: null });
+      const viaProxy = new SdkClient({
+        apiUrl: `http://127.0.0.1:${(proxy.address() as { port: number }).port}`,
+        apiKey: null,
+      });
       const thread = await viaProxy.threads.create();
-      const parts = await collect(viaProxy.runs.stream(thread.thread_id, 'sleep', { input: { delay_ms: 2000, steps: 8 }, streamMode: 'custom' }));
+      const parts = await collect(
+        viaProxy.runs.stream(thread.thread_id, 'sleep', { input: { delay_ms: 2000, steps: 8 }, streamMode: 'custom' }),
+      );
       assert.ok(dropped, 'the proxy cut the stream');
       const rejoins = requests.filter((text) => /^GET \/threads\/[0-9a-f-]+\/runs\/[0-9a-f-]+\/stream/.test(text));
       assert.equal(rejoins.length, 1, 'the SDK rejoined the run once');
       assert.match(rejoins[0]!, /last-event-id: \d+/i);
       assert.equal(parts.filter((p) => p.event === 'metadata').length, 1);
-      assert.deepEqual(parts.filter((p) => p.event === 'custom').map((p) => (p.data as Json).step), [1, 2, 3, 4, 5, 6, 7, 8]);
+      assert.deepEqual(
+        parts.filter((p) => p.event === 'custom').map((p) => (p.data as Json).step),
+        [1, 2, 3, 4, 5, 6, 7, 8],
+      );
     } finally {
       await new Promise((resolve) => proxy.close(resolve));
     }
@@ -1049,7 +1291,9 @@ describe('streaming', () => {
 
   test('stream with an unknown assistant is a 404 before any event', async () => {
     const thread = await client.threads.create();
-    const failure = await failureOf(() => collect(client.runs.stream(thread.thread_id, 'no_such_graph', { input: {} })));
+    const failure = await failureOf(() =>
+      collect(client.runs.stream(thread.thread_id, 'no_such_graph', { input: {} })),
+    );
     assert.match(failure, /^HTTP 404: .*no_such_graph/);
     assert.match(await failureOf(() => collect(client.runs.stream(null, 'no_such_graph', { input: {} }))), /^HTTP 404/);
   });
@@ -1058,8 +1302,14 @@ describe('streaming', () => {
 describe('errors and status codes', () => {
   test('a run on a missing thread: 404 naming it, or created with if_not_exists create', async () => {
     const missing = crypto.randomUUID();
-    assert.match(await failureOf(() => client.runs.wait(missing, 'chat', { input: hello() })), new RegExp(`^HTTP 404: .*Thread with ID ${missing} not found`));
-    const values = (await client.runs.wait(missing, 'chat', { input: hello('created'), ifNotExists: 'create' })) as Json;
+    assert.match(
+      await failureOf(() => client.runs.wait(missing, 'chat', { input: hello() })),
+      new RegExp(`^HTTP 404: .*Thread with ID ${missing} not found`),
+    );
+    const values = (await client.runs.wait(missing, 'chat', {
+      input: hello('created'),
+      ifNotExists: 'create',
+    })) as Json;
     assert.equal(lastAiText(values), 'You said: created');
     assert.equal((await client.threads.get(missing)).thread_id, missing);
   });
@@ -1102,7 +1352,10 @@ describe('errors and status codes', () => {
     const badLimit = await request(url, 'POST', '/assistants/search', { body: { limit: 'ten' } });
     assert.equal(badLimit.status, 422);
     assert.match(badLimit.text, /limit/);
-    const malformed = await request(url, 'POST', '/threads', { rawBody: '{"metadata":', headers: { 'content-type': 'application/json' } });
+    const malformed = await request(url, 'POST', '/threads', {
+      rawBody: '{"metadata":',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(malformed.status, 400);
     assert.ok(malformed.text.length > 0);
     const sdk = await failureOf(() => client.assistants.search({ limit: -1 }));
@@ -1112,24 +1365,36 @@ describe('errors and status codes', () => {
   test('bad state updates, configs, webhooks and checkpoints are client errors, never 500', async () => {
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, 'chat', { input: hello() });
-    const unknownNode = await request(url, 'POST', `/threads/${thread.thread_id}/state`, { body: { values: { messages: [] }, as_node: 'no_such_node' } });
+    const unknownNode = await request(url, 'POST', `/threads/${thread.thread_id}/state`, {
+      body: { values: { messages: [] }, as_node: 'no_such_node' },
+    });
     assert.equal(unknownNode.status, 422);
     assert.match(unknownNode.text, /body\.as_node/);
     assert.match(unknownNode.text, /no_such_node/);
-    const badValues = await request(url, 'POST', `/threads/${thread.thread_id}/state`, { body: { values: 'not a state' } });
+    const badValues = await request(url, 'POST', `/threads/${thread.thread_id}/state`, {
+      body: { values: 'not a state' },
+    });
     assert.equal(badValues.status, 422);
     assert.match(badValues.text, /body\.values/);
-    const badLimit = await request(url, 'POST', `/threads/${thread.thread_id}/runs`, { body: { assistant_id: 'chat', input: hello(), config: { recursion_limit: 'many' } } });
+    const badLimit = await request(url, 'POST', `/threads/${thread.thread_id}/runs`, {
+      body: { assistant_id: 'chat', input: hello(), config: { recursion_limit: 'many' } },
+    });
     assert.equal(badLimit.status, 422);
     assert.match(badLimit.text, /config\.recursion_limit/);
-    const badAssistantConfig = await request(url, 'POST', '/assistants', { body: { graph_id: 'chat', config: { tags: { not: 'a list' } } } });
+    const badAssistantConfig = await request(url, 'POST', '/assistants', {
+      body: { graph_id: 'chat', config: { tags: { not: 'a list' } } },
+    });
     assert.equal(badAssistantConfig.status, 422);
     assert.match(badAssistantConfig.text, /config\.tags/);
-    const badWebhook = await request(url, 'POST', `/threads/${thread.thread_id}/runs`, { body: { assistant_id: 'chat', input: hello(), webhook: 'not a url' } });
+    const badWebhook = await request(url, 'POST', `/threads/${thread.thread_id}/runs`, {
+      body: { assistant_id: 'chat', input: hello(), webhook: 'not a url' },
+    });
     assert.equal(badWebhook.status, 422);
     assert.match(badWebhook.text, /webhook/);
     const unknownCheckpoint = crypto.randomUUID();
-    const fromNowhere = await failureOf(() => client.runs.wait(thread.thread_id, 'chat', { input: hello(), checkpointId: unknownCheckpoint }));
+    const fromNowhere = await failureOf(() =>
+      client.runs.wait(thread.thread_id, 'chat', { input: hello(), checkpointId: unknownCheckpoint }),
+    );
     assert.match(fromNowhere, new RegExp(`^HTTP 404: .*Checkpoint ${unknownCheckpoint} not found`));
     assert.equal((await client.runs.list(thread.thread_id)).length, 1, 'no run was created');
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
@@ -1139,7 +1404,9 @@ describe('errors and status codes', () => {
     const thread = await request(url, 'POST', '/threads', { body: { metadata: { a: 1 }, ttl: null, surprise: true } });
     assert.equal(thread.status, 200);
     const threadId = (thread.json as Json).thread_id as string;
-    const assistant = await request(url, 'POST', '/assistants', { body: { graph_id: 'chat', surprise: { nested: 1 } } });
+    const assistant = await request(url, 'POST', '/assistants', {
+      body: { graph_id: 'chat', surprise: { nested: 1 } },
+    });
     assert.equal(assistant.status, 200);
     const run = await request(url, 'POST', `/threads/${threadId}/runs/wait`, {
       body: { assistant_id: 'chat', input: hello(), durability: 'async', checkpoint_during: true, surprise: 1 },
@@ -1149,14 +1416,32 @@ describe('errors and status codes', () => {
     // The Python SDK sends null for every option left unset: null means "not given".
     const pythonStyle = await request(url, 'POST', `/threads/${threadId}/runs/wait`, {
       body: {
-        assistant_id: 'chat', input: hello('nulls'), command: null, stream_mode: null, stream_subgraphs: null, metadata: null, config: null, context: null,
-        checkpoint: null, checkpoint_id: null, interrupt_before: null, interrupt_after: null, feedback_keys: null, webhook: null,
-        multitask_strategy: null, if_not_exists: null, on_completion: null, after_seconds: null, on_disconnect: null,
+        assistant_id: 'chat',
+        input: hello('nulls'),
+        command: null,
+        stream_mode: null,
+        stream_subgraphs: null,
+        metadata: null,
+        config: null,
+        context: null,
+        checkpoint: null,
+        checkpoint_id: null,
+        interrupt_before: null,
+        interrupt_after: null,
+        feedback_keys: null,
+        webhook: null,
+        multitask_strategy: null,
+        if_not_exists: null,
+        on_completion: null,
+        after_seconds: null,
+        on_disconnect: null,
       },
     });
     assert.equal(pythonStyle.status, 200);
     assert.equal(lastAiText(pythonStyle.json as Json), 'You said: nulls');
-    const nullThread = await request(url, 'POST', '/threads', { body: { metadata: null, thread_id: null, if_exists: null, supersteps: null } });
+    const nullThread = await request(url, 'POST', '/threads', {
+      body: { metadata: null, thread_id: null, if_exists: null, supersteps: null },
+    });
     assert.equal(nullThread.status, 200);
     assert.deepEqual((nullThread.json as Json).metadata, {});
   });
@@ -1168,7 +1453,9 @@ describe('errors and status codes', () => {
     const assistant = await request(url, 'POST', '/assistants', { body: { graph_id: 'chat' } });
     assert.equal(assistant.status, 200);
     assert.match(assistant.headers.get('content-type') ?? '', /^application\/json/);
-    const run = await request(url, 'POST', `/threads/${(created.json as Json).thread_id}/runs`, { body: { assistant_id: 'chat', input: hello() } });
+    const run = await request(url, 'POST', `/threads/${(created.json as Json).thread_id}/runs`, {
+      body: { assistant_id: 'chat', input: hello() },
+    });
     assert.equal(run.status, 200);
     assert.match(run.headers.get('content-type') ?? '', /^application\/json/);
     assert.equal(
@@ -1194,7 +1481,9 @@ describe('ported from the reference suite', () => {
 
   test('stream values: ids of earlier messages stay put; only metadata and values events; run success', async () => {
     const thread = await client.threads.create();
-    const parts = await collect(client.runs.stream(thread.thread_id, 'tools', { input: weatherQuestion, streamMode: 'values' }));
+    const parts = await collect(
+      client.runs.stream(thread.thread_id, 'tools', { input: weatherQuestion, streamMode: 'values' }),
+    );
     let previous: string[] = [];
     for (const part of parts.filter((p) => p.event === 'values')) {
       const ids = ((part.data as Json).messages as Json[]).map((m) => m.id as string);
@@ -1211,14 +1500,21 @@ describe('ported from the reference suite', () => {
 
   test('stream updates on a tool-calling graph: nodes in order', async () => {
     const thread = await client.threads.create();
-    const parts = await collect(client.runs.stream(thread.thread_id, 'tools', { input: weatherQuestion, streamMode: 'updates' }));
-    assert.deepEqual(parts.filter((p) => p.event === 'updates').map((p) => Object.keys(p.data as Json)[0]), ['agent', 'tools', 'agent']);
+    const parts = await collect(
+      client.runs.stream(thread.thread_id, 'tools', { input: weatherQuestion, streamMode: 'updates' }),
+    );
+    assert.deepEqual(
+      parts.filter((p) => p.event === 'updates').map((p) => Object.keys(p.data as Json)[0]),
+      ['agent', 'tools', 'agent'],
+    );
     assert.equal(parts[parts.length - 1]!.event, 'updates');
   });
 
   test('stream messages: partial and complete agree by id; the last event is messages/complete', async () => {
     const thread = await client.threads.create();
-    const parts = await collect(client.runs.stream(thread.thread_id, 'tools', { input: weatherQuestion, streamMode: 'messages' }));
+    const parts = await collect(
+      client.runs.stream(thread.thread_id, 'tools', { input: weatherQuestion, streamMode: 'messages' }),
+    );
     const partial: Record<string, unknown> = {};
     let lastComplete: Json | undefined;
     for (const part of parts) {
@@ -1235,25 +1531,38 @@ describe('ported from the reference suite', () => {
     }
     assert.equal(lastComplete?.content, "The tool says: It's always sunny in Paris.");
     assert.equal(parts[parts.length - 1]!.event, 'messages/complete');
-    assert.deepEqual(new Set(parts.map((p) => p.event)), new Set(['metadata', 'messages/metadata', 'messages/partial', 'messages/complete']));
+    assert.deepEqual(
+      new Set(parts.map((p) => p.event)),
+      new Set(['metadata', 'messages/metadata', 'messages/partial', 'messages/complete']),
+    );
 
     const other = await client.threads.create();
-    const mixed = await collect(client.runs.stream(other.thread_id, 'tools', { input: weatherQuestion, streamMode: ['messages', 'values'] }));
+    const mixed = await collect(
+      client.runs.stream(other.thread_id, 'tools', { input: weatherQuestion, streamMode: ['messages', 'values'] }),
+    );
     assert.equal(mixed[mixed.length - 1]!.event, 'messages/complete');
-    assert.deepEqual(new Set(mixed.map((p) => p.event)), new Set(['metadata', 'messages/metadata', 'messages/partial', 'messages/complete', 'values']));
+    assert.deepEqual(
+      new Set(mixed.map((p) => p.event)),
+      new Set(['metadata', 'messages/metadata', 'messages/partial', 'messages/complete', 'values']),
+    );
     const lastValues = mixed.filter((p) => p.event === 'values').pop()!.data as Json;
     assert.equal(lastValues.messages.length, 4);
   });
 
   test('stream messages-tuple: model tokens and the tool message, only metadata and messages events', async () => {
     const thread = await client.threads.create();
-    const parts = await collect(client.runs.stream(thread.thread_id, 'tools', { input: weatherQuestion, streamMode: 'messages-tuple' }));
+    const parts = await collect(
+      client.runs.stream(thread.thread_id, 'tools', { input: weatherQuestion, streamMode: 'messages-tuple' }),
+    );
     assert.deepEqual(new Set(parts.map((p) => p.event)), new Set(['metadata', 'messages']));
     const chunks = parts.filter((p) => p.event === 'messages').map((p) => (p.data as [Json, Json])[0]);
     const tool = chunks.filter((c) => c.type === 'tool');
     assert.equal(tool.length, 1);
     assert.equal(tool[0]!.content, "It's always sunny in Paris.");
-    const answer = chunks.slice(chunks.indexOf(tool[0]!) + 1).map((c) => c.content).join('');
+    const answer = chunks
+      .slice(chunks.indexOf(tool[0]!) + 1)
+      .map((c) => c.content)
+      .join('');
     assert.equal(answer, "The tool says: It's always sunny in Paris.");
     assert.ok(chunks.length > 4, 'the answer arrives token by token');
   });
@@ -1261,7 +1570,10 @@ describe('ported from the reference suite', () => {
   test('tasks / checkpoints stream modes: the exact sequence', async () => {
     const thread = await client.threads.create();
     const stream = await collect(
-      client.runs.stream(thread.thread_id, 'tools', { input: { messages: [{ role: 'human', content: 'Weather in Paris?' }] }, streamMode: ['tasks', 'checkpoints'] }),
+      client.runs.stream(thread.thread_id, 'tools', {
+        input: { messages: [{ role: 'human', content: 'Weather in Paris?' }] },
+        streamMode: ['tasks', 'checkpoints'],
+      }),
     );
     const human = { content: 'Weather in Paris?', type: 'human' };
     const call = { content: '', type: 'ai' };
@@ -1270,17 +1582,51 @@ describe('ported from the reference suite', () => {
     const resultHas = (type: string) => (value: unknown) => JSON.stringify(value).includes(`"type":"${type}"`);
     assertMatches(stream, [
       { event: 'metadata', data: { run_id: anyString } },
-      { event: 'checkpoints', data: { values: { messages: [] }, metadata: { source: 'input', step: -1 }, next: ['__start__'] } },
-      { event: 'checkpoints', data: { values: { messages: [human] }, metadata: { source: 'loop', step: 0 }, next: ['agent'] } },
-      { event: 'tasks', data: { name: 'agent', input: { messages: [human] }, triggers: ['branch:to:agent'], interrupts: [] } },
+      {
+        event: 'checkpoints',
+        data: { values: { messages: [] }, metadata: { source: 'input', step: -1 }, next: ['__start__'] },
+      },
+      {
+        event: 'checkpoints',
+        data: { values: { messages: [human] }, metadata: { source: 'loop', step: 0 }, next: ['agent'] },
+      },
+      {
+        event: 'tasks',
+        data: { name: 'agent', input: { messages: [human] }, triggers: ['branch:to:agent'], interrupts: [] },
+      },
       { event: 'tasks', data: { name: 'agent', result: resultHas('ai'), interrupts: [] } },
-      { event: 'checkpoints', data: { values: { messages: [human, call] }, metadata: { source: 'loop', step: 1 }, next: ['tools'] } },
+      {
+        event: 'checkpoints',
+        data: { values: { messages: [human, call] }, metadata: { source: 'loop', step: 1 }, next: ['tools'] },
+      },
       { event: 'tasks', data: { name: 'tools', input: { messages: [human, call] }, interrupts: [] } },
       { event: 'tasks', data: { name: 'tools', result: resultHas('tool'), interrupts: [] } },
-      { event: 'checkpoints', data: { values: { messages: [human, call, toolMessage] }, metadata: { source: 'loop', step: 2 }, next: ['agent'] } },
-      { event: 'tasks', data: { name: 'agent', input: { messages: [human, call, toolMessage] }, triggers: ['branch:to:agent'], interrupts: [] } },
+      {
+        event: 'checkpoints',
+        data: {
+          values: { messages: [human, call, toolMessage] },
+          metadata: { source: 'loop', step: 2 },
+          next: ['agent'],
+        },
+      },
+      {
+        event: 'tasks',
+        data: {
+          name: 'agent',
+          input: { messages: [human, call, toolMessage] },
+          triggers: ['branch:to:agent'],
+          interrupts: [],
+        },
+      },
       { event: 'tasks', data: { name: 'agent', result: resultHas('ai'), interrupts: [] } },
-      { event: 'checkpoints', data: { values: { messages: [human, call, toolMessage, answer] }, metadata: { source: 'loop', step: 3 }, next: [] } },
+      {
+        event: 'checkpoints',
+        data: {
+          values: { messages: [human, call, toolMessage, answer] },
+          metadata: { source: 'loop', step: 3 },
+          next: [],
+        },
+      },
     ]);
   });
 
@@ -1290,7 +1636,10 @@ describe('ported from the reference suite', () => {
     const history = await client.threads.getHistory(thread.thread_id);
     const withTasks = history.map((state) => state.tasks).filter((tasks) => tasks.length > 0);
     assert.ok(withTasks.length > 0);
-    assert.ok(withTasks.every((tasks) => tasks[0]!.result != null), 'every task in history carries its result');
+    assert.ok(
+      withTasks.every((tasks) => tasks[0]!.result != null),
+      'every task in history carries its result',
+    );
   });
 
   test('list runs: a delayed run is pending; cancel (not waiting) makes it interrupted at once', async () => {
@@ -1327,7 +1676,9 @@ describe('ported from the reference suite', () => {
       parent_checkpoint_id: copied.parent_checkpoint?.checkpoint_id,
     };
     assert.deepEqual(copied, expected);
-    await client.runs.wait(copy.thread_id, 'tools', { input: { messages: [{ type: 'human', content: 'Weather in Rome?' }] } });
+    await client.runs.wait(copy.thread_id, 'tools', {
+      input: { messages: [{ type: 'human', content: 'Weather in Rome?' }] },
+    });
     const copiedAfter = await client.threads.getState<Json>(copy.thread_id);
     assert.equal((copiedAfter.values.messages as Json[]).length, 8);
     assert.deepEqual(await client.threads.getState(thread.thread_id), original);
@@ -1337,9 +1688,14 @@ describe('ported from the reference suite', () => {
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, 'chat', { input: hello('foo') });
     const first = await client.threads.getHistory<Json>(thread.thread_id);
-    await client.runs.wait(thread.thread_id, 'chat', { input: hello('bar'), metadata: { run_metadata: 'run_metadata' } });
+    await client.runs.wait(thread.thread_id, 'chat', {
+      input: hello('bar'),
+      metadata: { run_metadata: 'run_metadata' },
+    });
     const full = await client.threads.getHistory<Json>(thread.thread_id, { limit: 100 });
-    const filtered = await client.threads.getHistory<Json>(thread.thread_id, { metadata: { run_metadata: 'run_metadata' } });
+    const filtered = await client.threads.getHistory<Json>(thread.thread_id, {
+      metadata: { run_metadata: 'run_metadata' },
+    });
     assert.equal(full.length, first.length * 2);
     assert.equal(filtered.length, first.length);
     assert.equal((full[full.length - 1]!.values.messages ?? []).length, 0);
@@ -1349,9 +1705,13 @@ describe('ported from the reference suite', () => {
   test('human in the loop with modification: updateState while interrupted keeps `interrupted`; resume uses the edit', async () => {
     const thread = await client.threads.create();
     const input = { messages: [{ type: 'human', content: 'foo', id: 'initial-message' }] };
-    const parts = await collect(client.runs.stream(thread.thread_id, 'chat', { input, interruptBefore: ['call_model'] }));
+    const parts = await collect(
+      client.runs.stream(thread.thread_id, 'chat', { input, interruptBefore: ['call_model'] }),
+    );
     assert.equal(parts.filter((p) => p.event === 'error').length, 0);
-    await client.threads.updateState(thread.thread_id, { values: { messages: [{ type: 'human', content: 'modified', id: 'initial-message' }] } });
+    await client.threads.updateState(thread.thread_id, {
+      values: { messages: [{ type: 'human', content: 'modified', id: 'initial-message' }] },
+    });
     await client.threads.update(thread.thread_id, { metadata: { modified: true } });
     const modified = await client.threads.get(thread.thread_id);
     assert.equal(modified.status, 'interrupted');
@@ -1363,26 +1723,45 @@ describe('ported from the reference suite', () => {
     const resumed = await collect(client.runs.stream(thread.thread_id, 'chat', { input: null }));
     assert.equal(resumed.filter((p) => p.event === 'error').length, 0);
     const messages = (resumed.filter((p) => p.event === 'values').pop()!.data as Json).messages as Json[];
-    assert.deepEqual(messages.map((m) => m.content), ['modified', 'You said: modified']);
+    assert.deepEqual(
+      messages.map((m) => m.content),
+      ['modified', 'You said: modified'],
+    );
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
   });
 
   test('interrupt inside a node: the task and the thread list the interrupt; command resume finishes it', async () => {
     const thread = await client.threads.create();
-    await client.runs.wait(thread.thread_id, 'interrupt', { input: { messages: [{ role: 'human', content: 'SF', id: 'initial-message' }] } });
+    await client.runs.wait(thread.thread_id, 'interrupt', {
+      input: { messages: [{ role: 'human', content: 'SF', id: 'initial-message' }] },
+    });
     const state = await client.threads.getState(thread.thread_id);
     assert.deepEqual(state.next, ['review']);
     const question = { question: 'Approve this draft?', draft: 'Draft answer to: SF' };
     assertMatches(state.tasks, [
-      { id: anyString, name: 'review', path: ['__pregel_pull', 'review'], error: null, interrupts: [{ value: question, id: anyString }], checkpoint: null, state: null, result: null },
+      {
+        id: anyString,
+        name: 'review',
+        path: ['__pregel_pull', 'review'],
+        error: null,
+        interrupts: [{ value: question, id: anyString }],
+        checkpoint: null,
+        state: null,
+        result: null,
+      },
     ]);
     const thread2 = await client.threads.get(thread.thread_id);
     assert.equal(thread2.status, 'interrupted');
     assertMatches(thread2.interrupts, { [state.tasks[0]!.id]: [{ value: question, id: anyString }] });
-    const stream = await collect(client.runs.stream(thread.thread_id, 'interrupt', { command: { resume: 'my own answer' } }));
+    const stream = await collect(
+      client.runs.stream(thread.thread_id, 'interrupt', { command: { resume: 'my own answer' } }),
+    );
     const last = stream[stream.length - 1]!;
     assert.equal(last.event, 'values');
-    assert.deepEqual(((last.data as Json).messages as Json[]).map((m) => m.content), ['SF', 'my own answer']);
+    assert.deepEqual(
+      ((last.data as Json).messages as Json[]).map((m) => m.content),
+      ['SF', 'my own answer'],
+    );
   });
 
   test('a long run: join waits for it', async () => {
@@ -1400,26 +1779,46 @@ describe('ported from the reference suite', () => {
       supersteps: [
         { updates: [{ values: { messages: [{ type: 'human', content: 'hi', id: 'm1' }] }, asNode: '__input__' }] },
         { updates: [{ values: { messages: [{ type: 'human', content: 'hi', id: 'm1' }] }, asNode: '__start__' }] },
-        { updates: [{ values: { messages: [{ type: 'ai', content: 'You said: hi', id: 'm2' }] }, asNode: 'call_model' }] },
+        {
+          updates: [
+            { values: { messages: [{ type: 'ai', content: 'You said: hi', id: 'm2' }] }, asNode: 'call_model' },
+          ],
+        },
       ],
     });
     const state = await client.threads.getState<Json>(thread.thread_id);
-    assert.deepEqual((state.values.messages as Json[]).map((m) => [m.type, m.content]), [['human', 'hi'], ['ai', 'You said: hi']]);
+    assert.deepEqual(
+      (state.values.messages as Json[]).map((m) => [m.type, m.content]),
+      [
+        ['human', 'hi'],
+        ['ai', 'You said: hi'],
+      ],
+    );
     assert.deepEqual(state.next, []);
     assert.equal((await client.threads.getHistory(thread.thread_id)).length, 3);
     // The thread goes on from there like any other.
     const values = (await client.runs.wait(thread.thread_id, 'chat', { input: hello('again') })) as Json;
     assert.equal((values.messages as Json[]).length, 4);
     const badId = crypto.randomUUID();
-    const bad = await request(url, 'POST', '/threads', { body: { thread_id: badId, supersteps: [{ updates: [{ values: {}, as_node: '__input__' }] }] } });
+    const bad = await request(url, 'POST', '/threads', {
+      body: { thread_id: badId, supersteps: [{ updates: [{ values: {}, as_node: '__input__' }] }] },
+    });
     assert.equal(bad.status, 422);
     assert.match(bad.text, /graph_id/);
     const badNode = await request(url, 'POST', '/threads', {
-      body: { thread_id: badId, metadata: { graph_id: 'chat' }, supersteps: [{ updates: [{ values: {}, as_node: 'no_such_node' }] }] },
+      body: {
+        thread_id: badId,
+        metadata: { graph_id: 'chat' },
+        supersteps: [{ updates: [{ values: {}, as_node: 'no_such_node' }] }],
+      },
     });
     assert.equal(badNode.status, 422);
     assert.match(badNode.text, /no_such_node/);
-    assert.match(await failureOf(() => client.threads.get(badId)), /^HTTP 404/, 'a refused request leaves no thread behind');
+    assert.match(
+      await failureOf(() => client.threads.get(badId)),
+      /^HTTP 404/,
+      'a refused request leaves no thread behind',
+    );
   });
 
   test('unusual line terminators survive state updates and history', async () => {
@@ -1431,7 +1830,9 @@ describe('ported from the reference suite', () => {
     assert.equal((history[0]!.values.messages as Json[]).length, 1);
     assert.equal((history[0]!.values.messages as Json[])[0]!.content, text);
     // And through a stream, whose data lines must not break on them.
-    const parts = await collect(client.runs.stream(thread.thread_id, 'chat', { input: hello(text), streamMode: 'values' }));
+    const parts = await collect(
+      client.runs.stream(thread.thread_id, 'chat', { input: hello(text), streamMode: 'values' }),
+    );
     assert.equal(lastAiText(parts[parts.length - 1]!.data as Json), `You said: ${text.trim()}`);
   });
 
@@ -1455,7 +1856,9 @@ describe('ported from the reference suite', () => {
     await client.store.deleteItem(namespace, key);
     assert.equal(await client.store.getItem(namespace, key), null);
     assert.equal((await client.store.searchItems(namespace)).items.length, 0);
-    const badNamespace = await request(url, 'PUT', '/store/items', { body: { namespace: ['a.b'], key: 'k', value: {} } });
+    const badNamespace = await request(url, 'PUT', '/store/items', {
+      body: { namespace: ['a.b'], key: 'k', value: {} },
+    });
     assert.equal(badNamespace.status, 422);
     assert.match(badNamespace.text, /namespace/i);
   });
@@ -1463,7 +1866,10 @@ describe('ported from the reference suite', () => {
   test('RemoteGraph streams values from a threadless run', async () => {
     const remote = new RemoteGraph({ graphId: 'chat', url, apiKey: null as unknown as string });
     const chunks: Json[] = [];
-    for await (const chunk of await remote.stream({ messages: [{ role: 'human', content: 'remote' }] }, { streamMode: 'values' })) {
+    for await (const chunk of await remote.stream(
+      { messages: [{ role: 'human', content: 'remote' }] },
+      { streamMode: 'values' },
+    )) {
       chunks.push(chunk as Json);
     }
     const last = chunks[chunks.length - 1]!;
@@ -1471,7 +1877,11 @@ describe('ported from the reference suite', () => {
   });
 
   test('request x-* headers reach configurable', async () => {
-    const withHeader = new SdkClient({ apiUrl: url, apiKey: null, defaultHeaders: { 'x-configurable-header': 'extra-client' } });
+    const withHeader = new SdkClient({
+      apiUrl: url,
+      apiKey: null,
+      defaultHeaders: { 'x-configurable-header': 'extra-client' },
+    });
     const thread = await withHeader.threads.create();
     const run = await withHeader.runs.create(thread.thread_id, 'chat', { input: hello() });
     const configurable = ((run as unknown as Json).kwargs.config.configurable ?? {}) as Json;
@@ -1481,7 +1891,10 @@ describe('ported from the reference suite', () => {
 
   test('assistants: count covers one system assistant per graph; system metadata filter', async () => {
     const system = await client.assistants.search({ metadata: { created_by: 'system' }, limit: 100 });
-    assert.deepEqual(new Set(system.map((a) => a.graph_id)), new Set(['agent', 'chat', 'tools', 'subgraph', 'interrupt', 'sleep', 'error']));
+    assert.deepEqual(
+      new Set(system.map((a) => a.graph_id)),
+      new Set(['agent', 'chat', 'tools', 'subgraph', 'interrupt', 'sleep', 'error']),
+    );
     assert.ok((await client.assistants.count()) >= 7);
     assert.equal((await client.assistants.search({ graphId: 'tools', metadata: { created_by: 'system' } })).length, 1);
   });
@@ -1511,7 +1924,9 @@ describe('ported from the reference suite', () => {
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, 'sleep', { input: longSleep, streamMode: ['custom'] });
     const controller = new AbortController();
-    const iterator = client.runs.joinStream(thread.thread_id, run.run_id, { signal: controller.signal, cancelOnDisconnect: true })[Symbol.asyncIterator]();
+    const iterator = client.runs
+      .joinStream(thread.thread_id, run.run_id, { signal: controller.signal, cancelOnDisconnect: true })
+      [Symbol.asyncIterator]();
     await iterator.next(); // metadata
     await iterator.next(); // a first custom event: the run is going
     controller.abort();
@@ -1523,12 +1938,18 @@ describe('ported from the reference suite', () => {
     const thread = await client.threads.create();
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      ids.push((await client.runs.create(thread.thread_id, 'chat', { input: hello(`m${i}`), multitaskStrategy: 'enqueue' })).run_id);
+      ids.push(
+        (await client.runs.create(thread.thread_id, 'chat', { input: hello(`m${i}`), multitaskStrategy: 'enqueue' }))
+          .run_id,
+      );
     }
     await client.runs.join(thread.thread_id, ids[ids.length - 1]!);
     for (const id of ids) assert.equal((await client.runs.get(thread.thread_id, id)).status, 'success');
     const messages = (await client.threads.getState<Json>(thread.thread_id)).values.messages as Json[];
-    assert.deepEqual(messages.filter((m) => m.type === 'human').map((m) => m.content), ['m0', 'm1', 'm2', 'm3', 'm4']);
+    assert.deepEqual(
+      messages.filter((m) => m.type === 'human').map((m) => m.content),
+      ['m0', 'm1', 'm2', 'm3', 'm4'],
+    );
   });
 
   test('batch of threadless runs', async () => {
@@ -1554,9 +1975,15 @@ describe('ported from the reference suite', () => {
     try {
       const port = (hook.address() as { port: number }).port;
       const thread = await client.threads.create();
-      const run = await client.runs.create(thread.thread_id, 'chat', { input: hello(), webhook: `http://127.0.0.1:${port}/hook` });
+      const run = await client.runs.create(thread.thread_id, 'chat', {
+        input: hello(),
+        webhook: `http://127.0.0.1:${port}/hook`,
+      });
       await client.runs.join(thread.thread_id, run.run_id);
-      const [payload] = await eventually(async () => received, (list) => list.length > 0);
+      const [payload] = await eventually(
+        async () => received,
+        (list) => list.length > 0,
+      );
       assert.equal(payload!.run_id, run.run_id);
       assert.equal(payload!.status, 'success');
       assert.equal(payload!.thread_id, thread.thread_id);
@@ -1569,7 +1996,9 @@ describe('ported from the reference suite', () => {
 describe('a server with API keys and a run time limit, restarted on its data', () => {
   let secured: TestServer;
   before(async () => {
-    secured = await startTestServer({ auth: { api_keys: ['test-key'] }, run_timeout_ms: 400 } as Parameters<typeof startTestServer>[0]);
+    secured = await startTestServer({ auth: { api_keys: ['test-key'] }, run_timeout_ms: 400 } as Parameters<
+      typeof startTestServer
+    >[0]);
   });
   after(async () => {
     await secured.stop();
@@ -1611,11 +2040,20 @@ describe('a server with API keys and a run time limit, restarted on its data', (
 
     const dataDir = secured.dataDir;
     await secured.stop({ keepData: true });
-    secured = await startTestServer({ dataDir, auth: { api_keys: ['test-key'] } } as Parameters<typeof startTestServer>[0]);
+    secured = await startTestServer({ dataDir, auth: { api_keys: ['test-key'] } } as Parameters<
+      typeof startTestServer
+    >[0]);
     const again = new SdkClient({ apiUrl: secured.url, apiKey: 'test-key' });
-    assert.deepEqual((await again.assistants.getVersions(assistant.assistant_id)).map((v) => v.version), [2, 1]);
+    assert.deepEqual(
+      (await again.assistants.getVersions(assistant.assistant_id)).map((v) => v.version),
+      [2, 1],
+    );
     assert.deepEqual((await again.assistants.get(assistant.assistant_id)).context, { system_prompt: 'Be kept, v2.' });
-    assertMatches((await again.threads.get(thread.thread_id)).metadata, { kept: true, graph_id: 'chat', assistant_id: assistant.assistant_id });
+    assertMatches((await again.threads.get(thread.thread_id)).metadata, {
+      kept: true,
+      graph_id: 'chat',
+      assistant_id: assistant.assistant_id,
+    });
     assert.equal((await again.runs.get(thread.thread_id, run.run_id)).status, 'success');
     assert.deepEqual(await again.threads.getState(thread.thread_id), stateBefore);
     const values = (await again.runs.wait(thread.thread_id, assistant.assistant_id, { input: hello('again') })) as Json;
@@ -1627,12 +2065,27 @@ describe('a server with API keys and a run time limit, restarted on its data', (
     const thread = await sdk.threads.create();
     let firstRunId = '';
     const streaming = collect(
-      sdk.runs.stream(thread.thread_id, 'sleep', { input: longSleep, streamMode: 'custom', onRunCreated: (meta) => (firstRunId = meta.run_id) }),
+      sdk.runs.stream(thread.thread_id, 'sleep', {
+        input: longSleep,
+        streamMode: 'custom',
+        onRunCreated: (meta) => (firstRunId = meta.run_id),
+      }),
     );
-    await eventually(async () => firstRunId, (id) => id !== '');
-    await eventually(() => sdk.runs.get(thread.thread_id, firstRunId), (run) => run.status === 'running');
-    const waiting = failureOf(() => sdk.runs.wait(thread.thread_id, 'sleep', { input: { delay_ms: 5 }, multitaskStrategy: 'enqueue' }));
-    await eventually(() => sdk.runs.list(thread.thread_id), (runs) => runs.length === 2);
+    await eventually(
+      async () => firstRunId,
+      (id) => id !== '',
+    );
+    await eventually(
+      () => sdk.runs.get(thread.thread_id, firstRunId),
+      (run) => run.status === 'running',
+    );
+    const waiting = failureOf(() =>
+      sdk.runs.wait(thread.thread_id, 'sleep', { input: { delay_ms: 5 }, multitaskStrategy: 'enqueue' }),
+    );
+    await eventually(
+      () => sdk.runs.list(thread.thread_id),
+      (runs) => runs.length === 2,
+    );
 
     const dataDir = secured.dataDir;
     await secured.stop({ keepData: true, deadlineMs: 2000 });
@@ -1640,12 +2093,18 @@ describe('a server with API keys and a run time limit, restarted on its data', (
     assert.equal(parts[parts.length - 1]!.event, 'error', 'the live stream says the run did not finish');
     assert.match(await waiting, /still pending/);
 
-    secured = await startTestServer({ dataDir, auth: { api_keys: ['test-key'] } } as Parameters<typeof startTestServer>[0]);
+    secured = await startTestServer({ dataDir, auth: { api_keys: ['test-key'] } } as Parameters<
+      typeof startTestServer
+    >[0]);
     const again = new SdkClient({ apiUrl: secured.url, apiKey: 'test-key' });
     assert.equal((await again.runs.get(thread.thread_id, firstRunId)).status, 'error');
     const second = (await again.runs.list(thread.thread_id)).find((run) => run.run_id !== firstRunId)!;
     await again.runs.join(thread.thread_id, second.run_id);
-    assert.equal((await again.runs.get(thread.thread_id, second.run_id)).status, 'success', 'the pending run ran after the restart');
+    assert.equal(
+      (await again.runs.get(thread.thread_id, second.run_id)).status,
+      'success',
+      'the pending run ran after the restart',
+    );
   });
 });
 
@@ -1656,7 +2115,9 @@ describe('subgraphs: human in the loop and checkpoints (weather fixture graph)',
   const input = { messages: [{ role: 'human', content: 'SF', id: 'initial-message' }] };
 
   before(async () => {
-    weather = await startTestServer({ langgraph_config: WEATHER_LANGGRAPH_JSON } as Parameters<typeof startTestServer>[0]);
+    weather = await startTestServer({ langgraph_config: WEATHER_LANGGRAPH_JSON } as Parameters<
+      typeof startTestServer
+    >[0]);
     sdk = weather.client;
   });
   after(async () => {
@@ -1697,7 +2158,18 @@ describe('subgraphs: human in the loop and checkpoints (weather fixture graph)',
         state: {
           values: { city: 'San Francisco', messages: [human] },
           next: ['weather_node'],
-          tasks: [{ id: anyString, name: 'weather_node', path: ['__pregel_pull', 'weather_node'], error: null, interrupts: [], checkpoint: null, state: null, result: null }],
+          tasks: [
+            {
+              id: anyString,
+              name: 'weather_node',
+              path: ['__pregel_pull', 'weather_node'],
+              error: null,
+              interrupts: [],
+              checkpoint: null,
+              state: null,
+              result: null,
+            },
+          ],
           metadata: anyObject,
           created_at: anyString,
           checkpoint: anyObject,
@@ -1707,8 +2179,22 @@ describe('subgraphs: human in the loop and checkpoints (weather fixture graph)',
     ]);
     assert.equal((await sdk.threads.get(thread.thread_id)).status, 'interrupted');
 
-    const resumed = await collect(sdk.runs.stream(thread.thread_id, 'weather', { input: null, streamMode: ['values', 'updates'], streamSubgraphs: true }));
-    const ai = { content: "It's sunny in San Francisco!", additional_kwargs: {}, response_metadata: {}, type: 'ai', id: anyString, tool_calls: [], invalid_tool_calls: [] };
+    const resumed = await collect(
+      sdk.runs.stream(thread.thread_id, 'weather', {
+        input: null,
+        streamMode: ['values', 'updates'],
+        streamSubgraphs: true,
+      }),
+    );
+    const ai = {
+      content: "It's sunny in San Francisco!",
+      additional_kwargs: {},
+      response_metadata: {},
+      type: 'ai',
+      id: anyString,
+      tool_calls: [],
+      invalid_tool_calls: [],
+    };
     assertMatches(
       resumed.filter((chunk) => !chunk.event.startsWith('checkpoints')),
       [
@@ -1727,7 +2213,10 @@ describe('subgraphs: human in the loop and checkpoints (weather fixture graph)',
   test('modification: update the subgraph state through the task checkpoint, read it, resume with it', async () => {
     const thread = await sdk.threads.create();
     const chunks = await collect(sdk.runs.stream(thread.thread_id, 'weather', { input }));
-    assert.deepEqual(chunks.filter((c) => c.event === 'error'), []);
+    assert.deepEqual(
+      chunks.filter((c) => c.event === 'error'),
+      [],
+    );
     const state = await sdk.threads.getState(thread.thread_id);
     assertMatches(state.tasks, [subgraphTask]);
     const taskCheckpoint = (state.tasks[0] as Json).checkpoint;
@@ -1736,13 +2225,30 @@ describe('subgraphs: human in the loop and checkpoints (weather fixture graph)',
     const inner = await sdk.threads.getState<Json>(thread.thread_id, taskCheckpoint);
     assert.equal(inner.values.city, 'LA');
     assert.deepEqual(inner.next, ['weather_node']);
-    assertMatches(inner.tasks, [{ id: anyString, name: 'weather_node', path: ['__pregel_pull', 'weather_node'], error: null, interrupts: [], checkpoint: null, state: null, result: null }]);
+    assertMatches(inner.tasks, [
+      {
+        id: anyString,
+        name: 'weather_node',
+        path: ['__pregel_pull', 'weather_node'],
+        error: null,
+        interrupts: [],
+        checkpoint: null,
+        state: null,
+        result: null,
+      },
+    ]);
 
     const resumed = await collect(sdk.runs.stream(thread.thread_id, 'weather', { input: null }));
-    assert.deepEqual(resumed.filter((c) => c.event === 'error'), []);
+    assert.deepEqual(
+      resumed.filter((c) => c.event === 'error'),
+      [],
+    );
     assert.equal(resumed[resumed.length - 1]!.event, 'values');
     const messages = (resumed.filter((c) => c.event === 'values').pop()!.data as Json).messages as Json[];
-    assert.deepEqual(messages.map((m) => m.content), ['SF', "It's sunny in LA!"]);
+    assert.deepEqual(
+      messages.map((m) => m.content),
+      ['SF', "It's sunny in LA!"],
+    );
 
     const history = await sdk.threads.getHistory<Json>(thread.thread_id);
     assert.equal(history.length, 4);
@@ -1759,27 +2265,53 @@ describe('subgraphs: human in the loop and checkpoints (weather fixture graph)',
   test('debug checkpoints line up with history', async () => {
     const thread = await sdk.threads.create();
     const payloads: Json[] = [];
-    for await (const chunk of sdk.runs.stream(thread.thread_id, 'weather', { input: { messages: [{ role: 'human', content: "What's the weather in SF?" }] }, streamMode: 'debug' })) {
-      if (chunk.event === 'debug' && (chunk.data as Json).type === 'checkpoint') payloads.push((chunk.data as Json).payload);
+    for await (const chunk of sdk.runs.stream(thread.thread_id, 'weather', {
+      input: { messages: [{ role: 'human', content: "What's the weather in SF?" }] },
+      streamMode: 'debug',
+    })) {
+      if (chunk.event === 'debug' && (chunk.data as Json).type === 'checkpoint')
+        payloads.push((chunk.data as Json).payload);
     }
     const history = (await sdk.threads.getHistory(thread.thread_id, { limit: payloads.length })).reverse();
-    const pick = (item: Json) => ({ step: item.metadata?.step, checkpoint: item.checkpoint, parent_checkpoint: item.parent_checkpoint });
-    assert.deepEqual(payloads.map(pick), history.map((item) => pick(item as unknown as Json)));
+    const pick = (item: Json) => ({
+      step: item.metadata?.step,
+      checkpoint: item.checkpoint,
+      parent_checkpoint: item.parent_checkpoint,
+    });
+    assert.deepEqual(
+      payloads.map(pick),
+      history.map((item) => pick(item as unknown as Json)),
+    );
   });
 
   test('a run can continue from a checkpoint taken from history', async () => {
     const thread = await sdk.threads.create();
     const first = await collect(
-      sdk.runs.stream(thread.thread_id, 'weather', { input: { messages: [{ role: 'human', content: "What's weather in SF?" }] }, streamMode: 'debug', interruptBefore: ['router_node'] }),
+      sdk.runs.stream(thread.thread_id, 'weather', {
+        input: { messages: [{ role: 'human', content: "What's weather in SF?" }] },
+        streamMode: 'debug',
+        interruptBefore: ['router_node'],
+      }),
     );
-    const initial = first.filter((c) => c.event === 'debug' && (c.data as Json).type === 'checkpoint').map((c) => (c.data as Json).payload as Json);
+    const initial = first
+      .filter((c) => c.event === 'debug' && (c.data as Json).type === 'checkpoint')
+      .map((c) => (c.data as Json).payload as Json);
     const history = (await sdk.threads.getHistory(thread.thread_id)).reverse();
     const checkpoint = history[history.length - 1]!.checkpoint;
     const second = await collect(sdk.runs.stream(thread.thread_id, 'weather', { streamMode: 'debug', checkpoint }));
-    const continued = second.filter((c) => c.event === 'debug' && (c.data as Json).type === 'checkpoint').map((c) => (c.data as Json).payload as Json);
+    const continued = second
+      .filter((c) => c.event === 'debug' && (c.data as Json).type === 'checkpoint')
+      .map((c) => (c.data as Json).payload as Json);
     const after = (await sdk.threads.getHistory(thread.thread_id)).reverse();
-    const pick = (item: Json) => ({ step: item.metadata?.step, checkpoint: item.checkpoint, parent_checkpoint: item.parent_checkpoint });
-    assert.deepEqual([...initial, ...continued.slice(1)].map(pick), after.map((item) => pick(item as unknown as Json)));
+    const pick = (item: Json) => ({
+      step: item.metadata?.step,
+      checkpoint: item.checkpoint,
+      parent_checkpoint: item.parent_checkpoint,
+    });
+    assert.deepEqual(
+      [...initial, ...continued.slice(1)].map(pick),
+      after.map((item) => pick(item as unknown as Json)),
+    );
   });
 });
 
@@ -1787,12 +2319,18 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
   const repo = fileURLToPath(new URL('..', import.meta.url));
 
   /** Starts the CLI on free ports over `dataDir` and resolves once the agent server reports its port. */
-  async function startCli(dataDir: string): Promise<{ child: ChildProcess; sdk: Client; stop(signal: NodeJS.Signals): Promise<number | null> }> {
-    const child = spawn(process.execPath, [join(repo, 'bin/tracepipe.js'), '--config', join(repo, 'configs/local.yaml')], {
-      cwd: repo,
-      env: { ...process.env, AGENT_API_PORT: '0', HTTP_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+  async function startCli(
+    dataDir: string,
+  ): Promise<{ child: ChildProcess; sdk: Client; stop(signal: NodeJS.Signals): Promise<number | null> }> {
+    const child = spawn(
+      process.execPath,
+      [join(repo, 'bin/tracepipe.js'), '--config', join(repo, 'configs/local.yaml')],
+      {
+        cwd: repo,
+        env: { ...process.env, AGENT_API_PORT: '0', HTTP_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const port = await new Promise<number>((resolve, reject) => {
@@ -1820,9 +2358,14 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
     const dataDir = mkdtempSync(join(tmpdir(), 'agent-acceptance-cli-'));
     const cli = await startCli(dataDir);
     try {
-      const assistant = await cli.sdk.assistants.create({ graphId: 'agent', context: { model_name: 'local-echo', system_prompt: 'Answer like a pirate.' } });
+      const assistant = await cli.sdk.assistants.create({
+        graphId: 'agent',
+        context: { model_name: 'local-echo', system_prompt: 'Answer like a pirate.' },
+      });
       const thread = await cli.sdk.threads.create();
-      const parts = await collect(cli.sdk.runs.stream(thread.thread_id, assistant.assistant_id, { input: hello(), streamMode: 'updates' }));
+      const parts = await collect(
+        cli.sdk.runs.stream(thread.thread_id, assistant.assistant_id, { input: hello(), streamMode: 'updates' }),
+      );
       assert.equal(parts[0]!.event, 'metadata');
       const state = await cli.sdk.threads.getState<Json>(thread.thread_id);
       assert.equal(lastAiText(state.values), '(Answer like a pirate.) You said: hello');
@@ -1839,11 +2382,17 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
     try {
       const thread = await cli.sdk.threads.create();
       const run = await cli.sdk.runs.create(thread.thread_id, 'sleep', { input: longSleep });
-      await eventually(() => cli.sdk.runs.get(thread.thread_id, run.run_id), (r) => r.status === 'running');
+      await eventually(
+        () => cli.sdk.runs.get(thread.thread_id, run.run_id),
+        (r) => r.status === 'running',
+      );
       await cli.stop('SIGKILL');
 
       cli = await startCli(dataDir);
-      const after = await eventually(() => cli.sdk.runs.get(thread.thread_id, run.run_id), (r) => r.status !== 'running' && r.status !== 'pending');
+      const after = await eventually(
+        () => cli.sdk.runs.get(thread.thread_id, run.run_id),
+        (r) => r.status !== 'running' && r.status !== 'pending',
+      );
       assert.equal(after.status, 'error');
       assert.notEqual((await cli.sdk.threads.get(thread.thread_id)).status, 'busy');
       const values = (await cli.sdk.runs.wait(thread.thread_id, 'sleep', { input: { delay_ms: 5 } })) as Json;

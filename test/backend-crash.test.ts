@@ -136,7 +136,8 @@ describe('backend exporter: kill -9 with batches queued on disk', () => {
 
   it('delivers every queued run after a restart, exactly once', async () => {
     const queueDir = join(dir, 'queue');
-    const queued = async () => (await readdir(queueDir).catch(() => [] as string[])).filter((n) => n.endsWith('.batch')).length;
+    const queued = async () =>
+      (await readdir(queueDir).catch(() => [] as string[])).filter((n) => n.endsWith('.batch')).length;
     stub.answer = () => ({ status: 503 });
     proxy = await startProxy(configPath);
     const expected: string[] = [];
@@ -172,16 +173,26 @@ describe('backend exporter: kill -9 with batches queued on disk', () => {
 
   it('on SIGTERM, flushes what the batcher holds to the backend, and what it cannot send to disk', async () => {
     const queueDir = join(dir, 'queue');
-    const queued = async () => (await readdir(queueDir).catch(() => [] as string[])).filter((n) => n.endsWith('.batch')).length;
+    const queued = async () =>
+      (await readdir(queueDir).catch(() => [] as string[])).filter((n) => n.endsWith('.batch')).length;
     // A flush interval far longer than the test: only the shutdown flush can send these runs.
     const slowConfig = join(dir, 'slow.yaml');
     const { readFile } = await import('node:fs/promises');
-    await writeFile(slowConfig, (await readFile(configPath, 'utf8')).replace('flush_interval_ms: 50', 'flush_interval_ms: 600000').replace('batch_size: 10', 'batch_size: 1000'));
+    await writeFile(
+      slowConfig,
+      (await readFile(configPath, 'utf8'))
+        .replace('flush_interval_ms: 50', 'flush_interval_ms: 600000')
+        .replace('batch_size: 10', 'batch_size: 1000'),
+    );
     stub.accepted.clear();
     stub.answer = () => ({ status: 202 });
     proxy = await startProxy(slowConfig);
     const { body, traceIds } = otlpRequest(20);
-    const response = await fetch(`http://127.0.0.1:${proxy.port}/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+    const response = await fetch(`http://127.0.0.1:${proxy.port}/v1/traces`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body,
+    });
     assert.ok(response.ok);
     assert.equal(stub.accepted.size, 0);
     proxy.child.kill('SIGTERM');
@@ -192,7 +203,11 @@ describe('backend exporter: kill -9 with batches queued on disk', () => {
     stub.answer = () => ({ status: 503 });
     proxy = await startProxy(slowConfig);
     const second = otlpRequest(20);
-    const again = await fetch(`http://127.0.0.1:${proxy.port}/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: second.body });
+    const again = await fetch(`http://127.0.0.1:${proxy.port}/v1/traces`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: second.body,
+    });
     assert.ok(again.ok);
     proxy.child.kill('SIGTERM');
     assert.equal(await proxy.exited, 0);

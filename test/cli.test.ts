@@ -16,7 +16,10 @@ const journalPlugin = join(root, 'test/fixtures/journal-plugin.ts');
 const redactPlugin = join(root, 'examples/redact-processor/index.ts');
 
 function run(args: string[]) {
-  const result = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  const result = spawnSync(process.execPath, [bin, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -73,7 +76,15 @@ service: { pipelines: { traces: { receivers: [journal_source], exporters: [debug
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(ok.stdout, /valid \(1 pipeline\(s\), 2 component\(s\)\)/);
 
-    const bad = run(['validate', '--config', good, '--set', 'exporters.debug.verbosity=loud', '--set', 'exporters.debug.colour=1']);
+    const bad = run([
+      'validate',
+      '--config',
+      good,
+      '--set',
+      'exporters.debug.verbosity=loud',
+      '--set',
+      'exporters.debug.colour=1',
+    ]);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /exporters\.debug\.verbosity: must be one of "basic", "detailed"/);
     assert.match(bad.stderr, /exporters\.debug\.colour: unknown key/);
@@ -203,7 +214,10 @@ service: { pipelines: { traces: { receivers: [otlp], exporters: [debug] } } }
       );
       // The log says it once, in one line; the stack trace only at --log-level debug.
       assert.doesNotMatch(result.stdout, /"stack"|\n\s+at /);
-      assert.match(result.stdout, /"error":"port \d+ on 127\.0\.0\.1 is already in use","msg":"Component failed to start; stopping\."/);
+      assert.match(
+        result.stdout,
+        /"error":"port \d+ on 127\.0\.0\.1 is already in use","msg":"Component failed to start; stopping\."/,
+      );
     } finally {
       blocker.close();
     }
@@ -224,7 +238,10 @@ service: { pipelines: { traces: { receivers: [otlp, otlp/second], exporters: [de
     );
     const result = run(['validate', '--config', config]);
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /receivers\.otlp\/second: listens on 127\.0\.0\.1:4318, which receivers\.otlp already uses/);
+    assert.match(
+      result.stderr,
+      /receivers\.otlp\/second: listens on 127\.0\.0\.1:4318, which receivers\.otlp already uses/,
+    );
     assert.match(
       result.stderr,
       /tracepipe: hint: two components claim port 4318; move one: pass --set receivers\.otlp\/second\.port=<free port>; set HTTP_PORT=<free port>, or pass --set receivers\.otlp\.port=<free port>\n$/,

@@ -5,7 +5,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { it } from 'node:test';
-import { ROOT_README, documentedFactories, envTable, readmePath, renderEnvSection, renderReadme } from '../scripts/config-docs.ts';
+import {
+  ROOT_README,
+  documentedFactories,
+  envTable,
+  readmePath,
+  renderEnvSection,
+  renderReadme,
+} from '../scripts/config-docs.ts';
 
 const factories = await documentedFactories();
 for (const factory of factories) {
@@ -41,6 +48,9 @@ service: { pipelines: {} }
   const rows = table.trim().split('\n').slice(2);
   assert.equal(rows.length, 3);
   assert.match(rows[0]!, /^\| `HTTP_PORT` \| `4318` \| `receivers\.otlp\.port` \| TCP port; 0 picks a free one\. \|$/);
-  assert.match(rows[1]!, /^\| `DATA_DIR` \| `\.\.\/data` \| `receivers\.otlp\.journal\.directory` = `\$DATA_DIR\/journal`<br>`exporters\.backend\.persistent_queue\.directory` = `\$DATA_DIR\/queue` \| Directory of the journal segments/);
+  assert.match(
+    rows[1]!,
+    /^\| `DATA_DIR` \| `\.\.\/data` \| `receivers\.otlp\.journal\.directory` = `\$DATA_DIR\/journal`<br>`exporters\.backend\.persistent_queue\.directory` = `\$DATA_DIR\/queue` \| Directory of the journal segments/,
+  );
   assert.match(rows[2]!, /^\| `SERVICE_API_KEY` \| required \|/);
 });

@@ -73,11 +73,22 @@ describe('config: environment expansion', () => {
       `a: \${env:PORT}\nb: "\${PORT}"\nc: \${MISSING:-4318}\nd: pre-\${NAME}-post\ne: $\${NAME}\nf: \${env:MISSING:-x y}\ng: \${EMPTY:-fallback}\nh: \${TRUE:-true}`,
       { env },
     ) as Record<string, unknown>;
-    assert.deepEqual(data, { a: 5000, b: '5000', c: 4318, d: 'pre-edge-post', e: '${NAME}', f: 'x y', g: 'fallback', h: true });
+    assert.deepEqual(data, {
+      a: 5000,
+      b: '5000',
+      c: 4318,
+      d: 'pre-edge-post',
+      e: '${NAME}',
+      f: 'x y',
+      g: 'fallback',
+      h: true,
+    });
   });
 
   it('reports an unset variable without default, naming the variable and its path', async () => {
-    const error = await rejection(() => parseConfigText('exporters:\n  backend:\n    api_key: ${env:SERVICE_API_KEY}\n', { env }));
+    const error = await rejection(() =>
+      parseConfigText('exporters:\n  backend:\n    api_key: ${env:SERVICE_API_KEY}\n', { env }),
+    );
     assert.equal(error.code, 'TP_ERR_CONFIG_INVALID');
     assert.match(error.message, /exporters\.backend\.api_key: environment variable SERVICE_API_KEY is not set/);
   });
@@ -88,7 +99,9 @@ describe('config: environment expansion', () => {
   });
 
   it('applies --set overrides before validation, typed as YAML', () => {
-    const data = parseConfigText(valid, { sets: ['receivers.src_spans.port=9000', 'service.shutdown_timeout_ms=5'] }) as {
+    const data = parseConfigText(valid, {
+      sets: ['receivers.src_spans.port=9000', 'service.shutdown_timeout_ms=5'],
+    }) as {
       receivers: { src_spans: { port: number } };
       service: { shutdown_timeout_ms: number };
     };
@@ -100,11 +113,16 @@ describe('config: environment expansion', () => {
 describe('config: validation errors, all reported with their paths', () => {
   it('names an unknown component type and lists the known ones', () => {
     const errors = errorsOf(valid.replace('exporters: { runs_sink: {} }', 'exporters: { runs_sink: {}, bogus: {} }'));
-    assert.ok(errors.includes('exporters.bogus: unknown exporter type "bogus" (known: any_sink, runs_sink, spans_sink)'), errors.join('\n'));
+    assert.ok(
+      errors.includes('exporters.bogus: unknown exporter type "bogus" (known: any_sink, runs_sink, spans_sink)'),
+      errors.join('\n'),
+    );
   });
 
   it('reports wrong value types and unknown keys in component configs', () => {
-    const errors = errorsOf(valid.replace('receivers: { src_spans: {} }', 'receivers: { src_spans: { port: "x", prot: 1 } }'));
+    const errors = errorsOf(
+      valid.replace('receivers: { src_spans: {} }', 'receivers: { src_spans: { port: "x", prot: 1 } }'),
+    );
     assert.ok(errors.includes('receivers.src_spans.port: must be integer'), errors.join('\n'));
     assert.ok(errors.includes('receivers.src_spans.prot: unknown key'), errors.join('\n'));
   });
@@ -160,8 +178,12 @@ service:
 
   it('reports a missing service section and an invalid component id', () => {
     assert.deepEqual(errorsOf('receivers: {}'), ['service: is required']);
-    const errors = errorsOf(valid.replace('receivers: { src_spans: {} }', 'receivers: { src_spans: {}, "Bad Id": {} }'));
-    assert.deepEqual(errors, ['receivers.Bad Id: invalid name (must match pattern "^[a-z][a-z0-9_]*(/[A-Za-z0-9_.-]+)?$")']);
+    const errors = errorsOf(
+      valid.replace('receivers: { src_spans: {} }', 'receivers: { src_spans: {}, "Bad Id": {} }'),
+    );
+    assert.deepEqual(errors, [
+      'receivers.Bad Id: invalid name (must match pattern "^[a-z][a-z0-9_]*(/[A-Za-z0-9_.-]+)?$")',
+    ]);
   });
 });
 
@@ -205,7 +227,11 @@ service: { pipelines: { traces: { receivers: [src_spans], processors: [redact], 
 
   it('reports a plugin package that is not installed', async () => {
     const dir = tempDir();
-    const path = writeFile(dir, 'p.yaml', `plugins: [tracepipe-plugin-that-does-not-exist]\nservice: { pipelines: {} }\n`);
+    const path = writeFile(
+      dir,
+      'p.yaml',
+      `plugins: [tracepipe-plugin-that-does-not-exist]\nservice: { pipelines: {} }\n`,
+    );
     const error = await rejection(loadConfigFile(path, registry()));
     assert.equal(error.code, 'TP_ERR_PLUGIN_LOAD');
   });

@@ -7,24 +7,35 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 
-const read = (path: string) => parse(readFileSync(new URL(`../${path}`, import.meta.url), 'utf8')) as Record<string, any>;
+const read = (path: string) =>
+  parse(readFileSync(new URL(`../${path}`, import.meta.url), 'utf8')) as Record<string, any>;
 
 describe('deploy/kubernetes/deployment.yaml', () => {
   const deployment = read('deploy/kubernetes/deployment.yaml');
   const pod = deployment.spec.template.spec;
   const sidecar = pod.containers.find((container: { name: string }) => container.name === 'tracepipe');
-  const env = Object.fromEntries(sidecar.env.filter((e: { value?: string }) => e.value !== undefined).map((e: { name: string; value: string }) => [e.name, e.value]));
+  const env = Object.fromEntries(
+    sidecar.env
+      .filter((e: { value?: string }) => e.value !== undefined)
+      .map((e: { name: string; value: string }) => [e.name, e.value]),
+  );
 
   it('probes readiness on /ready and liveness on /live, on the port tracepipe listens on', () => {
     assert.equal(sidecar.readinessProbe.httpGet.path, '/ready');
     assert.equal(sidecar.livenessProbe.httpGet.path, '/live');
-    assert.equal(sidecar.ports.find((p: { name: string }) => p.name === sidecar.readinessProbe.httpGet.port).containerPort, 4318);
+    assert.equal(
+      sidecar.ports.find((p: { name: string }) => p.name === sidecar.readinessProbe.httpGet.port).containerPort,
+      4318,
+    );
   });
 
   it('gives the pod longer to stop than preStop plus the shutdown timeout', () => {
     const preStop = Number(sidecar.lifecycle.preStop.exec.command.at(-1));
     const shutdown = Number(env.SHUTDOWN_TIMEOUT_MS) / 1000;
-    assert.ok(pod.terminationGracePeriodSeconds > preStop + shutdown, `${pod.terminationGracePeriodSeconds} s ≤ ${preStop} + ${shutdown} s`);
+    assert.ok(
+      pod.terminationGracePeriodSeconds > preStop + shutdown,
+      `${pod.terminationGracePeriodSeconds} s ≤ ${preStop} + ${shutdown} s`,
+    );
   });
 
   it('keeps DATA_DIR (journal and queue) on a volume', () => {
@@ -49,12 +60,17 @@ describe('deploy/compose.yaml', () => {
 
   it('stops tracepipe with more time than its shutdown timeout, and keeps its data on a volume', () => {
     const tracepipe = compose.services.tracepipe;
-    assert.ok(Number.parseInt(tracepipe.stop_grace_period, 10) > Number(tracepipe.environment.SHUTDOWN_TIMEOUT_MS) / 1000);
+    assert.ok(
+      Number.parseInt(tracepipe.stop_grace_period, 10) > Number(tracepipe.environment.SHUTDOWN_TIMEOUT_MS) / 1000,
+    );
     assert.ok(tracepipe.volumes.some((volume: string) => volume.endsWith(':/var/lib/tracepipe')));
   });
 
   it('runs the agent server from the same image with the package’s local config', () => {
-    assert.deepEqual(compose.services['agent-server'].command, ['--config', '/app/node_modules/tracepipe/configs/local.yaml']);
+    assert.deepEqual(compose.services['agent-server'].command, [
+      '--config',
+      '/app/node_modules/tracepipe/configs/local.yaml',
+    ]);
     assert.equal(compose.services['agent-server'].environment.AGENT_API_HOST, '0.0.0.0');
   });
 });

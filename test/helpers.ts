@@ -32,6 +32,7 @@ export function stubFactory(
     ...(io.listens ? { listenAddresses: (config: { port?: number }) => [`127.0.0.1:${config.port ?? 4318}`] } : {}),
   };
   if (kind === 'receiver') return { ...base, kind, produces: io.produces ?? 'spans' } as Factory;
-  if (kind === 'processor') return { ...base, kind, consumes: io.consumes ?? 'spans', produces: io.produces ?? 'spans' } as Factory;
+  if (kind === 'processor')
+    return { ...base, kind, consumes: io.consumes ?? 'spans', produces: io.produces ?? 'spans' } as Factory;
   return { ...base, kind, consumes: io.consumes ?? 'spans' } as Factory;
 }

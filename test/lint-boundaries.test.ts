@@ -20,21 +20,37 @@ const eslint = new ESLint({
 });
 
 async function boundaryErrors(file: string, specifier: string): Promise<string[]> {
-  const [result] = await eslint.lintText(`import * as probe from '${specifier}';\nexport { probe };\n`, { filePath: join(root, file) });
+  const [result] = await eslint.lintText(`import * as probe from '${specifier}';\nexport { probe };\n`, {
+    filePath: join(root, file),
+  });
   const fatal = result!.messages.filter((message) => message.fatal);
   assert.deepEqual(fatal, [], `${file} did not parse`);
-  return result!.messages.filter((message) => message.ruleId === 'tracepipe/boundaries').map((message) => message.message);
+  return result!.messages
+    .filter((message) => message.ruleId === 'tracepipe/boundaries')
+    .map((message) => message.message);
 }
 
 describe('lint: module boundaries', () => {
   const violations: [string, string, RegExp][] = [
-    ['src/cli/probe.ts', '../../plugins/exporters/debug/index.ts', /src\/ is the framework and must not import plugins\//],
+    [
+      'src/cli/probe.ts',
+      '../../plugins/exporters/debug/index.ts',
+      /src\/ is the framework and must not import plugins\//,
+    ],
     ['src/cli/probe.ts', '../../distribution/components.ts', /must not import distribution\//],
     ['src/probe.ts', '../test/helpers.ts', /must not import test\//],
     ['plugins/exporters/otlp/probe.ts', '../../receivers/otlp/config.ts', /only through its index\.ts/],
-    ['plugins/exporters/otlp/internal/probe.ts', '../../../processors/batch/internal/outbox.ts', /only through its index\.ts/],
+    [
+      'plugins/exporters/otlp/internal/probe.ts',
+      '../../../processors/batch/internal/outbox.ts',
+      /only through its index\.ts/,
+    ],
     ['plugins/exporters/debug/probe.test.ts', '../../../test/helpers.ts', /only test\/ may import test\//],
-    ['plugins/exporters/debug/probe.ts', '../../../distribution/components.ts', /must not import the distribution module/],
+    [
+      'plugins/exporters/debug/probe.ts',
+      '../../../distribution/components.ts',
+      /must not import the distribution module/,
+    ],
     ['bench/pipeline/probe.ts', '../../test/helpers.ts', /only test\/ may import test\//],
     ['scripts/probe.ts', '../test/helpers.ts', /only test\/ may import test\//],
     ['examples/redact-processor/probe.ts', '../../src/plugin.ts', /is a package of its own/],

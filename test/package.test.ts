@@ -25,7 +25,11 @@ const app = join(work, 'app');
 let skipReason: string | undefined;
 
 function npm(args: string[], cwd: string): { ok: boolean; output: string } {
-  const result = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', timeout: 300_000 });
+  const result = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd,
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
   return { ok: result.status === 0, output: `${result.stdout}${result.stderr}` };
 }
 
@@ -34,7 +38,9 @@ before(async () => {
   assert.ok(pack.ok, pack.output);
   const example = npm(['pack', '--pack-destination', work], join(root, 'examples/redact-processor'));
   assert.ok(example.ok, example.output);
-  const tarballs = readdirSync(work).filter((name) => name.endsWith('.tgz')).map((name) => join(work, name));
+  const tarballs = readdirSync(work)
+    .filter((name) => name.endsWith('.tgz'))
+    .map((name) => join(work, name));
   assert.equal(tarballs.length, 2);
   writeAppLock(app, tarballs, 'tracepipe-test-app');
   // Install scripts stay off: the native addons were compiled for this machine when the repository
@@ -61,7 +67,8 @@ function dockerfile() {
   const text = readFileSync(join(root, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
   const stages = text.split(/^FROM /m);
   const final = stages.at(-1)!;
-  const instruction = (name: string) => [...final.matchAll(new RegExp(`^${name}\\s+(.*)$`, 'gm'))].map((match) => match[1]!.trim());
+  const instruction = (name: string) =>
+    [...final.matchAll(new RegExp(`^${name}\\s+(.*)$`, 'gm'))].map((match) => match[1]!.trim());
   const env: Record<string, string> = {};
   for (const line of instruction('ENV')) for (const [, key, value] of line.matchAll(/(\w+)=(\S+)/g)) env[key!] = value!;
   const healthcheck = instruction('HEALTHCHECK')[0]!;
@@ -98,10 +105,17 @@ function startTracepipe(command: string, args: string[], options: { cwd: string;
 describe('the packed package, installed with production dependencies only', () => {
   it('holds no devDependency and no TypeScript sources of tracepipe', (t) => {
     if (skipReason) return t.skip(skipReason);
-    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
-    const devOnly = Object.entries(lock.packages).filter(([path, entry]) => entry.dev && path.startsWith('node_modules/'));
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { dev?: boolean }>;
+    };
+    const devOnly = Object.entries(lock.packages).filter(
+      ([path, entry]) => entry.dev && path.startsWith('node_modules/'),
+    );
     assert.ok(devOnly.some(([path]) => path === 'node_modules/typescript'));
-    assert.deepEqual(devOnly.filter(([path]) => existsSync(join(app, path))).map(([path]) => path), []);
+    assert.deepEqual(
+      devOnly.filter(([path]) => existsSync(join(app, path))).map(([path]) => path),
+      [],
+    );
     const tracepipe = join(app, 'node_modules/tracepipe');
     assert.ok(existsSync(join(tracepipe, 'dist/distribution/main.js')));
     assert.ok(!existsSync(join(tracepipe, 'src')), 'the package ships dist/, not src/');
@@ -113,7 +127,10 @@ describe('the packed package, installed with production dependencies only', () =
     const image = dockerfile();
     assert.equal(image.entrypoint[0], 'node', 'node itself is the entry point, so SIGTERM reaches tracepipe');
     assert.ok(image.user && image.user !== 'root', 'the image runs as a non-root user');
-    assert.ok(image.volumes.some((volume) => volume.includes(image.env.DATA_DIR!)), 'DATA_DIR is a volume');
+    assert.ok(
+      image.volumes.some((volume) => volume.includes(image.env.DATA_DIR!)),
+      'DATA_DIR is a volume',
+    );
     // The image's paths, moved into the temporary layout; the port is any free one.
     const local = (value: string) => value.replace(new RegExp(`^${image.workdir}(?=/|$)`), app);
     const dataDir = join(work, 'data');
@@ -127,7 +144,10 @@ describe('the packed package, installed with production dependencies only', () =
       assert.equal(live.status, 200);
       assert.equal((await fetch(`http://127.0.0.1:${port}/ready`)).status, 200);
       const [healthCommand, ...healthArgs] = image.healthcheck;
-      const health = spawnSync(healthCommand!, healthArgs, { env: { ...env, HTTP_PORT: String(port) }, timeout: 10_000 });
+      const health = spawnSync(healthCommand!, healthArgs, {
+        env: { ...env, HTTP_PORT: String(port) },
+        timeout: 10_000,
+      });
       assert.equal(health.status, 0, `HEALTHCHECK failed: ${health.stderr}`);
     } finally {
       proxy.child.kill('SIGTERM');
@@ -155,7 +175,10 @@ service:
     traces: { receivers: [otlp], processors: [redact], exporters: [file] }
 `,
     );
-    const run = startTracepipe(join(app, 'node_modules/.bin/tracepipe'), ['--config', 'pipeline.yaml'], { cwd: app, env: process.env });
+    const run = startTracepipe(join(app, 'node_modules/.bin/tracepipe'), ['--config', 'pipeline.yaml'], {
+      cwd: app,
+      env: process.env,
+    });
     try {
       const port = await run.ready;
       const body = {
@@ -211,7 +234,12 @@ runComponentConformance(factory, { sample: () => makeBatch([plainSpan()]) });
     );
     // Without NODE_TEST_CONTEXT, which would make the child report to this test runner.
     const { NODE_TEST_CONTEXT: _, ...env } = process.env;
-    const kit = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', 'kit.test.mjs'], { cwd: app, env, encoding: 'utf8', timeout: 120_000 });
+    const kit = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', 'kit.test.mjs'], {
+      cwd: app,
+      env,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     assert.equal(kit.status, 0, `${kit.stdout}${kit.stderr}`);
     assert.match(kit.stdout, /# pass [1-9]/);
 
@@ -238,14 +266,29 @@ export type Uses = [ServiceConfig, ProcessorFactory];
     writeFileSync(
       join(app, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(root, 'node_modules/@types')] },
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: ['node'],
+          typeRoots: [join(root, 'node_modules/@types')],
+        },
         files: ['consumer.ts'],
       }),
     );
     try {
-      execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(app, 'tsconfig.json')], { encoding: 'utf8' });
+      execFileSync(
+        process.execPath,
+        [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(app, 'tsconfig.json')],
+        { encoding: 'utf8' },
+      );
     } catch (error) {
-      assert.fail(`the entry points' declarations do not type-check for a consumer:\n${(error as { stdout?: string }).stdout}`);
+      assert.fail(
+        `the entry points' declarations do not type-check for a consumer:\n${(error as { stdout?: string }).stdout}`,
+      );
     }
   });
 });

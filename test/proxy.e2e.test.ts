@@ -44,7 +44,9 @@ class Backend {
 
   private async record(headers: Record<string, string | string[] | undefined>, body: Buffer): Promise<void> {
     assert.equal(headers['content-encoding'], 'zstd');
-    const form = await new Response(decompress(body), { headers: { 'content-type': String(headers['content-type']) } }).formData();
+    const form = await new Response(decompress(body), {
+      headers: { 'content-type': String(headers['content-type']) },
+    }).formData();
     const runs: Upload['runs'] = {};
     for (const [name, value] of form.entries()) {
       const text = typeof value === 'string' ? value : await value.text();
@@ -58,7 +60,9 @@ class Backend {
   }
 
   runs(): Record<string, unknown>[] {
-    return this.uploads.flatMap((upload) => Object.values(upload.runs).map((run) => ({ ...run, api_key: upload.apiKey })));
+    return this.uploads.flatMap((upload) =>
+      Object.values(upload.runs).map((run) => ({ ...run, api_key: upload.apiKey })),
+    );
   }
 
   async start(): Promise<string> {
@@ -82,10 +86,14 @@ async function eventually(check: () => boolean, what: string, timeoutMs = 20_000
 
 /** Starts the proxy from configs/proxy.yaml; resolves with its OTLP port once it listens. */
 async function startProxy(env: Record<string, string>) {
-  const child = spawn(process.execPath, [join(root, 'bin/tracepipe.js'), '--config', join(root, 'configs/proxy.yaml')], {
-    env: { ...process.env, HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [join(root, 'bin/tracepipe.js'), '--config', join(root, 'configs/proxy.yaml')],
+    {
+      env: { ...process.env, HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -124,7 +132,11 @@ async function sendAgentTrace(exporter: SpanExporter, name: string): Promise<{ t
     },
     inAgent,
   );
-  const tool = tracer.startSpan('execute_tool get_weather', { attributes: { 'gen_ai.tool.name': 'get_weather' } }, inAgent);
+  const tool = tracer.startSpan(
+    'execute_tool get_weather',
+    { attributes: { 'gen_ai.tool.name': 'get_weather' } },
+    inAgent,
+  );
   tool.end();
   chat.end();
   agent.end();
@@ -185,13 +197,20 @@ describe('trace collector proxy (configs/proxy.yaml) end to end', () => {
     assert.equal(chat.run_type, 'llm');
     assert.equal(chat.parent_run_id, plannerId);
     assert.deepEqual(chat.inputs, { messages: [{ role: 'user', content: 'Weather in Paris?' }] });
-    assert.deepEqual((chat.outputs as Record<string, unknown>).usage_metadata, { input_tokens: 12, output_tokens: 3, total_tokens: 15 });
+    assert.deepEqual((chat.outputs as Record<string, unknown>).usage_metadata, {
+      input_tokens: 12,
+      output_tokens: 3,
+      total_tokens: 15,
+    });
     const metadata = (chat.extra as { metadata: Record<string, unknown> }).metadata;
     assert.equal(metadata.ls_provider, 'openai');
     assert.equal(metadata.ls_model_name, 'gpt-4o');
     assert.equal(chat.status, 'success');
     assert.match(String(chat.dotted_order), new RegExp(`^\\d{8}T\\d{12}Z${plannerId}\\.\\d{8}T\\d{12}Z${chat.id}$`));
-    assert.equal(runs.find((run) => run.name === 'execute_tool get_weather' && run.trace_id === plannerId)!.run_type, 'tool');
+    assert.equal(
+      runs.find((run) => run.name === 'execute_tool get_weather' && run.trace_id === plannerId)!.run_type,
+      'tool',
+    );
 
     // The second trace came with its own key and project header: uploaded with that key only.
     const bookerId = uuidOf(second.traceId);
@@ -199,7 +218,11 @@ describe('trace collector proxy (configs/proxy.yaml) end to end', () => {
     assert.equal(tenantB.length, 3);
     assert.ok(tenantB.every((run) => run.api_key === 'tenant-b' && run.session_name === 'bookings'));
     for (const upload of backend.uploads) {
-      assert.equal(new Set(Object.values(upload.runs).map((run) => run.session_name === 'bookings')).size, 1, 'no upload mixes tenants');
+      assert.equal(
+        new Set(Object.values(upload.runs).map((run) => run.session_name === 'bookings')).size,
+        1,
+        'no upload mixes tenants',
+      );
     }
   });
 
@@ -217,7 +240,7 @@ describe('trace collector proxy (configs/proxy.yaml) end to end', () => {
     assert.equal(ready.status, 200);
   });
 
-  it('uploads the collector documentation\'s own example request as the expected run', async () => {
+  it("uploads the collector documentation's own example request as the expected run", async () => {
     // The request of the backend's collector-proxy guide: base64 ids, bare-number nanoseconds
     // (beyond 2^53), GenAI prompt and completion as JSON text, token counts as intValue.
     const body =
@@ -245,7 +268,10 @@ describe('trace collector proxy (configs/proxy.yaml) end to end', () => {
     assert.equal(run.start_time, '2025-05-19T17:19:15.185223936Z');
     assert.equal(run.end_time, '2025-05-19T17:19:16.185223936Z');
     assert.deepEqual(run.inputs, { text: 'Hello, world!' });
-    assert.deepEqual(run.outputs, { text: 'Hi there!', usage_metadata: { input_tokens: 5, output_tokens: 3, total_tokens: 8 } });
+    assert.deepEqual(run.outputs, {
+      text: 'Hi there!',
+      usage_metadata: { input_tokens: 5, output_tokens: 3, total_tokens: 8 },
+    });
     assert.match(String(run.dotted_order), new RegExp(`^20250519T171915185223Z${id}$`));
     const metadata = (run.extra as { metadata: Record<string, unknown> }).metadata;
     assert.equal(metadata.OTEL_TRACE_ID, '4fa9e1fe632420e35aa077b04bd51623');
@@ -261,7 +287,11 @@ describe('trace collector proxy (configs/proxy.yaml) end to end', () => {
 describe('trace collector proxy without a default key', () => {
   it('answers 401 to a request without X-API-Key', async () => {
     const backend = new Backend();
-    const proxy = await startProxy({ SERVICE_ENDPOINT: await backend.start(), SERVICE_API_KEY: '', DATA_DIR: tempDir() });
+    const proxy = await startProxy({
+      SERVICE_ENDPOINT: await backend.start(),
+      SERVICE_API_KEY: '',
+      DATA_DIR: tempDir(),
+    });
     try {
       const response = await fetch(`http://127.0.0.1:${proxy.port}/v1/traces`, {
         method: 'POST',

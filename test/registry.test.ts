@@ -11,7 +11,11 @@ import { stubFactory } from './helpers.ts';
 
 describe('registry', () => {
   it('lists factories by kind, sorted', () => {
-    const registry = new Registry([stubFactory('exporter', 'zeta'), stubFactory('exporter', 'alpha'), stubFactory('receiver', 'r')]);
+    const registry = new Registry([
+      stubFactory('exporter', 'zeta'),
+      stubFactory('exporter', 'alpha'),
+      stubFactory('receiver', 'r'),
+    ]);
     assert.deepEqual(registry.types('exporter'), ['alpha', 'zeta']);
     assert.deepEqual(registry.types('receiver'), ['r']);
     assert.equal(registry.get('exporter', 'alpha')?.type, 'alpha');

@@ -39,7 +39,10 @@ service:
 describe('service lifecycle', () => {
   it('starts exporters → processors → receivers, stops in reverse, flushing held data on stop', async () => {
     const config = load(pipeline);
-    const service = new Service(config, { logger: silentLogger(), metrics: createMetricsRegistry({ processMetrics: false }) });
+    const service = new Service(config, {
+      logger: silentLogger(),
+      metrics: createMetricsRegistry({ processMetrics: false }),
+    });
     assert.equal(service.host.state(), 'starting');
     await service.start();
     assert.equal(service.host.state(), 'ready');
@@ -65,14 +68,26 @@ describe('service lifecycle', () => {
     await service.start();
     await service.shutdown();
     const text = await metrics.metrics();
-    assert.match(text, /tracepipe_component_items_sent_total\{component_id="journal_source",component_kind="receiver",data_type="spans"\} 2/);
-    assert.match(text, /tracepipe_component_items_received_total\{component_id="journal_hold",component_kind="processor",data_type="spans"\} 2/);
-    assert.match(text, /tracepipe_component_items_received_total\{component_id="journal_sink",component_kind="exporter",data_type="spans"\} 2/);
+    assert.match(
+      text,
+      /tracepipe_component_items_sent_total\{component_id="journal_source",component_kind="receiver",data_type="spans"\} 2/,
+    );
+    assert.match(
+      text,
+      /tracepipe_component_items_received_total\{component_id="journal_hold",component_kind="processor",data_type="spans"\} 2/,
+    );
+    assert.match(
+      text,
+      /tracepipe_component_items_received_total\{component_id="journal_sink",component_kind="exporter",data_type="spans"\} 2/,
+    );
   });
 
   it('stops what had started when a component fails to start, and reports which one', async () => {
     const config = load(pipeline.replace('spans: 2 }', 'spans: 2, fail_start: true }'));
-    const service = new Service(config, { logger: silentLogger(), metrics: createMetricsRegistry({ processMetrics: false }) });
+    const service = new Service(config, {
+      logger: silentLogger(),
+      metrics: createMetricsRegistry({ processMetrics: false }),
+    });
     await assert.rejects(service.start(), /component journal_source failed to start: configured to fail/);
     assert.equal(service.host.state(), 'stopped');
     assert.deepEqual(journalLines(config).slice(-3), [
@@ -83,17 +98,32 @@ describe('service lifecycle', () => {
   });
 
   it('gathers shutdown failures instead of stopping at the first', async () => {
-    const failing = (type: string): Factory => ({
-      ...(journalFactories[2] as Factory),
-      type,
-      create: () => ({ mutatesData: false, start: async () => {}, consume: async () => {}, shutdown: async () => { throw new Error(`${type} broke`); } }),
-    }) as Factory;
+    const failing = (type: string): Factory =>
+      ({
+        ...(journalFactories[2] as Factory),
+        type,
+        create: () => ({
+          mutatesData: false,
+          start: async () => {},
+          consume: async () => {},
+          shutdown: async () => {
+            throw new Error(`${type} broke`);
+          },
+        }),
+      }) as Factory;
     const config = load(
-      pipeline.replace('exporters: { journal_sink: { journal: journal.txt } }', 'exporters: { broken_a: { journal: j }, broken_b: { journal: j } }')
+      pipeline
+        .replace(
+          'exporters: { journal_sink: { journal: journal.txt } }',
+          'exporters: { broken_a: { journal: j }, broken_b: { journal: j } }',
+        )
         .replace('exporters: [journal_sink]', 'exporters: [broken_a, broken_b]'),
       [...journalFactories, failing('broken_a'), failing('broken_b')],
     );
-    const service = new Service(config, { logger: silentLogger(), metrics: createMetricsRegistry({ processMetrics: false }) });
+    const service = new Service(config, {
+      logger: silentLogger(),
+      metrics: createMetricsRegistry({ processMetrics: false }),
+    });
     await service.start();
     await assert.rejects(service.shutdown(), (error: unknown) => {
       assert.ok(error instanceof AggregateError);
@@ -109,7 +139,10 @@ describe('fan-out', () => {
 
   it('gives a mutating consumer its own copy and read-only consumers the original', async () => {
     const seen: SpanBatch[] = [];
-    const record = (mutatesData: boolean): Consumer<'spans'> => ({ mutatesData, consume: async (data) => void seen.push(data) });
+    const record = (mutatesData: boolean): Consumer<'spans'> => ({
+      mutatesData,
+      consume: async (data) => void seen.push(data),
+    });
     const original = batch();
     await new FanoutConsumer([record(true), record(false)]).consume(original, { project: 'p' });
     assert.notEqual(seen[0], original);
@@ -133,7 +166,18 @@ describe('fan-out', () => {
         }),
       },
       // Passes on what it is given, untouched: it does not mutate, but it does not copy either.
-      { ...base, kind: 'processor', type: 'pass', consumes: 'spans', produces: 'spans', create: (_s, _c, next) => ({ ...lifecycle, mutatesData: false, consume: (data, context) => next.consume(data, context) }) },
+      {
+        ...base,
+        kind: 'processor',
+        type: 'pass',
+        consumes: 'spans',
+        produces: 'spans',
+        create: (_s, _c, next) => ({
+          ...lifecycle,
+          mutatesData: false,
+          consume: (data, context) => next.consume(data, context),
+        }),
+      },
       {
         ...base,
         kind: 'processor',
@@ -149,7 +193,17 @@ describe('fan-out', () => {
           },
         }),
       },
-      { ...base, kind: 'exporter', type: 'keep', consumes: 'spans', create: (settings) => ({ ...lifecycle, mutatesData: false, consume: async (data: SpanBatch) => void kept.set(settings.id, data) }) },
+      {
+        ...base,
+        kind: 'exporter',
+        type: 'keep',
+        consumes: 'spans',
+        create: (settings) => ({
+          ...lifecycle,
+          mutatesData: false,
+          consume: async (data: SpanBatch) => void kept.set(settings.id, data),
+        }),
+      },
     ];
     const config = load(
       `receivers: { emit: {} }
@@ -162,7 +216,10 @@ service:
 `,
       factories,
     );
-    const service = new Service(config, { logger: silentLogger(), metrics: createMetricsRegistry({ processMetrics: false }) });
+    const service = new Service(config, {
+      logger: silentLogger(),
+      metrics: createMetricsRegistry({ processMetrics: false }),
+    });
     await service.start();
     await service.shutdown();
     assert.equal(kept.get('keep/a')!.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.name, 'renamed');
@@ -219,7 +276,10 @@ service: { pipelines: { traces: { receivers: [journal_source], exporters: [dropp
   ] as const) {
     it(`reports ${lost} items lost when ${reasons.join(' and ') || 'nothing'} is counted while stopping`, async () => {
       const config = load(yaml, [...journalFactories, droppingExporter('shutdown', [...reasons])]);
-      const service = new Service(config, { logger: silentLogger(), metrics: createMetricsRegistry({ processMetrics: false }) });
+      const service = new Service(config, {
+        logger: silentLogger(),
+        metrics: createMetricsRegistry({ processMetrics: false }),
+      });
       await service.start();
       // The drop counted at start (before the shutdown) is not the shutdown's.
       assert.deepEqual(await service.shutdown(), { lostItems: lost });

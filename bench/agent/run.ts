@@ -46,7 +46,8 @@ const operations: Record<string, { needsThread: boolean; run: Operation }> = {
     needsThread: true,
     run: async (client, threadId) => {
       const values = (await client.runs.wait(threadId, GRAPH, { input })) as { messages?: unknown[] };
-      if (!values?.messages || values.messages.length < 2) throw new Error(`unexpected wait result ${JSON.stringify(values)}`);
+      if (!values?.messages || values.messages.length < 2)
+        throw new Error(`unexpected wait result ${JSON.stringify(values)}`);
     },
   },
   run_join: {
@@ -60,7 +61,10 @@ const operations: Record<string, { needsThread: boolean; run: Operation }> = {
     needsThread: true,
     run: async (client, threadId) => {
       let events = 0;
-      for await (const chunk of client.runs.stream(threadId, GRAPH, { input, streamMode: ['values', 'messages-tuple'] })) {
+      for await (const chunk of client.runs.stream(threadId, GRAPH, {
+        input,
+        streamMode: ['values', 'messages-tuple'],
+      })) {
         if (chunk.event === 'error') throw new Error(`stream error ${JSON.stringify(chunk.data)}`);
         events++;
       }
@@ -77,11 +81,18 @@ async function measure(server: RunningServer): Promise<Row[]> {
       const total = Math.max(iterations, concurrency * 4);
       // Each run gets a fresh thread made beforehand (untimed), so that no run waits on another
       // run of its thread and thread histories do not grow over the measurement.
-      const threads = operation.needsThread ? await Promise.all(Array.from({ length: total + warmup }, () => client.threads.create())) : [];
+      const threads = operation.needsThread
+        ? await Promise.all(Array.from({ length: total + warmup }, () => client.threads.create()))
+        : [];
       const threadOf = (index: number) => threads[index]?.thread_id ?? '';
-      await drive(warmup, Math.min(concurrency, warmup), (_worker, index) => operation.run(client, threadOf(total + index)));
+      await drive(warmup, Math.min(concurrency, warmup), (_worker, index) =>
+        operation.run(client, threadOf(total + index)),
+      );
       const result = await drive(total, concurrency, (_worker, index) => operation.run(client, threadOf(index)));
-      if (result.failures > 0) process.stderr.write(`${server.name} ${name} c=${concurrency}: ${result.failures} failures, first: ${String(result.firstError)}\n`);
+      if (result.failures > 0)
+        process.stderr.write(
+          `${server.name} ${name} c=${concurrency}: ${result.failures} failures, first: ${String(result.firstError)}\n`,
+        );
       rows.push({
         server: server.name,
         operation: name,
@@ -110,8 +121,13 @@ function table(rows: Row[]): string {
     row.perSecond.toFixed(1),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
-  const format = (cells: string[]) => `| ${cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join(' | ')} |`;
-  return [format(header), `|${widths.map((width, column) => (column < 2 ? `:${'-'.repeat(width + 1)}` : `${'-'.repeat(width + 1)}:`)).join('|')}|`, ...lines.map(format)].join('\n');
+  const format = (cells: string[]) =>
+    `| ${cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join(' | ')} |`;
+  return [
+    format(header),
+    `|${widths.map((width, column) => (column < 2 ? `:${'-'.repeat(width + 1)}` : `${'-'.repeat(width + 1)}:`)).join('|')}|`,
+    ...lines.map(format),
+  ].join('\n');
 }
 
 const starters: Record<string, () => Promise<RunningServer>> = {
@@ -138,4 +154,7 @@ for (const name of args.servers!.split(',')) {
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}`;
 if (args.json) process.stdout.write(`${JSON.stringify({ machine, iterations, rows }, null, 2)}\n`);
-else process.stdout.write(`${machine}\ngraph: ${GRAPH} (offline local model), ${iterations} operations per cell after ${warmup} warm-up\n\n${table(rows)}\n`);
+else
+  process.stdout.write(
+    `${machine}\ngraph: ${GRAPH} (offline local model), ${iterations} operations per cell after ${warmup} warm-up\n\n${table(rows)}\n`,
+  );

@@ -40,7 +40,9 @@ export async function freePort(): Promise<number> {
  */
 function writeGraphsJson(dir: string, graphIds: readonly string[]): string {
   const files: Record<string, string> = { chat: 'chat.ts', tools: 'tools.ts', sleep: 'sleep.ts' };
-  const graphs = Object.fromEntries(graphIds.map((id) => [id, `./${relative(dir, join(examplesDir, files[id]!))}:graph`]));
+  const graphs = Object.fromEntries(
+    graphIds.map((id) => [id, `./${relative(dir, join(examplesDir, files[id]!))}:graph`]),
+  );
   const path = join(dir, 'langgraph.json');
   writeFileSync(path, JSON.stringify({ node_version: '20', graphs }, null, 2));
   return path;
@@ -56,7 +58,13 @@ function logTail(logFile: string, lines = 20): string {
 }
 
 /** Waits until the server answers, and returns a handle that stops it and removes its directory. */
-async function started(name: string, url: string, child: ChildProcess, dir: string, logFile: string): Promise<RunningServer> {
+async function started(
+  name: string,
+  url: string,
+  child: ChildProcess,
+  dir: string,
+  logFile: string,
+): Promise<RunningServer> {
   const stop = async () => {
     await stopChild(child);
     rmSync(dir, { recursive: true, force: true });
@@ -86,10 +94,22 @@ async function waitReady(url: string, child: ChildProcess, logFile: string, time
   throw new Error(`server at ${url} not ready after ${timeoutMs} ms; its log ${logFile} ends:`);
 }
 
-function startChild(name: string, command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, logFile: string): ChildProcess {
+function startChild(
+  name: string,
+  command: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+): ChildProcess {
   const log = createWriteStream(logFile);
   // Its own process group, so that stopping it also stops the workers it spawns.
-  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   child.on('error', (error) => log.write(`${name} failed to start: ${error.message}\n`));
@@ -108,7 +128,10 @@ async function stopChild(child: ChildProcess): Promise<void> {
  * tracepipe's agent server, with run tracing flowing through genai → batch → debug (quiet), or
  * with tracing off to show what it costs.
  */
-export async function startTracepipe(graphIds: readonly string[], options: { tracing?: boolean } = {}): Promise<RunningServer> {
+export async function startTracepipe(
+  graphIds: readonly string[],
+  options: { tracing?: boolean } = {},
+): Promise<RunningServer> {
   const tracing = options.tracing ?? true;
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-bench-'));
   const port = await freePort();
@@ -142,7 +165,14 @@ export async function startTracepipe(graphIds: readonly string[], options: { tra
     ].join('\n'),
   );
   const logFile = join(dir, 'server.log');
-  const child = startChild('tracepipe', process.execPath, [join(repoRoot, 'bin/tracepipe.js'), '--config', config], dir, {}, logFile);
+  const child = startChild(
+    'tracepipe',
+    process.execPath,
+    [join(repoRoot, 'bin/tracepipe.js'), '--config', config],
+    dir,
+    {},
+    logFile,
+  );
   return started(tracing ? 'tracepipe' : 'tracepipe (no tracing)', `http://127.0.0.1:${port}`, child, dir, logFile);
 }
 
@@ -155,7 +185,9 @@ export async function startLanggraphDev(graphIds: readonly string[]): Promise<Ru
   if (!existsSync(cli)) {
     // Not a devDependency: its optional platform packages leave package-lock.json in a state that
     // `npm ci` rejects, and only this benchmark needs it.
-    throw new Error('the LangGraph.js CLI is not installed; run `npm install --no-save @langchain/langgraph-cli@2` first');
+    throw new Error(
+      'the LangGraph.js CLI is not installed; run `npm install --no-save @langchain/langgraph-cli@2` first',
+    );
   }
   const logFile = join(dir, 'server.log');
   const child = startChild(

@@ -17,7 +17,11 @@ import { drive, quantile } from './stats.ts';
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '500' } } });
 const runs = Number(args.runs);
 
-type Invocable = { withConfig(config: Record<string, unknown>): Invocable; checkpointer?: unknown; invoke(input: unknown, config: unknown): Promise<unknown> };
+type Invocable = {
+  withConfig(config: Record<string, unknown>): Invocable;
+  checkpointer?: unknown;
+  invoke(input: unknown, config: unknown): Promise<unknown>;
+};
 
 async function measure(name: string, graph: Invocable, traced: boolean) {
   const bound = graph.withConfig({});
@@ -30,20 +34,35 @@ async function measure(name: string, graph: Invocable, traced: boolean) {
     const tracer = traced
       ? createRunTracer({ next: sink, context: { project: 'bench' }, runId, threadId, assistantId: 'a', graphId: name })
       : undefined;
-    await bound.invoke(input, { configurable: { thread_id: threadId }, runId, ...(tracer ? { callbacks: [tracer] } : {}) });
+    await bound.invoke(input, {
+      configurable: { thread_id: threadId },
+      runId,
+      ...(tracer ? { callbacks: [tracer] } : {}),
+    });
     await tracer?.flush();
   };
   await drive(50, 1, once);
   const result = await drive(runs, 1, once);
   const spans = sink.batches.reduce((total, batch) => total + countSpans(batch.data), 0);
-  return { p50: quantile(result.latenciesMs, 0.5), p99: quantile(result.latenciesMs, 0.99), spansPerRun: spans / (runs + 50) };
+  return {
+    p50: quantile(result.latenciesMs, 0.5),
+    p99: quantile(result.latenciesMs, 0.99),
+    spansPerRun: spans / (runs + 50),
+  };
 }
 
-process.stdout.write(`${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}, ${runs} runs each\n\n`);
+process.stdout.write(
+  `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}, ${runs} runs each\n\n`,
+);
 process.stdout.write('| graph | tracing | p50 ms | p99 ms | spans/run |\n|:--|:--|--:|--:|--:|\n');
-for (const [name, graph] of [['chat', chatGraph], ['tools', toolsGraph]] as const) {
+for (const [name, graph] of [
+  ['chat', chatGraph],
+  ['tools', toolsGraph],
+] as const) {
   for (const traced of [false, true]) {
     const figures = await measure(name, graph as unknown as Invocable, traced);
-    process.stdout.write(`| ${name} | ${traced ? 'on' : 'off'} | ${figures.p50.toFixed(2)} | ${figures.p99.toFixed(2)} | ${figures.spansPerRun.toFixed(0)} |\n`);
+    process.stdout.write(
+      `| ${name} | ${traced ? 'on' : 'off'} | ${figures.p50.toFixed(2)} | ${figures.p99.toFixed(2)} | ${figures.spansPerRun.toFixed(0)} |\n`,
+    );
   }
 }

@@ -37,12 +37,24 @@ function round(candidate: Candidate): void {
 }
 
 const candidates: Candidate[] = [
-  { name: 'protobuf, hand-written decoder', bytes: protobuf.length, run: () => decodeTraceRequestProtobuf(protobuf), best: 0 },
-  { name: 'protobuf, protobufjs + conversion', bytes: protobuf.length, run: () => decodeWithProtobufjs(protobuf), best: 0 },
+  {
+    name: 'protobuf, hand-written decoder',
+    bytes: protobuf.length,
+    run: () => decodeTraceRequestProtobuf(protobuf),
+    best: 0,
+  },
+  {
+    name: 'protobuf, protobufjs + conversion',
+    bytes: protobuf.length,
+    run: () => decodeWithProtobufjs(protobuf),
+    best: 0,
+  },
   { name: 'JSON, JSON.parse + decoder', bytes: json.length, run: () => decodeTraceRequestJson(json), best: 0 },
 ];
 
-console.log(`request: ${SPANS} spans, protobuf ${protobuf.length} bytes, JSON ${json.length} bytes; node ${process.version}`);
+console.log(
+  `request: ${SPANS} spans, protobuf ${protobuf.length} bytes, JSON ${json.length} bytes; node ${process.version}`,
+);
 for (const candidate of candidates) for (let i = 0; i < 2000; i++) candidate.run(); // warm-up
 // Rounds alternate between candidates so that a noisy neighbour slows them all alike; best of 7.
 for (let i = 0; i < 7; i++) for (const candidate of candidates) round(candidate);

@@ -30,10 +30,19 @@ async function startServer(mode: 'receiver' | 'bare'): Promise<{ port: number; c
 function post(agent: Agent, port: number, body: Buffer, contentType: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, path: '/v1/traces', method: 'POST', agent, headers: { 'content-type': contentType, 'content-length': body.length, 'x-api-key': 'bench' } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/v1/traces',
+        method: 'POST',
+        agent,
+        headers: { 'content-type': contentType, 'content-length': body.length, 'x-api-key': 'bench' },
+      },
       (res) => {
         res.resume();
-        res.on('end', () => (res.statusCode === 200 ? resolve(res.statusCode) : reject(new Error(`status ${res.statusCode}`))));
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve(res.statusCode) : reject(new Error(`status ${res.statusCode}`)),
+        );
       },
     );
     req.on('error', reject);
@@ -69,9 +78,13 @@ async function run(port: number, encoding: keyof typeof bodies, concurrency: num
   return { spansPerSecond: (latencies.length * SPANS) / elapsed, p50: at(0.5), p99: at(0.99) };
 }
 
-console.log(`node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), ${SPANS} spans/request, ${SECONDS}s per run`);
+console.log(
+  `node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), ${SPANS} spans/request, ${SECONDS}s per run`,
+);
 console.log(`bodies: protobuf ${bodies.protobuf.length} bytes, JSON ${bodies.json.length} bytes`);
-console.log('| encoding | concurrency | bare spans/s | bare p50/p99 ms | receiver spans/s | receiver p50/p99 ms | receiver / bare |');
+console.log(
+  '| encoding | concurrency | bare spans/s | bare p50/p99 ms | receiver spans/s | receiver p50/p99 ms | receiver / bare |',
+);
 console.log('|---|---|---|---|---|---|---|');
 const servers = { bare: await startServer('bare'), receiver: await startServer('receiver') };
 try {

@@ -7,7 +7,11 @@ import type { AnyValue, Attribute, SpanBatch } from '../../src/model/spans.ts';
 import { bytesToHex } from '../../src/otlp/ids.ts';
 
 const anyValueFields = {
-  oneofs: { value: { oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'] } },
+  oneofs: {
+    value: {
+      oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'],
+    },
+  },
   fields: {
     stringValue: { type: 'string', id: 1 },
     boolValue: { type: 'bool', id: 2 },
@@ -37,7 +41,10 @@ const root = protobuf.Root.fromJSON({
           },
         },
         Resource: {
-          fields: { attributes: { rule: 'repeated', type: 'KeyValue', id: 1 }, droppedAttributesCount: { type: 'uint32', id: 2 } },
+          fields: {
+            attributes: { rule: 'repeated', type: 'KeyValue', id: 1 },
+            droppedAttributesCount: { type: 'uint32', id: 2 },
+          },
         },
         ExportTraceServiceRequest: { fields: { resourceSpans: { rule: 'repeated', type: 'ResourceSpans', id: 1 } } },
         ResourceSpans: {
@@ -139,7 +146,10 @@ export function decodeWithProtobufjs(bytes: Uint8Array): SpanBatch {
   const request = RequestType.decode(bytes) as Message;
   return {
     resourceSpans: (request.resourceSpans ?? []).map((rs: Message) => ({
-      resource: { attributes: attributes(rs.resource?.attributes), droppedAttributesCount: rs.resource?.droppedAttributesCount ?? 0 },
+      resource: {
+        attributes: attributes(rs.resource?.attributes),
+        droppedAttributesCount: rs.resource?.droppedAttributesCount ?? 0,
+      },
       schemaUrl: rs.schemaUrl ?? '',
       scopeSpans: (rs.scopeSpans ?? []).map((ss: Message) => ({
         scope: {

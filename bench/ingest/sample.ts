@@ -25,8 +25,16 @@ export function sampleBatch(spanCount = 100): SpanBatch {
         attributes: [
           stringAttr('gen_ai.system', 'openai'),
           stringAttr('gen_ai.request.model', 'gpt-4o-mini'),
-          stringAttr('gen_ai.prompt', JSON.stringify([{ role: 'user', content: `Question number ${i}: what is the weather in Paris today?` }])),
-          stringAttr('gen_ai.completion', JSON.stringify([{ role: 'assistant', content: 'It is sunny, 21 degrees, with a light breeze from the west.' }])),
+          stringAttr(
+            'gen_ai.prompt',
+            JSON.stringify([{ role: 'user', content: `Question number ${i}: what is the weather in Paris today?` }]),
+          ),
+          stringAttr(
+            'gen_ai.completion',
+            JSON.stringify([
+              { role: 'assistant', content: 'It is sunny, 21 degrees, with a light breeze from the west.' },
+            ]),
+          ),
           intAttr('gen_ai.usage.input_tokens', 42),
           intAttr('gen_ai.usage.output_tokens', 17),
           { key: 'gen_ai.request.temperature', value: { type: 'double', value: 0.2 } },

@@ -15,14 +15,23 @@ function runs(count: number): Run[] {
     makeRun({
       id: randomUUID(),
       name: i % 4 === 0 ? 'agent' : i % 4 === 2 ? 'search_reports' : 'chat gpt-4o-mini',
-      inputs: { messages: [{ role: 'user', content: `Request ${i}: summarise the quarterly report for the sales team in three bullet points.` }] },
+      inputs: {
+        messages: [
+          {
+            role: 'user',
+            content: `Request ${i}: summarise the quarterly report for the sales team in three bullet points.`,
+          },
+        ],
+      },
       outputs: { generations: [{ text: `- Revenue grew 12%.\n- Churn fell to 3%.\n- Pipeline is ${i % 97} deals.` }] },
     }),
   );
 }
 
 const batches = Array.from({ length: 200 }, () => runs(100));
-console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model}), node ${process.version}, ${new Date().toISOString().slice(0, 10)}`);
+console.log(
+  `machine: ${cpus().length} cores (${cpus()[0]?.model}), node ${process.version}, ${new Date().toISOString().slice(0, 10)}`,
+);
 console.log('level  runs/s     raw MB/s  ratio');
 for (const level of [1, 3, 5]) {
   // One untimed pass for the JIT.

@@ -46,7 +46,12 @@ function procStat(pid: number): { cpuSeconds: number; userSeconds: number; syste
   const user = Number(fields[11]) / 100; // utime
   const system = Number(fields[12]) / 100; // stime: syscalls, including loopback TCP delivery
   const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return { cpuSeconds: user + system, userSeconds: user, systemSeconds: system, peakRssMb: hwm ? Number(hwm[1]) / 1024 : NaN };
+  return {
+    cpuSeconds: user + system,
+    userSeconds: user,
+    systemSeconds: system,
+    peakRssMb: hwm ? Number(hwm[1]) / 1024 : NaN,
+  };
 }
 
 /** Busy and total CPU seconds of the whole machine (all cores), from /proc/stat. */
@@ -87,7 +92,9 @@ async function main(): Promise<void> {
     ].join('\n'),
   );
   const profile = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`] : [];
-  const child = spawn(process.execPath, [...profile, join(root, 'bin/tracepipe.js'), '--config', configPath], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, join(root, 'bin/tracepipe.js'), '--config', configPath], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
@@ -105,7 +112,11 @@ async function main(): Promise<void> {
   const post = async (body: Uint8Array) => {
     const started = performance.now();
     for (;;) {
-      const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/x-protobuf' }, body });
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-protobuf' },
+        body,
+      });
       await response.arrayBuffer();
       if (response.ok) return performance.now() - started;
       if (response.status !== 429 && response.status !== 503) throw new Error(`ingest answered ${response.status}`);
@@ -161,12 +172,20 @@ async function main(): Promise<void> {
     spans_per_second_end_to_end: Math.round(spans / ((deliveredAt - startedAt) / 1000)),
     spans_per_second_ingest: Math.round(spans / ((ingestedAt - startedAt) / 1000)),
     proxy_cpu_seconds_per_100k_spans: Number((((after.cpuSeconds - before.cpuSeconds) / spans) * 100_000).toFixed(2)),
-    proxy_cpu_user_system_seconds: [Number((after.userSeconds - before.userSeconds).toFixed(2)), Number((after.systemSeconds - before.systemSeconds).toFixed(2))],
+    proxy_cpu_user_system_seconds: [
+      Number((after.userSeconds - before.userSeconds).toFixed(2)),
+      Number((after.systemSeconds - before.systemSeconds).toFixed(2)),
+    ],
     // Load generator + backend stub (this process), and everything else on the machine.
     bench_cpu_seconds_per_100k_spans: Number((((benchCpu.user + benchCpu.system) / 1e6 / spans) * 100_000).toFixed(2)),
-    machine_cpu_seconds_per_100k_spans: Number((((machineAfter.busySeconds - machineBefore.busySeconds) / spans) * 100_000).toFixed(2)),
+    machine_cpu_seconds_per_100k_spans: Number(
+      (((machineAfter.busySeconds - machineBefore.busySeconds) / spans) * 100_000).toFixed(2),
+    ),
     machine_cpu_busy_percent: Number(
-      ((100 * (machineAfter.busySeconds - machineBefore.busySeconds)) / (machineAfter.totalSeconds - machineBefore.totalSeconds)).toFixed(1),
+      (
+        (100 * (machineAfter.busySeconds - machineBefore.busySeconds)) /
+        (machineAfter.totalSeconds - machineBefore.totalSeconds)
+      ).toFixed(1),
     ),
     proxy_peak_rss_mb: Math.round(after.peakRssMb),
     compression_ratio: Number((raw / compressed).toFixed(1)),

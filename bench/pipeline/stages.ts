@@ -102,9 +102,16 @@ for (let round = 0; round < rounds; round++) {
 }
 
 const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
-console.log(`${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}`);
+console.log(
+  `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}`,
+);
 console.log(`${requests} requests of ${perRequest} spans, ${rounds} rounds, zstd level ${level}; µs of CPU per span:`);
 console.log('stage    best   median');
-for (const stage of stages) console.log(`${stage.padEnd(8)} ${Math.min(...costs[stage]).toFixed(2).padStart(5)}  ${median(costs[stage]).toFixed(2).padStart(6)}`);
+for (const stage of stages)
+  console.log(
+    `${stage.padEnd(8)} ${Math.min(...costs[stage])
+      .toFixed(2)
+      .padStart(5)}  ${median(costs[stage]).toFixed(2).padStart(6)}`,
+  );
 const best = stages.reduce((sum, stage) => sum + Math.min(...costs[stage]), 0);
 console.log(`sum      ${best.toFixed(2).padStart(5)}  (${Math.round(1e6 / best)} spans/s per core, without HTTP)`);

@@ -27,23 +27,55 @@ export function makeBatch(spans: number, sequence: number): SpanBatch {
       });
     const question = `Request ${sequence}-${list.length}: summarise the quarterly report for the sales team in three bullet points.`;
     const llm = (offset: bigint) =>
-      span('chat gpt-4o-mini', rootId, [
-        str('gen_ai.system', 'openai'),
-        str('gen_ai.operation.name', 'chat'),
-        str('gen_ai.request.model', 'gpt-4o-mini'),
-        str('gen_ai.prompt', JSON.stringify([{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: question }])),
-        str('gen_ai.completion', JSON.stringify([{ role: 'assistant', content: `- Revenue grew 12%.\n- Churn fell to 3%.\n- Pipeline is ${sequence % 97} deals.` }])),
-        int('gen_ai.usage.input_tokens', 42n),
-        int('gen_ai.usage.output_tokens', 31n),
-      ], offset);
+      span(
+        'chat gpt-4o-mini',
+        rootId,
+        [
+          str('gen_ai.system', 'openai'),
+          str('gen_ai.operation.name', 'chat'),
+          str('gen_ai.request.model', 'gpt-4o-mini'),
+          str(
+            'gen_ai.prompt',
+            JSON.stringify([
+              { role: 'system', content: 'You are a helpful assistant.' },
+              { role: 'user', content: question },
+            ]),
+          ),
+          str(
+            'gen_ai.completion',
+            JSON.stringify([
+              {
+                role: 'assistant',
+                content: `- Revenue grew 12%.\n- Churn fell to 3%.\n- Pipeline is ${sequence % 97} deals.`,
+              },
+            ]),
+          ),
+          int('gen_ai.usage.input_tokens', 42n),
+          int('gen_ai.usage.output_tokens', 31n),
+        ],
+        offset,
+      );
     list.push(
       span('agent', '', [str('openinference.span.kind', 'AGENT'), str('input.value', question)], 0n),
       llm(1_000_000n),
-      span('search_reports', rootId, [str('openinference.span.kind', 'TOOL'), str('tool.name', 'search_reports'), str('input.value', '{"quarter":"Q3"}'), str('output.value', '{"hits":3}')], 2_000_000n),
+      span(
+        'search_reports',
+        rootId,
+        [
+          str('openinference.span.kind', 'TOOL'),
+          str('tool.name', 'search_reports'),
+          str('input.value', '{"quarter":"Q3"}'),
+          str('output.value', '{"hits":3}'),
+        ],
+        2_000_000n,
+      ),
       llm(3_000_000n),
     );
   }
-  return batchOf(list.slice(0, spans), { resource: [str('service.name', 'bench-app')], scope: { name: 'bench', version: '1.0.0' } });
+  return batchOf(list.slice(0, spans), {
+    resource: [str('service.name', 'bench-app')],
+    scope: { name: 'bench', version: '1.0.0' },
+  });
 }
 
 /** The same request, encoded as OTLP/protobuf. */

@@ -82,7 +82,10 @@ async function once(mode: string, scenario: Scenario): Promise<number> {
           if (scenario.readyLine!.test(line)) resolve(performance.now() - started);
         });
       });
-      elapsed = await Promise.race([ready, exited.then((code) => Promise.reject(new Error(`exited ${code}: ${stderr}`)))]);
+      elapsed = await Promise.race([
+        ready,
+        exited.then((code) => Promise.reject(new Error(`exited ${code}: ${stderr}`))),
+      ]);
       child.kill('SIGTERM');
       await exited;
     } else {
@@ -99,7 +102,10 @@ async function once(mode: string, scenario: Scenario): Promise<number> {
 
 function summary(samples: number[]): string {
   const sorted = [...samples].sort((a, b) => a - b);
-  const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+  const median =
+    sorted.length % 2
+      ? sorted[(sorted.length - 1) / 2]!
+      : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
   return `median ${median.toFixed(0)} ms (min ${sorted[0]!.toFixed(0)}, max ${sorted.at(-1)!.toFixed(0)})`;
 }
 

@@ -31,18 +31,40 @@ function traceSpans(trace: number): Span[] {
     const isRoot = n === 0;
     const isLlm = n % 2 === 1;
     const attributes: Attribute[] = isRoot
-      ? [str('openinference.span.kind', 'AGENT'), str('input.value', 'Plan a trip to Rome'), str('output.value', '{"plan":"..."}')]
+      ? [
+          str('openinference.span.kind', 'AGENT'),
+          str('input.value', 'Plan a trip to Rome'),
+          str('output.value', '{"plan":"..."}'),
+        ]
       : isLlm
         ? [
             str('gen_ai.operation.name', 'chat'),
             str('gen_ai.provider.name', 'openai'),
             str('gen_ai.request.model', 'gpt-4o'),
-            str('gen_ai.input.messages', JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'Step ' + n + ' of the plan, with some context text.' }] }])),
-            str('gen_ai.output.messages', JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'Result of step ' + n }], finish_reason: 'stop' }])),
+            str(
+              'gen_ai.input.messages',
+              JSON.stringify([
+                {
+                  role: 'user',
+                  parts: [{ type: 'text', content: 'Step ' + n + ' of the plan, with some context text.' }],
+                },
+              ]),
+            ),
+            str(
+              'gen_ai.output.messages',
+              JSON.stringify([
+                { role: 'assistant', parts: [{ type: 'text', content: 'Result of step ' + n }], finish_reason: 'stop' },
+              ]),
+            ),
             int('gen_ai.usage.input_tokens', 120),
             int('gen_ai.usage.output_tokens', 40),
           ]
-        : [str('gen_ai.operation.name', 'execute_tool'), str('gen_ai.tool.name', 'search'), str('input.value', '{"q":"rome"}'), str('output.value', 'results')];
+        : [
+            str('gen_ai.operation.name', 'execute_tool'),
+            str('gen_ai.tool.name', 'search'),
+            str('input.value', '{"q":"rome"}'),
+            str('output.value', 'results'),
+          ];
     spans.push(
       plainSpan({
         traceId,
@@ -64,7 +86,12 @@ function requests(): SpanBatch[] {
   for (let trace = 0; all.length < TOTAL; trace++) all.push(...traceSpans(trace));
   const batches: SpanBatch[] = [];
   for (let offset = 0; offset < all.length; offset += SPANS_PER_REQUEST) {
-    batches.push(makeBatch(all.slice(offset, offset + SPANS_PER_REQUEST), { resource: [str('service.name', 'bench')], scope: { name: 'bench', version: '1' } }));
+    batches.push(
+      makeBatch(all.slice(offset, offset + SPANS_PER_REQUEST), {
+        resource: [str('service.name', 'bench')],
+        scope: { name: 'bench', version: '1' },
+      }),
+    );
   }
   return batches;
 }
@@ -72,7 +99,10 @@ function requests(): SpanBatch[] {
 async function measure(label: string, withBatcher: boolean): Promise<void> {
   const input = requests();
   let delivered = 0;
-  const sinkConsumer: Consumer<'runs'> = { mutatesData: false, consume: async (data) => void (delivered += data.runs.length) };
+  const sinkConsumer: Consumer<'runs'> = {
+    mutatesData: false,
+    consume: async (data) => void (delivered += data.runs.length),
+  };
   const batcher = new BatchProcessor(
     nopSettings('processor', 'batch'),
     {
@@ -99,7 +129,9 @@ async function measure(label: string, withBatcher: boolean): Promise<void> {
   await batcher.shutdown(Date.now() + 60_000);
   const seconds = (performance.now() - started) / 1000;
   const spans = input.length * SPANS_PER_REQUEST;
-  console.log(`${label}: ${spans} spans in ${seconds.toFixed(2)} s = ${Math.round(spans / seconds)} spans/s (${delivered} runs out)`);
+  console.log(
+    `${label}: ${spans} spans in ${seconds.toFixed(2)} s = ${Math.round(spans / seconds)} spans/s (${delivered} runs out)`,
+  );
 }
 
 console.log(`node ${process.version}, ${availableParallelism()} cores, ${new Date().toISOString()}`);

@@ -40,7 +40,9 @@ async function callModel(state: typeof ChatState.State, runtime: Runtime<ChatCon
   const model = chooseChatModel(modelName, {
     script: (messages, tools) => {
       const reply = echoScript(messages, tools);
-      return systemPrompt === DEFAULT_SYSTEM_PROMPT ? reply : { ...reply, content: `(${systemPrompt}) ${reply.content}` };
+      return systemPrompt === DEFAULT_SYSTEM_PROMPT
+        ? reply
+        : { ...reply, content: `(${systemPrompt}) ${reply.content}` };
     },
   });
   const response = await model.invoke([new SystemMessage(systemPrompt), ...state.messages], runtime);

@@ -46,7 +46,10 @@ describe('LocalChatModel', () => {
     const model = new LocalChatModel({ script: toolScript });
     const tool = { name: 'add', description: 'adds', schema: {} };
     const reply = await model.bindTools([tool]).invoke([new HumanMessage('what is 2 + 40?')]);
-    assert.deepEqual(reply.tool_calls?.map((call) => [call.name, call.args]), [['add', { a: 2, b: 40 }]]);
+    assert.deepEqual(
+      reply.tool_calls?.map((call) => [call.name, call.args]),
+      [['add', { a: 2, b: 40 }]],
+    );
   });
 
   it('greets when there is nothing to echo', () => {
@@ -105,7 +108,10 @@ describe('chat graph', () => {
     const config = thread();
     await graph.invoke({ messages: [{ role: 'user', content: 'first' }] }, config);
     const tokens: string[] = [];
-    for await (const [message] of await graph.stream({ messages: [{ role: 'user', content: 'second message' }] }, { ...config, streamMode: 'messages' })) {
+    for await (const [message] of await graph.stream(
+      { messages: [{ role: 'user', content: 'second message' }] },
+      { ...config, streamMode: 'messages' },
+    )) {
       tokens.push(String((message as BaseMessage).content));
     }
     assert.ok(tokens.filter((token) => token !== '').length >= 3, `tokens: ${JSON.stringify(tokens)}`);
@@ -117,7 +123,10 @@ describe('chat graph', () => {
 
 describe('tools graph', () => {
   it('calls a tool and answers from its result', async () => {
-    const result = await withSaver(toolsGraph).invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris?' }] }, thread());
+    const result = await withSaver(toolsGraph).invoke(
+      { messages: [{ role: 'user', content: 'What is the weather in Paris?' }] },
+      thread(),
+    );
     const types = (result.messages as BaseMessage[]).map((message) => message.getType());
     assert.deepEqual(types, ['human', 'ai', 'tool', 'ai']);
     assert.equal((result.messages[2] as BaseMessage).content, "It's always sunny in Paris.");
@@ -126,7 +135,10 @@ describe('tools graph', () => {
 
   it('streams updates from the agent, tools and agent nodes', async () => {
     const nodes: string[] = [];
-    for await (const update of await withSaver(toolsGraph).stream({ messages: [{ role: 'user', content: 'add 2 and 3' }] }, { ...thread(), streamMode: 'updates' })) {
+    for await (const update of await withSaver(toolsGraph).stream(
+      { messages: [{ role: 'user', content: 'add 2 and 3' }] },
+      { ...thread(), streamMode: 'updates' },
+    )) {
       nodes.push(...Object.keys(update));
     }
     assert.deepEqual(nodes, ['agent', 'tools', 'agent']);
@@ -140,7 +152,9 @@ describe('subgraph graph', () => {
       { messages: [{ role: 'user', content: 'research this' }] },
       { ...thread(), streamMode: 'updates', subgraphs: true },
     )) {
-      seen.push(`${namespace.map((ns: string) => ns.split(':')[0]).join('|') || 'root'}:${Object.keys(update).join(',')}`);
+      seen.push(
+        `${namespace.map((ns: string) => ns.split(':')[0]).join('|') || 'root'}:${Object.keys(update).join(',')}`,
+      );
     }
     assert.deepEqual(seen, ['research:make_plan', 'research:write', 'root:research', 'root:review']);
   });
@@ -153,7 +167,10 @@ describe('interrupt graph', () => {
     await graph.invoke({ messages: [{ role: 'user', content: 'write a haiku' }] }, config);
     const paused = await graph.getState(config);
     assert.deepEqual(paused.next, ['review']);
-    assert.deepEqual(paused.tasks[0]!.interrupts[0]!.value, { question: 'Approve this draft?', draft: 'Draft answer to: write a haiku' });
+    assert.deepEqual(paused.tasks[0]!.interrupts[0]!.value, {
+      question: 'Approve this draft?',
+      draft: 'Draft answer to: write a haiku',
+    });
     const resumed = await graph.invoke(new Command({ resume: 'A better haiku.' }), config);
     assert.equal((resumed.messages.at(-1) as BaseMessage).content, 'A better haiku.');
     assert.deepEqual((await graph.getState(config)).next, []);
@@ -163,9 +180,13 @@ describe('interrupt graph', () => {
 describe('sleep graph', () => {
   it('emits a custom event per step and finishes', async () => {
     const events: unknown[] = [];
-    for await (const [mode, chunk] of await withSaver(sleepGraph).stream({ delay_ms: 20, steps: 2 }, { ...thread(), streamMode: ['custom', 'values'] })) {
+    for await (const [mode, chunk] of await withSaver(sleepGraph).stream(
+      { delay_ms: 20, steps: 2 },
+      { ...thread(), streamMode: ['custom', 'values'] },
+    )) {
       if (mode === 'custom') events.push(chunk);
-      else if ((chunk as { messages: BaseMessage[] }).messages.length > 0) events.push((chunk as { messages: BaseMessage[] }).messages.at(-1)!.content);
+      else if ((chunk as { messages: BaseMessage[] }).messages.length > 0)
+        events.push((chunk as { messages: BaseMessage[] }).messages.at(-1)!.content);
     }
     assert.deepEqual(events, [{ step: 1, of: 2 }, { step: 2, of: 2 }, 'finished after 20 ms']);
   });
@@ -188,6 +209,9 @@ describe('error graph', () => {
   });
 
   it('takes its message and delay from the input', async () => {
-    await assert.rejects(withSaver(errorGraph).invoke({ message: 'custom failure', delay_ms: 5 }, thread()), /custom failure/);
+    await assert.rejects(
+      withSaver(errorGraph).invoke({ message: 'custom failure', delay_ms: 5 }, thread()),
+      /custom failure/,
+    );
   });
 });

@@ -8,7 +8,9 @@ import { Sink, configFor, makeBatch, nopSettings, plainSpan, runComponentConform
 import type { RedactConfig } from './index.ts';
 import factory from './index.ts';
 
-function batch(attributes: SpanBatch['resourceSpans'][number]['scopeSpans'][number]['spans'][number]['attributes']): SpanBatch {
+function batch(
+  attributes: SpanBatch['resourceSpans'][number]['scopeSpans'][number]['spans'][number]['attributes'],
+): SpanBatch {
   const span = plainSpan({
     spanId: '1111111111111111',
     name: 'chat',
@@ -48,7 +50,16 @@ describe('redact processor', () => {
     const input = batch([
       { key: 'prompt', value: { type: 'string', value: 'use sk-abc123 and mail bob@example.com' } },
       { key: 'user.id', value: { type: 'int', value: 42n } },
-      { key: 'list', value: { type: 'array', value: [{ type: 'string', value: 'sk-zz9' }, { type: 'bool', value: true }] } },
+      {
+        key: 'list',
+        value: {
+          type: 'array',
+          value: [
+            { type: 'string', value: 'sk-zz9' },
+            { type: 'bool', value: true },
+          ],
+        },
+      },
       { key: 'map', value: { type: 'kvlist', value: [{ key: 'inner', value: { type: 'string', value: 'x sk-q1' } }] } },
       { key: 'count', value: { type: 'int', value: 7n } },
     ]);
@@ -57,8 +68,20 @@ describe('redact processor', () => {
     const expected = [
       { key: 'prompt', value: { type: 'string', value: 'use [REDACTED] and mail [REDACTED]' } },
       { key: 'user.id', value: { type: 'string', value: '[REDACTED]' } },
-      { key: 'list', value: { type: 'array', value: [{ type: 'string', value: '[REDACTED]' }, { type: 'bool', value: true }] } },
-      { key: 'map', value: { type: 'kvlist', value: [{ key: 'inner', value: { type: 'string', value: 'x [REDACTED]' } }] } },
+      {
+        key: 'list',
+        value: {
+          type: 'array',
+          value: [
+            { type: 'string', value: '[REDACTED]' },
+            { type: 'bool', value: true },
+          ],
+        },
+      },
+      {
+        key: 'map',
+        value: { type: 'kvlist', value: [{ key: 'inner', value: { type: 'string', value: 'x [REDACTED]' } }] },
+      },
       { key: 'count', value: { type: 'int', value: 7n } },
     ];
     assert.deepEqual(span.attributes, expected);
@@ -68,7 +91,11 @@ describe('redact processor', () => {
 
   it('leaves event attributes alone when include_events is false', async () => {
     const sink = new Sink<'spans'>();
-    const processor = factory.create(nopSettings('processor'), configOf({ patterns: ['secret'], include_events: false }), sink);
+    const processor = factory.create(
+      nopSettings('processor'),
+      configOf({ patterns: ['secret'], include_events: false }),
+      sink,
+    );
     await processor.consume(batch([{ key: 'a', value: { type: 'string', value: 'secret' } }]), { project: 'p' });
     const span = sink.batches[0]!.data.resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
     assert.deepEqual(span.attributes[0]!.value, { type: 'string', value: '[REDACTED]' });
@@ -77,7 +104,11 @@ describe('redact processor', () => {
 
   it('never writes to the batch it is given, and so declares mutatesData = false', async () => {
     const sink = new Sink<'spans'>();
-    const processor = factory.create(nopSettings('processor'), configOf({ patterns: ['secret'], keys: ['user'] }), sink);
+    const processor = factory.create(
+      nopSettings('processor'),
+      configOf({ patterns: ['secret'], keys: ['user'] }),
+      sink,
+    );
     assert.equal(processor.mutatesData, false);
     const input = batch([
       { key: 'a', value: { type: 'string', value: 'a secret' } },
@@ -90,7 +121,10 @@ describe('redact processor', () => {
     assert.deepEqual(input, before);
     const output = sink.batches[0]!.data;
     assert.notEqual(output, input);
-    assert.deepEqual(output.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.attributes[0]!.value, { type: 'string', value: 'a [REDACTED]' });
+    assert.deepEqual(output.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.attributes[0]!.value, {
+      type: 'string',
+      value: 'a [REDACTED]',
+    });
     // What needs no change is shared, not copied.
     assert.equal(output.resourceSpans[0]!.resource, input.resourceSpans[0]!.resource);
   });

@@ -7,7 +7,15 @@
 // consumers read instead of deep-copying it first. (A processor that edits the batch in place
 // instead must declare `true`, and then pays for that copy whenever its pipeline shares the batch.)
 
-import type { AnyValue, Attribute, ComponentSettings, Consumer, Processor, RequestContext, SpanBatch } from 'tracepipe/plugin';
+import type {
+  AnyValue,
+  Attribute,
+  ComponentSettings,
+  Consumer,
+  Processor,
+  RequestContext,
+  SpanBatch,
+} from 'tracepipe/plugin';
 import type { RedactConfig } from './config.ts';
 
 export class RedactProcessor implements Processor<'spans'> {

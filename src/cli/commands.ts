@@ -59,7 +59,10 @@ async function loadConfig(path: string, catalog: Catalog, options: LoadOptions):
   const referenced = referencedComponents(data);
   const fromPlugins = new Set(plugins.map((factory) => componentKey(factory.kind, factory.type)));
   const unknown = [...referenced].some((key) => !offered.has(key) && !fromPlugins.has(key));
-  const builtins = await loadFactories(catalog, unknown ? undefined : (entry) => referenced.has(componentKey(entry.kind, entry.type)));
+  const builtins = await loadFactories(
+    catalog,
+    unknown ? undefined : (entry) => referenced.has(componentKey(entry.kind, entry.type)),
+  );
   const registry = new Registry([...builtins, ...plugins]);
   const { config, errors } = validateConfig(data, registry, baseDir);
   if (errors.length > 0) {
@@ -81,7 +84,9 @@ export async function runConfig(options: GlobalOptions, catalog: Catalog): Promi
   const service = new Service(config, { logger, metrics });
   // A bug in one component must not take every tenant's buffered data down with the process:
   // log it loudly and keep serving (the Collector forbids crashing on bad input for this reason).
-  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'Unhandled promise rejection; continuing.'));
+  process.on('unhandledRejection', (reason) =>
+    logger.error({ err: reason }, 'Unhandled promise rejection; continuing.'),
+  );
 
   const hinted = (error: unknown) => {
     const failure = listenFailure(error);
@@ -93,7 +98,11 @@ export async function runConfig(options: GlobalOptions, catalog: Catalog): Promi
     const separator = metricsConfig.listen.lastIndexOf(':');
     metricsServer = createHttpServer({ logger, host: service.host, bodyLimit: 1024, metricsPath: metricsConfig.path });
     try {
-      await listen(metricsServer, metricsConfig.listen.slice(0, separator), Number(metricsConfig.listen.slice(separator + 1)));
+      await listen(
+        metricsServer,
+        metricsConfig.listen.slice(0, separator),
+        Number(metricsConfig.listen.slice(separator + 1)),
+      );
     } catch (error) {
       await metricsServer.close();
       throw hinted(error);
@@ -121,7 +130,12 @@ export async function runConfig(options: GlobalOptions, catalog: Catalog): Promi
 }
 
 /** Resolves with the exit code once a signal has stopped the service (130 on a second signal). */
-function waitForSignals(service: Service, config: ServiceConfig, logger: Logger, afterStop: () => Promise<void>): Promise<number> {
+function waitForSignals(
+  service: Service,
+  config: ServiceConfig,
+  logger: Logger,
+  afterStop: () => Promise<void>,
+): Promise<number> {
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
@@ -131,7 +145,10 @@ function waitForSignals(service: Service, config: ServiceConfig, logger: Logger,
         return;
       }
       stopping = true;
-      logger.info({ signal, timeout_ms: config.service.shutdown_timeout_ms }, 'Stopping: draining receivers and flushing.');
+      logger.info(
+        { signal, timeout_ms: config.service.shutdown_timeout_ms },
+        'Stopping: draining receivers and flushing.',
+      );
       service
         .shutdown(Date.now() + config.service.shutdown_timeout_ms)
         .then(async (report) => {
@@ -185,12 +202,16 @@ export async function componentsCommand(options: GlobalOptions & { type?: string
     const [kind, type] = options.type.split('/');
     const factory = registry.all().find((f) => f.kind === kind && f.type === type);
     if (!factory) {
-      throw new Error(`no component ${options.type}; run \`tracepipe components\` to list them (kind/type, e.g. exporter/debug)`);
+      throw new Error(
+        `no component ${options.type}; run \`tracepipe components\` to list them (kind/type, e.g. exporter/debug)`,
+      );
     }
     process.stdout.write(`${describeFactory(factory)}\n\n${configTable(factory.configSchema)}`);
     return 0;
   }
-  process.stdout.write(`${'KIND'.padEnd(10)} ${'TYPE'.padEnd(14)} ${'DATA'.padEnd(16)} ${'STABILITY'.padEnd(12)} DESCRIPTION\n`);
+  process.stdout.write(
+    `${'KIND'.padEnd(10)} ${'TYPE'.padEnd(14)} ${'DATA'.padEnd(16)} ${'STABILITY'.padEnd(12)} DESCRIPTION\n`,
+  );
   for (const factory of registry.all()) process.stdout.write(`${describeFactory(factory)}\n`);
   return 0;
 }

@@ -27,9 +27,15 @@ function referencesOf(text: string): EnvironmentReference[] {
 }
 
 /** "set HTTP_PORT=<free port> or pass --set receivers.otlp.port=<free port>" for each key. */
-function describeKeys(paths: readonly string[], references: readonly EnvironmentReference[], value: string): string | undefined {
+function describeKeys(
+  paths: readonly string[],
+  references: readonly EnvironmentReference[],
+  value: string,
+): string | undefined {
   const ways = paths.map((path) => {
-    const variables = [...new Set(references.filter((reference) => reference.path === path).map((reference) => reference.name))];
+    const variables = [
+      ...new Set(references.filter((reference) => reference.path === path).map((reference) => reference.name)),
+    ];
     const byEnv = variables.length > 0 ? `set ${variables.map((name) => `${name}=${value}`).join(' or ')}, or ` : '';
     return `${byEnv}pass --set ${path}=${value}`;
   });
@@ -45,12 +51,16 @@ export function listenHint(
   data: unknown,
   text: string,
 ): string | undefined {
-  const paths = findPaths(data, (key, value) =>
-    (key === 'port' && value === failure.port) || (key === 'listen' && typeof value === 'string' && value.endsWith(`:${failure.port}`)),
+  const paths = findPaths(
+    data,
+    (key, value) =>
+      (key === 'port' && value === failure.port) ||
+      (key === 'listen' && typeof value === 'string' && value.endsWith(`:${failure.port}`)),
   );
   const listenKey = paths.some((path) => path.endsWith('.listen'));
   const ways = describeKeys(paths, referencesOf(text), listenKey && paths.length === 1 ? '<host:port>' : '<free port>');
-  if (failure.code === 'EADDRNOTAVAIL') return `${failure.host} is not an address of this machine; 0.0.0.0 listens on all of them`;
+  if (failure.code === 'EADDRNOTAVAIL')
+    return `${failure.host} is not an address of this machine; 0.0.0.0 listens on all of them`;
   if (!ways) return undefined;
   if (failure.code === 'EACCES') return `ports below 1024 need privileges; choose another: ${ways}`;
   return `another process listens there; choose another port: ${ways}`;

@@ -59,7 +59,8 @@ export function buildProgram(distribution: Distribution, exit: (code: number) =>
   const commands = () => import('./commands.ts');
   const program = new Command(distribution.name ?? 'tracepipe')
     .description(
-      distribution.description ?? 'An OpenTelemetry-Collector-style pipeline for GenAI traces, with an agent deployment server.',
+      distribution.description ??
+        'An OpenTelemetry-Collector-style pipeline for GenAI traces, with an agent deployment server.',
     )
     .version(distribution.version ?? tracepipeVersion())
     .enablePositionalOptions()
@@ -91,7 +92,9 @@ export function buildProgram(distribution: Distribution, exit: (code: number) =>
       .command('components')
       .description('list the registered components, or one component’s config table')
       .option('-t, --type <kind/type>', 'show the config table of one component, e.g. exporter/debug'),
-  ).action(async (options: GlobalOptions & { type?: string }) => exit(await (await commands()).componentsCommand(options, catalog)));
+  ).action(async (options: GlobalOptions & { type?: string }) =>
+    exit(await (await commands()).componentsCommand(options, catalog)),
+  );
   return program;
 }
 

@@ -45,7 +45,9 @@ export function formatAjvErrors(base: string, errors: readonly ErrorObject[] | n
     const path = joinPath(base, error.instancePath);
     if (error.propertyName !== undefined) {
       // A key (not a value) is invalid, e.g. a component id that is not `type` or `type/name`.
-      lines.push(`${[path, error.propertyName].filter(Boolean).join('.')}: invalid name (${error.message ?? 'is invalid'})`);
+      lines.push(
+        `${[path, error.propertyName].filter(Boolean).join('.')}: invalid name (${error.message ?? 'is invalid'})`,
+      );
       continue;
     }
     switch (error.keyword) {

@@ -23,7 +23,10 @@ function typeOf(node: SchemaNode): string {
   if (node.enum) return node.enum.map((value) => JSON.stringify(value)).join(' \\| ');
   const type = Array.isArray(node.type) ? node.type.join(' \\| ') : (node.type ?? 'any');
   if (type === 'array' && node.items) return `${typeOf(node.items)}[]`;
-  const range = [node.minimum !== undefined ? `≥ ${node.minimum}` : '', node.maximum !== undefined ? `≤ ${node.maximum}` : '']
+  const range = [
+    node.minimum !== undefined ? `≥ ${node.minimum}` : '',
+    node.maximum !== undefined ? `≤ ${node.maximum}` : '',
+  ]
     .filter(Boolean)
     .join(', ');
   return range ? `${type} (${range})` : type;
@@ -54,6 +57,9 @@ export function configTable(schema: Record<string, unknown>): string {
   const rows = configRows(schema as SchemaNode);
   if (rows.length === 0) return '_No settings._\n';
   const lines = ['| Key | Type | Default | Meaning |', '|---|---|---|---|'];
-  for (const row of rows) lines.push(`| \`${row.key}\` | ${row.type} | ${row.default === '—' ? '—' : `\`${row.default}\``} | ${row.meaning} |`);
+  for (const row of rows)
+    lines.push(
+      `| \`${row.key}\` | ${row.type} | ${row.default === '—' ? '—' : `\`${row.default}\``} | ${row.meaning} |`,
+    );
   return lines.join('\n') + '\n';
 }

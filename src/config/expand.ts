@@ -16,10 +16,7 @@ export interface ExpansionError {
 }
 
 /** Expands one string; returns the problems instead of throwing so all can be reported. */
-export function expandString(
-  value: string,
-  env: NodeJS.ProcessEnv,
-): { value: string; unset: string[] } {
+export function expandString(value: string, env: NodeJS.ProcessEnv): { value: string; unset: string[] } {
   const unset: string[] = [];
   const expanded = value.replace(REFERENCE, (match, name: string | undefined, fallback: string | undefined) => {
     if (match === '$$') return '$';

@@ -258,7 +258,9 @@ function checkListenConflicts(sections: Record<ComponentKind, Map<string, Compon
         const host = address.slice(0, address.lastIndexOf(':'));
         // A wildcard host conflicts with every host on the same port.
         const key = ['0.0.0.0', '::', '', '[::]'].includes(host) ? `*:${port}` : address;
-        const clash = owners.get(key) ?? owners.get(`*:${port}`) ??
+        const clash =
+          owners.get(key) ??
+          owners.get(`*:${port}`) ??
           (key.startsWith('*:') ? [...owners].find(([k]) => k.endsWith(`:${port}`))?.[1] : undefined);
         const path = `${SECTION_OF[kind]}.${component.id}`;
         if (clash) errors.push(`${path}: listens on ${address}, which ${clash} already uses`);

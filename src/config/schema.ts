@@ -41,8 +41,16 @@ export const topLevelSchema = {
               additionalProperties: false,
               default: {},
               properties: {
-                level: { enum: [...LOG_LEVELS], default: 'info', description: 'Log level of the process (`--log-level` overrides it).' },
-                format: { enum: ['json', 'pretty', 'auto'], default: 'auto', description: '`json` lines, `pretty` text, or `auto`: pretty on a terminal.' },
+                level: {
+                  enum: [...LOG_LEVELS],
+                  default: 'info',
+                  description: 'Log level of the process (`--log-level` overrides it).',
+                },
+                format: {
+                  enum: ['json', 'pretty', 'auto'],
+                  default: 'auto',
+                  description: '`json` lines, `pretty` text, or `auto`: pretty on a terminal.',
+                },
               },
             },
             metrics: {
@@ -51,8 +59,17 @@ export const topLevelSchema = {
               default: {},
               properties: {
                 listen: { type: 'string', description: 'host:port of a dedicated metrics server; unset: none' },
-                path: { type: 'string', pattern: '^/', default: '/metrics', description: 'URL path of the metrics on every HTTP server.' },
-                process_metrics: { type: 'boolean', default: true, description: 'Also export the process metrics (CPU, memory, event loop).' },
+                path: {
+                  type: 'string',
+                  pattern: '^/',
+                  default: '/metrics',
+                  description: 'URL path of the metrics on every HTTP server.',
+                },
+                process_metrics: {
+                  type: 'boolean',
+                  default: true,
+                  description: 'Also export the process metrics (CPU, memory, event loop).',
+                },
               },
             },
           },

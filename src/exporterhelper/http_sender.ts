@@ -28,7 +28,12 @@ export class HttpSender {
     this.agent = this.url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
   }
 
-  async post(body: Buffer, headers: OutgoingHttpHeaders, timeoutMs: number, signal?: AbortSignal): Promise<HttpExportResult> {
+  async post(
+    body: Buffer,
+    headers: OutgoingHttpHeaders,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<HttpExportResult> {
     try {
       const response = await withTimeout((attemptSignal) => this.send(body, headers, attemptSignal), timeoutMs, signal);
       const status = classifyHttpStatus(response.status);

@@ -25,12 +25,18 @@ export class JournalNotice {
     this.items += items;
     if (quiet || Date.now() - this.lastAt < this.intervalMs) return;
     this.lastAt = Date.now();
-    this.write('warn', 'Batches could not be sent or stored on disk; the receiver journal keeps them and replays them at the next start.');
+    this.write(
+      'warn',
+      'Batches could not be sent or stored on disk; the receiver journal keeps them and replays them at the next start.',
+    );
   }
 
   /** Writes what is not logged yet (at the end of shutdown). */
   flush(): void {
-    this.write('info', 'Batches not sent before shutdown are left to the receiver journal, which replays them at the next start.');
+    this.write(
+      'info',
+      'Batches not sent before shutdown are left to the receiver journal, which replays them at the next start.',
+    );
   }
 
   private write(level: 'warn' | 'info', message: string): void {

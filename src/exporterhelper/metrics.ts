@@ -12,13 +12,7 @@ import { componentCounters, counter, gauge } from '../telemetry/metrics.ts';
  * retries ran out or shutdown came before they could be sent; or a bug (`internal_error`).
  */
 export type DropReason =
-  | 'disk_queue_full'
-  | 'rejected'
-  | 'unencodable'
-  | 'corrupt'
-  | 'retries_exhausted'
-  | 'shutdown'
-  | 'internal_error';
+  'disk_queue_full' | 'rejected' | 'unencodable' | 'corrupt' | 'retries_exhausted' | 'shutdown' | 'internal_error';
 
 export function exporterMetrics(registry: Registry, componentId: string, dataType: string) {
   const id = { component_id: componentId };

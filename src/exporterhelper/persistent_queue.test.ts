@@ -26,7 +26,10 @@ describe('PersistentQueue', () => {
     const reopened = new PersistentQueue<Header>(directory, 1 << 20);
     assert.deepEqual(await reopened.open(), []);
     const entries = reopened.list();
-    assert.deepEqual(entries.map((entry) => entry.header.tag), ['a', 'b', 'c']);
+    assert.deepEqual(
+      entries.map((entry) => entry.header.tag),
+      ['a', 'b', 'c'],
+    );
     assert.equal((await reopened.read(entries[1]!))!.toString(), 'body-b');
     assert.equal(reopened.bytes, queue.bytes);
     await reopened.remove(entries[0]!);
@@ -47,7 +50,10 @@ describe('PersistentQueue', () => {
     }
     assert.ok(queue.bytes <= 200);
     assert.deepEqual(evicted, ['a', 'b']);
-    assert.deepEqual(queue.list().map((entry) => entry.header.tag), ['c', 'd']);
+    assert.deepEqual(
+      queue.list().map((entry) => entry.header.tag),
+      ['c', 'd'],
+    );
   });
 
   it('refuses a batch larger than the whole cap and says so', async () => {
@@ -55,7 +61,10 @@ describe('PersistentQueue', () => {
     await queue.open();
     const result = await queue.put({ items: 5, tag: 'big' }, Buffer.alloc(4096));
     assert.equal(result.stored, undefined);
-    assert.deepEqual(result.evicted.map((entry) => entry.header.items), [5]);
+    assert.deepEqual(
+      result.evicted.map((entry) => entry.header.items),
+      [5],
+    );
     assert.equal(queue.depth, 0);
   });
 
@@ -67,7 +76,10 @@ describe('PersistentQueue', () => {
     await writeFile(join(directory, '000000000000002-000000000-bbbbbbbb.batch'), 'garbage');
     const reopened = new PersistentQueue<Header>(directory, 1 << 20);
     assert.deepEqual(await reopened.open(), ['000000000000002-000000000-bbbbbbbb.batch']);
-    assert.deepEqual(reopened.list().map((entry) => entry.header.tag), ['ok']);
+    assert.deepEqual(
+      reopened.list().map((entry) => entry.header.tag),
+      ['ok'],
+    );
     const names = await readdir(directory);
     assert.ok(names.includes('000000000000002-000000000-bbbbbbbb.batch.corrupt'));
     assert.ok(!names.some((name) => name.endsWith('.tmp')));
@@ -87,7 +99,10 @@ describe('PersistentQueue', () => {
     await queue.open();
     await queue.deadLetter({ run: 1 });
     await queue.deadLetter({ run: 2 });
-    const lines = (await readFile(queue.deadLetterPath, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    const lines = (await readFile(queue.deadLetterPath, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     assert.deepEqual(lines, [{ run: 1 }, { run: 2 }]);
   });
 });

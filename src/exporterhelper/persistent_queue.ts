@@ -157,7 +157,11 @@ export class PersistentQueue<H extends StoredHeader> {
       try {
         // A disk filling up can write part of the batch without an error: only a complete,
         // synced file may be renamed into the queue (a truncated batch would be "stored" and lost).
-        const { bytesWritten } = await handle.writev([prefix, headerBytes, Buffer.from(body.buffer, body.byteOffset, body.byteLength)]);
+        const { bytesWritten } = await handle.writev([
+          prefix,
+          headerBytes,
+          Buffer.from(body.buffer, body.byteOffset, body.byteLength),
+        ]);
         if (bytesWritten !== size) throw new Error(`short write: ${bytesWritten} of ${size} bytes (disk full?)`);
         await handle.sync();
       } finally {

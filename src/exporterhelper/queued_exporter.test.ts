@@ -43,7 +43,11 @@ class Destination {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const answer = this.answer(this.requests.length);
-      this.requests.push({ body: Buffer.concat(chunks).toString('utf8'), headers: request.headers, status: answer.status });
+      this.requests.push({
+        body: Buffer.concat(chunks).toString('utf8'),
+        headers: request.headers,
+        status: answer.status,
+      });
       if (!answer.hang) response.writeHead(answer.status, answer.headers).end();
     });
   });
@@ -101,11 +105,26 @@ function create(options: Options = {}) {
     endpoint: destination.url,
     consumers: options.consumers ?? 1,
     sendingQueue: { queue_size: 10, max_bytes: 1 << 20, block_on_overflow: false },
-    persistentQueue: { enabled: options.disk ?? false, directory: join(workDir, 'queue'), max_bytes: 1 << 20, replay_interval_ms: 60_000 },
-    retry: { max_retries: 0, initial_backoff_ms: 0, max_backoff_ms: 1, multiplier: 1, max_retry_after_ms: 30_000, ...options.retry },
+    persistentQueue: {
+      enabled: options.disk ?? false,
+      directory: join(workDir, 'queue'),
+      max_bytes: 1 << 20,
+      replay_interval_ms: 60_000,
+    },
+    retry: {
+      max_retries: 0,
+      initial_backoff_ms: 0,
+      max_backoff_ms: 1,
+      multiplier: 1,
+      max_retry_after_ms: 30_000,
+      ...options.retry,
+    },
     push:
       options.push ??
-      (async (item, { signal }) => httpVerdict(await sender.post(item.body, { 'Content-Type': 'text/plain', 'X-API-Key': item.tenant ?? '' }, 5000, signal))),
+      (async (item, { signal }) =>
+        httpVerdict(
+          await sender.post(item.body, { 'Content-Type': 'text/plain', 'X-API-Key': item.tenant ?? '' }, 5000, signal),
+        )),
     codec: {
       encode: (item) => ({ header: tenantHeader('default', item.tenant), body: item.body }),
       decode: (header, body) => ({ body, items: header.items, ...(header.apiKey ? { tenant: header.apiKey } : {}) }),
@@ -158,7 +177,11 @@ describe('QueuedExporter', () => {
     const { pipeline, lines, metrics } = create();
     await pipeline.start();
     await pipeline.offer(item('lost', 3));
-    const dropped = () => metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'retries_exhausted', data_type: 'spans' });
+    const dropped = () =>
+      metricValue(metrics, 'tracepipe_component_items_dropped_total', {
+        reason: 'retries_exhausted',
+        data_type: 'spans',
+      });
     await until(async () => (await dropped()) === 3);
     await pipeline.shutdown(Date.now() + 1000);
     const [line] = dropLines(lines);
@@ -190,7 +213,10 @@ describe('QueuedExporter', () => {
     const { pipeline, lines, metrics } = create({ push: () => Promise.reject(new Error('bug')) });
     await pipeline.start();
     await pipeline.offer(item('x', 4));
-    await until(async () => (await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'internal_error' })) === 4);
+    await until(
+      async () =>
+        (await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'internal_error' })) === 4,
+    );
     await pipeline.shutdown(Date.now() + 1000);
     assert.equal(dropLines(lines)[0]!.spans, 4);
   });
@@ -207,7 +233,8 @@ describe('QueuedExporter', () => {
   });
 
   it('honours a Retry-After of an hour only up to max_retry_after_ms', async () => {
-    destination.answer = (index) => (index === 0 ? { status: 429, headers: { 'Retry-After': '3600' } } : { status: 200 });
+    destination.answer = (index) =>
+      index === 0 ? { status: 429, headers: { 'Retry-After': '3600' } } : { status: 200 };
     const { pipeline, metrics } = create({ retry: { max_retries: 3, max_retry_after_ms: 100 } });
     await pipeline.start();
     await pipeline.offer(item('throttled', 5));
@@ -259,7 +286,10 @@ describe('QueuedExporter memory gauges', () => {
     assert.equal(destination.requests.length, 1);
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'memory' }), 2);
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_items', { queue: 'memory' }), 7);
-    assert.equal(await metricValue(metrics, 'tracepipe_exporter_memory_queue_bytes'), 'retrying'.length + 'waiting'.length);
+    assert.equal(
+      await metricValue(metrics, 'tracepipe_exporter_memory_queue_bytes'),
+      'retrying'.length + 'waiting'.length,
+    );
     await pipeline.shutdown(Date.now() + 200);
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'memory' }), 0);
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_items', { queue: 'memory' }), 0);
@@ -268,12 +298,17 @@ describe('QueuedExporter memory gauges', () => {
 });
 
 describe('QueuedExporter outage log', () => {
-  const infoLines = (lines: LogLine[]) => lines.filter((line) => line.level === 30 && line.msg.includes('destination is back'));
-  const warnLines = (lines: LogLine[]) => lines.filter((line) => line.level === 40 && line.msg.includes('destination is failing'));
+  const infoLines = (lines: LogLine[]) =>
+    lines.filter((line) => line.level === 30 && line.msg.includes('destination is back'));
+  const warnLines = (lines: LogLine[]) =>
+    lines.filter((line) => line.level === 40 && line.msg.includes('destination is failing'));
 
   it('logs one WARN when the destination starts failing and one INFO once what waited is delivered', async () => {
     destination.answer = (index) => (index < 12 ? { status: 503 } : { status: 200 });
-    const { pipeline, lines } = create({ consumers: 2, retry: { max_retries: 20, initial_backoff_ms: 5, max_backoff_ms: 20 } });
+    const { pipeline, lines } = create({
+      consumers: 2,
+      retry: { max_retries: 20, initial_backoff_ms: 5, max_backoff_ms: 20 },
+    });
     await pipeline.start();
     await pipeline.offer(item('a', 1, 'secret-key-aaaa'));
     await pipeline.offer(item('b', 2, 'secret-key-bbbb'));
@@ -293,7 +328,8 @@ describe('QueuedExporter outage log', () => {
     assert.deepEqual(info!.delivered_late, { batches: 3, spans: 6 });
     // Nothing per attempt, and no secret anywhere.
     assert.equal(lines.filter((line) => line.level >= 40).length, 1);
-    for (const secret of ['secret-key', 'secret-password', 'secret-token']) assert.equal(JSON.stringify(lines).includes(secret), false, secret);
+    for (const secret of ['secret-key', 'secret-password', 'secret-token'])
+      assert.equal(JSON.stringify(lines).includes(secret), false, secret);
   });
 
   it('with a disk queue, reports recovery once the batches kept on disk are re-sent', async () => {

@@ -105,13 +105,22 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
       handle: (work) => (this.aborted ? this.store(work, 'shutdown') : this.deliver(work)),
       onHandlerError: (error, work) => {
         // Not expected: every outcome is settled above. Still, never lose items quietly.
-        if (!work.done) this.drop('internal_error', work.request.items, `A send failed unexpectedly; its ${dataType} are lost.`, error);
+        if (!work.done)
+          this.drop(
+            'internal_error',
+            work.request.items,
+            `A send failed unexpectedly; its ${dataType} are lost.`,
+            error,
+          );
         this.finish(work, 'settled');
       },
       retryAfterMs: 1000,
     });
     if (persistentQueue.enabled) {
-      this.disk = new PersistentQueue<H & StoredHeader>(settings.host.resolvePath(persistentQueue.directory), persistentQueue.max_bytes);
+      this.disk = new PersistentQueue<H & StoredHeader>(
+        settings.host.resolvePath(persistentQueue.directory),
+        persistentQueue.max_bytes,
+      );
       this.replayer = new Replayer<H & StoredHeader>({
         queue: this.disk,
         intervalMs: persistentQueue.replay_interval_ms,
@@ -135,7 +144,10 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
     if (!this.disk) return;
     const corrupt = await this.disk.open();
     if (corrupt.length > 0) {
-      this.logger.error({ files: corrupt, directory: this.disk.directory }, 'Unreadable queue files were set aside as *.corrupt.');
+      this.logger.error(
+        { files: corrupt, directory: this.disk.directory },
+        'Unreadable queue files were set aside as *.corrupt.',
+      );
     }
     this.replayer!.updateGauges();
     if (this.disk.depth > 0) {
@@ -149,7 +161,13 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
    * after shutdown began). From then on the request's delivery is held until it is settled.
    */
   async offer(request: R, context: { readonly delivery?: Delivery } = {}): Promise<void> {
-    const work: Work<R> = { request, settlement: Settlement.hold(context.delivery), inMemory: true, failed: false, done: false };
+    const work: Work<R> = {
+      request,
+      settlement: Settlement.hold(context.delivery),
+      inMemory: true,
+      failed: false,
+      done: false,
+    };
     this.held.add(work);
     try {
       await this.queue.offer(work);
@@ -177,7 +195,13 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
   }
 
   /** Every lost item is counted (by reason) and logged; exporters use it for losses before `offer`. */
-  drop(reason: DropReason, items: number, message: string, error?: unknown, fields: Record<string, unknown> = {}): void {
+  drop(
+    reason: DropReason,
+    items: number,
+    message: string,
+    error?: unknown,
+    fields: Record<string, unknown> = {},
+  ): void {
     this.metrics.dropped(reason, items);
     this.logger.error({ reason, [this.options.dataType]: items, ...(error ? { err: error } : {}), ...fields }, message);
   }
@@ -215,7 +239,10 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
       if (!this.aborted) this.attemptMs += (Date.now() - startedAt - this.attemptMs) * ATTEMPT_EWMA_WEIGHT;
     } catch (error) {
       const message = `A send failed unexpectedly; its ${this.options.dataType} are lost.`;
-      return reject({ error: error instanceof Error ? error : new Error(String(error)) }, { reason: 'internal_error', message });
+      return reject(
+        { error: error instanceof Error ? error : new Error(String(error)) },
+        { reason: 'internal_error', message },
+      );
     }
     if (verdict.verdict === 'sent') {
       this.outage.answered();
@@ -243,20 +270,37 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
   private async rejected(work: Work<R>, verdict: Extract<Verdict<R>, { verdict: 'reject' }>): Promise<void> {
     for (const record of verdict.deadLetters ?? []) await this.deadLetter(record);
     const what = this.options.dataType;
-    this.drop(verdict.reason ?? 'rejected', work.request.items, verdict.message ?? `The destination rejected a batch; its ${what} are dropped.`, verdict.failure.error, {
-      status: verdict.failure.httpStatus,
-      response: verdict.failure.responseText,
-    });
+    this.drop(
+      verdict.reason ?? 'rejected',
+      work.request.items,
+      verdict.message ?? `The destination rejected a batch; its ${what} are dropped.`,
+      verdict.failure.error,
+      {
+        status: verdict.failure.httpStatus,
+        response: verdict.failure.responseText,
+      },
+    );
     this.finish(work, 'settled');
   }
 
   /** Sends the parts one after another, each with its own retries; they share the delivery hold. */
   private async splitInto(work: Work<R>, parts: readonly R[], failure: Failure): Promise<void> {
     this.logger.warn(
-      { status: failure.httpStatus, [this.options.dataType]: work.request.items, parts: parts.length, response: failure.responseText },
+      {
+        status: failure.httpStatus,
+        [this.options.dataType]: work.request.items,
+        parts: parts.length,
+        response: failure.responseText,
+      },
       'The destination rejected a batch; sending it in smaller parts to isolate what it refuses.',
     );
-    const split = parts.map((request): Work<R> => ({ request, settlement: work.settlement, inMemory: work.inMemory, failed: work.failed, done: false }));
+    const split = parts.map((request): Work<R> => ({
+      request,
+      settlement: work.settlement,
+      inMemory: work.inMemory,
+      failed: work.failed,
+      done: false,
+    }));
     work.settlement.addParts(split.length); // Before the whole settles below, or the hold would go.
     for (const part of split) if (part.inMemory) this.held.add(part);
     this.finish(work, 'settled');
@@ -269,21 +313,34 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
     const what = this.options.dataType;
     if (!this.disk) {
       const message = `A batch could not be sent and no on-disk queue is configured; its ${what} are lost.`;
-      return this.giveUp(work, why === 'shutdown' ? 'shutdown' : 'retries_exhausted', message, failure?.error, { status: failure?.httpStatus });
+      return this.giveUp(work, why === 'shutdown' ? 'shutdown' : 'retries_exhausted', message, failure?.error, {
+        status: failure?.httpStatus,
+      });
     }
     try {
       const { header, body } = this.options.codec.encode(request);
       const { evicted } = await this.disk.put({ ...header, items: request.items }, body);
       for (const old of evicted) {
-        this.drop('disk_queue_full', old.header.items, 'The on-disk queue is full; its oldest batch was dropped.', undefined, {
-          batch: old.name,
-          max_bytes: this.options.persistentQueue.max_bytes,
-        });
+        this.drop(
+          'disk_queue_full',
+          old.header.items,
+          'The on-disk queue is full; its oldest batch was dropped.',
+          undefined,
+          {
+            batch: old.name,
+            max_bytes: this.options.persistentQueue.max_bytes,
+          },
+        );
       }
       this.replayer!.stored(why === 'retries_exhausted');
       this.finish(work, 'settled');
     } catch (error) {
-      this.giveUp(work, 'retries_exhausted', `A batch could not be written to the on-disk queue; its ${what} are lost.`, error);
+      this.giveUp(
+        work,
+        'retries_exhausted',
+        `A batch could not be written to the on-disk queue; its ${what} are lost.`,
+        error,
+      );
     } finally {
       this.replayer!.updateGauges();
     }
@@ -293,7 +350,13 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
    * Gives a batch up without storing it. Lost — counted and logged — unless someone else keeps it:
    * the receiver's journal (a durable delivery, left held) or its own file on disk (a replay).
    */
-  private giveUp(work: Work<R>, reason: DropReason, message: string, error?: unknown, fields: Record<string, unknown> = {}): void {
+  private giveUp(
+    work: Work<R>,
+    reason: DropReason,
+    message: string,
+    error?: unknown,
+    fields: Record<string, unknown> = {},
+  ): void {
     const { items } = work.request;
     if (work.settlement.keeper === 'journal') {
       this.metrics.leftToJournal(items);
@@ -324,7 +387,9 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
     try {
       request = this.options.codec.decode(entry.header, body);
     } catch (error) {
-      this.drop('corrupt', entry.header.items, 'A queued batch could not be decoded; it is dropped.', error, { batch: entry.name });
+      this.drop('corrupt', entry.header.items, 'A queued batch could not be decoded; it is dropped.', error, {
+        batch: entry.name,
+      });
       await this.removeStored(entry);
       return 'continue';
     }
@@ -361,11 +426,20 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
 
   private async doShutdown(deadline: number): Promise<void> {
     this.closing = true;
-    await drainForShutdown(this.queue, deadline, this.stopSending, (work) => this.store(work, 'shutdown'), this.attemptMs);
+    await drainForShutdown(
+      this.queue,
+      deadline,
+      this.stopSending,
+      (work) => this.store(work, 'shutdown'),
+      this.attemptMs,
+    );
     await this.replayer?.stop();
     this.journal.flush();
     if (this.disk && this.disk.depth > 0) {
-      this.logger.info({ batches: this.disk.depth, bytes: this.disk.bytes }, 'Batches remain queued on disk for the next start.');
+      this.logger.info(
+        { batches: this.disk.depth, bytes: this.disk.bytes },
+        'Batches remain queued on disk for the next start.',
+      );
     }
   }
 }

@@ -6,7 +6,13 @@ import { backoffDelay, classifyHttpStatus, parseRetryAfter, withRetry } from './
 import type { Verdict } from './verdict.ts';
 import { reject, retry, sent } from './verdict.ts';
 
-const fast: RetryConfig = { max_retries: 3, initial_backoff_ms: 1, max_backoff_ms: 4, multiplier: 2, max_retry_after_ms: 30_000 };
+const fast: RetryConfig = {
+  max_retries: 3,
+  initial_backoff_ms: 1,
+  max_backoff_ms: 4,
+  multiplier: 2,
+  max_retry_after_ms: 30_000,
+};
 
 function script(...results: Verdict<never>[]) {
   const calls: number[] = [];
@@ -21,13 +27,22 @@ function script(...results: Verdict<never>[]) {
 
 describe('backoffDelay', () => {
   it('draws below a bound that doubles from the initial backoff up to the cap', () => {
-    const config: RetryConfig = { max_retries: 10, initial_backoff_ms: 100, max_backoff_ms: 1000, multiplier: 2, max_retry_after_ms: 0 };
+    const config: RetryConfig = {
+      max_retries: 10,
+      initial_backoff_ms: 100,
+      max_backoff_ms: 1000,
+      multiplier: 2,
+      max_retry_after_ms: 0,
+    };
     const top = () => 0.999999;
     assert.equal(backoffDelay(config, 1, 0, top), 99);
     assert.equal(backoffDelay(config, 2, 0, top), 199);
     assert.equal(backoffDelay(config, 4, 0, top), 799);
     assert.equal(backoffDelay(config, 9, 0, top), 999);
-    assert.equal(backoffDelay(config, 3, 0, () => 0), 0);
+    assert.equal(
+      backoffDelay(config, 3, 0, () => 0),
+      0,
+    );
   });
 
   it('never goes below the server delay up to its cap, nor above max(backoff cap, capped server delay)', () => {
@@ -39,7 +54,13 @@ describe('backoffDelay', () => {
         fc.integer({ min: 0, max: 60_000 }),
         fc.double({ min: 0, max: 0.999999, noNaN: true }),
         (initial, retryNumber, server, serverCap, r) => {
-          const config: RetryConfig = { max_retries: 20, initial_backoff_ms: initial, max_backoff_ms: initial * 8, multiplier: 2, max_retry_after_ms: serverCap };
+          const config: RetryConfig = {
+            max_retries: 20,
+            initial_backoff_ms: initial,
+            max_backoff_ms: initial * 8,
+            multiplier: 2,
+            max_retry_after_ms: serverCap,
+          };
           const delay = backoffDelay(config, retryNumber, server, () => r);
           assert.ok(delay >= Math.min(server, serverCap));
           assert.ok(delay <= Math.max(initial * 8, Math.min(server, serverCap)));
@@ -50,9 +71,18 @@ describe('backoffDelay', () => {
 
   it('honours a Retry-After of an hour only up to max_retry_after_ms', () => {
     const config: RetryConfig = { ...fast, max_retry_after_ms: 30_000 };
-    assert.equal(backoffDelay(config, 1, 3_600_000, () => 0), 30_000);
-    assert.equal(backoffDelay(config, 1, 2_000, () => 0), 2_000);
-    assert.equal(backoffDelay({ ...config, max_retry_after_ms: 0 }, 1, 3_600_000, () => 0), 0);
+    assert.equal(
+      backoffDelay(config, 1, 3_600_000, () => 0),
+      30_000,
+    );
+    assert.equal(
+      backoffDelay(config, 1, 2_000, () => 0),
+      2_000,
+    );
+    assert.equal(
+      backoffDelay({ ...config, max_retry_after_ms: 0 }, 1, 3_600_000, () => 0),
+      0,
+    );
   });
 });
 
@@ -114,14 +144,21 @@ describe('parseRetryAfter', () => {
 describe('classifyHttpStatus', () => {
   it('retries 408, 425, 429, 499 and 5xx; accepts any 2xx; fails the rest', () => {
     for (const status of [200, 201, 202, 204]) assert.equal(classifyHttpStatus(status), 'success');
-    for (const status of [408, 425, 429, 499, 500, 502, 503, 504]) assert.equal(classifyHttpStatus(status), 'retryable');
+    for (const status of [408, 425, 429, 499, 500, 502, 503, 504])
+      assert.equal(classifyHttpStatus(status), 'retryable');
     for (const status of [301, 400, 401, 403, 404, 409, 413, 422]) assert.equal(classifyHttpStatus(status), 'failure');
   });
 });
 
 describe('backoffDelay with a zero initial backoff', () => {
   it('retries at once unless the server asks for a delay', () => {
-    const config: RetryConfig = { max_retries: 3, initial_backoff_ms: 0, max_backoff_ms: 100, multiplier: 2, max_retry_after_ms: 30_000 };
+    const config: RetryConfig = {
+      max_retries: 3,
+      initial_backoff_ms: 0,
+      max_backoff_ms: 100,
+      multiplier: 2,
+      max_retry_after_ms: 30_000,
+    };
     assert.equal(backoffDelay(config, 1), 0);
     assert.equal(backoffDelay(config, 3), 0);
     assert.equal(backoffDelay(config, 2, 500), 500);

@@ -39,7 +39,8 @@ export function retryOnFailureSchema(defaults: RetryDefaults) {
         type: 'integer',
         minimum: 1,
         default: defaults.max_backoff_ms,
-        description: 'Cap on the backoff bound; a server `Retry-After` may still ask for longer, up to `max_retry_after_ms`.',
+        description:
+          'Cap on the backoff bound; a server `Retry-After` may still ask for longer, up to `max_retry_after_ms`.',
       },
       multiplier: {
         type: 'number',
@@ -51,7 +52,8 @@ export function retryOnFailureSchema(defaults: RetryDefaults) {
         type: 'integer',
         minimum: 0,
         default: defaults.max_retry_after_ms ?? 30000,
-        description: 'Longest server `Retry-After` honoured: a longer one is waited only this long (0 ignores `Retry-After`).',
+        description:
+          'Longest server `Retry-After` honoured: a longer one is waited only this long (0 ignores `Retry-After`).',
       },
     },
   } as const;
@@ -74,12 +76,14 @@ export function sendingQueueSchema(defaults: { queue_size: number }) {
         type: 'integer',
         minimum: 1,
         default: 67108864,
-        description: 'Bytes of the batches held in memory while waiting for a sender (their encoded bodies); one larger batch is still taken into an empty queue.',
+        description:
+          'Bytes of the batches held in memory while waiting for a sender (their encoded bodies); one larger batch is still taken into an empty queue.',
       },
       block_on_overflow: {
         type: 'boolean',
         default: false,
-        description: 'When the queue is full, make the caller wait instead of refusing the batch (refusals reach clients as a retryable 429/503).',
+        description:
+          'When the queue is full, make the caller wait instead of refusing the batch (refusals reach clients as a retryable 429/503).',
       },
     },
   } as const;
@@ -107,7 +111,8 @@ export function persistentQueueSchema(defaults: { enabled: boolean; directory: s
         type: 'integer',
         minimum: 1024,
         default: 1073741824,
-        description: 'Cap on the queue size on disk; when reached, the oldest batches are dropped (counted and logged).',
+        description:
+          'Cap on the queue size on disk; when reached, the oldest batches are dropped (counted and logged).',
       },
       replay_interval_ms: {
         type: 'integer',

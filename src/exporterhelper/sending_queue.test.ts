@@ -51,7 +51,10 @@ describe('SendingQueue', () => {
     });
     await queue.offer(1); // taken by the consumer
     await queue.offer(2); // waits in the queue
-    await assert.rejects(queue.offer(3), (error: unknown) => error instanceof ThrottleError && error.retryAfterMs === 250);
+    await assert.rejects(
+      queue.offer(3),
+      (error: unknown) => error instanceof ThrottleError && error.retryAfterMs === 250,
+    );
     g.open();
     await queue.drain(Date.now() + 5000);
   });

@@ -3,10 +3,12 @@ import { describe, it } from 'node:test';
 import { TimeoutError, withTimeout } from './timeout.ts';
 
 const untilAborted = (signal: AbortSignal) =>
-  new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+  new Promise<never>((_resolve, reject) =>
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+  );
 
 describe('withTimeout', () => {
-  it('returns the work\'s result when it settles in time', async () => {
+  it("returns the work's result when it settles in time", async () => {
     assert.equal(await withTimeout(async () => 42, 1000), 42);
   });
 
@@ -22,7 +24,7 @@ describe('withTimeout', () => {
     assert.equal(aborted, true);
   });
 
-  it('passes a parent abort through with the parent\'s reason', async () => {
+  it("passes a parent abort through with the parent's reason", async () => {
     const parent = new AbortController();
     const reason = new Error('shutting down');
     const pending = withTimeout(untilAborted, 60_000, parent.signal);
@@ -33,7 +35,10 @@ describe('withTimeout', () => {
     await assert.rejects(withTimeout(untilAborted, 60_000, already.signal), (error: unknown) => error === reason);
   });
 
-  it('lets the work\'s own errors through', async () => {
-    await assert.rejects(withTimeout(async () => Promise.reject(new RangeError('bad')), 1000), RangeError);
+  it("lets the work's own errors through", async () => {
+    await assert.rejects(
+      withTimeout(async () => Promise.reject(new RangeError('bad')), 1000),
+      RangeError,
+    );
   });
 });

@@ -11,7 +11,13 @@ import type { Host } from '../pipeline/component.ts';
 export function listenerSchema(defaultPort: number) {
   return {
     host: { type: 'string', default: '127.0.0.1', description: 'Address to listen on; 0.0.0.0 for all interfaces.' },
-    port: { type: 'integer', minimum: 0, maximum: 65535, default: defaultPort, description: 'TCP port; 0 picks a free one.' },
+    port: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 65535,
+      default: defaultPort,
+      description: 'TCP port; 0 picks a free one.',
+    },
   } as const;
 }
 
@@ -109,10 +115,14 @@ export async function listen(app: FastifyInstance, host: string, port: number): 
     await app.listen({ host, port });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new ListenError(`port ${port} on ${host} is already in use`, host, port, code, { cause: error });
-    if (code === 'EACCES') throw new ListenError(`no permission to listen on ${host}:${port}`, host, port, code, { cause: error });
+    if (code === 'EADDRINUSE')
+      throw new ListenError(`port ${port} on ${host} is already in use`, host, port, code, { cause: error });
+    if (code === 'EACCES')
+      throw new ListenError(`no permission to listen on ${host}:${port}`, host, port, code, { cause: error });
     if (code === 'EADDRNOTAVAIL') {
-      throw new ListenError(`cannot listen on ${host}:${port}: no such local address`, host, port, code, { cause: error });
+      throw new ListenError(`cannot listen on ${host}:${port}: no such local address`, host, port, code, {
+        cause: error,
+      });
     }
     throw error;
   }

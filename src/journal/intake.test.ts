@@ -92,7 +92,10 @@ describe('durable intake', () => {
     second.releaseAll();
     first.releaseAll(); // late settlements of the first run change nothing
     await after.shutdown();
-    assert.deepEqual((await readdir(journal.directory)).filter((name) => name.endsWith('.journal')), []);
+    assert.deepEqual(
+      (await readdir(journal.directory)).filter((name) => name.endsWith('.journal')),
+      [],
+    );
   });
 
   it('delivers a request again from the journal when downstream gives it up without storing it', async () => {
@@ -110,7 +113,10 @@ describe('durable intake', () => {
     assert.equal(next.taken[1]!.name, 'given up');
     next.releaseAll();
     await target.shutdown();
-    assert.deepEqual((await readdir(journal.directory)).filter((name) => name.endsWith('.journal')), []);
+    assert.deepEqual(
+      (await readdir(journal.directory)).filter((name) => name.endsWith('.journal')),
+      [],
+    );
   });
 
   it('forgets a request the pipeline refused: the client was not acknowledged and sends it again', async () => {

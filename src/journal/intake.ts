@@ -84,7 +84,10 @@ export class DurableIntake<T extends DataType, H> {
         segmentBytes: journal.segment_bytes,
         fsyncIntervalMs: journal.fsync_interval_ms,
         onBackgroundError: (error, what) =>
-          this.logger.warn({ err: errorMessage(error) }, `Journal bookkeeping failed (${what}); some delivered requests may be sent again after a restart.`),
+          this.logger.warn(
+            { err: errorMessage(error) },
+            `Journal bookkeeping failed (${what}); some delivered requests may be sent again after a restart.`,
+          ),
       });
     }
     this.metrics = intakeMetrics(settings, options.dataType, () => ({
@@ -103,12 +106,21 @@ export class DurableIntake<T extends DataType, H> {
     if (!this.journal) return;
     const found = await this.journal.open();
     if (found.corruptFiles.length > 0) {
-      this.logger.error({ files: found.corruptFiles, directory: this.journal.directory }, 'Unreadable journal files were set aside as *.corrupt.');
+      this.logger.error(
+        { files: found.corruptFiles, directory: this.journal.directory },
+        'Unreadable journal files were set aside as *.corrupt.',
+      );
     }
     if (found.records > 0) {
-      this.logger.info({ requests: found.records, bytes: found.bytes, directory: this.journal.directory }, 'Replaying requests the journal holds from an earlier run.');
+      this.logger.info(
+        { requests: found.records, bytes: found.bytes, directory: this.journal.directory },
+        'Replaying requests the journal holds from an earlier run.',
+      );
       this.replaying = this.replay().catch((error: unknown) => {
-        this.logger.error({ err: error }, 'Replaying the journal failed; what is left stays in the journal for the next start.');
+        this.logger.error(
+          { err: error },
+          'Replaying the journal failed; what is left stays in the journal for the next start.',
+        );
       });
     }
   }
@@ -145,7 +157,11 @@ export class DurableIntake<T extends DataType, H> {
     if (!this.journal) return;
     await this.journal.close();
     const left = this.journal.stats().pendingRecords;
-    if (left > 0) this.logger.info({ requests: left }, 'Requests not yet delivered stay in the journal and are replayed at the next start.');
+    if (left > 0)
+      this.logger.info(
+        { requests: left },
+        'Requests not yet delivered stay in the journal and are replayed at the next start.',
+      );
   }
 
   private async append(header: H, body: Buffer): Promise<JournalEntry | undefined> {
@@ -159,7 +175,9 @@ export class DurableIntake<T extends DataType, H> {
       if (error instanceof JournalRecordTooLargeError) throw error;
       if (error instanceof JournalFullError || error instanceof JournalWriteError) {
         this.noteOutage(error);
-        throw new IntakeUnavailableError(`cannot keep the request: ${error.message}`, UNAVAILABLE_RETRY_AFTER_MS, { cause: error });
+        throw new IntakeUnavailableError(`cannot keep the request: ${error.message}`, UNAVAILABLE_RETRY_AFTER_MS, {
+          cause: error,
+        });
       }
       throw error;
     }
@@ -170,7 +188,12 @@ export class DurableIntake<T extends DataType, H> {
    * entry is settled; if a holder gave its part up without storing it, the entry is delivered again.
    * Nothing happens to the entry when the pipeline did not accept the data (the caller decides).
    */
-  private async dispatch(data: DataOf[T], context: RequestContext, bytes: number, entry: JournalEntry | undefined): Promise<void> {
+  private async dispatch(
+    data: DataOf[T],
+    context: RequestContext,
+    bytes: number,
+    entry: JournalEntry | undefined,
+  ): Promise<void> {
     this.pendingBytes += bytes;
     let accepted = false;
     const delivery = new Delivery(this.durable, (outcome) => {
@@ -205,7 +228,10 @@ export class DurableIntake<T extends DataType, H> {
       await sleep(REDELIVERY_DELAY_MS, undefined, { signal }).catch(() => undefined);
       const entries = this.redeliveries.splice(0);
       if (signal.aborted) return;
-      this.logger.info({ requests: entries.length }, 'Delivering again requests the pipeline gave up; the journal kept them.');
+      this.logger.info(
+        { requests: entries.length },
+        'Delivering again requests the pipeline gave up; the journal kept them.',
+      );
       for (const entry of entries) {
         if (signal.aborted) return;
         let restored: { data: DataOf[T]; context: RequestContext };
@@ -249,7 +275,12 @@ export class DurableIntake<T extends DataType, H> {
   }
 
   /** Offers one replayed request until the pipeline takes it (or shutdown): it was acknowledged once. */
-  private async replayOne(request: { data: DataOf[T]; context: RequestContext }, bytes: number, entry: JournalEntry, signal: AbortSignal) {
+  private async replayOne(
+    request: { data: DataOf[T]; context: RequestContext },
+    bytes: number,
+    entry: JournalEntry,
+    signal: AbortSignal,
+  ) {
     let backoff = REPLAY_BACKOFF_MS.initial;
     while (!signal.aborted) {
       // Replay shares the memory bound with live traffic.
@@ -291,7 +322,10 @@ export class DurableIntake<T extends DataType, H> {
       return;
     }
     this.outage = { since: Date.now(), lastRefusalAt: Date.now(), refused: 1, reason: error.message };
-    this.logger.warn({ reason: error.message, directory: this.journal!.directory }, 'The journal cannot be written; requests get 503 until it can.');
+    this.logger.warn(
+      { reason: error.message, directory: this.journal!.directory },
+      'The journal cannot be written; requests get 503 until it can.',
+    );
   }
 
   private endOutage(): void {

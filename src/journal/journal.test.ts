@@ -71,7 +71,10 @@ describe('journal', () => {
     const bytesBefore = journal.stats().bytes;
     for (const entry of entries.slice(6)) journal.settle(entry);
     await journal.close();
-    assert.deepEqual((await readdir(directory)).filter((name) => name.endsWith('.journal')), []);
+    assert.deepEqual(
+      (await readdir(directory)).filter((name) => name.endsWith('.journal')),
+      [],
+    );
     assert.ok(journal.stats().bytes < bytesBefore);
   });
 
@@ -123,7 +126,11 @@ describe('journal', () => {
     await assert.rejects(journal.append({ n: 4 }, Buffer.alloc(80_000)), JournalRecordTooLargeError);
     // Room again once something settles and its segment goes (one record per segment here).
     const small = await opened(await freshDirectory(), { maxBytes: 70_000, segmentBytes: 4096 });
-    const entries = [await small.append({ n: 0 }, body), await small.append({ n: 1 }, body), await small.append({ n: 2 }, body)];
+    const entries = [
+      await small.append({ n: 0 }, body),
+      await small.append({ n: 1 }, body),
+      await small.append({ n: 2 }, body),
+    ];
     await assert.rejects(small.append({ n: 3 }, body), JournalFullError);
     small.settle(entries[0]!);
     await small.append({ n: 3 }, body);
@@ -147,10 +154,15 @@ describe('journal', () => {
   it('with an fsync interval, acknowledges appends once a sync covered them (group commit)', async () => {
     const directory = await freshDirectory();
     const journal = await opened(directory, { fsyncIntervalMs: 5 });
-    const entries = await Promise.all(Array.from({ length: 20 }, (_, n) => journal.append({ n }, Buffer.from(String(n)))));
+    const entries = await Promise.all(
+      Array.from({ length: 20 }, (_, n) => journal.append({ n }, Buffer.from(String(n)))),
+    );
     assert.equal(entries.length, 20);
     await journal.close();
-    assert.deepEqual(numbers(await replayAll(await opened(directory))), Array.from({ length: 20 }, (_, n) => n));
+    assert.deepEqual(
+      numbers(await replayAll(await opened(directory))),
+      Array.from({ length: 20 }, (_, n) => n),
+    );
   });
 
   it('keeps settling after close (delivery finishes after receivers stop), and refuses appends', async () => {
@@ -164,6 +176,9 @@ describe('journal', () => {
     await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual(numbers(await replayAll(await opened(directory))), [1]);
     journal.settle(b);
-    assert.deepEqual((await readdir(directory)).filter((name) => name.endsWith('.journal')), []);
+    assert.deepEqual(
+      (await readdir(directory)).filter((name) => name.endsWith('.journal')),
+      [],
+    );
   });
 });

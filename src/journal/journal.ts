@@ -17,7 +17,14 @@ import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SEGMENT_MAGIC, RECORD_PREFIX_BYTES, CorruptRecordError, decodePayload, encodeRecord, readPrefix } from './record.ts';
+import {
+  SEGMENT_MAGIC,
+  RECORD_PREFIX_BYTES,
+  CorruptRecordError,
+  decodePayload,
+  encodeRecord,
+  readPrefix,
+} from './record.ts';
 
 const SEGMENT_SUFFIX = '.journal';
 /** A settled active segment at least this large is retired at once rather than grown further. */
@@ -202,7 +209,12 @@ export class Journal<H = unknown> {
           await readExactly(file, prefix, offset);
           const { payloadLength, checksum } = readPrefix(prefix);
           const recordOffset = offset;
-          const entry: JournalEntry = { segment, index, offset: recordOffset, bytes: RECORD_PREFIX_BYTES + payloadLength };
+          const entry: JournalEntry = {
+            segment,
+            index,
+            offset: recordOffset,
+            bytes: RECORD_PREFIX_BYTES + payloadLength,
+          };
           offset += RECORD_PREFIX_BYTES + payloadLength;
           if (segment.acked.has(index)) continue;
           const payload = Buffer.allocUnsafe(payloadLength);
@@ -231,10 +243,16 @@ export class Journal<H = unknown> {
     const record = encodeRecord(header, body);
     const { maxBytes } = this.options;
     if (record.bytes + SEGMENT_MAGIC.length > maxBytes) {
-      return Promise.reject(new JournalRecordTooLargeError(`a record of ${record.bytes} bytes can never fit under the journal's ${maxBytes}-byte cap`));
+      return Promise.reject(
+        new JournalRecordTooLargeError(
+          `a record of ${record.bytes} bytes can never fit under the journal's ${maxBytes}-byte cap`,
+        ),
+      );
     }
     if (this.totalBytes + this.reservedBytes + record.bytes + SEGMENT_MAGIC.length > maxBytes) {
-      return Promise.reject(new JournalFullError(`the journal holds ${this.totalBytes} bytes of its ${maxBytes}-byte cap`));
+      return Promise.reject(
+        new JournalFullError(`the journal holds ${this.totalBytes} bytes of its ${maxBytes}-byte cap`),
+      );
     }
     this.reservedBytes += record.bytes;
     this.writing++;
@@ -272,7 +290,12 @@ export class Journal<H = unknown> {
       this.remove(segment);
       return;
     }
-    if (segment === this.active && segment.pending === 0 && segment.size >= RETIRE_SETTLED_BYTES && this.writing === 0) {
+    if (
+      segment === this.active &&
+      segment.pending === 0 &&
+      segment.size >= RETIRE_SETTLED_BYTES &&
+      this.writing === 0
+    ) {
       // Everything in it is delivered and nothing is being written: start afresh rather than keep
       // its bytes counted against the cap until it fills up (a quiet proxy might never fill it).
       void this.seal(segment);

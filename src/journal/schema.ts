@@ -24,7 +24,8 @@ export function journalSchema(defaults: { directory: string }) {
       enabled: {
         type: 'boolean',
         default: false,
-        description: 'Answer 2xx only once a request is written to the journal; replay what was not delivered at the next start.',
+        description:
+          'Answer 2xx only once a request is written to the journal; replay what was not delivered at the next start.',
       },
       directory: {
         type: 'string',
@@ -36,19 +37,22 @@ export function journalSchema(defaults: { directory: string }) {
         type: 'integer',
         minimum: 65536,
         default: DEFAULT_JOURNAL_MAX_BYTES,
-        description: 'Cap on the journal\'s size on disk; past it, requests get 503 with `Retry-After` (nothing acknowledged is dropped).',
+        description:
+          "Cap on the journal's size on disk; past it, requests get 503 with `Retry-After` (nothing acknowledged is dropped).",
       },
       segment_bytes: {
         type: 'integer',
         minimum: 4096,
         default: 16_777_216,
-        description: 'Size at which a segment is closed; a closed segment is deleted once everything in it was delivered.',
+        description:
+          'Size at which a segment is closed; a closed segment is deleted once everything in it was delivered.',
       },
       fsync_interval_ms: {
         type: 'integer',
         minimum: 0,
         default: 0,
-        description: '0: acknowledge once written (survives `kill -9`, not power loss). N: acknowledge after the next fdatasync, run every N ms.',
+        description:
+          '0: acknowledge once written (survives `kill -9`, not power loss). N: acknowledge after the next fdatasync, run every N ms.',
       },
     },
   } as const;

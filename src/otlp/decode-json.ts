@@ -58,10 +58,22 @@ export function quoteBareInt64(text: string): string {
   for (const suffix of INT64_FIELD_SUFFIXES) {
     for (let at = text.indexOf(suffix); at >= 0; at = text.indexOf(suffix, at + suffix.length)) {
       let i = at + suffix.length;
-      while (text.charCodeAt(i) === 0x20 || text.charCodeAt(i) === 0x0a || text.charCodeAt(i) === 0x0d || text.charCodeAt(i) === 0x09) i++;
+      while (
+        text.charCodeAt(i) === 0x20 ||
+        text.charCodeAt(i) === 0x0a ||
+        text.charCodeAt(i) === 0x0d ||
+        text.charCodeAt(i) === 0x09
+      )
+        i++;
       if (text.charCodeAt(i) !== 0x3a /* : */) continue;
       i++;
-      while (text.charCodeAt(i) === 0x20 || text.charCodeAt(i) === 0x0a || text.charCodeAt(i) === 0x0d || text.charCodeAt(i) === 0x09) i++;
+      while (
+        text.charCodeAt(i) === 0x20 ||
+        text.charCodeAt(i) === 0x0a ||
+        text.charCodeAt(i) === 0x0d ||
+        text.charCodeAt(i) === 0x09
+      )
+        i++;
       const start = i;
       if (text.charCodeAt(i) === 0x2d /* - */) i++;
       const digitsFrom = i;
@@ -83,7 +95,8 @@ export function quoteBareInt64(text: string): string {
 }
 
 export function decodeTraceRequestJson(input: string | Uint8Array): DecodedTraceRequest {
-  const raw = typeof input === 'string' ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('utf8');
+  const raw =
+    typeof input === 'string' ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('utf8');
   const text = quoteBareInt64(raw);
   let root: unknown;
   try {
@@ -109,7 +122,10 @@ export function decodeTraceRequestJson(input: string | Uint8Array): DecodedTrace
 
 function decodeResourceSpans(json: JsonObject, path: string, rejections: SpanRejections): ResourceSpans {
   const resourceJson = field(json, 'resource', 'resource');
-  const resource = resourceJson == null ? { attributes: [], droppedAttributesCount: 0 } : within('resource', () => decodeResource(asObject(resourceJson, 'an object')));
+  const resource =
+    resourceJson == null
+      ? { attributes: [], droppedAttributesCount: 0 }
+      : within('resource', () => decodeResource(asObject(resourceJson, 'an object')));
   const scopeSpans: ScopeSpans[] = [];
   const entries = asArray(field(json, 'scopeSpans', 'scope_spans'), 'scopeSpans');
   for (let i = 0; i < entries.length; i++) {
@@ -127,13 +143,19 @@ function decodeResourceSpans(json: JsonObject, path: string, rejections: SpanRej
 function decodeResource(json: JsonObject): Resource {
   return {
     attributes: decodeAttributes(field(json, 'attributes', 'attributes'), 0),
-    droppedAttributesCount: asUint32(field(json, 'droppedAttributesCount', 'dropped_attributes_count'), 'droppedAttributesCount'),
+    droppedAttributesCount: asUint32(
+      field(json, 'droppedAttributesCount', 'dropped_attributes_count'),
+      'droppedAttributesCount',
+    ),
   };
 }
 
 function decodeScopeSpans(json: JsonObject, path: string, rejections: SpanRejections): ScopeSpans {
   const scopeJson = field(json, 'scope', 'scope');
-  const scope = scopeJson == null ? { name: '', version: '', attributes: [], droppedAttributesCount: 0 } : within('scope', () => decodeScope(asObject(scopeJson, 'an object')));
+  const scope =
+    scopeJson == null
+      ? { name: '', version: '', attributes: [], droppedAttributesCount: 0 }
+      : within('scope', () => decodeScope(asObject(scopeJson, 'an object')));
   const spans: Span[] = [];
   const entries = asArray(field(json, 'spans', 'spans'), 'spans');
   for (let i = 0; i < entries.length; i++) {
@@ -153,7 +175,10 @@ function decodeScope(json: JsonObject): InstrumentationScope {
     name: asString(json.name, 'name'),
     version: asString(json.version, 'version'),
     attributes: decodeAttributes(json.attributes, 0),
-    droppedAttributesCount: asUint32(field(json, 'droppedAttributesCount', 'dropped_attributes_count'), 'droppedAttributesCount'),
+    droppedAttributesCount: asUint32(
+      field(json, 'droppedAttributesCount', 'dropped_attributes_count'),
+      'droppedAttributesCount',
+    ),
   };
 }
 
@@ -173,12 +198,20 @@ function decodeSpan(json: JsonObject, path: string, rejections: SpanRejections):
     startTimeUnixNano: asUint64(field(json, 'startTimeUnixNano', 'start_time_unix_nano'), 'startTimeUnixNano'),
     endTimeUnixNano: asUint64(field(json, 'endTimeUnixNano', 'end_time_unix_nano'), 'endTimeUnixNano'),
     attributes: decodeAttributes(json.attributes, 0),
-    droppedAttributesCount: asUint32(field(json, 'droppedAttributesCount', 'dropped_attributes_count'), 'droppedAttributesCount'),
-    events: asArray(json.events, 'events').map((event, i) => within(`events[${i}]`, () => decodeEvent(asObject(event, 'an object')))),
+    droppedAttributesCount: asUint32(
+      field(json, 'droppedAttributesCount', 'dropped_attributes_count'),
+      'droppedAttributesCount',
+    ),
+    events: asArray(json.events, 'events').map((event, i) =>
+      within(`events[${i}]`, () => decodeEvent(asObject(event, 'an object'))),
+    ),
     droppedEventsCount: asUint32(field(json, 'droppedEventsCount', 'dropped_events_count'), 'droppedEventsCount'),
     links: [] as SpanLink[],
     droppedLinksCount: asUint32(field(json, 'droppedLinksCount', 'dropped_links_count'), 'droppedLinksCount'),
-    status: json.status == null ? { code: 0, message: '' } : within('status', () => decodeStatus(asObject(json.status, 'an object'))),
+    status:
+      json.status == null
+        ? { code: 0, message: '' }
+        : within('status', () => decodeStatus(asObject(json.status, 'an object'))),
   };
   let problem: string | undefined;
   const links = asArray(json.links, 'links');
@@ -208,7 +241,10 @@ function decodeEvent(json: JsonObject): SpanEvent {
     timeUnixNano: asUint64(field(json, 'timeUnixNano', 'time_unix_nano'), 'timeUnixNano'),
     name: asString(json.name, 'name'),
     attributes: decodeAttributes(json.attributes, 0),
-    droppedAttributesCount: asUint32(field(json, 'droppedAttributesCount', 'dropped_attributes_count'), 'droppedAttributesCount'),
+    droppedAttributesCount: asUint32(
+      field(json, 'droppedAttributesCount', 'dropped_attributes_count'),
+      'droppedAttributesCount',
+    ),
   };
 }
 
@@ -218,7 +254,10 @@ function decodeLink(json: JsonObject): SpanLink | string {
   const link = {
     traceState: asString(field(json, 'traceState', 'trace_state'), 'traceState'),
     attributes: decodeAttributes(json.attributes, 0),
-    droppedAttributesCount: asUint32(field(json, 'droppedAttributesCount', 'dropped_attributes_count'), 'droppedAttributesCount'),
+    droppedAttributesCount: asUint32(
+      field(json, 'droppedAttributesCount', 'dropped_attributes_count'),
+      'droppedAttributesCount',
+    ),
     flags: asUint32(json.flags, 'flags'),
   };
   const traceId = jsonIdToHex(traceIdText, TRACE_ID_BYTES);
@@ -247,7 +286,8 @@ function decodeAttributes(value: unknown, depth: number): Attribute[] {
 
 function decodeKeyValue(json: JsonObject, depth: number): Attribute {
   const key = asString(json.key, 'key');
-  const value = json.value == null ? EMPTY_VALUE : within('value', () => decodeAnyValue(asObject(json.value, 'an object'), depth));
+  const value =
+    json.value == null ? EMPTY_VALUE : within('value', () => decodeAnyValue(asObject(json.value, 'an object'), depth));
   return { key, value };
 }
 
@@ -256,19 +296,25 @@ const EMPTY_VALUE: AnyValue = Object.freeze({ type: 'empty' });
 function decodeAnyValue(json: JsonObject, depth: number): AnyValue {
   if (depth >= MAX_VALUE_DEPTH) throw new OtlpDecodeError(`values nested deeper than ${MAX_VALUE_DEPTH} levels`);
   let v: unknown;
-  if ((v = field(json, 'stringValue', 'string_value')) != null) return { type: 'string', value: asString(v, 'stringValue') };
+  if ((v = field(json, 'stringValue', 'string_value')) != null)
+    return { type: 'string', value: asString(v, 'stringValue') };
   if ((v = field(json, 'intValue', 'int_value')) != null) return { type: 'int', value: asInt64(v, 'intValue') };
   if ((v = field(json, 'boolValue', 'bool_value')) != null) {
     if (typeof v !== 'boolean') throw new OtlpDecodeError(`must be a boolean, got ${describe(v)}`, ['boolValue']);
     return { type: 'bool', value: v };
   }
-  if ((v = field(json, 'doubleValue', 'double_value')) != null) return { type: 'double', value: asDouble(v, 'doubleValue') };
+  if ((v = field(json, 'doubleValue', 'double_value')) != null)
+    return { type: 'double', value: asDouble(v, 'doubleValue') };
   if ((v = field(json, 'bytesValue', 'bytes_value')) != null) return { type: 'bytes', value: asBytes(v, 'bytesValue') };
   if ((v = field(json, 'arrayValue', 'array_value')) != null) {
     const values = asArray(asObject(v, 'an object', 'arrayValue').values, 'arrayValue.values');
     return {
       type: 'array',
-      value: values.map((item, i) => within(`arrayValue.values[${i}]`, () => (item == null ? EMPTY_VALUE : decodeAnyValue(asObject(item, 'an object'), depth + 1)))),
+      value: values.map((item, i) =>
+        within(`arrayValue.values[${i}]`, () =>
+          item == null ? EMPTY_VALUE : decodeAnyValue(asObject(item, 'an object'), depth + 1),
+        ),
+      ),
     };
   }
   if ((v = field(json, 'kvlistValue', 'kvlist_value')) != null) {
@@ -288,14 +334,18 @@ function field(json: JsonObject, camel: string, snake: string): unknown {
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
   if (typeof value === 'object') return 'an object';
   return `${typeof value} ${String(value)}`;
 }
 
 function asObject(value: unknown, what: string, name?: string): JsonObject {
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value as JsonObject;
-  throw new OtlpDecodeError(`must be ${what === 'an object' ? 'an object' : `a JSON object (${what})`}, got ${describe(value)}`, name ? [name] : []);
+  throw new OtlpDecodeError(
+    `must be ${what === 'an object' ? 'an object' : `a JSON object (${what})`}, got ${describe(value)}`,
+    name ? [name] : [],
+  );
 }
 
 function asArray(value: unknown, name: string): readonly unknown[] {
@@ -314,7 +364,8 @@ function asBigInt(value: unknown, name: string, min: bigint, max: bigint): bigin
   let result: bigint | undefined;
   if (typeof value === 'string' && DECIMAL.test(value)) result = BigInt(value);
   else if (typeof value === 'number' && Number.isInteger(value)) result = BigInt(value);
-  if (result === undefined) throw new OtlpDecodeError(`must be an integer (a number or a decimal string), got ${describe(value)}`, [name]);
+  if (result === undefined)
+    throw new OtlpDecodeError(`must be an integer (a number or a decimal string), got ${describe(value)}`, [name]);
   if (result < min || result > max) throw new OtlpDecodeError(`${result} is out of range [${min}, ${max}]`, [name]);
   return result;
 }
@@ -347,7 +398,8 @@ function asDouble(value: unknown, name: string): number {
 }
 
 function asBytes(value: unknown, name: string): Uint8Array {
-  if (typeof value === 'string' && value.length % 4 === 0 && BASE64.test(value)) return Uint8Array.from(Buffer.from(value, 'base64'));
+  if (typeof value === 'string' && value.length % 4 === 0 && BASE64.test(value))
+    return Uint8Array.from(Buffer.from(value, 'base64'));
   throw new OtlpDecodeError(`must be base64 text, got ${describe(value)}`, [name]);
 }
 
@@ -358,7 +410,9 @@ function asEnum(value: unknown, names: Record<string, number>, name: string): nu
     if (Object.hasOwn(names, value)) return names[value]!;
     if (DECIMAL.test(value)) return asEnum(Number(value), names, name);
   }
-  throw new OtlpDecodeError(`must be one of ${Object.keys(names).join(', ')} or an integer, got ${describe(value)}`, [name]);
+  throw new OtlpDecodeError(`must be one of ${Object.keys(names).join(', ')} or an integer, got ${describe(value)}`, [
+    name,
+  ]);
 }
 
 function within<T>(segment: string, decode: () => T): T {

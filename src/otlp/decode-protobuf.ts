@@ -29,7 +29,12 @@ import { OtlpDecodeError, rethrowWithin } from './errors.ts';
 import { SPAN_ID_BYTES, TRACE_ID_BYTES, bytesToHex } from './ids.ts';
 import { ProtoReader, WIRE_FIXED32, WIRE_FIXED64, WIRE_LEN, WIRE_VARINT } from './protobuf-reader.ts';
 
-const EMPTY_SCOPE: InstrumentationScope = Object.freeze({ name: '', version: '', attributes: [], droppedAttributesCount: 0 });
+const EMPTY_SCOPE: InstrumentationScope = Object.freeze({
+  name: '',
+  version: '',
+  attributes: [],
+  droppedAttributesCount: 0,
+});
 const EMPTY_RESOURCE: Resource = Object.freeze({ attributes: [], droppedAttributesCount: 0 });
 const EMPTY_STATUS: SpanStatus = Object.freeze({ code: 0, message: '' });
 const EMPTY_VALUE: AnyValue = Object.freeze({ type: 'empty' });
@@ -59,7 +64,12 @@ export function decodeTraceRequestProtobuf(bytes: Uint8Array): DecodedTraceReque
   return rejections.result({ resourceSpans });
 }
 
-function decodeResourceSpans(reader: ProtoReader, end: number, path: string, rejections: SpanRejections): ResourceSpans {
+function decodeResourceSpans(
+  reader: ProtoReader,
+  end: number,
+  path: string,
+  rejections: SpanRejections,
+): ResourceSpans {
   let resource = EMPTY_RESOURCE;
   let schemaUrl = '';
   const scopeSpans: ScopeSpans[] = [];
@@ -381,7 +391,14 @@ function decodeLink(reader: ProtoReader, end: number): SpanLink | string {
   }
   const problem = badIdLength('traceId', traceId, TRACE_ID_BYTES) ?? badIdLength('spanId', spanId, SPAN_ID_BYTES);
   if (problem !== undefined) return problem;
-  return { traceId: bytesToHex(traceId!), spanId: bytesToHex(spanId!), traceState, attributes, droppedAttributesCount, flags };
+  return {
+    traceId: bytesToHex(traceId!),
+    spanId: bytesToHex(spanId!),
+    traceState,
+    attributes,
+    droppedAttributesCount,
+    flags,
+  };
 }
 
 function decodeStatus(reader: ProtoReader, end: number): SpanStatus {

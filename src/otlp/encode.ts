@@ -221,7 +221,9 @@ function anyValueJson(value: AnyValue): object {
       if (Object.is(value.value, -0)) return { doubleValue: '-0' };
       return { doubleValue: Number.isFinite(value.value) ? value.value : String(value.value) };
     case 'bytes':
-      return { bytesValue: Buffer.from(value.value.buffer, value.value.byteOffset, value.value.byteLength).toString('base64') };
+      return {
+        bytesValue: Buffer.from(value.value.buffer, value.value.byteOffset, value.value.byteLength).toString('base64'),
+      };
     case 'array':
       return { arrayValue: { values: value.value.map(anyValueJson) } };
     case 'kvlist':

@@ -121,7 +121,8 @@ export class ProtoReader {
   /** Reads a length prefix and returns the end offset of the field it announces. */
   lengthEnd(end: number): number {
     const length = this.uint32(end);
-    if (length > end - this.pos) throw new OtlpDecodeError(`length ${length} overruns the message (${end - this.pos} bytes left)`);
+    if (length > end - this.pos)
+      throw new OtlpDecodeError(`length ${length} overruns the message (${end - this.pos} bytes left)`);
     return this.pos + length;
   }
 

@@ -21,7 +21,9 @@ export interface PartialSuccess {
 export function encodeExportResponse(encoding: OtlpEncoding, partial?: PartialSuccess): Buffer {
   if (encoding === 'json') {
     // int64 `rejected_spans` is a decimal string in protobuf's JSON mapping.
-    const body = partial ? { partialSuccess: { rejectedSpans: String(partial.rejectedSpans), errorMessage: partial.errorMessage } } : {};
+    const body = partial
+      ? { partialSuccess: { rejectedSpans: String(partial.rejectedSpans), errorMessage: partial.errorMessage } }
+      : {};
     return Buffer.from(JSON.stringify(body));
   }
   if (!partial) return Buffer.alloc(0);

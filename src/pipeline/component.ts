@@ -93,8 +93,11 @@ export interface ReceiverFactory<C = any, O extends DataType = DataType> extends
   create(settings: ComponentSettings, config: C, next: Consumer<O>): Receiver;
 }
 
-export interface ProcessorFactory<C = any, I extends DataType = DataType, O extends DataType = DataType>
-  extends FactoryBase<'processor', C> {
+export interface ProcessorFactory<
+  C = any,
+  I extends DataType = DataType,
+  O extends DataType = DataType,
+> extends FactoryBase<'processor', C> {
   readonly consumes: I;
   readonly produces: O;
   create(settings: ComponentSettings, config: C, next: Consumer<O>): Processor<I>;

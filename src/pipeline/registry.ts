@@ -37,9 +37,7 @@ export class Registry {
   }
 
   all(): Factory[] {
-    return COMPONENT_KINDS.flatMap((kind) =>
-      this.types(kind).map((type) => this.byKind.get(kind)!.get(type)!),
-    );
+    return COMPONENT_KINDS.flatMap((kind) => this.types(kind).map((type) => this.byKind.get(kind)!.get(type)!));
   }
 }
 

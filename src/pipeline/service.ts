@@ -131,14 +131,22 @@ export class Service {
         const output = observeConsumer(next, this.labels(id, 'processor', produces), this.counters, 'sent');
         const processor: Processor = entry.factory.create(this.settings(id, 'processor'), entry.config, output);
         mutates ||= processor.mutatesData;
-        this.processors.unshift({ id: `${id}[${name}]`, kind: 'processor', component: processor, stability: entry.factory.stability });
+        this.processors.unshift({
+          id: `${id}[${name}]`,
+          kind: 'processor',
+          component: processor,
+          stability: entry.factory.stability,
+        });
         next = observeConsumer(processor, this.labels(id, 'processor', consumes), this.counters, 'received');
       }
       // As in the Collector, a pipeline mutates data if any of its processors does: the receiver's
       // fan-out must then clone for the whole pipeline, since a later processor may write to what
       // an earlier one passed on (which may share parts with its input).
       const head = next;
-      const input: Consumer = mutates && !head.mutatesData ? { mutatesData: true, consume: (data, context) => head.consume(data, context) } : head;
+      const input: Consumer =
+        mutates && !head.mutatesData
+          ? { mutatesData: true, consume: (data, context) => head.consume(data, context) }
+          : head;
       for (const id of pipeline.receivers) {
         pipelineHeads.set(id, [...(pipelineHeads.get(id) ?? []), input]);
       }
@@ -147,7 +155,12 @@ export class Service {
     for (const [id, entry] of config.receivers) {
       if (entry.factory.kind !== 'receiver') continue;
       const type = entry.factory.produces;
-      const output = observeConsumer(fanout(pipelineHeads.get(id) ?? []), this.labels(id, 'receiver', type), this.counters, 'sent');
+      const output = observeConsumer(
+        fanout(pipelineHeads.get(id) ?? []),
+        this.labels(id, 'receiver', type),
+        this.counters,
+        'sent',
+      );
       const receiver: Receiver = entry.factory.create(this.settings(id, 'receiver'), entry.config, output);
       this.receivers.push({ id, kind: 'receiver', component: receiver, stability: entry.factory.stability });
     }
@@ -159,7 +172,10 @@ export class Service {
     this.state = 'starting';
     for (const instance of [...this.exporters, ...this.processors, ...this.receivers]) {
       if (instance.stability === 'development') {
-        this.logger.warn({ component: { id: instance.id, kind: instance.kind } }, 'Component is in development; its behaviour may change.');
+        this.logger.warn(
+          { component: { id: instance.id, kind: instance.kind } },
+          'Component is in development; its behaviour may change.',
+        );
       }
       try {
         await instance.component.start(this.abort.signal);
@@ -208,7 +224,10 @@ export class Service {
     }
     this.state = 'stopped';
     if (failures.length > 0) {
-      throw new AggregateError(failures, `shutdown did not complete cleanly: ${failures.map((f) => f.message).join('; ')}`);
+      throw new AggregateError(
+        failures,
+        `shutdown did not complete cleanly: ${failures.map((f) => f.message).join('; ')}`,
+      );
     }
     return { lostItems: (await this.itemsLost()) - lostBefore };
   }

@@ -92,7 +92,9 @@ export function runComponentConformance<C>(factory: Factory, options: Conformanc
     });
 
     if (options.testdataDir) {
-      for (const file of readdirSync(options.testdataDir).filter((f) => f.endsWith('.yaml')).sort()) {
+      for (const file of readdirSync(options.testdataDir)
+        .filter((f) => f.endsWith('.yaml'))
+        .sort()) {
         it(`fixture ${file}`, () => {
           const fixture = parseYaml(readFileSync(join(options.testdataDir!, file), 'utf8')) as {
             config?: unknown;
@@ -116,7 +118,8 @@ export function runComponentConformance<C>(factory: Factory, options: Conformanc
     }
 
     const makeConfig = async (): Promise<C> => {
-      const base = typeof options.config === 'function' ? await (options.config as () => C | Promise<C>)() : options.config;
+      const base =
+        typeof options.config === 'function' ? await (options.config as () => C | Promise<C>)() : options.config;
       const config = structuredClone(base ?? ({} as C));
       validateAgainst(factory.configSchema, config, factory.type);
       return config;

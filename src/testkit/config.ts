@@ -9,7 +9,10 @@ import type { Factory } from '../pipeline/component.ts';
  * problem when the config is invalid, so a test cannot build a component from a config no user
  * could write.
  */
-export function configFor<C = Record<string, unknown>>(factory: Pick<Factory, 'type' | 'configSchema' | 'validate'>, partial: object = {}): C {
+export function configFor<C = Record<string, unknown>>(
+  factory: Pick<Factory, 'type' | 'configSchema' | 'validate'>,
+  partial: object = {},
+): C {
   const config = structuredClone(partial) as Record<string, unknown>;
   const errors = validateAgainst(factory.configSchema, config, factory.type);
   if (errors.length === 0 && factory.validate) errors.push(...factory.validate(config as never));

@@ -24,7 +24,11 @@ export function captureLogs(): { logger: Logger; lines: LogLine[] } {
 }
 
 /** The sum of a metric's values whose labels include `labels`. */
-export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+export async function metricValue(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
   const metric = registry.getSingleMetric(name);
   if (!metric) return 0;
   const { values } = await metric.get();

@@ -18,8 +18,18 @@ export function makeRun(overrides: Partial<Run> = {}): Run {
     status: 'success',
     session_name: 'default',
     inputs: { messages: [{ role: 'user', content: 'What is the capital of France?' }] },
-    outputs: { generations: [{ text: 'Paris.' }], usage_metadata: { input_tokens: 12, output_tokens: 3, total_tokens: 15 } },
-    extra: { metadata: { ls_provider: 'openai', ls_model_name: 'gpt-4o-mini', OTEL_TRACE_ID: id, OTEL_SPAN_ID: id.slice(0, 16) } },
+    outputs: {
+      generations: [{ text: 'Paris.' }],
+      usage_metadata: { input_tokens: 12, output_tokens: 3, total_tokens: 15 },
+    },
+    extra: {
+      metadata: {
+        ls_provider: 'openai',
+        ls_model_name: 'gpt-4o-mini',
+        OTEL_TRACE_ID: id,
+        OTEL_SPAN_ID: id.slice(0, 16),
+      },
+    },
     tags: [],
     ...overrides,
   };

@@ -70,7 +70,12 @@ export function makeBatch(spans: Span[], origin: BatchOrigin = {}): SpanBatch {
         schemaUrl: '',
         scopeSpans: [
           {
-            scope: { name: origin.scope?.name ?? '', version: origin.scope?.version ?? '', attributes: [], droppedAttributesCount: 0 },
+            scope: {
+              name: origin.scope?.name ?? '',
+              version: origin.scope?.version ?? '',
+              attributes: [],
+              droppedAttributesCount: 0,
+            },
             schemaUrl: '',
             spans,
           },

@@ -6,5 +6,9 @@ import { diskFullSuite } from './disk_suite.ts';
 import { diskFull } from './scenarios.ts';
 
 diskFullSuite('fault: journal cap (JOURNAL_MAX_BYTES 2 MiB) reached, backend down', (lab) =>
-  diskFull(lab, { spans: 15_000, entropyBytes: 256 }, { journalMaxBytes: 2 * 1024 * 1024, label: 'journal cap 2 MiB reached, backend down' }),
+  diskFull(
+    lab,
+    { spans: 15_000, entropyBytes: 256 },
+    { journalMaxBytes: 2 * 1024 * 1024, label: 'journal cap 2 MiB reached, backend down' },
+  ),
 );

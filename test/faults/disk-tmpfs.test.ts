@@ -15,7 +15,12 @@ if (typeof mounted !== 'string') await lab.cleanup();
 
 diskFullSuite(
   'fault: DATA_DIR on a full 5 MB tmpfs, backend down',
-  (l) => diskFull(l, { spans: 25_000, entropyBytes: 256 }, { dataDir: mounted as string, label: 'DATA_DIR full (5 MB tmpfs), backend down' }),
+  (l) =>
+    diskFull(
+      l,
+      { spans: 25_000, entropyBytes: 256 },
+      { dataDir: mounted as string, label: 'DATA_DIR full (5 MB tmpfs), backend down' },
+    ),
   lab,
   typeof mounted === 'string' ? false : `skipped: ${mounted.skip}`,
 );

@@ -14,7 +14,12 @@ interface WhileFull {
   failures: Record<string, number>;
 }
 
-export function diskFullSuite(title: string, run: (lab: FaultLab) => Promise<FaultResult>, lab = new FaultLab(), skip: string | false = false): void {
+export function diskFullSuite(
+  title: string,
+  run: (lab: FaultLab) => Promise<FaultResult>,
+  lab = new FaultLab(),
+  skip: string | false = false,
+): void {
   describe(title, { skip }, () => {
     let result: FaultResult;
     before(async () => (result = await run(lab)), { timeout: 150_000 });
@@ -22,12 +27,16 @@ export function diskFullSuite(title: string, run: (lab: FaultLab) => Promise<Fau
 
     it('while there is no room, requests are refused with 503 and a Retry-After header, and none fails otherwise', () => {
       const full = result.details.while_full as WhileFull;
-      assert.ok((full.refused_by_status['503'] ?? 0) > 0, `no request was refused with 503, so the journal never ran out of room: ${describeResult(result)}`);
+      assert.ok(
+        (full.refused_by_status['503'] ?? 0) > 0,
+        `no request was refused with 503, so the journal never ran out of room: ${describeResult(result)}`,
+      );
       assert.equal(full.refused_without_retry_after, 0, `refusals without Retry-After: ${describeResult(result)}`);
       assert.deepEqual(full.failures, {}, `requests failed other than by a 429/503 refusal: ${describeResult(result)}`);
     });
 
-    it('every acknowledged span reaches the backend once it is back, without a restart', () => assertNothingLost(result, 'after recovery (no restart)'));
+    it('every acknowledged span reaches the backend once it is back, without a restart', () =>
+      assertNothingLost(result, 'after recovery (no restart)'));
 
     it('nothing acknowledged is lost for good: what recovery did not deliver, a restart does', () => {
       const afterRestart = result.details.after_restart as { lost: number } | undefined;
@@ -40,6 +49,7 @@ export function diskFullSuite(title: string, run: (lab: FaultLab) => Promise<Fau
     it('duplicates stay under 1 % of the acknowledged spans', () => assertFewDuplicates(result));
 
     // Losses while running are counted and logged, not an exit code: only the shutdown's own losses are.
-    it('SIGTERM afterwards exits 0 with "Stopped cleanly." exactly when it reports no loss', () => assertHonestExit(result.finalExit, undefined, result));
+    it('SIGTERM afterwards exits 0 with "Stopped cleanly." exactly when it reports no loss', () =>
+      assertHonestExit(result.finalExit, undefined, result));
   });
 }

@@ -35,7 +35,8 @@ describe('fault: SIGTERM right after the last acknowledgement, healthy backend (
   before(async () => (result = await sigtermFlush(lab, { spans: 10_000 })), { timeout: 120_000 });
   after(() => lab.cleanup());
 
-  it('the shutdown flushes every acknowledged span to the backend (no restart)', () => assertNothingLost(result, 'by the time the proxy exited'));
+  it('the shutdown flushes every acknowledged span to the backend (no restart)', () =>
+    assertNothingLost(result, 'by the time the proxy exited'));
   it('exits 0 with "Stopped cleanly."', () => assertStoppedCleanly(result.faultExit, result));
   it('sends nothing twice', () => assert.equal(result.duplicates, 0, describeResult(result)));
 });

@@ -9,12 +9,24 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { MultipartZstdWriter, multipartContentType } from '../../plugins/exporters/backend/internal/multipart_writer.ts';
+import {
+  MultipartZstdWriter,
+  multipartContentType,
+} from '../../plugins/exporters/backend/internal/multipart_writer.ts';
 import { idToUuid } from '../../plugins/processors/genai/internal/ids.ts';
 import { decodeTraceRequestJson } from '../../src/otlp/decode-json.ts';
 import { decodeTraceRequestProtobuf } from '../../src/otlp/decode-protobuf.ts';
 import { makeRun } from '../../src/testkit/runs.ts';
-import { CaptureBackend, FaultLab, LoadSender, REPO_ROOT, genAiRequest, mode, proxyConfigVariant, waitFor } from './harness.ts';
+import {
+  CaptureBackend,
+  FaultLab,
+  LoadSender,
+  REPO_ROOT,
+  genAiRequest,
+  mode,
+  proxyConfigVariant,
+  waitFor,
+} from './harness.ts';
 
 const run = promisify(execFile);
 
@@ -50,7 +62,11 @@ describe('fault harness: capture backend', () => {
     assert.equal(backend.duplicates, 1);
     assert.equal(backend.duplicatesAmong([uuid(1), uuid(2)]), 1);
     assert.deepEqual(backend.missing([uuid(1), uuid(4)]), [uuid(4)]);
-    const bad = await fetch(`${backend.url}/runs/multipart`, { method: 'POST', headers: { 'content-encoding': 'zstd' }, body: 'nope' });
+    const bad = await fetch(`${backend.url}/runs/multipart`, {
+      method: 'POST',
+      headers: { 'content-encoding': 'zstd' },
+      body: 'nope',
+    });
     assert.equal(bad.status, 400);
     assert.equal(backend.malformed.length, 1);
   });
@@ -81,7 +97,10 @@ describe('fault harness: capture backend', () => {
     const backend = lab.backend();
     const first = await backend.start();
     await backend.set(mode.down());
-    await assert.rejects(post(backend, [uuid(30)]), (error: Error & { cause?: { code?: string } }) => error.cause?.code === 'ECONNREFUSED');
+    await assert.rejects(
+      post(backend, [uuid(30)]),
+      (error: Error & { cause?: { code?: string } }) => error.cause?.code === 'ECONNREFUSED',
+    );
     await backend.set(mode.ok());
     assert.equal(backend.url, first);
     assert.equal((await post(backend, [uuid(30)])).status, 202);
@@ -160,7 +179,10 @@ describe('fault harness: load sender', () => {
         spans.map((span) => idToUuid(span.traceId)),
         request.runIds,
       );
-      assert.ok(spans.every((span) => span.parentSpanId === ''), 'every span is a root, so its run id is its trace UUID');
+      assert.ok(
+        spans.every((span) => span.parentSpanId === ''),
+        'every span is a root, so its run id is its trace UUID',
+      );
     }
   });
 
@@ -180,12 +202,23 @@ describe('fault harness: load sender', () => {
 
   it('a retrying sender sends a refused request again, the same spans, until it gets another answer', async () => {
     count = 0;
-    const sender = new LoadSender({ url, spansPerRequest: 10, maxRequests: 2, concurrency: 1, retryRefusedAfterMs: 10 }).start();
+    const sender = new LoadSender({
+      url,
+      spansPerRequest: 10,
+      maxRequests: 2,
+      concurrency: 1,
+      retryRefusedAfterMs: 10,
+    }).start();
     const summary = await sender.done;
     // Request 0: 200. Request 1: 503, 429, then 500 (failed, not retried).
     assert.deepEqual(
       sender.records.map((r) => [r.index, r.status]),
-      [[0, 200], [1, 503], [1, 429], [1, 500]],
+      [
+        [0, 200],
+        [1, 503],
+        [1, 429],
+        [1, 500],
+      ],
     );
     assert.equal(new Set(sender.records.filter((r) => r.index === 1).map((r) => r.runIds.join())).size, 1);
     assert.equal(summary.ackedSpans, 10);
@@ -196,7 +229,12 @@ describe('fault harness: load sender', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const sender = new LoadSender({ url: `http://127.0.0.1:${port}/v1/traces`, spansPerRequest: 10, maxRequests: 3, concurrency: 2 }).start();
+    const sender = new LoadSender({
+      url: `http://127.0.0.1:${port}/v1/traces`,
+      spansPerRequest: 10,
+      maxRequests: 3,
+      concurrency: 2,
+    }).start();
     const summary = await sender.done;
     assert.equal(summary.failedRequests, 3);
     assert.equal(sender.acked.size, 0);

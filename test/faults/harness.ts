@@ -21,7 +21,15 @@ export { CaptureBackend, describeMode, mode, runIdsOf } from '../support/capture
 export type { BackendMode } from '../support/capture_backend.ts';
 export { LoadSender, genAiRequest, runIdOfTrace } from '../support/otlp_load.ts';
 export type { LoadOptions, LoadSummary, RequestRecord } from '../support/otlp_load.ts';
-export { JOURNAL_ABSENT, PROXY_CONFIG, ProxyProcess, REPO_ROOT, TRACEPIPE_ROOT, killAllProxies, proxyConfigVariant } from '../support/proxy_process.ts';
+export {
+  JOURNAL_ABSENT,
+  PROXY_CONFIG,
+  ProxyProcess,
+  REPO_ROOT,
+  TRACEPIPE_ROOT,
+  killAllProxies,
+  proxyConfigVariant,
+} from '../support/proxy_process.ts';
 export type { ExitReport, ProxyOptions } from '../support/proxy_process.ts';
 export { WaitTimeoutError, waitFor, waitUntil } from '../support/wait_for.ts';
 
@@ -39,7 +47,11 @@ export async function dirBytes(dir: string): Promise<number> {
   for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) total += await dirBytes(path);
-    else total += await stat(path).then((info) => info.size, () => 0);
+    else
+      total += await stat(path).then(
+        (info) => info.size,
+        () => 0,
+      );
   }
   return total;
 }
@@ -239,12 +251,15 @@ export class FaultLab {
    */
   async tmpfs(sizeMb: number): Promise<string | { skip: string }> {
     if (process.platform !== 'linux') return { skip: `tmpfs mounts need Linux (this is ${process.platform})` };
-    if (process.getuid?.() !== 0) return { skip: 'mounting a tmpfs needs root (run the tests as root to include this variant)' };
+    if (process.getuid?.() !== 0)
+      return { skip: 'mounting a tmpfs needs root (run the tests as root to include this variant)' };
     const dir = await this.tempDir('tp-fault-tmpfs-');
     try {
       await run('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m,mode=0700`, 'tmpfs', dir]);
     } catch (error) {
-      return { skip: `mount -t tmpfs failed (${(error as Error).message.trim().split('\n')[0]}): no CAP_SYS_ADMIN in this container?` };
+      return {
+        skip: `mount -t tmpfs failed (${(error as Error).message.trim().split('\n')[0]}): no CAP_SYS_ADMIN in this container?`,
+      };
     }
     this.mounts.push(dir);
     return dir;
@@ -287,15 +302,24 @@ export function assertFewDuplicates(result: FaultResult, ratio = 0.01): void {
  * spans that never arrived, after any restart and drain, where only the shutdown can have lost
  * them), exit 0 is allowed only if it is 0.
  */
-export function assertHonestExit(exit: ExitSummary | undefined, lostInTheEnd: number | undefined, result?: FaultResult): void {
+export function assertHonestExit(
+  exit: ExitSummary | undefined,
+  lostInTheEnd: number | undefined,
+  result?: FaultResult,
+): void {
   const where = result ? `: ${describeResult(result)}` : '';
   assert.ok(exit, `no exit recorded${where}`);
   assert.notEqual(exit.code, null, `the proxy did not exit by itself after SIGTERM (${exit.signal})${where}`);
   if (exit.code === 0) assert.ok(exit.stoppedCleanly, `exit code 0 without "Stopped cleanly."${where}`);
   else assert.ok(!exit.stoppedCleanly, `"Stopped cleanly." printed, yet exit code ${exit.code}${where}`);
-  if ((exit.lostItemsReported ?? 0) > 0) assert.notEqual(exit.code, 0, `the proxy reported ${exit.lostItemsReported} lost items and still exited 0${where}`);
+  if ((exit.lostItemsReported ?? 0) > 0)
+    assert.notEqual(exit.code, 0, `the proxy reported ${exit.lostItemsReported} lost items and still exited 0${where}`);
   if (exit.code === 0 && lostInTheEnd !== undefined) {
-    assert.equal(lostInTheEnd, 0, `exit code 0 and "Stopped cleanly.", yet ${lostInTheEnd} acknowledged spans never reached the backend${where}`);
+    assert.equal(
+      lostInTheEnd,
+      0,
+      `exit code 0 and "Stopped cleanly.", yet ${lostInTheEnd} acknowledged spans never reached the backend${where}`,
+    );
   }
 }
 

@@ -10,7 +10,9 @@ import { kill9Hung } from './scenarios.ts';
 describe('fault: backend hung, kill -9, restart against the recovered backend', () => {
   const lab = new FaultLab();
   let result: FaultResult;
-  before(async () => (result = await kill9Hung(lab, { spans: 20_000, concurrency: 8, encoding: 'json' })), { timeout: 120_000 });
+  before(async () => (result = await kill9Hung(lab, { spans: 20_000, concurrency: 8, encoding: 'json' })), {
+    timeout: 120_000,
+  });
   after(() => lab.cleanup());
 
   it('every acknowledged span reaches the backend after the restart', () => assertNothingLost(result));

@@ -10,9 +10,13 @@ import { kill9Outage } from './scenarios.ts';
 describe('fault: backend down, kill -9 with load flowing, restart against the recovered backend', () => {
   const lab = new FaultLab();
   let result: FaultResult;
-  before(async () => (result = await kill9Outage(lab, { spans: 20_000, perRequest: 50, concurrency: 4 }, { killAfterSpans: 10_000 })), {
-    timeout: 120_000,
-  });
+  before(
+    async () =>
+      (result = await kill9Outage(lab, { spans: 20_000, perRequest: 50, concurrency: 4 }, { killAfterSpans: 10_000 })),
+    {
+      timeout: 120_000,
+    },
+  );
   after(() => lab.cleanup());
 
   it('every acknowledged span reaches the backend after the restart', () => assertNothingLost(result));

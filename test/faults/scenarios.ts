@@ -41,8 +41,16 @@ function sender(lab: FaultLab, proxy: ProxyProcess, size: LoadSize, more: { maxD
   );
 }
 
-async function startProxy(lab: FaultLab, backend: CaptureBackend, options: Partial<ProxyOptions> = {}): Promise<ProxyProcess> {
-  return ProxyProcess.start({ endpoint: backend.url, dataDir: options.dataDir ?? (await lab.tempDir('tp-fault-data-')), ...options });
+async function startProxy(
+  lab: FaultLab,
+  backend: CaptureBackend,
+  options: Partial<ProxyOptions> = {},
+): Promise<ProxyProcess> {
+  return ProxyProcess.start({
+    endpoint: backend.url,
+    dataDir: options.dataDir ?? (await lab.tempDir('tp-fault-data-')),
+    ...options,
+  });
 }
 
 /** Waits (bounded) for every acknowledged run; never throws on the timeout — what is missing is the result. */
@@ -59,7 +67,11 @@ async function finish(proxy: ProxyProcess): Promise<ExitReport> {
 }
 
 /** Healthy backend: every acknowledged span is delivered, once; SIGTERM then exits 0 with "Stopped cleanly.". */
-export async function healthy(lab: FaultLab, size: LoadSize = { spans: 10_000 }, bounds: Bounds = {}): Promise<FaultResult> {
+export async function healthy(
+  lab: FaultLab,
+  size: LoadSize = { spans: 10_000 },
+  bounds: Bounds = {},
+): Promise<FaultResult> {
   const backend = lab.backend();
   await backend.start(mode.ok());
   const proxy = await startProxy(lab, backend);
@@ -83,7 +95,14 @@ export async function sigtermFlush(lab: FaultLab, size: LoadSize = { spans: 10_0
   await load.done;
   const stoppedAt = Date.now();
   const faultExit = await proxy.sigterm();
-  return tally({ fault: 'SIGTERM right after the last ack, healthy backend', sender: load, backend, recoveryAt: stoppedAt, faultExit, proxies: [proxy] });
+  return tally({
+    fault: 'SIGTERM right after the last ack, healthy backend',
+    sender: load,
+    backend,
+    recoveryAt: stoppedAt,
+    faultExit,
+    proxies: [proxy],
+  });
 }
 
 /**
@@ -98,7 +117,11 @@ export async function slowSigterm(
 ): Promise<FaultResult> {
   const backend = lab.backend();
   await backend.start(mode.slow(options.slowMs ?? 2000));
-  const proxy = await startProxy(lab, backend, options.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: options.shutdownTimeoutMs } : {});
+  const proxy = await startProxy(
+    lab,
+    backend,
+    options.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: options.shutdownTimeoutMs } : {},
+  );
   const load = sender(lab, proxy, size);
   await load.waitForAcked(options.sigtermAfterSpans ?? Math.floor(size.spans * 0.8), 60_000);
   const faultExit = await proxy.sigterm();
@@ -159,17 +182,31 @@ export async function hungSigterm(
  * backend hung, SIGTERM with a short shutdown timeout. Nothing can keep the acknowledged spans, so
  * the proxy must say so: a non-zero exit code and no "Stopped cleanly.".
  */
-export async function lossySigterm(lab: FaultLab, size: LoadSize = { spans: 5_000 }, options: { shutdownTimeoutMs?: number } = {}): Promise<FaultResult> {
+export async function lossySigterm(
+  lab: FaultLab,
+  size: LoadSize = { spans: 5_000 },
+  options: { shutdownTimeoutMs?: number } = {},
+): Promise<FaultResult> {
   const backend = lab.backend();
   await backend.start(mode.hung());
   const dataDir = await lab.tempDir('tp-fault-data-');
   const config = proxyConfigVariant(dataDir, { journal: false, persistentQueue: false });
-  const proxy = await startProxy(lab, backend, { dataDir, config, shutdownTimeoutMs: options.shutdownTimeoutMs ?? 2000 });
+  const proxy = await startProxy(lab, backend, {
+    dataDir,
+    config,
+    shutdownTimeoutMs: options.shutdownTimeoutMs ?? 2000,
+  });
   const load = sender(lab, proxy, size);
   await load.done;
   const faultExit = await proxy.sigterm();
   // Nothing can arrive any more: no process is left, and nothing was kept for a next one.
-  return tally({ fault: 'no journal, no disk queue, backend hung, SIGTERM', sender: load, backend, faultExit, proxies: [proxy] });
+  return tally({
+    fault: 'no journal, no disk queue, backend hung, SIGTERM',
+    sender: load,
+    backend,
+    faultExit,
+    proxies: [proxy],
+  });
 }
 
 /**
@@ -194,11 +231,23 @@ export async function kill9Outage(
   const restarted = await proxy.restart();
   await drain(backend, load, options.drainTimeoutMs ?? DEFAULT_DRAIN_MS);
   const finalExit = await finish(restarted);
-  return tally({ fault: 'backend down, kill -9 with load flowing', sender: load, backend, recoveryAt, faultExit, finalExit, proxies: [proxy, restarted] });
+  return tally({
+    fault: 'backend down, kill -9 with load flowing',
+    sender: load,
+    backend,
+    recoveryAt,
+    faultExit,
+    finalExit,
+    proxies: [proxy, restarted],
+  });
 }
 
 /** Backend hung; every request sent, then kill -9; the backend answers again and the proxy restarts. */
-export async function kill9Hung(lab: FaultLab, size: LoadSize = { spans: 20_000, concurrency: 8 }, bounds: Bounds = {}): Promise<FaultResult> {
+export async function kill9Hung(
+  lab: FaultLab,
+  size: LoadSize = { spans: 20_000, concurrency: 8 },
+  bounds: Bounds = {},
+): Promise<FaultResult> {
   const backend = lab.backend();
   await backend.start(mode.hung());
   const proxy = await startProxy(lab, backend);
@@ -210,7 +259,15 @@ export async function kill9Hung(lab: FaultLab, size: LoadSize = { spans: 20_000,
   const restarted = await proxy.restart();
   await drain(backend, load, bounds.drainTimeoutMs ?? DEFAULT_DRAIN_MS);
   const finalExit = await finish(restarted);
-  return tally({ fault: 'backend hung, kill -9', sender: load, backend, recoveryAt, faultExit, finalExit, proxies: [proxy, restarted] });
+  return tally({
+    fault: 'backend hung, kill -9',
+    sender: load,
+    backend,
+    recoveryAt,
+    faultExit,
+    finalExit,
+    proxies: [proxy, restarted],
+  });
 }
 
 /**
@@ -246,7 +303,11 @@ export async function throttleOnce(
 }
 
 /** A backend answering 503 to everything for a while, then healthy; no restart. */
-export async function errorOutage(lab: FaultLab, size: LoadSize = { spans: 10_000 }, options: { status?: number } & Bounds = {}): Promise<FaultResult> {
+export async function errorOutage(
+  lab: FaultLab,
+  size: LoadSize = { spans: 10_000 },
+  options: { status?: number } & Bounds = {},
+): Promise<FaultResult> {
   const backend = lab.backend();
   await backend.start(mode.error(options.status ?? 503));
   const proxy = await startProxy(lab, backend);
@@ -256,7 +317,14 @@ export async function errorOutage(lab: FaultLab, size: LoadSize = { spans: 10_00
   const recoveryAt = Date.now();
   await drain(backend, load, options.drainTimeoutMs ?? DEFAULT_DRAIN_MS);
   const finalExit = await finish(proxy);
-  return tally({ fault: `backend answering ${options.status ?? 503}, then healthy`, sender: load, backend, recoveryAt, finalExit, proxies: [proxy] });
+  return tally({
+    fault: `backend answering ${options.status ?? 503}, then healthy`,
+    sender: load,
+    backend,
+    recoveryAt,
+    finalExit,
+    proxies: [proxy],
+  });
 }
 
 export interface DiskFullOptions extends Bounds {
@@ -280,7 +348,11 @@ export interface DiskFullOptions extends Bounds {
  * what arrived without a restart; `details.after_restart` says whether a restart on the same
  * DATA_DIR delivers what was still missing (kept, but stuck) or not (lost).
  */
-export async function diskFull(lab: FaultLab, size: LoadSize = { spans: 25_000, entropyBytes: 256 }, options: DiskFullOptions = {}): Promise<FaultResult> {
+export async function diskFull(
+  lab: FaultLab,
+  size: LoadSize = { spans: 25_000, entropyBytes: 256 },
+  options: DiskFullOptions = {},
+): Promise<FaultResult> {
   const backend = lab.backend();
   await backend.start(mode.down());
   const dataDir = options.dataDir ?? (await lab.tempDir('tp-fault-data-'));
@@ -331,7 +403,9 @@ export async function diskFull(lab: FaultLab, size: LoadSize = { spans: 25_000, 
         acked_spans: whileFull.ackedSpans,
         refused_by_status: whileFull.refusedByStatus,
         refused_without_retry_after: whileFull.refusedWithoutRetryAfter,
-        retry_after_values: [...new Set(load.records.filter((r) => r.outcome === 'refused').map((r) => r.retryAfter ?? 'none'))],
+        retry_after_values: [
+          ...new Set(load.records.filter((r) => r.outcome === 'refused').map((r) => r.retryAfter ?? 'none')),
+        ],
         failures: whileFull.failures,
       },
       data_dir_bytes_during_the_outage: dataDirBytes,
@@ -356,7 +430,13 @@ export async function diskFull(lab: FaultLab, size: LoadSize = { spans: 25_000, 
     ...result,
     details: {
       ...result.details,
-      after_restart: { delivered: afterRestart.delivered, lost: afterRestart.lost, duplicates: afterRestart.duplicates, exit: restartExit.code, logged: afterRestart.logged },
+      after_restart: {
+        delivered: afterRestart.delivered,
+        lost: afterRestart.lost,
+        duplicates: afterRestart.duplicates,
+        exit: restartExit.code,
+        logged: afterRestart.logged,
+      },
     },
   };
 }

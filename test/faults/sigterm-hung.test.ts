@@ -12,7 +12,10 @@ import { hungSigterm } from './scenarios.ts';
 describe('fault: backend hung, SIGTERM with a 2 s shutdown timeout, restart', () => {
   const lab = new FaultLab();
   let result: FaultResult;
-  before(async () => (result = await hungSigterm(lab, { spans: 20_000, concurrency: 8 }, { shutdownTimeoutMs: 2000 })), { timeout: 120_000 });
+  before(
+    async () => (result = await hungSigterm(lab, { spans: 20_000, concurrency: 8 }, { shutdownTimeoutMs: 2000 })),
+    { timeout: 120_000 },
+  );
   after(() => lab.cleanup());
 
   it('every acknowledged span reaches the backend after the restart', () => assertNothingLost(result));

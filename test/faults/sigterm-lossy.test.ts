@@ -12,7 +12,9 @@ import { lossySigterm } from './scenarios.ts';
 describe('fault: no journal, no disk queue, backend hung, SIGTERM', () => {
   const lab = new FaultLab();
   let result: FaultResult;
-  before(async () => (result = await lossySigterm(lab, { spans: 5_000 }, { shutdownTimeoutMs: 2000 })), { timeout: 120_000 });
+  before(async () => (result = await lossySigterm(lab, { spans: 5_000 }, { shutdownTimeoutMs: 2000 })), {
+    timeout: 120_000,
+  });
   after(() => lab.cleanup());
 
   it('acknowledged spans were in fact lost (the precondition of this test)', () => {
@@ -25,7 +27,8 @@ describe('fault: no journal, no disk queue, backend hung, SIGTERM', () => {
     assert.notEqual(result.faultExit.code, 0, describeResult(result));
   });
 
-  it('does not print "Stopped cleanly."', () => assert.equal(result.faultExit?.stoppedCleanly, false, describeResult(result)));
+  it('does not print "Stopped cleanly."', () =>
+    assert.equal(result.faultExit?.stoppedCleanly, false, describeResult(result)));
 
   it('logs the loss at ERROR and counts at least every acknowledged span that never arrived', () => {
     assert.ok((result.faultExit?.errors.length ?? 0) > 0, describeResult(result));

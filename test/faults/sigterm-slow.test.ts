@@ -12,9 +12,13 @@ import { slowSigterm } from './scenarios.ts';
 describe('fault: backend slow (2 s), SIGTERM during a 20k-span send, restart', () => {
   const lab = new FaultLab();
   let result: FaultResult;
-  before(async () => (result = await slowSigterm(lab, { spans: 20_000, concurrency: 8 }, { slowMs: 2000, sigtermAfterSpans: 16_000 })), {
-    timeout: 120_000,
-  });
+  before(
+    async () =>
+      (result = await slowSigterm(lab, { spans: 20_000, concurrency: 8 }, { slowMs: 2000, sigtermAfterSpans: 16_000 })),
+    {
+      timeout: 120_000,
+    },
+  );
   after(() => lab.cleanup());
 
   it('every acknowledged span reaches the backend (after the restart at the latest)', () => assertNothingLost(result));

@@ -11,10 +11,14 @@ import { throttleOnce } from './scenarios.ts';
 describe('fault: one 429 with Retry-After: 3600, then a healthy backend', () => {
   const lab = new FaultLab();
   let result: FaultResult;
-  before(async () => (result = await throttleOnce(lab, { spans: 6_000 }, { retryAfterS: 3600, drainTimeoutMs: 45_000 })), { timeout: 120_000 });
+  before(
+    async () => (result = await throttleOnce(lab, { spans: 6_000 }, { retryAfterS: 3600, drainTimeoutMs: 45_000 })),
+    { timeout: 120_000 },
+  );
   after(() => lab.cleanup());
 
-  it('every acknowledged span arrives (the Retry-After is capped, no restart)', () => assertNothingLost(result, 'within 45 s of the 429'));
+  it('every acknowledged span arrives (the Retry-After is capped, no restart)', () =>
+    assertNothingLost(result, 'within 45 s of the 429'));
   it('duplicates stay under 1 % of the acknowledged spans', () => assertFewDuplicates(result));
   it('SIGTERM afterwards exits 0 with "Stopped cleanly."', () => assertStoppedCleanly(result.finalExit, result));
 });

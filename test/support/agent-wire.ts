@@ -83,7 +83,12 @@ export async function requestStream(
 }
 
 /** Polls `read` until `done` holds for its result; the suite never relies on timing otherwise. */
-export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, attempts = 200, intervalMs = 50): Promise<T> {
+export async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  attempts = 200,
+  intervalMs = 50,
+): Promise<T> {
   let last: T | undefined;
   for (let attempt = 0; attempt < attempts; attempt++) {
     last = await read();

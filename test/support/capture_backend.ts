@@ -38,7 +38,12 @@ export const mode = {
   ok: (status = 202): BackendMode => ({ kind: 'ok', status }),
   slow: (ms: number): BackendMode => ({ kind: 'slow', ms }),
   hung: (): BackendMode => ({ kind: 'hung' }),
-  throttle: (status = 429, retryAfterS = 3600, times = 1): BackendMode => ({ kind: 'throttle', status, retryAfterS, times }),
+  throttle: (status = 429, retryAfterS = 3600, times = 1): BackendMode => ({
+    kind: 'throttle',
+    status,
+    retryAfterS,
+    times,
+  }),
   error: (status = 503): BackendMode => ({ kind: 'error', status }),
   down: (): BackendMode => ({ kind: 'down' }),
 };
@@ -218,7 +223,8 @@ export class CaptureBackend {
         });
         break;
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || this.boundPort === 0 || attempt >= 50) throw error;
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || this.boundPort === 0 || attempt >= 50)
+          throw error;
         await sleep(100);
       }
     }
@@ -276,14 +282,18 @@ export class CaptureBackend {
         return;
       case 'error':
         this.count(String(m.status));
-        response.writeHead(m.status, { 'content-type': 'application/json' }).end('{"detail":"backend error (capture backend)"}');
+        response
+          .writeHead(m.status, { 'content-type': 'application/json' })
+          .end('{"detail":"backend error (capture backend)"}');
         return;
       case 'throttle':
         if (this.throttledLeft > 0) {
           this.throttledLeft--;
           if (this.throttledLeft === 0) this.current = mode.ok();
           this.count(String(m.status));
-          response.writeHead(m.status, { 'retry-after': String(m.retryAfterS), 'content-type': 'application/json' }).end('{"detail":"slow down"}');
+          response
+            .writeHead(m.status, { 'retry-after': String(m.retryAfterS), 'content-type': 'application/json' })
+            .end('{"detail":"slow down"}');
           return;
         }
         this.current = mode.ok();
@@ -327,7 +337,11 @@ const RUN_PART = /^post\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 const FIELD_PART = /^post\.[0-9a-f-]{36}\.(inputs|outputs)$/;
 
 /** The run ids of an upload body (zstd, multipart), checked strictly; throws on anything malformed. */
-export function runIdsOf(contentEncoding: string | string[] | undefined, contentType: string | undefined, compressed: Buffer): string[] {
+export function runIdsOf(
+  contentEncoding: string | string[] | undefined,
+  contentType: string | undefined,
+  compressed: Buffer,
+): string[] {
   if (contentEncoding !== 'zstd') throw new Error(`body is not zstd (Content-Encoding ${String(contentEncoding)})`);
   const parts = parseMultipart(decompress(compressed), boundaryOf(contentType));
   const ids: string[] = [];

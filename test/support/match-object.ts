@@ -9,7 +9,10 @@ export type Predicate = (value: unknown) => boolean;
 
 export const anyString: Predicate = (value) => typeof value === 'string';
 export const anyObject: Predicate = (value) => value !== null && typeof value === 'object';
-export const matching = (pattern: RegExp): Predicate => (value) => typeof value === 'string' && pattern.test(value);
+export const matching =
+  (pattern: RegExp): Predicate =>
+  (value) =>
+    typeof value === 'string' && pattern.test(value);
 
 /** Asserts that `actual` matches `expected` as described above; the message names the first path that differs. */
 export function assertMatches(actual: unknown, expected: unknown, path = '$'): void {
@@ -19,12 +22,19 @@ export function assertMatches(actual: unknown, expected: unknown, path = '$'): v
   }
   if (Array.isArray(expected)) {
     assert.ok(Array.isArray(actual), `${path}: expected an array, got ${JSON.stringify(actual)}`);
-    assert.equal(actual.length, expected.length, `${path}: expected ${expected.length} items, got ${actual.length}: ${JSON.stringify(actual)}`);
+    assert.equal(
+      actual.length,
+      expected.length,
+      `${path}: expected ${expected.length} items, got ${actual.length}: ${JSON.stringify(actual)}`,
+    );
     expected.forEach((item, index) => assertMatches(actual[index], item, `${path}[${index}]`));
     return;
   }
   if (expected !== null && typeof expected === 'object') {
-    assert.ok(actual !== null && typeof actual === 'object', `${path}: expected an object, got ${JSON.stringify(actual)}`);
+    assert.ok(
+      actual !== null && typeof actual === 'object',
+      `${path}: expected an object, got ${JSON.stringify(actual)}`,
+    );
     for (const [key, value] of Object.entries(expected)) {
       assertMatches((actual as Record<string, unknown>)[key], value, `${path}.${key}`);
     }

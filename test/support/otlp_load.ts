@@ -30,12 +30,20 @@ export interface OtlpRequest {
  * completion; `entropyBytes` of random data (base64) in each prompt make the uploads compress
  * like real text rather than 20:1 (so that a disk queue fills as it would in production).
  */
-export function genAiRequest(spans: number, encoding: 'protobuf' | 'json' = 'protobuf', sequence = 0, textBytes = 400, entropyBytes = 0): OtlpRequest {
+export function genAiRequest(
+  spans: number,
+  encoding: 'protobuf' | 'json' = 'protobuf',
+  sequence = 0,
+  textBytes = 400,
+  entropyBytes = 0,
+): OtlpRequest {
   const list: Span[] = [];
   const runIds: string[] = [];
   const start = BigInt(Date.now()) * 1_000_000n;
   const half = Math.max(0, Math.floor(textBytes / 2));
-  const filler = 'The quarterly report shows steady growth in every region. '.repeat(Math.ceil(half / 58) + 1).slice(0, half);
+  const filler = 'The quarterly report shows steady growth in every region. '
+    .repeat(Math.ceil(half / 58) + 1)
+    .slice(0, half);
   for (let i = 0; i < spans; i++) {
     const traceId = randomBytes(16).toString('hex');
     runIds.push(runIdOfTrace(traceId));
@@ -54,7 +62,12 @@ export function genAiRequest(spans: number, encoding: 'protobuf' | 'json' = 'pro
           stringAttr('gen_ai.request.model', 'gpt-4o-mini'),
           stringAttr(
             'gen_ai.prompt',
-            JSON.stringify([{ role: 'user', content: `Request ${sequence}-${i}: ${filler}${entropyBytes > 0 ? ` ${randomBytes(entropyBytes).toString('base64')}` : ''}` }]),
+            JSON.stringify([
+              {
+                role: 'user',
+                content: `Request ${sequence}-${i}: ${filler}${entropyBytes > 0 ? ` ${randomBytes(entropyBytes).toString('base64')}` : ''}`,
+              },
+            ]),
           ),
           stringAttr('gen_ai.completion', JSON.stringify([{ role: 'assistant', content: filler }])),
           intAttr('gen_ai.usage.input_tokens', 42),
@@ -63,7 +76,10 @@ export function genAiRequest(spans: number, encoding: 'protobuf' | 'json' = 'pro
       }),
     );
   }
-  const batch = makeBatch(list, { resource: [stringAttr('service.name', 'fault-test')], scope: { name: 'faults', version: '1.0.0' } });
+  const batch = makeBatch(list, {
+    resource: [stringAttr('service.name', 'fault-test')],
+    scope: { name: 'faults', version: '1.0.0' },
+  });
   return encoding === 'json'
     ? { body: JSON.stringify(encodeTraceRequestJson(batch)), contentType: 'application/json', runIds }
     : { body: encodeTraceRequestProtobuf(batch), contentType: 'application/x-protobuf', runIds };
@@ -167,7 +183,10 @@ export class LoadSender {
     await waitFor(
       () => {
         if (this.acked.size >= spans) return true;
-        if (finished) throw new Error(`the sender stopped with ${this.acked.size} of ${spans} spans acknowledged: ${JSON.stringify(this.summary())}`);
+        if (finished)
+          throw new Error(
+            `the sender stopped with ${this.acked.size} of ${spans} spans acknowledged: ${JSON.stringify(this.summary())}`,
+          );
         return false;
       },
       timeoutMs,
@@ -203,7 +222,15 @@ export class LoadSender {
   }
 
   private async worker(): Promise<void> {
-    const { maxRequests, maxDurationMs = 60_000, spansPerRequest = 100, encoding = 'protobuf', textBytes, entropyBytes, retryRefusedAfterMs } = this.options;
+    const {
+      maxRequests,
+      maxDurationMs = 60_000,
+      spansPerRequest = 100,
+      encoding = 'protobuf',
+      textBytes,
+      entropyBytes,
+      retryRefusedAfterMs,
+    } = this.options;
     const timeLeft = () => Date.now() - this.startedAt < maxDurationMs;
     while (!this.stopped && this.next < maxRequests && timeLeft()) {
       const index = this.next++;
@@ -221,7 +248,10 @@ export class LoadSender {
     const { url, requestTimeoutMs = 30_000, headers = {} } = this.options;
     const controller = new AbortController();
     this.controllers.add(controller);
-    const timer = setTimeout(() => controller.abort(new Error(`no answer in ${requestTimeoutMs} ms`)), requestTimeoutMs);
+    const timer = setTimeout(
+      () => controller.abort(new Error(`no answer in ${requestTimeoutMs} ms`)),
+      requestTimeoutMs,
+    );
     const base = { index, spans: request.runIds.length, runIds: request.runIds };
     try {
       const response = await fetch(url, {
@@ -238,7 +268,12 @@ export class LoadSender {
         return 'acked';
       }
       if (response.status === 429 || response.status === 503) {
-        this.records.push({ ...base, outcome: 'refused', status: response.status, ...(retryAfter !== undefined ? { retryAfter } : {}) });
+        this.records.push({
+          ...base,
+          outcome: 'refused',
+          status: response.status,
+          ...(retryAfter !== undefined ? { retryAfter } : {}),
+        });
         return 'refused';
       }
       this.records.push({ ...base, outcome: 'failed', status: response.status });

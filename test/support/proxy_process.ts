@@ -97,7 +97,10 @@ export const JOURNAL_ABSENT = process.env.FAULTS_JOURNAL === 'absent';
  * disk queue disabled when `persistentQueue` is false. Returns its path. With both true and no
  * FAULTS_JOURNAL=absent, returns configs/proxy.yaml itself.
  */
-export function proxyConfigVariant(dir: string, variant: { journal?: boolean; persistentQueue?: boolean } = {}): string {
+export function proxyConfigVariant(
+  dir: string,
+  variant: { journal?: boolean; persistentQueue?: boolean } = {},
+): string {
   const journal = (variant.journal ?? true) && !JOURNAL_ABSENT;
   const persistentQueue = variant.persistentQueue ?? true;
   if (journal && persistentQueue) return PROXY_CONFIG;
@@ -133,7 +136,14 @@ export class ProxyProcess {
         // Not a JSON line.
       }
       this.lines.push(
-        entry ? { text, entry, ...(typeof entry.level === 'number' ? { level: entry.level } : {}), ...(typeof entry.msg === 'string' ? { msg: entry.msg } : {}) } : { text },
+        entry
+          ? {
+              text,
+              entry,
+              ...(typeof entry.level === 'number' ? { level: entry.level } : {}),
+              ...(typeof entry.msg === 'string' ? { msg: entry.msg } : {}),
+            }
+          : { text },
       );
     });
     child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
@@ -153,11 +163,15 @@ export class ProxyProcess {
       ...(options.shutdownTimeoutMs !== undefined ? { SHUTDOWN_TIMEOUT_MS: String(options.shutdownTimeoutMs) } : {}),
       ...options.env,
     };
-    const child = spawn(process.execPath, [join(TRACEPIPE_ROOT, 'bin', 'tracepipe.js'), '--config', options.config ?? PROXY_CONFIG], {
-      cwd: TRACEPIPE_ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [join(TRACEPIPE_ROOT, 'bin', 'tracepipe.js'), '--config', options.config ?? PROXY_CONFIG],
+      {
+        cwd: TRACEPIPE_ROOT,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     running.add(child);
     child.once('exit', () => running.delete(child));
     const proxy = new ProxyProcess(options, child);
@@ -166,8 +180,13 @@ export class ProxyProcess {
     try {
       await waitFor(
         () => {
-          if (exit) throw new Error(`the proxy exited during start-up (${exit.code ?? exit.signal}): ${proxy.stderr.trim()} ${proxy.tail()}`);
-          const line = proxy.lines.find((l) => l.msg === 'Receiving OTLP traces.' && typeof l.entry?.address === 'string');
+          if (exit)
+            throw new Error(
+              `the proxy exited during start-up (${exit.code ?? exit.signal}): ${proxy.stderr.trim()} ${proxy.tail()}`,
+            );
+          const line = proxy.lines.find(
+            (l) => l.msg === 'Receiving OTLP traces.' && typeof l.entry?.address === 'string',
+          );
           if (!line) return false;
           const address = line.entry!.address as string;
           proxy.port = Number(address.slice(address.lastIndexOf(':') + 1));
@@ -237,7 +256,8 @@ export class ProxyProcess {
       const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
       if (!match || match[1] !== name) continue;
       const labelText = match[2] ?? '';
-      if (Object.entries(labels).every(([key, value]) => labelText.includes(`${key}="${value}"`))) sum += Number(match[3]);
+      if (Object.entries(labels).every(([key, value]) => labelText.includes(`${key}="${value}"`)))
+        sum += Number(match[3]);
     }
     return sum;
   }

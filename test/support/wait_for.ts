@@ -22,14 +22,20 @@ export async function waitFor(
   for (;;) {
     if (await condition()) return;
     if (Date.now() >= deadline) {
-      throw new WaitTimeoutError(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}`);
+      throw new WaitTimeoutError(
+        `timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}`,
+      );
     }
     await sleep(intervalMs);
   }
 }
 
 /** Like waitFor, but resolves to false instead of rejecting when the time is up. */
-export async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs: number, intervalMs = 25): Promise<boolean> {
+export async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 25,
+): Promise<boolean> {
   try {
     await waitFor(condition, timeoutMs, 'condition', intervalMs);
     return true;

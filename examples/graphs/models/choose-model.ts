@@ -13,7 +13,10 @@ export function defaultModelName(): string {
   return process.env.OPENAI_MODEL ?? 'gpt-4o-mini';
 }
 
-export function chooseChatModel(modelName: string, options: { script?: ReplyScript; tokenDelayMs?: number } = {}): BaseChatModel {
+export function chooseChatModel(
+  modelName: string,
+  options: { script?: ReplyScript; tokenDelayMs?: number } = {},
+): BaseChatModel {
   if (modelName.startsWith('local') || !process.env.OPENAI_API_KEY) {
     return new LocalChatModel({ model: modelName, script: options.script, tokenDelayMs: options.tokenDelayMs });
   }

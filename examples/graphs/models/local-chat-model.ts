@@ -5,7 +5,11 @@
 // OpenAI-compatible API key is configured, and the tests and benchmarks always do.
 
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import type { BaseChatModelCallOptions, BaseChatModelParams, BindToolsInput } from '@langchain/core/language_models/chat_models';
+import type {
+  BaseChatModelCallOptions,
+  BaseChatModelParams,
+  BindToolsInput,
+} from '@langchain/core/language_models/chat_models';
 import type { BaseLanguageModelInput } from '@langchain/core/language_models/base';
 import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
 import { AIMessage, AIMessageChunk } from '@langchain/core/messages';
@@ -36,7 +40,9 @@ export function messageText(message: BaseMessage | undefined): string {
   const content = message.content;
   if (typeof content === 'string') return content;
   return content
-    .map((part) => (typeof part === 'string' ? part : part.type === 'text' ? String((part as { text?: unknown }).text ?? '') : ''))
+    .map((part) =>
+      typeof part === 'string' ? part : part.type === 'text' ? String((part as { text?: unknown }).text ?? '') : '',
+    )
     .join('');
 }
 
@@ -78,14 +84,21 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
   }
 
   override getLsParams(options: this['ParsedCallOptions']) {
-    return { ...super.getLsParams(options), ls_provider: 'local', ls_model_name: this.model, ls_model_type: 'chat' as const };
+    return {
+      ...super.getLsParams(options),
+      ls_provider: 'local',
+      ls_model_name: this.model,
+      ls_model_type: 'chat' as const,
+    };
   }
 
   override invocationParams(): Record<string, unknown> {
     return { model: this.model };
   }
 
-  override bindTools(tools: BindToolsInput[]): Runnable<BaseLanguageModelInput, AIMessageChunk, BaseChatModelCallOptions> {
+  override bindTools(
+    tools: BindToolsInput[],
+  ): Runnable<BaseLanguageModelInput, AIMessageChunk, BaseChatModelCallOptions> {
     const bound = new LocalChatModel({ model: this.model, script: this.script, tokenDelayMs: this.tokenDelayMs });
     bound.boundToolNames = tools.map((tool) => String((tool as { name?: unknown }).name ?? ''));
     return bound;

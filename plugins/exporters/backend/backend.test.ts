@@ -94,16 +94,24 @@ describe('backend exporter against a real backend stub', () => {
     for (const request of stub.requests) {
       assert.equal(request.path, '/runs/multipart');
       assert.equal(request.headers['content-encoding'], 'zstd');
-      assert.match(String(request.headers['content-type']), /^multipart\/form-data; boundary=----LangSmithFormBoundary-/);
+      assert.match(
+        String(request.headers['content-type']),
+        /^multipart\/form-data; boundary=----LangSmithFormBoundary-/,
+      );
     }
     for (const run of a) assert.equal(stub.accepted.get(run.id)!.apiKey, 'key-a');
     for (const run of b) assert.equal(stub.accepted.get(run.id)!.apiKey, 'key-b');
     assert.equal(stub.accepted.get(c[0]!.id)!.apiKey, 'fallback-key');
     for (const run of [...a, ...b, ...c]) assert.deepEqual(stub.accepted.get(run.id)!.run, run);
     // Cross-check the body with an independent multipart parser (undici's, built into Node).
-    const form = await new Response(stub.rawBodies[0], { headers: { 'content-type': String(stub.requests[0]!.headers['content-type']) } }).formData();
+    const form = await new Response(stub.rawBodies[0], {
+      headers: { 'content-type': String(stub.requests[0]!.headers['content-type']) },
+    }).formData();
     const names = [...form.keys()];
-    assert.deepEqual(names, stub.requests[0]!.runs.flatMap((run) => [`post.${run.id}`, `post.${run.id}.inputs`, `post.${run.id}.outputs`]));
+    assert.deepEqual(
+      names,
+      stub.requests[0]!.runs.flatMap((run) => [`post.${run.id}`, `post.${run.id}.inputs`, `post.${run.id}.outputs`]),
+    );
     for (const run of stub.requests[0]!.runs) {
       const { inputs, outputs, ...rest } = run;
       assert.deepEqual(JSON.parse(String(form.get(`post.${run.id}`))), rest);
@@ -115,8 +123,14 @@ describe('backend exporter against a real backend stub', () => {
     assert.equal(await metricValue(metrics, 'tracepipe_backend_runs_sent_total'), 6);
     const raw = await metricValue(metrics, 'tracepipe_backend_bytes_sent_total', { encoding: 'raw' });
     const compressed = await metricValue(metrics, 'tracepipe_backend_bytes_sent_total', { encoding: 'compressed' });
-    assert.equal(raw, stub.requests.reduce((sum, r) => sum + r.rawBytes, 0));
-    assert.equal(compressed, stub.requests.reduce((sum, r) => sum + r.compressedBytes, 0));
+    assert.equal(
+      raw,
+      stub.requests.reduce((sum, r) => sum + r.rawBytes, 0),
+    );
+    assert.equal(
+      compressed,
+      stub.requests.reduce((sum, r) => sum + r.compressedBytes, 0),
+    );
   });
 
   it('treats an empty batch as nothing to send', async () => {
@@ -139,18 +153,23 @@ describe('backend exporter against a real backend stub', () => {
   });
 
   it('waits at least the Retry-After of a 429 before retrying', async () => {
-    stub.answer = (request) => (request.index === 0 ? { status: 429, headers: { 'Retry-After': '1' } } : { status: 202 });
+    stub.answer = (request) =>
+      request.index === 0 ? { status: 429, headers: { 'Retry-After': '1' } } : { status: 202 };
     const { exporter, metrics } = await startExporter();
     await exporter.consume({ runs: makeRuns(2) }, { project: 'p', apiKey: 'k' });
     await stub.waitFor(() => stub.accepted.size === 2);
     const [first, second] = stub.requests;
     // A lower bound only: the server's delay is a floor for the backoff.
-    assert.ok(second!.receivedAt - first!.receivedAt >= 950, `retried after ${second!.receivedAt - first!.receivedAt} ms`);
+    assert.ok(
+      second!.receivedAt - first!.receivedAt >= 950,
+      `retried after ${second!.receivedAt - first!.receivedAt} ms`,
+    );
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_send_failures_total', { status: '429' }), 1);
   });
 
   it('honours a Retry-After of an hour only up to max_retry_after_ms', async () => {
-    stub.answer = (request) => (request.index === 0 ? { status: 429, headers: { 'Retry-After': '3600' } } : { status: 200 });
+    stub.answer = (request) =>
+      request.index === 0 ? { status: 429, headers: { 'Retry-After': '3600' } } : { status: 200 };
     const { exporter, metrics } = await startExporter({ retry_on_failure: { max_retry_after_ms: 100 } });
     const runs = makeRuns(3);
     await exporter.consume({ runs }, { project: 'p', apiKey: 'k' });
@@ -164,7 +183,10 @@ describe('backend exporter against a real backend stub', () => {
   it('logs one WARN when the backend starts failing and one INFO when it is back, without keys', async () => {
     let failures = 0;
     stub.answer = () => (failures++ < 10 ? { status: 503 } : { status: 202 });
-    const { exporter, logs } = await startExporter({ retry_on_failure: { max_retries: 20 }, max_concurrent_uploads: 2 });
+    const { exporter, logs } = await startExporter({
+      retry_on_failure: { max_retries: 20 },
+      max_concurrent_uploads: 2,
+    });
     for (const apiKey of ['secret-key-1111', 'secret-key-2222', 'secret-key-3333']) {
       await exporter.consume({ runs: makeRuns(2) }, { project: 'p', apiKey });
     }
@@ -185,7 +207,10 @@ describe('backend exporter against a real backend stub', () => {
   it('settles a delivered batch, and gives one it cannot send or store back to the journal', async () => {
     let down = true;
     stub.answer = () => (down ? { status: 503 } : { status: 202 });
-    const { exporter, metrics } = await startExporter({ retry_on_failure: { max_retries: 0 }, persistent_queue: { enabled: false } });
+    const { exporter, metrics } = await startExporter({
+      retry_on_failure: { max_retries: 0 },
+      persistent_queue: { enabled: false },
+    });
     const consumeWith = async (durable: boolean) => {
       const state = { settled: false, abandoned: false };
       const delivery = new Delivery(durable, (outcome) => {
@@ -223,7 +248,9 @@ describe('backend exporter against a real backend stub', () => {
     const batches = Array.from({ length: 10 }, () => makeRuns(5));
     for (const runs of batches) await exporter.consume({ runs }, { project: 'p', apiKey: 'k' });
     // Every batch has used its retries and sits on disk.
-    await waitUntil(async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 10);
+    await waitUntil(
+      async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 10,
+    );
     assert.equal((await queuedFiles(queueDir)).length, 10);
     assert.equal(stub.accepted.size, 0);
     down = false;
@@ -232,13 +259,17 @@ describe('backend exporter against a real backend stub', () => {
     assert.equal(stub.duplicates, 0);
     for (const runs of batches) for (const run of runs) assert.ok(stub.accepted.has(run.id));
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total'), 0);
-    await waitUntil(async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 0);
+    await waitUntil(
+      async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 0,
+    );
   });
 
   it('logs a refused key once (redacted), keeps its batches, and lets other tenants through', async () => {
     let revoked = true;
     stub.answer = (request) =>
-      request.headers['x-api-key'] === 'secret-key-1234' && revoked ? { status: 401, body: 'invalid key' } : { status: 202 };
+      request.headers['x-api-key'] === 'secret-key-1234' && revoked
+        ? { status: 401, body: 'invalid key' }
+        : { status: 202 };
     const { exporter, logs, queueDir } = await startExporter();
     const bad = [makeRuns(2), makeRuns(2), makeRuns(2)];
     for (const runs of bad) await exporter.consume({ runs }, { project: 'p', apiKey: 'secret-key-1234' });
@@ -260,14 +291,21 @@ describe('backend exporter against a real backend stub', () => {
 
   it('splits a rejected batch to isolate a bad run, dead-letters it and delivers the rest', async () => {
     stub.answer = (request) =>
-      request.runs.some((run) => run.name === 'poison') ? { status: 422, body: '{"detail":"post.x.session_id: invalid"}' } : { status: 202 };
+      request.runs.some((run) => run.name === 'poison')
+        ? { status: 422, body: '{"detail":"post.x.session_id: invalid"}' }
+        : { status: 202 };
     const { exporter, metrics, queueDir } = await startExporter();
     const runs = makeRuns(7);
     runs.splice(4, 0, makeRun({ name: 'poison' }));
     await exporter.consume({ runs }, { project: 'p', apiKey: 'k' });
     await stub.waitFor(() => stub.accepted.size === 7);
-    await waitUntil(async () => (await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'rejected' })) === 1);
-    const deadLetters = (await readFile(join(queueDir, 'dead-letter.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    await waitUntil(
+      async () => (await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'rejected' })) === 1,
+    );
+    const deadLetters = (await readFile(join(queueDir, 'dead-letter.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(deadLetters.length, 1);
     assert.equal(deadLetters[0].run.name, 'poison');
     assert.equal(deadLetters[0].status, 422);
@@ -318,12 +356,17 @@ describe('backend exporter against a real backend stub', () => {
     // Random payloads do not compress: each batch is about 1.5 KiB on disk.
     const batch = () => makeRuns(1).map((run) => ({ ...run, inputs: { blob: randomText(1400) } }));
     for (let i = 0; i < 5; i++) await exporter.consume({ runs: batch() }, { project: 'p', apiKey: 'k' });
-    await waitUntil(async () => (await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'disk_queue_full' })) >= 1);
+    await waitUntil(
+      async () =>
+        (await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'disk_queue_full' })) >= 1,
+    );
     await exporter.shutdown(Date.now() + 2000);
-    const dropped = await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'disk_queue_full' });
+    const dropped = await metricValue(metrics, 'tracepipe_component_items_dropped_total', {
+      reason: 'disk_queue_full',
+    });
     const kept = await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' });
     assert.equal(dropped + kept, 5);
-    assert.ok(await metricValue(metrics, 'tracepipe_exporter_disk_queue_bytes') <= 4096);
+    assert.ok((await metricValue(metrics, 'tracepipe_exporter_disk_queue_bytes')) <= 4096);
     assert.ok(logs.some((line) => line.level === 50 && line.msg.includes('on-disk queue is full')));
   });
 
@@ -338,7 +381,9 @@ describe('backend exporter against a real backend stub', () => {
 
   it('at shutdown, sends what it can and persists the rest; a restart delivers it', async () => {
     stub.answer = () => ({ status: 503 });
-    const first = await startExporter({ retry_on_failure: { max_retries: 100, initial_backoff_ms: 50, max_backoff_ms: 50 } });
+    const first = await startExporter({
+      retry_on_failure: { max_retries: 100, initial_backoff_ms: 50, max_backoff_ms: 50 },
+    });
     const runs = Array.from({ length: 6 }, () => makeRuns(3));
     for (const batch of runs) await first.exporter.consume({ runs: batch }, { project: 'p', apiKey: 'k' });
     await first.exporter.shutdown(Date.now() + 500);
@@ -360,7 +405,10 @@ describe('backend exporter against a real backend stub', () => {
       persistent_queue: { enabled: false },
     });
     await exporter.consume({ runs: makeRuns(4) }, { project: 'p' });
-    await waitUntil(async () => (await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'retries_exhausted' })) === 4);
+    await waitUntil(
+      async () =>
+        (await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'retries_exhausted' })) === 4,
+    );
     assert.ok(logs.some((line) => line.level === 50 && line.runs === 4));
   });
 });

@@ -15,7 +15,12 @@ import { HttpSender } from '../../../src/exporterhelper/http_sender.ts';
 import type { HttpExportResult } from '../../../src/exporterhelper/http_sender.ts';
 import { logEndpoint } from '../../../src/exporterhelper/outage_log.ts';
 import { QueuedExporter, tenantHeader } from '../../../src/exporterhelper/queued_exporter.ts';
-import type { ExportRequest, PushContext, RequestCodec, TenantHeader } from '../../../src/exporterhelper/queued_exporter.ts';
+import type {
+  ExportRequest,
+  PushContext,
+  RequestCodec,
+  TenantHeader,
+} from '../../../src/exporterhelper/queued_exporter.ts';
 import { park, reject, retry, sent, split } from '../../../src/exporterhelper/verdict.ts';
 import type { Verdict } from '../../../src/exporterhelper/verdict.ts';
 import { counter } from '../../../src/telemetry/metrics.ts';
@@ -146,7 +151,12 @@ export class BackendExporter implements Exporter<'runs'> {
     for (const { run, error } of refused) {
       await this.pipeline.deadLetter({ reason: 'unencodable', error: errorMessage(error), run_id: String(run.id) });
     }
-    this.pipeline.drop('unencodable', refused.length, 'Runs that cannot be encoded as JSON were dead-lettered.', refused[0]!.error);
+    this.pipeline.drop(
+      'unencodable',
+      refused.length,
+      'Runs that cannot be encoded as JSON were dead-lettered.',
+      refused[0]!.error,
+    );
   }
 
   /** One upload attempt, and what the backend's answer means for the batch. */
@@ -164,7 +174,11 @@ export class BackendExporter implements Exporter<'runs'> {
     if (result.status === 'retryable') return retry(result, result.retryAfterMs);
     const status = result.httpStatus!;
     if (HOLD_STATUSES.has(status)) {
-      if (status === 404) this.logger.error({ status, endpoint: logEndpoint(this.config.endpoint) }, 'The backend has no multipart endpoint at this address; batches are kept on disk.');
+      if (status === 404)
+        this.logger.error(
+          { status, endpoint: logEndpoint(this.config.endpoint) },
+          'The backend has no multipart endpoint at this address; batches are kept on disk.',
+        );
       else this.logAuthFailure(upload.apiKey, status, result.responseText);
       return park(result);
     }
@@ -179,10 +193,13 @@ export class BackendExporter implements Exporter<'runs'> {
       runs = await this.decodeRuns(upload);
     } catch (error) {
       // A body that does not parse (a damaged queue file) can never be sent or split.
-      return reject({ ...result, error: error instanceof Error ? error : new Error(String(error)) }, {
-        reason: 'corrupt',
-        message: 'A queued batch could not be decoded; it is dropped.',
-      });
+      return reject(
+        { ...result, error: error instanceof Error ? error : new Error(String(error)) },
+        {
+          reason: 'corrupt',
+          message: 'A queued batch could not be decoded; it is dropped.',
+        },
+      );
     }
     if (SPLIT_STATUSES.has(status) && runs.length > 1) {
       const middle = Math.ceil(runs.length / 2);
@@ -198,7 +215,13 @@ export class BackendExporter implements Exporter<'runs'> {
     // A single run rejected as invalid, or a status that retrying cannot change (409, ...).
     return reject(result, {
       message: 'The backend rejected runs; they were written to the dead-letter file.',
-      deadLetters: runs.map((run) => ({ reason: 'rejected', status, response: result.responseText, project: upload.project, run })),
+      deadLetters: runs.map((run) => ({
+        reason: 'rejected',
+        status,
+        response: result.responseText,
+        project: upload.project,
+        run,
+      })),
     });
   }
 

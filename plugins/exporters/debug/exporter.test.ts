@@ -24,7 +24,10 @@ describe('debug exporter', () => {
       {
         resourceSpans: [
           {
-            resource: { attributes: [{ key: 'b', value: { type: 'bytes', value: new Uint8Array([1, 2, 3]) } }], droppedAttributesCount: 0 },
+            resource: {
+              attributes: [{ key: 'b', value: { type: 'bytes', value: new Uint8Array([1, 2, 3]) } }],
+              droppedAttributesCount: 0,
+            },
             schemaUrl: '',
             scopeSpans: [],
           },
@@ -32,9 +35,15 @@ describe('debug exporter', () => {
       },
       { project: 'p1' },
     );
-    await exporter.consume({ runs: [{ id: 'r', trace_id: 't', name: 'n', run_type: 'chain', start_time: 'x' }] }, { project: 'p2' });
+    await exporter.consume(
+      { runs: [{ id: 'r', trace_id: 't', name: 'n', run_type: 'chain', start_time: 'x' }] },
+      { project: 'p2' },
+    );
     await exporter.shutdown(Date.now() + 1000);
-    const lines = readFileSync(join(dir, 'nested/out.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const lines = readFileSync(join(dir, 'nested/out.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     assert.equal(lines.length, 2);
     assert.deepEqual(lines[0].data.resourceSpans[0].resource.attributes[0].value, { type: 'bytes', value: 'AQID' });
     assert.equal(lines[0].kind, 'spans');

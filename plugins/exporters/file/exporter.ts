@@ -46,7 +46,9 @@ export class FileExporter implements Exporter {
     try {
       line = Buffer.from(encodeLine(data, context) + '\n');
     } catch (error) {
-      return Promise.reject(new PermanentError(`the batch cannot be encoded as JSON: ${errorMessage(error)}`, { cause: error }));
+      return Promise.reject(
+        new PermanentError(`the batch cannot be encoded as JSON: ${errorMessage(error)}`, { cause: error }),
+      );
     }
     const turn = this.writes.then(() => this.append(line));
     this.writes = turn.catch(() => undefined);
@@ -105,4 +107,3 @@ function encodeLine(data: DataOf[DataType], context: RequestContext): string {
   if ('runs' in data) return JSON.stringify({ project: context.project, runs: (data as RunBatch).runs });
   return JSON.stringify(encodeTraceRequestJson(data as SpanBatch));
 }
-

@@ -78,7 +78,8 @@ describe('file exporter', () => {
     for (const name of ['out.jsonl.2', 'out.jsonl.1', 'out.jsonl']) {
       const text = await readFile(join(dir, 'rot', name), 'utf8');
       assert.ok(Buffer.byteLength(text) <= 2048);
-      for (const line of text.trim().split('\n')) kept.push((JSON.parse(line) as { runs: { id: string }[] }).runs[0]!.id);
+      for (const line of text.trim().split('\n'))
+        kept.push((JSON.parse(line) as { runs: { id: string }[] }).runs[0]!.id);
     }
     // The newest lines survive, in order, with no line split across files.
     assert.deepEqual(kept, written.slice(written.length - kept.length));
@@ -87,7 +88,10 @@ describe('file exporter', () => {
   it('refuses a batch that cannot be encoded as PermanentError and keeps going', async () => {
     const exporter = create({ path: 'bad.jsonl', fsync: true });
     await exporter.start();
-    await assert.rejects(exporter.consume({ runs: [makeRun({ outputs: { n: 1n as unknown } })] }, { project: 'p' }), PermanentError);
+    await assert.rejects(
+      exporter.consume({ runs: [makeRun({ outputs: { n: 1n as unknown } })] }, { project: 'p' }),
+      PermanentError,
+    );
     await exporter.consume({ runs: makeRuns(1) }, { project: 'p' });
     await exporter.shutdown();
     assert.equal((await readFile(join(dir, 'bad.jsonl'), 'utf8')).trim().split('\n').length, 1);

@@ -6,7 +6,10 @@ export const configSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    path: filePathSchema('./data/traces.db', 'SQLite database file, relative to the config file (`:memory:` for a throwaway store).'),
+    path: filePathSchema(
+      './data/traces.db',
+      'SQLite database file, relative to the config file (`:memory:` for a throwaway store).',
+    ),
   },
 } as const;
 

@@ -68,7 +68,10 @@ describe('local exporter', () => {
     await exporter.consume({ runs: [t1.root, t2.root, ...t2.kids, t3.root] }, { project: 'p' });
 
     const listed = exporter.listTraces({ project: 'p' });
-    assert.deepEqual(listed.map((t) => t.traceId), [t2.root.id, t1.root.id]);
+    assert.deepEqual(
+      listed.map((t) => t.traceId),
+      [t2.root.id, t1.root.id],
+    );
     assert.deepEqual(listed[1], {
       traceId: t1.root.id,
       project: 'p',
@@ -79,9 +82,18 @@ describe('local exporter', () => {
       runCount: 3,
       rootRunId: t1.root.id,
     });
-    assert.deepEqual(exporter.listTraces().map((t) => t.traceId), [t3.root.id, t2.root.id, t1.root.id]);
-    assert.deepEqual(exporter.listTraces({ limit: 1 }).map((t) => t.traceId), [t3.root.id]);
-    assert.deepEqual(exporter.listTraces({ project: 'p', before: listed[0]!.startTime }).map((t) => t.traceId), [t1.root.id]);
+    assert.deepEqual(
+      exporter.listTraces().map((t) => t.traceId),
+      [t3.root.id, t2.root.id, t1.root.id],
+    );
+    assert.deepEqual(
+      exporter.listTraces({ limit: 1 }).map((t) => t.traceId),
+      [t3.root.id],
+    );
+    assert.deepEqual(
+      exporter.listTraces({ project: 'p', before: listed[0]!.startTime }).map((t) => t.traceId),
+      [t1.root.id],
+    );
     assert.deepEqual(exporter.listTraces({ project: 'nobody' }), []);
 
     const whole = exporter.getTrace(t1.root.id)!;
@@ -111,7 +123,10 @@ describe('local exporter', () => {
     const exporter = create(':memory:');
     await exporter.start();
     const good = makeRun();
-    await assert.rejects(exporter.consume({ runs: [good, makeRun({ start_time: 'yesterday' })] }, { project: 'p' }), PermanentError);
+    await assert.rejects(
+      exporter.consume({ runs: [good, makeRun({ start_time: 'yesterday' })] }, { project: 'p' }),
+      PermanentError,
+    );
     assert.equal(exporter.getTrace(good.trace_id), undefined);
     await exporter.shutdown();
     await assert.rejects(exporter.consume({ runs: [good] }, { project: 'p' }));

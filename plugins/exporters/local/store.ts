@@ -142,7 +142,9 @@ export class LocalTraceStore {
     const row = this.db.prepare('SELECT * FROM traces WHERE trace_id = ?').get(traceId) as TraceRow | undefined;
     if (!row) return undefined;
     const runs = (
-      this.db.prepare('SELECT data FROM runs WHERE trace_id = ? ORDER BY dotted_order, start_us').all(traceId) as { data: string }[]
+      this.db.prepare('SELECT data FROM runs WHERE trace_id = ? ORDER BY dotted_order, start_us').all(traceId) as {
+        data: string;
+      }[]
     ).map((r) => JSON.parse(r.data) as Run);
     return { summary: summaryOf(row), runs };
   }

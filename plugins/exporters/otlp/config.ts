@@ -37,7 +37,8 @@ export const configSchema = {
     forward_tenant: {
       type: 'boolean',
       default: false,
-      description: 'Send each batch\'s API key and project as `X-API-Key` and `Service-Project` (for a chain of tracepipe proxies).',
+      description:
+        "Send each batch's API key and project as `X-API-Key` and `Service-Project` (for a chain of tracepipe proxies).",
     },
     timeout_ms: {
       type: 'integer',

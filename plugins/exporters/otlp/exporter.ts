@@ -14,7 +14,12 @@ import { countSpans } from '../../../src/model/spans.ts';
 import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../../src/otlp/encode.ts';
 import { HttpSender } from '../../../src/exporterhelper/http_sender.ts';
 import { QueuedExporter, tenantHeader } from '../../../src/exporterhelper/queued_exporter.ts';
-import type { ExportRequest, PushContext, RequestCodec, TenantHeader } from '../../../src/exporterhelper/queued_exporter.ts';
+import type {
+  ExportRequest,
+  PushContext,
+  RequestCodec,
+  TenantHeader,
+} from '../../../src/exporterhelper/queued_exporter.ts';
 import { httpVerdict, reject } from '../../../src/exporterhelper/verdict.ts';
 import type { Verdict } from '../../../src/exporterhelper/verdict.ts';
 import { counter } from '../../../src/telemetry/metrics.ts';
@@ -120,7 +125,8 @@ export class OtlpExporter implements Exporter<'spans'> {
     }
     const result = await this.sender.post(request.body, headers, this.config.timeout_ms, signal);
     if (result.status === 'success') this.spansSent.inc({ component_id: this.componentId }, request.items);
-    if (result.status === 'failure') return reject(result, { message: 'The OTLP receiver rejected a batch; its spans are dropped.' });
+    if (result.status === 'failure')
+      return reject(result, { message: 'The OTLP receiver rejected a batch; its spans are dropped.' });
     return httpVerdict(result);
   }
 }

@@ -10,7 +10,8 @@ export const otlpExporterFactory = Object.freeze({
   kind: 'exporter',
   type: 'otlp',
   stability: 'beta',
-  description: 'Sends spans to another OTLP/HTTP collector (protobuf or JSON, gzip), with retries and an optional on-disk queue.',
+  description:
+    'Sends spans to another OTLP/HTTP collector (protobuf or JSON, gzip), with retries and an optional on-disk queue.',
   consumes: 'spans',
   configSchema,
   validate: (config) => validateRetry(config.retry_on_failure),

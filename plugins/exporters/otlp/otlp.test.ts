@@ -43,7 +43,10 @@ function createExporter(overrides: Record<string, unknown>): { exporter: Exporte
   };
   assert.deepEqual(validateAgainst(otlpExporterFactory.configSchema, config, 'otlp'), []);
   const host = nopHost({ resolvePath: (path) => resolve(workDir, path) });
-  const exporter = otlpExporterFactory.create(nopSettings('exporter', 'otlp', host), config as unknown as OtlpExporterConfig);
+  const exporter = otlpExporterFactory.create(
+    nopSettings('exporter', 'otlp', host),
+    config as unknown as OtlpExporterConfig,
+  );
   return { exporter, metrics: host.metrics };
 }
 
@@ -54,10 +57,19 @@ describe('otlp exporter → the otlp receiver', () => {
         const sink = new Sink<'spans'>();
         const receiverConfig = { host: '127.0.0.1', port: 0, require_api_key: false };
         validateAgainst(otlpReceiverFactory.configSchema, receiverConfig, 'otlp');
-        const receiver = otlpReceiverFactory.create(nopSettings('receiver', 'otlp'), receiverConfig as unknown as OtlpReceiverConfig, sink);
+        const receiver = otlpReceiverFactory.create(
+          nopSettings('receiver', 'otlp'),
+          receiverConfig as unknown as OtlpReceiverConfig,
+          sink,
+        );
         await receiver.start(new AbortController().signal);
         const port = (receiver as unknown as { port: number }).port;
-        const { exporter, metrics } = createExporter({ endpoint: `http://127.0.0.1:${port}`, encoding, compression, forward_tenant: true });
+        const { exporter, metrics } = createExporter({
+          endpoint: `http://127.0.0.1:${port}`,
+          encoding,
+          compression,
+          forward_tenant: true,
+        });
         await exporter.start(new AbortController().signal);
         try {
           const batches = [makeSpanBatch(3), makeSpanBatch(5)];
@@ -102,8 +114,12 @@ describe('otlp exporter against a scripted receiver', () => {
       req.on('end', () => {
         let spans = 0;
         try {
-          const raw = req.headers['content-encoding'] === 'gzip' ? gunzipSync(Buffer.concat(chunks)) : Buffer.concat(chunks);
-          const decoded = req.headers['content-type'] === 'application/json' ? decodeTraceRequestJson(raw) : decodeTraceRequestProtobuf(raw);
+          const raw =
+            req.headers['content-encoding'] === 'gzip' ? gunzipSync(Buffer.concat(chunks)) : Buffer.concat(chunks);
+          const decoded =
+            req.headers['content-type'] === 'application/json'
+              ? decodeTraceRequestJson(raw)
+              : decodeTraceRequestProtobuf(raw);
           spans = countSpans(decoded.batch);
         } catch (error) {
           malformed.push(String(error));
@@ -134,7 +150,8 @@ describe('otlp exporter against a scripted receiver', () => {
   });
 
   it('retries 503 and 429, then delivers', async () => {
-    answer = (index) => (index === 0 ? { status: 503 } : index === 1 ? { status: 429, headers: { 'Retry-After': '0' } } : { status: 200 });
+    answer = (index) =>
+      index === 0 ? { status: 503 } : index === 1 ? { status: 429, headers: { 'Retry-After': '0' } } : { status: 200 };
     const { exporter, metrics } = createExporter({ endpoint: url });
     await exporter.start(new AbortController().signal);
     await exporter.consume(makeSpanBatch(4), { project: 'p' });
@@ -158,14 +175,23 @@ describe('otlp exporter against a scripted receiver', () => {
     let down = true;
     answer = () => (down ? { status: 503 } : { status: 200 });
     const queue = { enabled: true, directory: 'otlp-queue', replay_interval_ms: 20 };
-    const { exporter, metrics } = createExporter({ endpoint: url, retry_on_failure: { max_retries: 0 }, persistent_queue: queue });
+    const { exporter, metrics } = createExporter({
+      endpoint: url,
+      retry_on_failure: { max_retries: 0 },
+      persistent_queue: queue,
+    });
     await exporter.start(new AbortController().signal);
     for (let i = 0; i < 3; i++) await exporter.consume(makeSpanBatch(2), { project: 'p' });
-    await waitUntil(async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 3);
+    await waitUntil(
+      async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 3,
+    );
     down = false;
     await waitUntil(async () => (await metricValue(metrics, 'tracepipe_otlp_exporter_spans_sent_total')) === 6);
     await exporter.shutdown(Date.now() + 2000);
-    assert.deepEqual((await readdir(join(workDir, 'otlp-queue'))).filter((n) => n.endsWith('.batch')), []);
+    assert.deepEqual(
+      (await readdir(join(workDir, 'otlp-queue'))).filter((n) => n.endsWith('.batch')),
+      [],
+    );
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total'), 0);
   });
 
@@ -175,7 +201,10 @@ describe('otlp exporter against a scripted receiver', () => {
     await exporter.start(new AbortController().signal);
     await exporter.consume(makeSpanBatch(5), { project: 'p' });
     await exporter.shutdown(Date.now() + 5000);
-    assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'retries_exhausted' }), 5);
+    assert.equal(
+      await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'retries_exhausted' }),
+      5,
+    );
   });
 });
 

@@ -80,7 +80,11 @@ function delivered(sink: Sink<'runs'>): Run[] {
  * orphan attached under a trace root that never came); batches stay within their limits and never
  * mix API keys.
  */
-function checkInvariants(sink: Sink<'runs'>, limits: { batchSize: number; maxBytes: number }, phantomRoots = false): void {
+function checkInvariants(
+  sink: Sink<'runs'>,
+  limits: { batchSize: number; maxBytes: number },
+  phantomRoots = false,
+): void {
   const seen = new Set<string>();
   for (const { data, context } of sink.batches) {
     assert.ok(data.runs.length <= limits.batchSize, `batch of ${data.runs.length} runs`);
@@ -128,10 +132,16 @@ describe('batch: flush triggers', () => {
     const roots = Array.from({ length: 7 }, (_, n) => run(rid(n + 1), undefined, { trace: rid(n + 1) }));
     await processor.consume(batch(roots), TENANT_A);
     await sink.waitFor(() => sink.batches.length === 2);
-    assert.deepEqual(sink.batches.map((item) => item.data.runs.length), [3, 3]);
+    assert.deepEqual(
+      sink.batches.map((item) => item.data.runs.length),
+      [3, 3],
+    );
     assert.equal(await metric('tracepipe_batch_flushes_total', { trigger: 'size' }), 2);
     await processor.shutdown(Date.now() + 1000);
-    assert.deepEqual(sink.batches.map((item) => item.data.runs.length), [3, 3, 1]);
+    assert.deepEqual(
+      sink.batches.map((item) => item.data.runs.length),
+      [3, 3, 1],
+    );
     assert.equal(await metric('tracepipe_batch_flushes_total', { trigger: 'shutdown' }), 1);
     checkInvariants(sink, { batchSize: 3, maxBytes: DEFAULT_LIMITS.maxBytes });
   });
@@ -142,7 +152,7 @@ describe('batch: flush triggers', () => {
     const roots = Array.from({ length: 9 }, (_, n) => run(rid(n + 1), undefined, { trace: rid(n + 1), bytes: 600 }));
     for (const root of roots) await processor.consume(batch([root]), TENANT_A);
     await sink.waitFor(() => delivered(sink).length >= 6);
-    assert.ok(await metric('tracepipe_batch_flushes_total', { trigger: 'bytes' }) >= 3);
+    assert.ok((await metric('tracepipe_batch_flushes_total', { trigger: 'bytes' })) >= 3);
     await processor.shutdown(Date.now() + 1000);
     assert.equal(delivered(sink).length, 9);
     checkInvariants(sink, { batchSize: 100, maxBytes: 2048 });
@@ -169,18 +179,27 @@ describe('batch: trace order', () => {
     await processor.consume(batch([run(grandchild, child, { startMs: 300 })]), TENANT_A);
     await processor.consume(batch([run(child, rootSpanAlias, { startMs: 200 })]), TENANT_A);
     assert.equal(await metric('tracepipe_batch_runs_held', { state: 'waiting' }), 2);
-    await processor.consume(batch([run(TRACE, undefined, { startMs: 0 })], { rootAliases: { [rootSpanAlias]: TRACE } }), TENANT_A);
+    await processor.consume(
+      batch([run(TRACE, undefined, { startMs: 0 })], { rootAliases: { [rootSpanAlias]: TRACE } }),
+      TENANT_A,
+    );
     // A late child still addressed to the alias (its translator had forgotten the root).
     await processor.consume(batch([run(rid(0x44), rootSpanAlias, { startMs: 400 })]), TENANT_A);
     await processor.shutdown(Date.now() + 1000);
 
     const byId = new Map(delivered(sink).map((item) => [item.id, item]));
-    assert.deepEqual(delivered(sink).map((item) => item.id), [TRACE, child, grandchild, rid(0x44)]);
+    assert.deepEqual(
+      delivered(sink).map((item) => item.id),
+      [TRACE, child, grandchild, rid(0x44)],
+    );
     const rootSegment = `20231114T221320000000Z${TRACE}`;
     assert.equal(byId.get(TRACE)!.dotted_order, rootSegment);
     assert.equal(byId.get(child)!.parent_run_id, TRACE);
     assert.equal(byId.get(child)!.dotted_order, `${rootSegment}.20231114T221320200000Z${child}`);
-    assert.equal(byId.get(grandchild)!.dotted_order, `${rootSegment}.20231114T221320200000Z${child}.20231114T221320300000Z${grandchild}`);
+    assert.equal(
+      byId.get(grandchild)!.dotted_order,
+      `${rootSegment}.20231114T221320200000Z${child}.20231114T221320300000Z${grandchild}`,
+    );
     assert.equal(byId.get(rid(0x44))!.parent_run_id, TRACE);
     assert.equal(await metric('tracepipe_batch_orphans_total'), 0);
     checkInvariants(sink, DEFAULT_LIMITS);
@@ -222,7 +241,10 @@ describe('batch: trace order', () => {
     await processor.start(new AbortController().signal);
     // The root is known; the middle run never arrives.
     await processor.consume(batch([run(TRACE)]), TENANT_A);
-    await processor.consume(batch([run(rid(2), rid(1), { startMs: 50 }), run(rid(3), rid(2), { startMs: 60 })]), TENANT_A);
+    await processor.consume(
+      batch([run(rid(2), rid(1), { startMs: 50 }), run(rid(3), rid(2), { startMs: 60 })]),
+      TENANT_A,
+    );
     await sink.waitFor(() => delivered(sink).length === 3);
     const byId = new Map(delivered(sink).map((item) => [item.id, item]));
     assert.equal(byId.get(rid(2))!.parent_run_id, TRACE);
@@ -237,7 +259,10 @@ describe('batch: trace order', () => {
   it('attaches orphans of a trace whose root never comes under one phantom root segment', async () => {
     const { processor, sink, metric } = create({ flush_interval_ms: 10, orphan_timeout_ms: 20 });
     await processor.start(new AbortController().signal);
-    await processor.consume(batch([run(rid(2), rid(1), { startMs: 70 }), run(rid(3), rid(9), { startMs: 40 })]), TENANT_A);
+    await processor.consume(
+      batch([run(rid(2), rid(1), { startMs: 70 }), run(rid(3), rid(9), { startMs: 40 })]),
+      TENANT_A,
+    );
     await sink.waitFor(() => delivered(sink).length === 2);
     const phantom = `20231114T221320040000Z${TRACE}`;
     for (const item of delivered(sink)) {
@@ -250,7 +275,11 @@ describe('batch: trace order', () => {
   });
 
   it('promotes an orphan (and its subtree) to a trace of its own with orphan_policy promote_to_root', async () => {
-    const { processor, sink, metric } = create({ flush_interval_ms: 10, orphan_timeout_ms: 20, orphan_policy: 'promote_to_root' });
+    const { processor, sink, metric } = create({
+      flush_interval_ms: 10,
+      orphan_timeout_ms: 20,
+      orphan_policy: 'promote_to_root',
+    });
     await processor.start(new AbortController().signal);
     await processor.consume(batch([run(rid(3), rid(2)), run(rid(2), rid(1))]), TENANT_A);
     await sink.waitFor(() => delivered(sink).length === 2);
@@ -292,7 +321,9 @@ describe('batch: trace order', () => {
         async (parentPicks, seed, batchSize, requestSize) => {
           const { processor, sink, metric } = create({ batch_size: batchSize, flush_interval_ms: 60_000 });
           const runs: Run[] = [run(TRACE)];
-          parentPicks.forEach((pick, index) => runs.push(run(rid(index + 1), runs[pick % runs.length]!.id, { startMs: index + 1 })));
+          parentPicks.forEach((pick, index) =>
+            runs.push(run(rid(index + 1), runs[pick % runs.length]!.id, { startMs: index + 1 })),
+          );
           const arrival = shuffle(runs, seeded(seed));
           for (let offset = 0; offset < arrival.length; offset += requestSize) {
             await processor.consume(batch(arrival.slice(offset, offset + requestSize)), TENANT_A);
@@ -325,10 +356,10 @@ describe('batch: bad input', () => {
     offset.start_time = '2023-11-14T23:13:20.5+01:00';
     await processor.consume(batch([odd, offset]), TENANT_A);
     await processor.shutdown(Date.now() + 1000);
-    assert.deepEqual(delivered(sink).map((item) => item.dotted_order), [
-      `19700101T000000000000Z${TRACE}`,
-      `19700101T000000000000Z${TRACE}.20231114T221320500000Z${rid(1)}`,
-    ]);
+    assert.deepEqual(
+      delivered(sink).map((item) => item.dotted_order),
+      [`19700101T000000000000Z${TRACE}`, `19700101T000000000000Z${TRACE}.20231114T221320500000Z${rid(1)}`],
+    );
   });
 });
 
@@ -357,7 +388,9 @@ describe('batch: tenants and back-pressure', () => {
   it('refuses with a ThrottleError past max_held_runs, taking nothing of the refused batch, yet lets in the parent held runs wait for', async () => {
     const { processor, sink, metric } = create({ batch_size: 5, max_held_runs: 5, flush_interval_ms: 60_000 });
     await processor.consume(batch([1, 2, 3, 4].map((n) => run(rid(n), rid(0x99)))), TENANT_A);
-    const refused = await processor.consume(batch([run(rid(5), rid(0x99)), run(rid(6), rid(0x99))]), TENANT_A).catch((error) => error);
+    const refused = await processor
+      .consume(batch([run(rid(5), rid(0x99)), run(rid(6), rid(0x99))]), TENANT_A)
+      .catch((error) => error);
     assert.ok(refused instanceof ThrottleError);
     assert.equal(refused.retryAfterMs, 60_000);
     assert.equal(await metric('tracepipe_batch_throttled_runs_total'), 2);
@@ -383,9 +416,15 @@ describe('batch: tenants and back-pressure', () => {
     await processor.start(new AbortController().signal);
     let failures = 3;
     sink.fail = () => (failures-- > 0 ? new Error('exporter unavailable') : undefined);
-    await processor.consume(batch([run(TRACE), run(rid(1), TRACE), run(rid(2), rid(1)), run(rid(3), rid(2))]), TENANT_A);
+    await processor.consume(
+      batch([run(TRACE), run(rid(1), TRACE), run(rid(2), rid(1)), run(rid(3), rid(2))]),
+      TENANT_A,
+    );
     await sink.waitFor(() => delivered(sink).length === 4);
-    assert.deepEqual(delivered(sink).map((item) => item.id), [TRACE, rid(1), rid(2), rid(3)]);
+    assert.deepEqual(
+      delivered(sink).map((item) => item.id),
+      [TRACE, rid(1), rid(2), rid(3)],
+    );
     await processor.shutdown(Date.now() + 1000);
     checkInvariants(sink, { batchSize: 2, maxBytes: DEFAULT_LIMITS.maxBytes });
   });
@@ -402,7 +441,10 @@ describe('batch: tenants and back-pressure', () => {
     const { processor, sink, metric } = create({ max_buffer_bytes: 1024, flush_interval_ms: 60_000 });
     await processor.consume(batch([run(TRACE, undefined, { bytes: 5000 }), run(rid(1), TRACE)]), TENANT_A);
     await processor.shutdown(Date.now() + 1000);
-    assert.deepEqual(delivered(sink).map((item) => item.id), [rid(1)]);
+    assert.deepEqual(
+      delivered(sink).map((item) => item.id),
+      [rid(1)],
+    );
     assert.equal(delivered(sink)[0]!.dotted_order, `20231114T221320000000Z${TRACE}.20231114T221320000000Z${rid(1)}`);
     assert.equal(await metric('tracepipe_component_items_dropped_total', { reason: 'too_large' }), 1);
   });
@@ -494,7 +536,10 @@ describe('batch: delivery of acknowledged requests', () => {
       const request = await consumeTracked(processor, [run(TRACE), run(rid(1), TRACE)], durable);
       await processor.shutdown(Date.now() + 100);
       assert.equal(request.settled, false, 'nothing was delivered');
-      assert.equal(await metric('tracepipe_component_items_dropped_total', { reason: 'shutdown_deadline' }), durable ? 0 : 2);
+      assert.equal(
+        await metric('tracepipe_component_items_dropped_total', { reason: 'shutdown_deadline' }),
+        durable ? 0 : 2,
+      );
     }
   });
 
@@ -536,10 +581,19 @@ describe('batch: behind the genai translator', () => {
       { filter_non_genai: false, generic_otel: false, root_cache_ttl_ms: 300_000, root_cache_max_entries: 1000 },
       batcher,
     );
-    await genai.consume(spans({ spanId: '3333333333333333', parentSpanId: '2222222222222222', name: 'grandchild', startMs: 300 }), TENANT_A);
-    await genai.consume(spans({ spanId: '2222222222222222', parentSpanId: '1111111111111111', name: 'child', startMs: 200 }), TENANT_A);
+    await genai.consume(
+      spans({ spanId: '3333333333333333', parentSpanId: '2222222222222222', name: 'grandchild', startMs: 300 }),
+      TENANT_A,
+    );
+    await genai.consume(
+      spans({ spanId: '2222222222222222', parentSpanId: '1111111111111111', name: 'child', startMs: 200 }),
+      TENANT_A,
+    );
     await genai.consume(spans({ spanId: '1111111111111111', name: 'root', startMs: 0 }), TENANT_A);
-    await genai.consume(spans({ spanId: '4444444444444444', parentSpanId: '1111111111111111', name: 'late-child', startMs: 400 }), TENANT_A);
+    await genai.consume(
+      spans({ spanId: '4444444444444444', parentSpanId: '1111111111111111', name: 'late-child', startMs: 400 }),
+      TENANT_A,
+    );
     await genai.shutdown(Date.now() + 1000);
     await batcher.shutdown(Date.now() + 1000);
     const rootSegment = `20231114T221320000000Z${TRACE}`;
@@ -549,7 +603,11 @@ describe('batch: behind the genai translator', () => {
       [
         ['root', undefined, rootSegment],
         ['child', TRACE, child],
-        ['grandchild', '00000000-0000-0000-2222-222222222222', `${child}.20231114T221320300000Z00000000-0000-0000-3333-333333333333`],
+        [
+          'grandchild',
+          '00000000-0000-0000-2222-222222222222',
+          `${child}.20231114T221320300000Z00000000-0000-0000-3333-333333333333`,
+        ],
         ['late-child', TRACE, `${rootSegment}.20231114T221320400000Z00000000-0000-0000-4444-444444444444`],
       ],
     );
@@ -566,10 +624,19 @@ describe('batch: behind the genai translator', () => {
     );
     const random = seeded(7);
     const hex = (n: number) => (n + 1).toString(16).padStart(16, '0');
-    const list = [{ spanId: hex(0), name: 'root', startMs: 0 } as { spanId: string; parentSpanId?: string; name: string; startMs: number }];
-    for (let n = 1; n < 10_000; n++) list.push({ spanId: hex(n), parentSpanId: hex(Math.floor(random() * n)), name: `span-${n}`, startMs: n });
+    const list = [
+      { spanId: hex(0), name: 'root', startMs: 0 } as {
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        startMs: number;
+      },
+    ];
+    for (let n = 1; n < 10_000; n++)
+      list.push({ spanId: hex(n), parentSpanId: hex(Math.floor(random() * n)), name: `span-${n}`, startMs: n });
     const arrival = list.reverse();
-    for (let offset = 0; offset < arrival.length; offset += 100) await genai.consume(spans(...arrival.slice(offset, offset + 100)), TENANT_A);
+    for (let offset = 0; offset < arrival.length; offset += 100)
+      await genai.consume(spans(...arrival.slice(offset, offset + 100)), TENANT_A);
     await batcher.shutdown(Date.now() + 5000);
     assert.equal(delivered(sink).length, 10_000);
     assert.equal(delivered(sink)[0]!.id, TRACE);

@@ -92,7 +92,10 @@ export class BatchProcessor implements Processor<'runs'> {
         delivered: () => {},
         rejected: (batch, error) => {
           this.counters.dropped.inc({ ...this.labels, reason: 'rejected_downstream' }, batch.runs.length);
-          settings.logger.error({ runs: batch.runs.length, err: errorMessage(error) }, 'Downstream rejected a batch as invalid; it was dropped.');
+          settings.logger.error(
+            { runs: batch.runs.length, err: errorMessage(error) },
+            'Downstream rejected a batch as invalid; it was dropped.',
+          );
         },
         failed: (batch, error) => this.noteFailedDelivery(batch.runs.length, error),
       },
@@ -106,7 +109,11 @@ export class BatchProcessor implements Processor<'runs'> {
 
   async consume(batch: RunBatch, context: RequestContext): Promise<void> {
     if (this.stopped) throw new Error('batch processor is shut down');
-    const incoming: HeldRun[] = batch.runs.map((run) => ({ run, context, bytes: Buffer.byteLength(JSON.stringify(run)) }));
+    const incoming: HeldRun[] = batch.runs.map((run) => ({
+      run,
+      context,
+      bytes: Buffer.byteLength(JSON.stringify(run)),
+    }));
     this.admit(incoming, batch);
     // Each run holds its request's delivery until the batch carrying it is delivered downstream.
     if (context.delivery) for (let i = 0; i < incoming.length; i++) context.delivery.retain();
@@ -124,11 +131,20 @@ export class BatchProcessor implements Processor<'runs'> {
     // forever; and a batch bringing a parent that held runs wait for is taken too, since it frees
     // them (otherwise children filling the limit would lock their own parents out).
     if (heldRuns === 0) return;
-    if (this.tree.unblocks(incoming.map((held) => held.run.id), batch.hints)) return;
+    if (
+      this.tree.unblocks(
+        incoming.map((held) => held.run.id),
+        batch.hints,
+      )
+    )
+      return;
     const bytes = incoming.reduce((sum, held) => sum + held.bytes, 0);
     if (heldRuns + incoming.length > this.config.max_held_runs || heldBytes + bytes > this.config.max_held_bytes) {
       this.metrics.throttled.inc({ component_id: this.settings.id }, incoming.length);
-      throw new ThrottleError(`batch processor holds ${heldRuns} runs (${heldBytes} bytes); retry later`, this.config.flush_interval_ms);
+      throw new ThrottleError(
+        `batch processor holds ${heldRuns} runs (${heldBytes} bytes); retry later`,
+        this.config.flush_interval_ms,
+      );
     }
   }
 
@@ -231,11 +247,17 @@ export class BatchProcessor implements Processor<'runs'> {
       lost += batch.runs.length - durable;
     }
     if (kept > 0) {
-      this.settings.logger.info({ runs: kept }, 'Shutdown deadline passed before these runs could be delivered; the journal keeps them for the next start.');
+      this.settings.logger.info(
+        { runs: kept },
+        'Shutdown deadline passed before these runs could be delivered; the journal keeps them for the next start.',
+      );
     }
     if (lost > 0) {
       this.counters.dropped.inc({ ...this.labels, reason: 'shutdown_deadline' }, lost);
-      this.settings.logger.error({ runs: lost }, 'Shutdown deadline passed before these runs could be delivered; they were dropped.');
+      this.settings.logger.error(
+        { runs: lost },
+        'Shutdown deadline passed before these runs could be delivered; they were dropped.',
+      );
     }
   }
 }

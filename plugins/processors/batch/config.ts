@@ -8,7 +8,8 @@ export const configSchema = {
       type: 'integer',
       minimum: 1,
       default: 100,
-      description: 'Runs per upload batch: a batch is sent as soon as it holds this many (the proxy spec\'s `BATCH_SIZE`).',
+      description:
+        "Runs per upload batch: a batch is sent as soon as it holds this many (the proxy spec's `BATCH_SIZE`).",
     },
     flush_interval_ms: {
       type: 'integer',
@@ -22,7 +23,7 @@ export const configSchema = {
       minimum: 1024,
       default: 10485760,
       description:
-        'Upper bound on one batch\'s uncompressed size, the sum of its runs\' JSON byte lengths (`MAX_BUFFER_BYTES`). A single run larger than this is dropped, counted and logged.',
+        "Upper bound on one batch's uncompressed size, the sum of its runs' JSON byte lengths (`MAX_BUFFER_BYTES`). A single run larger than this is dropped, counted and logged.",
     },
     max_held_runs: {
       type: 'integer',
@@ -35,32 +36,35 @@ export const configSchema = {
       type: 'integer',
       minimum: 1024,
       default: 268435456,
-      description: 'Upper bound on the JSON bytes of all runs held in memory; beyond it new data is refused like for `max_held_runs`.',
+      description:
+        'Upper bound on the JSON bytes of all runs held in memory; beyond it new data is refused like for `max_held_runs`.',
     },
     orphan_timeout_ms: {
       type: 'integer',
       minimum: 0,
       default: 30000,
       description:
-        'How long a trace\'s runs may wait for a parent that has not arrived before they are placed by `orphan_policy` (checked every `flush_interval_ms`).',
+        "How long a trace's runs may wait for a parent that has not arrived before they are placed by `orphan_policy` (checked every `flush_interval_ms`).",
     },
     orphan_policy: {
       enum: ['attach_to_root', 'promote_to_root'],
       default: 'attach_to_root',
       description:
-        '`attach_to_root`: an orphan becomes a child of its trace\'s root run (as the reference does); `promote_to_root`: it becomes the root of a trace of its own.',
+        "`attach_to_root`: an orphan becomes a child of its trace's root run (as the reference does); `promote_to_root`: it becomes the root of a trace of its own.",
     },
     dotted_order_ttl_ms: {
       type: 'integer',
       minimum: 1000,
       default: 300000,
-      description: 'How long the dotted order of a sent run is remembered, so that children arriving later still get their place.',
+      description:
+        'How long the dotted order of a sent run is remembered, so that children arriving later still get their place.',
     },
     max_remembered_runs: {
       type: 'integer',
       minimum: 1,
       default: 500000,
-      description: 'Upper bound on remembered dotted orders (and root aliases, filtered ids); the oldest are forgotten first.',
+      description:
+        'Upper bound on remembered dotted orders (and root aliases, filtered ids); the oldest are forgotten first.',
     },
   },
 } as const;

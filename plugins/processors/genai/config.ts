@@ -13,7 +13,8 @@ export const configSchema = {
     generic_otel: {
       type: 'boolean',
       default: false,
-      description: 'Copy every attribute outside the recognised conventions into `extra.metadata` (never overwriting a mapped key).',
+      description:
+        'Copy every attribute outside the recognised conventions into `extra.metadata` (never overwriting a mapped key).',
     },
     root_cache_ttl_ms: {
       type: 'integer',

@@ -45,7 +45,11 @@ const str = stringAttr;
 function create(config: Partial<GenAiProcessorConfig> = {}) {
   const sink = new Sink<'runs'>();
   const settings = nopSettings('processor', 'genai');
-  const processor = new GenAiProcessor(settings, { ...(defaultsOf(configSchema) as unknown as GenAiProcessorConfig), ...config }, sink);
+  const processor = new GenAiProcessor(
+    settings,
+    { ...(defaultsOf(configSchema) as unknown as GenAiProcessorConfig), ...config },
+    sink,
+  );
   return { processor, sink, settings };
 }
 
@@ -60,7 +64,9 @@ runComponentConformance(genAiProcessorFactory, {
 
 describe('genai: conventions (OTLP/JSON fixtures → runs)', () => {
   const dir = join(testdata, 'spans');
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.json')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((name) => name.endsWith('.json'))
+    .sort()) {
     const fixture = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
       description: string;
       config?: Partial<GenAiProcessorConfig>;
@@ -83,14 +89,20 @@ describe('genai: tree facts across batches', () => {
   it('a child translated after its root points at the root run (the trace UUID)', async () => {
     const { processor, sink } = create();
     await processor.consume(batchOf(span({ spanId: '1111111111111111', name: 'root' })), CONTEXT);
-    await processor.consume(batchOf(span({ spanId: '2222222222222222', parentSpanId: '1111111111111111', name: 'late' })), CONTEXT);
+    await processor.consume(
+      batchOf(span({ spanId: '2222222222222222', parentSpanId: '1111111111111111', name: 'late' })),
+      CONTEXT,
+    );
     assert.equal(runsOf(sink).runs[0]!.parent_run_id, '01020304-0506-0708-090a-0b0c0d0e0f10');
     assert.equal(runsOf(sink).hints, undefined);
   });
 
   it('a child translated before its root keeps the root span UUID, and the root brings the alias', async () => {
     const { processor, sink } = create();
-    await processor.consume(batchOf(span({ spanId: '2222222222222222', parentSpanId: '1111111111111111', name: 'early' })), CONTEXT);
+    await processor.consume(
+      batchOf(span({ spanId: '2222222222222222', parentSpanId: '1111111111111111', name: 'early' })),
+      CONTEXT,
+    );
     assert.equal(runsOf(sink).runs[0]!.parent_run_id, '00000000-0000-0000-1111-111111111111');
     await processor.consume(batchOf(span({ spanId: '1111111111111111', name: 'root' })), CONTEXT);
     assert.deepEqual(runsOf(sink).hints, {
@@ -102,14 +114,24 @@ describe('genai: tree facts across batches', () => {
     const { processor, sink, settings } = create({ filter_non_genai: true });
     await processor.consume(batchOf(span({ spanId: '1111111111111111', name: 'gen_ai.root' })), CONTEXT);
     await processor.consume(
-      batchOf(span({ spanId: '2222222222222222', parentSpanId: '1111111111111111', name: 'db.query', attributes: [str('db.system', 'sqlite')] })),
+      batchOf(
+        span({
+          spanId: '2222222222222222',
+          parentSpanId: '1111111111111111',
+          name: 'db.query',
+          attributes: [str('db.system', 'sqlite')],
+        }),
+      ),
       CONTEXT,
     );
     assert.deepEqual(runsOf(sink), {
       runs: [],
       hints: { droppedRuns: { '00000000-0000-0000-2222-222222222222': '01020304-0506-0708-090a-0b0c0d0e0f10' } },
     });
-    await processor.consume(batchOf(span({ spanId: '3333333333333333', parentSpanId: '2222222222222222', name: 'llm.call' })), CONTEXT);
+    await processor.consume(
+      batchOf(span({ spanId: '3333333333333333', parentSpanId: '2222222222222222', name: 'llm.call' })),
+      CONTEXT,
+    );
     assert.equal(runsOf(sink).runs[0]!.parent_run_id, '01020304-0506-0708-090a-0b0c0d0e0f10');
     const metric = await settings.metrics.getSingleMetric('tracepipe_genai_spans_filtered_total')!.get();
     assert.equal(metric.values[0]!.value, 1);
@@ -140,7 +162,10 @@ describe('genai: tree facts across batches', () => {
       ),
       CONTEXT,
     );
-    assert.deepEqual(runsOf(sink).runs.map((run) => run.name), ['fine']);
+    assert.deepEqual(
+      runsOf(sink).runs.map((run) => run.name),
+      ['fine'],
+    );
     const metric = await settings.metrics.getSingleMetric('tracepipe_component_items_dropped_total')!.get();
     assert.deepEqual(
       metric.values.map((value) => [value.labels.reason, value.value]),
@@ -171,9 +196,15 @@ describe('genai: tree facts across batches', () => {
     );
     const [run] = runsOf(sink).runs;
     assert.equal(run!.inputs, undefined);
-    assert.deepEqual(run!.outputs, { text: '{"answer":', usage_metadata: { input_tokens: 0, output_tokens: 2, total_tokens: 2 } });
+    assert.deepEqual(run!.outputs, {
+      text: '{"answer":',
+      usage_metadata: { input_tokens: 0, output_tokens: 2, total_tokens: 2 },
+    });
     assert.equal(run!.extra!.invocation_params, undefined);
-    assert.deepEqual(run!.extra!.metadata, { OTEL_TRACE_ID: '0102030405060708090a0b0c0d0e0f10', OTEL_SPAN_ID: '1111111111111111' });
+    assert.deepEqual(run!.extra!.metadata, {
+      OTEL_TRACE_ID: '0102030405060708090a0b0c0d0e0f10',
+      OTEL_SPAN_ID: '1111111111111111',
+    });
   });
 
   it('passes a downstream throttle error back to the caller', async () => {
@@ -199,7 +230,8 @@ describe('genai: spans from the OpenTelemetry JS SDK', () => {
   function anyValue(value: AttributeValue | undefined): AnyValue {
     if (typeof value === 'string') return { type: 'string', value };
     if (typeof value === 'boolean') return { type: 'bool', value };
-    if (typeof value === 'number') return Number.isInteger(value) ? { type: 'int', value: BigInt(value) } : { type: 'double', value };
+    if (typeof value === 'number')
+      return Number.isInteger(value) ? { type: 'int', value: BigInt(value) } : { type: 'double', value };
     if (Array.isArray(value)) return { type: 'array', value: value.map((item) => anyValue(item ?? undefined)) };
     return { type: 'empty' };
   }
@@ -214,11 +246,19 @@ describe('genai: spans from the OpenTelemetry JS SDK', () => {
     return {
       resourceSpans: [
         {
-          resource: { attributes: attributes(first.resource.attributes as Record<string, AttributeValue>), droppedAttributesCount: 0 },
+          resource: {
+            attributes: attributes(first.resource.attributes as Record<string, AttributeValue>),
+            droppedAttributesCount: 0,
+          },
           schemaUrl: '',
           scopeSpans: [
             {
-              scope: { name: first.instrumentationScope.name, version: first.instrumentationScope.version ?? '', attributes: [], droppedAttributesCount: 0 },
+              scope: {
+                name: first.instrumentationScope.name,
+                version: first.instrumentationScope.version ?? '',
+                attributes: [],
+                droppedAttributesCount: 0,
+              },
               schemaUrl: '',
               spans: spans.map((readable) => ({
                 traceId: readable.spanContext().traceId,
@@ -268,7 +308,9 @@ describe('genai: spans from the OpenTelemetry JS SDK', () => {
         'gen_ai.request.model': 'gpt-4o',
         'gen_ai.request.stop_sequences': ['END'],
         'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'Plan a trip' }] }]),
-        'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'Go to Rome' }], finish_reason: 'stop' }]),
+        'gen_ai.output.messages': JSON.stringify([
+          { role: 'assistant', parts: [{ type: 'text', content: 'Go to Rome' }], finish_reason: 'stop' },
+        ]),
         'gen_ai.usage.input_tokens': 11,
         'gen_ai.usage.output_tokens': 4,
       });
@@ -320,14 +362,42 @@ describe('genai: spans from the OpenTelemetry JS SDK', () => {
 
 describe('genai: properties', () => {
   const keys = [
-    'gen_ai.prompt', 'gen_ai.completion', 'gen_ai.prompt.0.content', 'gen_ai.prompt.1.role', 'gen_ai.completion.0.content',
-    'gen_ai.usage.input_tokens', 'gen_ai.usage.output_tokens', 'gen_ai.operation.name', 'gen_ai.input.messages',
-    'gen_ai.output.messages', 'gen_ai.system_instructions', 'gen_ai.tool.name', 'gen_ai.request.model',
-    'llm.input_messages.0.message.content', 'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments',
-    'llm.invocation_parameters', 'llm.token_count.prompt', 'llm.prompt_template.variables', 'input.value', 'output.value',
-    'openinference.span.kind', 'langsmith.span.kind', 'langsmith.span.tags', 'langsmith.metadata.x', 'langsmith.is_root',
-    'langsmith.usage_metadata', 'metadata', 'tools', 'tool_arguments', 'events', 'retrieval.documents.0.document.content',
-    'retrieval.documents.0.document.metadata', 'ai.prompt', 'ai.prompt.messages', 'ai.response.toolCalls', 'tag.tags',
+    'gen_ai.prompt',
+    'gen_ai.completion',
+    'gen_ai.prompt.0.content',
+    'gen_ai.prompt.1.role',
+    'gen_ai.completion.0.content',
+    'gen_ai.usage.input_tokens',
+    'gen_ai.usage.output_tokens',
+    'gen_ai.operation.name',
+    'gen_ai.input.messages',
+    'gen_ai.output.messages',
+    'gen_ai.system_instructions',
+    'gen_ai.tool.name',
+    'gen_ai.request.model',
+    'llm.input_messages.0.message.content',
+    'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments',
+    'llm.invocation_parameters',
+    'llm.token_count.prompt',
+    'llm.prompt_template.variables',
+    'input.value',
+    'output.value',
+    'openinference.span.kind',
+    'langsmith.span.kind',
+    'langsmith.span.tags',
+    'langsmith.metadata.x',
+    'langsmith.is_root',
+    'langsmith.usage_metadata',
+    'metadata',
+    'tools',
+    'tool_arguments',
+    'events',
+    'retrieval.documents.0.document.content',
+    'retrieval.documents.0.document.metadata',
+    'ai.prompt',
+    'ai.prompt.messages',
+    'ai.response.toolCalls',
+    'tag.tags',
   ];
   const jsonText = fc.json().map((text) => text);
   const anyValue: fc.Arbitrary<AnyValue> = fc.letrec<{ value: AnyValue }>((tie) => ({
@@ -339,19 +409,33 @@ describe('genai: properties', () => {
       fc.double().map((value): AnyValue => ({ type: 'double', value })),
       fc.uint8Array({ maxLength: 8 }).map((value): AnyValue => ({ type: 'bytes', value })),
       fc.array(tie('value'), { maxLength: 3 }).map((value): AnyValue => ({ type: 'array', value })),
-      fc.array(fc.record({ key: fc.constantFrom(...keys, 'role', 'content'), value: tie('value') }), { maxLength: 3 })
+      fc
+        .array(fc.record({ key: fc.constantFrom(...keys, 'role', 'content'), value: tie('value') }), { maxLength: 3 })
         .map((value): AnyValue => ({ type: 'kvlist', value })),
       fc.constant<AnyValue>({ type: 'empty' }),
     ),
   })).value;
   const attribute = fc.record({ key: fc.oneof(fc.constantFrom(...keys), fc.string()), value: anyValue });
-  const hexId = (bytes: number) => fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((b) => Buffer.from(b).toString('hex'));
+  const hexId = (bytes: number) =>
+    fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((b) => Buffer.from(b).toString('hex'));
 
   it('any attributes and events give a well-formed, JSON-encodable run', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(attribute, { maxLength: 12 }),
-        fc.array(fc.record({ name: fc.constantFrom('gen_ai.user.message', 'gen_ai.choice', 'exception', 'gen_ai.content.prompt', 'other'), attributes: fc.array(attribute, { maxLength: 4 }) }), { maxLength: 3 }),
+        fc.array(
+          fc.record({
+            name: fc.constantFrom(
+              'gen_ai.user.message',
+              'gen_ai.choice',
+              'exception',
+              'gen_ai.content.prompt',
+              'other',
+            ),
+            attributes: fc.array(attribute, { maxLength: 4 }),
+          }),
+          { maxLength: 3 },
+        ),
         hexId(16),
         hexId(8),
         fc.option(hexId(8), { nil: '' }),

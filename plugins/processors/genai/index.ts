@@ -9,7 +9,7 @@ export const genAiProcessorFactory = Object.freeze({
   kind: 'processor',
   type: 'genai',
   stability: 'beta',
-  description: 'Translates GenAI / OpenInference spans into the tracing backend\'s runs.',
+  description: "Translates GenAI / OpenInference spans into the tracing backend's runs.",
   consumes: 'spans',
   produces: 'runs',
   configSchema,

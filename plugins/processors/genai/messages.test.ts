@@ -8,7 +8,9 @@ import { otelMessages, vercelMessages } from './internal/messages.ts';
 
 describe('normalised messages', () => {
   it('leave out absent fields and keep the others in order', () => {
-    const messages = otelMessages([{ role: 'assistant', parts: [{ type: 'text', content: 'hi' }], finish_reason: 'stop' }]);
+    const messages = otelMessages([
+      { role: 'assistant', parts: [{ type: 'text', content: 'hi' }], finish_reason: 'stop' },
+    ]);
     assert.deepEqual(messages, [{ role: 'assistant', content: 'hi', finish_reason: 'stop' }]);
     assert.deepEqual(Object.keys(messages![0]!), ['role', 'content', 'finish_reason']);
     assert.equal(JSON.stringify(messages), '[{"role":"assistant","content":"hi","finish_reason":"stop"}]');

@@ -55,17 +55,25 @@ async function runPipeline(makeExporter: (url: string) => SpanExporter) {
   const tracer = provider.getTracer('e2e');
   const root = tracer.startSpan('invoke_agent trip', { attributes: { 'gen_ai.operation.name': 'invoke_agent' } });
   const rootContext = trace.setSpan(context.active(), root);
-  const llm = tracer.startSpan('chat gpt-4o', {
-    attributes: {
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.system': 'openai',
-      'gen_ai.prompt': 'Plan a trip',
-      'gen_ai.completion': 'Go to Rome',
-      'gen_ai.usage.input_tokens': 5,
-      'gen_ai.usage.output_tokens': 3,
+  const llm = tracer.startSpan(
+    'chat gpt-4o',
+    {
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.system': 'openai',
+        'gen_ai.prompt': 'Plan a trip',
+        'gen_ai.completion': 'Go to Rome',
+        'gen_ai.usage.input_tokens': 5,
+        'gen_ai.usage.output_tokens': 3,
+      },
     },
-  }, rootContext);
-  const tool = tracer.startSpan('execute_tool book', { attributes: { 'gen_ai.tool.name': 'book' } }, trace.setSpan(rootContext, llm));
+    rootContext,
+  );
+  const tool = tracer.startSpan(
+    'execute_tool book',
+    { attributes: { 'gen_ai.tool.name': 'book' } },
+    trace.setSpan(rootContext, llm),
+  );
   tool.end();
   llm.end();
   root.end();
@@ -82,8 +90,16 @@ async function runPipeline(makeExporter: (url: string) => SpanExporter) {
 
 describe('genai + batch behind the otlp receiver, fed by the OpenTelemetry JS SDK', () => {
   for (const [label, makeExporter] of [
-    ['OTLP/HTTP JSON', (url: string) => new HttpJsonExporter({ url, headers: { 'x-api-key': 'tenant-key', 'service-project': 'trips' } })],
-    ['OTLP/HTTP protobuf', (url: string) => new HttpProtoExporter({ url, headers: { 'x-api-key': 'tenant-key', 'service-project': 'trips' } })],
+    [
+      'OTLP/HTTP JSON',
+      (url: string) =>
+        new HttpJsonExporter({ url, headers: { 'x-api-key': 'tenant-key', 'service-project': 'trips' } }),
+    ],
+    [
+      'OTLP/HTTP protobuf',
+      (url: string) =>
+        new HttpProtoExporter({ url, headers: { 'x-api-key': 'tenant-key', 'service-project': 'trips' } }),
+    ],
   ] as const) {
     it(`${label}: spans exported children first become one ordered trace`, async () => {
       const { sink, traceId, llmSpanId } = await runPipeline(makeExporter);
@@ -101,9 +117,15 @@ describe('genai + batch behind the otlp receiver, fed by the OpenTelemetry JS SD
       );
       const llm = runs[1]!;
       assert.deepEqual(llm.inputs, { input: 'Plan a trip' });
-      assert.deepEqual(llm.outputs, { text: 'Go to Rome', usage_metadata: { input_tokens: 5, output_tokens: 3, total_tokens: 8 } });
+      assert.deepEqual(llm.outputs, {
+        text: 'Go to Rome',
+        usage_metadata: { input_tokens: 5, output_tokens: 3, total_tokens: 8 },
+      });
       assert.deepEqual(llm.extra!.resource, { 'service.name': 'e2e-agent' });
-      assert.match(runs[2]!.dotted_order!, new RegExp(`^\\d{8}T\\d{12}Z${rootId}\\.\\d{8}T\\d{12}Z${llmId}\\.\\d{8}T\\d{12}Z${runs[2]!.id}$`));
+      assert.match(
+        runs[2]!.dotted_order!,
+        new RegExp(`^\\d{8}T\\d{12}Z${rootId}\\.\\d{8}T\\d{12}Z${llmId}\\.\\d{8}T\\d{12}Z${runs[2]!.id}$`),
+      );
     });
   }
 });

@@ -98,7 +98,8 @@ export class GenAiProcessor implements Processor<'spans'> {
     const kept: Run[] = [];
     for (const item of translated) {
       const { run } = item;
-      if (run.parent_run_id !== undefined) run.parent_run_id = this.rootRunIds.get(run.parent_run_id) ?? run.parent_run_id;
+      if (run.parent_run_id !== undefined)
+        run.parent_run_id = this.rootRunIds.get(run.parent_run_id) ?? run.parent_run_id;
       if (this.config.filter_non_genai && !item.genAi) {
         const parent = run.parent_run_id ?? null;
         for (const id of new Set([run.id, item.spanUuid])) {
@@ -111,7 +112,8 @@ export class GenAiProcessor implements Processor<'spans'> {
     }
     for (const run of kept) this.reparentAboveDropped(run);
 
-    if (translated.length - kept.length > 0) this.filtered.inc({ component_id: this.settings.id }, translated.length - kept.length);
+    if (translated.length - kept.length > 0)
+      this.filtered.inc({ component_id: this.settings.id }, translated.length - kept.length);
     const hints = {
       ...(Object.keys(rootAliases).length > 0 ? { rootAliases } : {}),
       ...(Object.keys(droppedRuns).length > 0 ? { droppedRuns } : {}),
@@ -147,7 +149,7 @@ export class GenAiProcessor implements Processor<'spans'> {
       const above = this.droppedParents.get(parent);
       if (above === undefined) break;
       moved = true;
-      parent = above === null ? undefined : this.rootRunIds.get(above) ?? above;
+      parent = above === null ? undefined : (this.rootRunIds.get(above) ?? above);
     }
     if (!moved) return;
     if (parent === undefined || this.droppedParents.has(parent)) {

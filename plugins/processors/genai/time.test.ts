@@ -32,12 +32,18 @@ describe('nanosToRfc3339', () => {
   });
 
   it('agrees with the plain conversion for any value', () => {
-    fc.assert(fc.property(nanos, (value) => nanosToRfc3339(value) === reference(value)), { numRuns: 20_000 });
+    fc.assert(
+      fc.property(nanos, (value) => nanosToRfc3339(value) === reference(value)),
+      { numRuns: 20_000 },
+    );
   });
 
   it('agrees with the plain conversion for runs of values in a few seconds, in any order', () => {
     // Sequences revisiting a handful of seconds exercise the cache's hits, misses and evictions.
-    const nearby = fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 999_999_999 })), { minLength: 1, maxLength: 40 });
+    const nearby = fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 999_999_999 })), {
+      minLength: 1,
+      maxLength: 40,
+    });
     fc.assert(
       fc.property(nearby, (points) =>
         points.every(([second, fraction]) => {

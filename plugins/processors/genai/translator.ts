@@ -52,7 +52,17 @@ const RECOGNISED_PREFIXES = [
   'embedding.',
   'reranker.',
 ];
-const RECOGNISED_KEYS = new Set(['metadata', 'session.id', 'user.id', 'tools', 'tool_arguments', 'prompt', 'all_messages_events', 'events', 'model']);
+const RECOGNISED_KEYS = new Set([
+  'metadata',
+  'session.id',
+  'user.id',
+  'tools',
+  'tool_arguments',
+  'prompt',
+  'all_messages_events',
+  'events',
+  'model',
+]);
 
 // A span belongs to GenAI when its name or any attribute or event key is in one of these namespaces.
 const GENAI_PREFIXES = ['gen_ai.', 'llm.', 'langsmith.', 'openinference.', 'traceloop.', 'ai.'];
@@ -66,7 +76,8 @@ export function translateSpan(
 ): Translated {
   const traceUuid = idToUuid(span.traceId);
   const spanUuid = idToUuid(span.spanId);
-  if (!traceUuid || !spanUuid) throw new InvalidSpanIdError(`span ${JSON.stringify(span.name)} has an invalid trace or span id`);
+  if (!traceUuid || !spanUuid)
+    throw new InvalidSpanIdError(`span ${JSON.stringify(span.name)} has an invalid trace or span id`);
   const parentUuid = span.parentSpanId === '' ? undefined : idToUuid(span.parentSpanId);
   if (span.parentSpanId !== '' && !parentUuid) {
     throw new InvalidSpanIdError(`span ${JSON.stringify(span.name)} has an invalid parent span id`);
@@ -117,9 +128,12 @@ export function translateSpan(
   const invocationParams = invocationParamsOf(attributes);
   if (invocationParams) extra.invocation_params = invocationParams;
   if (resource.attributes.length > 0) {
-    extra.resource = Object.fromEntries(resource.attributes.map((attribute) => [attribute.key, toJson(attribute.value)]));
+    extra.resource = Object.fromEntries(
+      resource.attributes.map((attribute) => [attribute.key, toJson(attribute.value)]),
+    );
   }
-  if (scope.name !== '') extra.scope = scope.version === '' ? { name: scope.name } : { name: scope.name, version: scope.version };
+  if (scope.name !== '')
+    extra.scope = scope.version === '' ? { name: scope.name } : { name: scope.name, version: scope.version };
   run.extra = extra;
 
   const tags = tagsOf(attributes);
@@ -152,7 +166,11 @@ function nameOf(span: Span, attributes: AttributeMap, runType: RunType): string 
  * Status and error: the first `exception` event (message, then its stack trace), or else an ERROR
  * span status with its message.
  */
-function applyError(run: Run, span: Span, exception: { message?: string; type?: string; stacktrace?: string } | undefined): void {
+function applyError(
+  run: Run,
+  span: Span,
+  exception: { message?: string; type?: string; stacktrace?: string } | undefined,
+): void {
   if (exception) {
     run.status = 'error';
     const message = exception.message ?? exception.type;

@@ -29,7 +29,15 @@ describe('agent_api assistants', () => {
     assert.equal(agent.version, 1);
     assert.deepEqual(await client.assistants.get(agent.assistant_id), agent);
     const system = await client.assistants.search({ metadata: { created_by: 'system' }, limit: 100 });
-    assert.deepEqual(system.map((a) => a.graph_id).sort(), ['agent', 'chat', 'error', 'interrupt', 'sleep', 'subgraph', 'tools']);
+    assert.deepEqual(system.map((a) => a.graph_id).sort(), [
+      'agent',
+      'chat',
+      'error',
+      'interrupt',
+      'sleep',
+      'subgraph',
+      'tools',
+    ]);
   });
 
   it('an assistant with context, updated to version 2, set back to version 1, then deleted', async () => {
@@ -57,9 +65,15 @@ describe('agent_api assistants', () => {
     assert.equal(reply.messages.at(-1).content, '(Be brief.) You said: hi');
 
     const versions = await client.assistants.getVersions(created.assistant_id);
-    assert.deepEqual(versions.map((v) => v.version), [2, 1]);
+    assert.deepEqual(
+      versions.map((v) => v.version),
+      [2, 1],
+    );
     assert.deepEqual(versions[1].context, created.context);
-    assert.deepEqual((await client.assistants.getVersions(created.assistant_id, { metadata: { team: 'a' } })).map((v) => v.version), [1]);
+    assert.deepEqual(
+      (await client.assistants.getVersions(created.assistant_id, { metadata: { team: 'a' } })).map((v) => v.version),
+      [1],
+    );
     assert.deepEqual(await client.assistants.getVersions(created.assistant_id, { offset: 5 }), []);
 
     // Set latest: version 1, with everything it was written with, is active again.
@@ -82,14 +96,28 @@ describe('agent_api assistants', () => {
   it('searches by graph, name and metadata with limit, offset and sort, and counts', async () => {
     const ids: string[] = [];
     for (const name of ['alpha one', 'beta two', 'Alpha three']) {
-      ids.push((await client.assistants.create({ graphId: 'sleep', name, metadata: { suite: 'search' } })).assistant_id);
+      ids.push(
+        (await client.assistants.create({ graphId: 'sleep', name, metadata: { suite: 'search' } })).assistant_id,
+      );
     }
     const all = await client.assistants.search({ metadata: { suite: 'search' } });
-    assert.deepEqual(all.map((a) => a.assistant_id), [...ids].reverse(), 'newest first by default');
+    assert.deepEqual(
+      all.map((a) => a.assistant_id),
+      [...ids].reverse(),
+      'newest first by default',
+    );
     const byName = await client.assistants.search({ metadata: { suite: 'search' }, sortBy: 'name', sortOrder: 'asc' });
-    assert.deepEqual(byName.map((a) => a.name), ['Alpha three', 'alpha one', 'beta two']);
+    assert.deepEqual(
+      byName.map((a) => a.name),
+      ['Alpha three', 'alpha one', 'beta two'],
+    );
     assert.deepEqual((await client.assistants.search({ name: 'ALPHA', metadata: { suite: 'search' } })).length, 2);
-    const page = await client.assistants.search({ metadata: { suite: 'search' }, limit: 2, offset: 0, includePagination: true } as never);
+    const page = await client.assistants.search({
+      metadata: { suite: 'search' },
+      limit: 2,
+      offset: 0,
+      includePagination: true,
+    } as never);
     assert.equal((page as any).next, '2');
     assert.equal(await client.assistants.count({ metadata: { suite: 'search' } }), 3);
     assert.equal(await client.assistants.count({ graphId: 'sleep', metadata: { suite: 'search' } }), 3);
@@ -106,24 +134,56 @@ describe('agent_api assistants', () => {
 
   it('create answers 409 for an existing id unless if_exists is do_nothing', async () => {
     const created = await client.assistants.create({ graphId: 'chat', name: 'once' });
-    await assert.rejects(client.assistants.create({ graphId: 'chat', assistantId: created.assistant_id }), /HTTP 409: .*already exists/);
-    const same = await client.assistants.create({ graphId: 'chat', assistantId: created.assistant_id, ifExists: 'do_nothing', name: 'ignored' });
+    await assert.rejects(
+      client.assistants.create({ graphId: 'chat', assistantId: created.assistant_id }),
+      /HTTP 409: .*already exists/,
+    );
+    const same = await client.assistants.create({
+      graphId: 'chat',
+      assistantId: created.assistant_id,
+      ifExists: 'do_nothing',
+      name: 'ignored',
+    });
     assert.deepEqual(same, created);
   });
 
   it('rejects invalid bodies with 422 naming the field, and unknown graphs', async () => {
-    await assert.rejects(client.assistants.create({ graphId: 'no_such_graph' }), /HTTP 422: .*graph_id.*no graph named 'no_such_graph'/);
-    const missing = await fetch(`${server.url}/assistants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x' }) });
+    await assert.rejects(
+      client.assistants.create({ graphId: 'no_such_graph' }),
+      /HTTP 422: .*graph_id.*no graph named 'no_such_graph'/,
+    );
+    const missing = await fetch(`${server.url}/assistants`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'x' }),
+    });
     assert.equal(missing.status, 422);
     const body = (await missing.json()) as any;
-    assert.deepEqual(body, { statusCode: 422, error: 'Unprocessable Entity', code: 'TP_ERR_API_INVALID', message: 'body.graph_id: is required' });
-    const badType = await fetch(`${server.url}/assistants/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ limit: 'many' }) });
+    assert.deepEqual(body, {
+      statusCode: 422,
+      error: 'Unprocessable Entity',
+      code: 'TP_ERR_API_INVALID',
+      message: 'body.graph_id: is required',
+    });
+    const badType = await fetch(`${server.url}/assistants/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ limit: 'many' }),
+    });
     assert.equal(badType.status, 422);
     assert.match(((await badType.json()) as any).message, /body\.limit: must be integer/);
-    const badLatest = await fetch(`${server.url}/assistants/agent/latest`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const badLatest = await fetch(`${server.url}/assistants/agent/latest`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(badLatest.status, 422);
     assert.match(((await badLatest.json()) as any).message, /body\.version: is required/);
-    const malformed = await fetch(`${server.url}/assistants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"graph_id":' });
+    const malformed = await fetch(`${server.url}/assistants`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"graph_id":',
+    });
     assert.equal(malformed.status, 400);
     assert.match(((await malformed.json()) as any).message, /not valid JSON/);
     // Unknown fields are ignored (the SDKs send some).
@@ -134,7 +194,10 @@ describe('agent_api assistants', () => {
     });
     assert.equal(extra.status, 200);
     assert.equal(((await extra.json()) as any).name, 'Untitled');
-    await assert.rejects(client.assistants.update('00000000-0000-4000-8000-000000000000', { context: {} }), /HTTP 404: .*"message":"Assistant .* not found"/);
+    await assert.rejects(
+      client.assistants.update('00000000-0000-4000-8000-000000000000', { context: {} }),
+      /HTTP 404: .*"message":"Assistant .* not found"/,
+    );
     await assert.rejects(client.assistants.delete('00000000-0000-4000-8000-000000000000'), /HTTP 404/);
   });
 
@@ -145,7 +208,8 @@ describe('agent_api assistants', () => {
     assert.ok(graph.edges.some((e: any) => e.source === 'tools' && e.target === 'agent'));
     const schemas = await client.assistants.getSchemas('chat');
     assert.equal(schemas.graph_id, 'chat');
-    for (const key of ['input_schema', 'output_schema', 'state_schema', 'config_schema', 'context_schema']) assert.ok(key in schemas, key);
+    for (const key of ['input_schema', 'output_schema', 'state_schema', 'config_schema', 'context_schema'])
+      assert.ok(key in schemas, key);
     const subgraphs = await client.assistants.getSubgraphs('subgraph');
     assert.ok('research' in subgraphs);
   });

@@ -27,11 +27,23 @@ interface RawAnswer {
 }
 
 /** One request with exactly these headers (fetch would not let a test set `Host`). */
-function raw(url: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<RawAnswer> {
+function raw(
+  url: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<RawAnswer> {
   const target = new URL(path, url);
   return new Promise((resolve, reject) => {
     const outgoing = httpRequest(
-      { host: target.hostname, port: target.port, method, path: target.pathname + target.search, headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } },
+      {
+        host: target.hostname,
+        port: target.port,
+        method,
+        path: target.pathname + target.search,
+        headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
+      },
       (response) => {
         let text = '';
         response.setEncoding('utf8');
@@ -52,15 +64,36 @@ function raw(url: string, method: string, path: string, headers: Record<string, 
   });
 }
 
-const corsHeaders = (answer: RawAnswer) => Object.keys(answer.headers).filter((name) => name.startsWith('access-control-'));
-const sdk = (url: string, apiKey: string | null) => new Client({ apiUrl: url, apiKey, callerOptions: { maxRetries: 0 } });
+const corsHeaders = (answer: RawAnswer) =>
+  Object.keys(answer.headers).filter((name) => name.startsWith('access-control-'));
+const sdk = (url: string, apiKey: string | null) =>
+  new Client({ apiUrl: url, apiKey, callerOptions: { maxRetries: 0 } });
 
 describe('host names: loopback and configured ones only', () => {
   it('recognises loopback names, with or without port, brackets, case or a trailing dot', () => {
-    for (const name of ['localhost', 'LOCALHOST:8123', 'app.localhost', 'a.b.localhost.:80', '127.0.0.1', '127.1.2.3:9', '[::1]:8123', '::1', '[::ffff:127.0.0.1]']) {
+    for (const name of [
+      'localhost',
+      'LOCALHOST:8123',
+      'app.localhost',
+      'a.b.localhost.:80',
+      '127.0.0.1',
+      '127.1.2.3:9',
+      '[::1]:8123',
+      '::1',
+      '[::ffff:127.0.0.1]',
+    ]) {
       assert.equal(isLoopbackName(name), true, name);
     }
-    for (const name of ['evil.example', 'localhost.evil.example', '127.0.0.1.evil.example', '0.0.0.0', '10.0.0.1', '[::2]', '128.0.0.1', 'localhost-evil']) {
+    for (const name of [
+      'evil.example',
+      'localhost.evil.example',
+      '127.0.0.1.evil.example',
+      '0.0.0.0',
+      '10.0.0.1',
+      '[::2]',
+      '128.0.0.1',
+      'localhost-evil',
+    ]) {
       assert.equal(isLoopbackName(name), false, name);
     }
     assert.equal(hostName('Agents.Example.:443'), 'agents.example');
@@ -73,7 +106,8 @@ describe('host names: loopback and configured ones only', () => {
     const keys = new ApiKeys(['first-key', 'second-key']);
     assert.equal(keys.accepts('first-key'), true);
     assert.equal(keys.accepts('second-key'), true);
-    for (const wrong of ['first-ke', 'first-key ', 'second-keyx', '', undefined, ['first-key']]) assert.equal(keys.accepts(wrong as never), false, String(wrong));
+    for (const wrong of ['first-ke', 'first-key ', 'second-keyx', '', undefined, ['first-key']])
+      assert.equal(keys.accepts(wrong as never), false, String(wrong));
     assert.equal(new ApiKeys([]).enabled, false);
   });
 });
@@ -88,12 +122,24 @@ describe('agent_api on loopback with the defaults', () => {
   it('refuses DNS-rebinding Host names on every route with a JSON 403, and answers loopback names', async () => {
     for (const path of ['/ok', '/info', '/ui/', '/threads/search', '/assistants/search']) {
       const method = path.endsWith('search') ? 'POST' : 'GET';
-      const answer = await raw(server.url, method, path, { host: `evil.example:${port()}`, 'content-type': 'application/json' }, method === 'POST' ? '{}' : undefined);
+      const answer = await raw(
+        server.url,
+        method,
+        path,
+        { host: `evil.example:${port()}`, 'content-type': 'application/json' },
+        method === 'POST' ? '{}' : undefined,
+      );
       assert.equal(answer.status, 403, path);
       assert.equal(answer.json.code, 'TP_ERR_API_HOST_NOT_ALLOWED');
       assert.match(answer.json.message, /Host "evil\.example:\d+" is not allowed/);
     }
-    for (const host of [`localhost:${port()}`, `127.0.0.1:${port()}`, `[::1]:${port()}`, `studio.localhost:${port()}`, `127.0.0.7:${port()}`]) {
+    for (const host of [
+      `localhost:${port()}`,
+      `127.0.0.1:${port()}`,
+      `[::1]:${port()}`,
+      `studio.localhost:${port()}`,
+      `127.0.0.7:${port()}`,
+    ]) {
       assert.equal((await raw(server.url, 'GET', '/ok', { host })).status, 200, host);
     }
     for (const host of [`localhost.evil.example:${port()}`, `127.0.0.1.nip.example:${port()}`]) {
@@ -129,12 +175,24 @@ describe('agent_api on loopback with the defaults', () => {
       assert.equal(answer.json.code, 'TP_ERR_API_UNSUPPORTED_MEDIA_TYPE');
       assert.match(answer.json.message, /Content-Type: application\/json/);
     }
-    const untyped = await raw(server.url, 'PUT', '/store/items', { host: `localhost:${port()}` }, '{"namespace":["a"],"key":"k","value":{}}');
+    const untyped = await raw(
+      server.url,
+      'PUT',
+      '/store/items',
+      { host: `localhost:${port()}` },
+      '{"namespace":["a"],"key":"k","value":{}}',
+    );
     assert.equal(untyped.status, 415);
     assert.match(untyped.json.message, /no Content-Type/);
     assert.equal(await server.client.threads.count(), threadsBefore);
     // JSON with parameters is fine, and so is a POST without a body.
-    const json = await raw(server.url, 'POST', '/threads', { host: `localhost:${port()}`, 'content-type': 'application/json; charset=utf-8' }, '{}');
+    const json = await raw(
+      server.url,
+      'POST',
+      '/threads',
+      { host: `localhost:${port()}`, 'content-type': 'application/json; charset=utf-8' },
+      '{}',
+    );
     assert.equal(json.status, 200);
     const empty = await raw(server.url, 'POST', '/threads', { host: `localhost:${port()}` });
     assert.equal(empty.status, 200);
@@ -151,7 +209,10 @@ describe('agent_api on loopback with the defaults', () => {
       { origin: 'null' },
     ];
     for (const headers of attempts) {
-      const answer = await raw(server.url, 'POST', `/threads/${thread.thread_id}/runs/${run.run_id}/cancel`, { host: `localhost:${port()}`, ...headers });
+      const answer = await raw(server.url, 'POST', `/threads/${thread.thread_id}/runs/${run.run_id}/cancel`, {
+        host: `localhost:${port()}`,
+        ...headers,
+      });
       assert.equal(answer.status, 403, JSON.stringify(headers));
       assert.equal(answer.json.code, 'TP_ERR_API_CROSS_SITE');
     }
@@ -169,9 +230,21 @@ describe('agent_api on loopback with the defaults', () => {
   it('has no test-only routes: the measured attack on /internal/truncate finds nothing to call', async () => {
     await server.client.threads.create();
     const before = await server.client.threads.count();
-    const attack = await raw(server.url, 'POST', '/internal/truncate', { host: `localhost:${port()}`, origin: 'https://evil.example', 'content-type': 'text/plain' }, '{"threads":true}');
+    const attack = await raw(
+      server.url,
+      'POST',
+      '/internal/truncate',
+      { host: `localhost:${port()}`, origin: 'https://evil.example', 'content-type': 'text/plain' },
+      '{"threads":true}',
+    );
     assert.notEqual(attack.status, 200);
-    const direct = await raw(server.url, 'POST', '/internal/truncate', { host: `localhost:${port()}`, 'content-type': 'application/json' }, '{"threads":true}');
+    const direct = await raw(
+      server.url,
+      'POST',
+      '/internal/truncate',
+      { host: `localhost:${port()}`, 'content-type': 'application/json' },
+      '{"threads":true}',
+    );
     assert.equal(direct.status, 404);
     assert.equal(await server.client.threads.count(), before);
   });
@@ -179,9 +252,16 @@ describe('agent_api on loopback with the defaults', () => {
 
 describe('agent_api with configured CORS origins and host names', () => {
   let server: TestServer;
-  useTestServer((started) => {
-    server = started;
-  }, { cors: { enabled: true, allow_origins: 'http://localhost:3000, https://chat.example' }, allowed_hosts: 'agents.internal', test_routes: true } as never);
+  useTestServer(
+    (started) => {
+      server = started;
+    },
+    {
+      cors: { enabled: true, allow_origins: 'http://localhost:3000, https://chat.example' },
+      allowed_hosts: 'agents.internal',
+      test_routes: true,
+    } as never,
+  );
   const port = () => new URL(server.url).port;
 
   it('allows a preflight for PATCH, PUT and DELETE with the SDK headers from a configured origin, and no other origin', async () => {
@@ -196,7 +276,11 @@ describe('agent_api with configured CORS origins and host names', () => {
       assert.equal(preflight.headers['access-control-allow-origin'], 'http://localhost:3000');
       assert.match(String(preflight.headers['access-control-allow-methods']), new RegExp(`\\b${method}\\b`));
       for (const header of ['content-type', 'x-api-key', 'authorization', 'last-event-id']) {
-        assert.match(String(preflight.headers['access-control-allow-headers']).toLowerCase(), new RegExp(header), header);
+        assert.match(
+          String(preflight.headers['access-control-allow-headers']).toLowerCase(),
+          new RegExp(header),
+          header,
+        );
       }
     }
     const foreign = await raw(server.url, 'OPTIONS', '/threads', {
@@ -212,8 +296,17 @@ describe('agent_api with configured CORS origins and host names', () => {
       server.url,
       'POST',
       '/runs',
-      { host: `localhost:${port()}`, origin: 'https://chat.example', 'sec-fetch-site': 'cross-site', 'content-type': 'application/json' },
-      JSON.stringify({ assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hi' }] }, on_completion: 'keep' }),
+      {
+        host: `localhost:${port()}`,
+        origin: 'https://chat.example',
+        'sec-fetch-site': 'cross-site',
+        'content-type': 'application/json',
+      },
+      JSON.stringify({
+        assistant_id: 'agent',
+        input: { messages: [{ role: 'user', content: 'hi' }] },
+        on_completion: 'keep',
+      }),
     );
     assert.equal(created.status, 200);
     assert.equal(created.headers['access-control-allow-origin'], 'https://chat.example');
@@ -230,7 +323,13 @@ describe('agent_api with configured CORS origins and host names', () => {
 
   it('serves /internal/truncate when test_routes is on', async () => {
     await server.client.threads.create();
-    const answer = await raw(server.url, 'POST', '/internal/truncate', { host: `localhost:${port()}`, 'content-type': 'application/json' }, '{"threads":true}');
+    const answer = await raw(
+      server.url,
+      'POST',
+      '/internal/truncate',
+      { host: `localhost:${port()}`, 'content-type': 'application/json' },
+      '{"threads":true}',
+    );
     assert.equal(answer.status, 200);
     assert.equal(await server.client.threads.count(), 0);
   });
@@ -238,12 +337,21 @@ describe('agent_api with configured CORS origins and host names', () => {
 
 describe('agent_api with API keys', () => {
   let server: TestServer;
-  useTestServer((started) => {
-    server = started;
-  }, { auth: { api_keys: 'first-key,second-key' }, cors: { enabled: true, allow_origins: ['http://localhost:3000'] } } as never);
+  useTestServer(
+    (started) => {
+      server = started;
+    },
+    {
+      auth: { api_keys: 'first-key,second-key' },
+      cors: { enabled: true, allow_origins: ['http://localhost:3000'] },
+    } as never,
+  );
 
   it('answers 401 (JSON) without a key or with a wrong one, and 200 with either right one through the SDK', async () => {
-    await assert.rejects(sdk(server.url, null).assistants.search(), /HTTP 401: .*TP_ERR_API_UNAUTHORIZED.*Missing or invalid X-Api-Key/);
+    await assert.rejects(
+      sdk(server.url, null).assistants.search(),
+      /HTTP 401: .*TP_ERR_API_UNAUTHORIZED.*Missing or invalid X-Api-Key/,
+    );
     await assert.rejects(sdk(server.url, 'wrong-key').threads.create(), /HTTP 401/);
     await assert.rejects(sdk(server.url, 'first-key,second-key').threads.create(), /HTTP 401/);
     for (const key of ['first-key', 'second-key']) {
@@ -259,7 +367,14 @@ describe('agent_api with API keys', () => {
       assert.equal((await fetch(`${server.url}${path}`)).status, 200, path);
     }
     assert.equal((await fetch(`${server.url}/`, { redirect: 'manual' })).status, 302);
-    for (const path of ['/openapi.json', '/metrics', '/docs', '/docs/json', '/threads/00000000-0000-4000-8000-000000000000', '/no/such/route']) {
+    for (const path of [
+      '/openapi.json',
+      '/metrics',
+      '/docs',
+      '/docs/json',
+      '/threads/00000000-0000-4000-8000-000000000000',
+      '/no/such/route',
+    ]) {
       const answer = await fetch(`${server.url}${path}`);
       assert.equal(answer.status, 401, path);
       assert.equal(((await answer.json()) as any).code, 'TP_ERR_API_UNAUTHORIZED');
@@ -276,7 +391,8 @@ describe('agent_api with API keys', () => {
       input: { messages: [{ role: 'user', content: 'hi' }] },
       config: { configurable: { langgraph_auth_user_id: 'admin', langgraph_auth_permissions: ['*'], other: 1 } },
     });
-    const configurable = (run as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs.config.configurable;
+    const configurable = (run as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs
+      .config.configurable;
     assert.equal(configurable.langgraph_auth_user_id, undefined);
     assert.equal(configurable.langgraph_auth_permissions, undefined);
     assert.equal(configurable.other, 1);
@@ -284,7 +400,11 @@ describe('agent_api with API keys', () => {
   });
 
   it('lets a configured origin read a 401, so a browser client can ask for the key', async () => {
-    const answer = await fetch(`${server.url}/threads/search`, { method: 'POST', headers: { origin: 'http://localhost:3000', 'content-type': 'application/json' }, body: '{}' });
+    const answer = await fetch(`${server.url}/threads/search`, {
+      method: 'POST',
+      headers: { origin: 'http://localhost:3000', 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(answer.status, 401);
     assert.equal(answer.headers.get('access-control-allow-origin'), 'http://localhost:3000');
   });
@@ -307,11 +427,21 @@ describe('configs/local.yaml: AGENT_API_KEY and AGENT_API_CORS_ORIGINS', () => {
   it('requires one of the keys and allows the named origin when the variables are set', async () => {
     const repo = fileURLToPath(new URL('../../..', import.meta.url));
     const dataDir = mkdtempSync(join(tmpdir(), 'agent-api-local-yaml-'));
-    const env: NodeJS.ProcessEnv = { ...process.env, AGENT_API_PORT: '0', HTTP_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      AGENT_API_PORT: '0',
+      HTTP_PORT: '0',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+    };
     Object.assign(env, { AGENT_API_KEY: 'local-one, local-two', AGENT_API_CORS_ORIGINS: 'http://localhost:3000' });
     delete env.AGENT_API_HOST;
     delete env.AGENT_API_ALLOWED_HOSTS;
-    const child = spawn(process.execPath, [join(repo, 'bin/tracepipe.js'), '--config', join(repo, 'configs/local.yaml')], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [join(repo, 'bin/tracepipe.js'), '--config', join(repo, 'configs/local.yaml')],
+      { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     try {
       let output = '';
       child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -330,8 +460,16 @@ describe('configs/local.yaml: AGENT_API_KEY and AGENT_API_CORS_ORIGINS', () => {
       const thread = await sdk(url, 'local-two').threads.create();
       assert.equal((await sdk(url, 'local-one').threads.get(thread.thread_id)).thread_id, thread.thread_id);
       const preflight = (origin: string) =>
-        raw(url, 'OPTIONS', '/threads', { host: `localhost:${listening.port}`, origin, 'access-control-request-method': 'DELETE', 'access-control-request-headers': 'x-api-key' });
-      assert.equal((await preflight('http://localhost:3000')).headers['access-control-allow-origin'], 'http://localhost:3000');
+        raw(url, 'OPTIONS', '/threads', {
+          host: `localhost:${listening.port}`,
+          origin,
+          'access-control-request-method': 'DELETE',
+          'access-control-request-headers': 'x-api-key',
+        });
+      assert.equal(
+        (await preflight('http://localhost:3000')).headers['access-control-allow-origin'],
+        'http://localhost:3000',
+      );
       assert.equal((await preflight('https://evil.example')).headers['access-control-allow-origin'], undefined);
       assert.equal((await raw(url, 'GET', '/ok', { host: `rebound.example:${listening.port}` })).status, 403);
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -17,7 +17,8 @@ export const configSchema = {
       type: 'string',
       minLength: 1,
       default: './langgraph.json',
-      description: 'Path to a `langgraph.json` naming the graphs (`{graphs: {id: "./file.ts:export"}}`), as `langgraph dev` reads it; used only when `graphs` is absent.',
+      description:
+        'Path to a `langgraph.json` naming the graphs (`{graphs: {id: "./file.ts:export"}}`), as `langgraph dev` reads it; used only when `graphs` is absent.',
     },
     data_dir: {
       type: 'string',
@@ -55,7 +56,8 @@ export const configSchema = {
       type: 'integer',
       minimum: 1,
       default: 10_000,
-      description: 'Stream events kept per run for joining and replay after `Last-Event-ID`; older ones are dropped (counted).',
+      description:
+        'Stream events kept per run for joining and replay after `Last-Event-ID`; older ones are dropped (counted).',
     },
     webhooks: {
       type: 'object',
@@ -82,7 +84,8 @@ export const configSchema = {
           minimum: 1,
           maximum: 5,
           default: 3,
-          description: 'Attempts per webhook; connection failures, timeouts, 429 and 5xx are retried after 1 s, 2 s, ...',
+          description:
+            'Attempts per webhook; connection failures, timeouts, 429 and 5xx are retried after 1 s, 2 s, ...',
         },
       },
     },
@@ -92,7 +95,11 @@ export const configSchema = {
       default: {},
       description: 'Cross-origin access for browser clients.',
       properties: {
-        enabled: { type: 'boolean', default: true, description: 'Answer CORS requests from `allow_origins` (false: never, whatever the list says).' },
+        enabled: {
+          type: 'boolean',
+          default: true,
+          description: 'Answer CORS requests from `allow_origins` (false: never, whatever the list says).',
+        },
         allow_origins: {
           type: ['array', 'string'],
           items: { type: 'string' },
@@ -112,7 +119,8 @@ export const configSchema = {
     test_routes: {
       type: 'boolean',
       default: false,
-      description: 'Serve `POST /internal/truncate`, which empties the database, for test suites. Never on a server others can reach.',
+      description:
+        'Serve `POST /internal/truncate`, which empties the database, for test suites. Never on a server others can reach.',
     },
     auth: {
       type: 'object',
@@ -172,7 +180,8 @@ export const configSchema = {
           type: 'string',
           pattern: '^(/[A-Za-z0-9._~-]+)+/?$',
           default: '/ui',
-          description: 'URL path of the web interface (not `/`); `GET /` redirects there unless another route answers it.',
+          description:
+            'URL path of the web interface (not `/`); `GET /` redirects there unless another route answers it.',
         },
       },
     },

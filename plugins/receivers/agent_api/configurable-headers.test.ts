@@ -59,7 +59,8 @@ function filesContaining(dir: string, text: string): string[] {
 describe('configurable headers (unit)', () => {
   it('by default passes x-* and user-agent, but nothing that looks like a credential', () => {
     const filter = new HeaderFilter();
-    for (const name of ['x-user-id', 'X-Configurable-Header', 'x-project', 'user-agent', 'x-request-id']) assert.equal(filter.passes(name), true, name);
+    for (const name of ['x-user-id', 'X-Configurable-Header', 'x-project', 'user-agent', 'x-request-id'])
+      assert.equal(filter.passes(name), true, name);
     for (const name of [
       'authorization',
       'proxy-authorization',
@@ -87,7 +88,10 @@ describe('configurable headers (unit)', () => {
   });
 
   it('include/exclude: exclude wins; a credential passes only when include names it exactly', () => {
-    const filter = new HeaderFilter({ include: ['x-user-*', 'x-tenant-token', 'my-prefix-*'], exclude: ['x-user-internal', 'x-tenant-*'] });
+    const filter = new HeaderFilter({
+      include: ['x-user-*', 'x-tenant-token', 'my-prefix-*'],
+      exclude: ['x-user-internal', 'x-tenant-*'],
+    });
     assert.equal(filter.passes('x-user-id'), true);
     assert.equal(filter.passes('my-prefix-trace'), true);
     assert.equal(filter.passes('x-user-internal'), false, 'excluded');
@@ -97,11 +101,16 @@ describe('configurable headers (unit)', () => {
     assert.equal(filter.passes('user-agent'), false, 'include replaces the default');
     const optIn = new HeaderFilter({ include: ['x-tenant-token'] });
     assert.equal(optIn.passes('X-Tenant-Token'), true, 'named exactly (any case): the deliberate way to pass one');
-    assert.deepEqual(optIn.toConfigurable({ 'x-tenant-token': 't', 'x-other': 'o', cookie: 'c' }), { 'x-tenant-token': 't' });
+    assert.deepEqual(optIn.toConfigurable({ 'x-tenant-token': 't', 'x-other': 'o', cookie: 'c' }), {
+      'x-tenant-token': 't',
+    });
   });
 
   it('reads langgraph.json spellings and reports malformed lists', () => {
-    assert.deepEqual(parseConfigurableHeaders({ includes: ['x-a'], excludes: ['x-b'] }, 'h').config, { include: ['x-a'], exclude: ['x-b'] });
+    assert.deepEqual(parseConfigurableHeaders({ includes: ['x-a'], excludes: ['x-b'] }, 'h').config, {
+      include: ['x-a'],
+      exclude: ['x-b'],
+    });
     assert.deepEqual(parseConfigurableHeaders({ include: ['x-a'] }, 'h').config, { include: ['x-a'] });
     assert.deepEqual(parseConfigurableHeaders(undefined, 'h'), { problems: [] });
     assert.match(parseConfigurableHeaders({ include: 'x-*' }, 'h').problems[0]!, /^h\.include: must be a list/);
@@ -134,14 +143,22 @@ describe('no credentials at rest, with the default header policy', () => {
 
   it('keeps them out of runs, threads, state, history, streams, webhooks and every SQLite file', async () => {
     const webhook = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
-    const sdk = new Client({ apiUrl: server.url, apiKey: null, defaultHeaders: { ...SDK_SECRETS, ...PUBLIC_HEADER }, callerOptions: { maxRetries: 0 } });
+    const sdk = new Client({
+      apiUrl: server.url,
+      apiKey: null,
+      defaultHeaders: { ...SDK_SECRETS, ...PUBLIC_HEADER },
+      callerOptions: { maxRetries: 0 },
+    });
     const thread = await sdk.threads.create();
     const threadId = thread.thread_id;
     const seen: string[] = [];
     seen.push(JSON.stringify(await sdk.runs.wait(threadId, 'agent', { input: ask('waited'), webhook })));
     const background = await sdk.runs.create(threadId, 'agent', { input: ask('background'), webhook });
     seen.push(JSON.stringify(background), JSON.stringify(await sdk.runs.join(threadId, background.run_id)));
-    for await (const chunk of sdk.runs.stream(threadId, 'agent', { input: ask('streamed'), streamMode: ['values', 'updates', 'debug'] })) {
+    for await (const chunk of sdk.runs.stream(threadId, 'agent', {
+      input: ask('streamed'),
+      streamMode: ['values', 'updates', 'debug'],
+    })) {
       seen.push(JSON.stringify(chunk));
     }
     seen.push(JSON.stringify(await sdk.runs.wait(null, 'agent', { input: ask('threadless'), webhook })));
@@ -166,17 +183,27 @@ describe('no credentials at rest, with the default header policy', () => {
     const runs = await sdk.runs.list(threadId, { limit: 100 });
     assert.equal(runs.length, 4);
     for (const id of [threadId, kept.thread_id]) {
-      for (const path of [`/threads/${id}`, `/threads/${id}/runs?limit=100`, `/threads/${id}/state`, `/threads/${id}/history?limit=100`]) {
+      for (const path of [
+        `/threads/${id}`,
+        `/threads/${id}/runs?limit=100`,
+        `/threads/${id}/state`,
+        `/threads/${id}/history?limit=100`,
+      ]) {
         const response = await fetch(`${server.url}${path}`);
         assert.equal(response.status, 200, path);
         seen.push(await response.text());
       }
-      const history = await fetch(`${server.url}/threads/${id}/history`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"limit": 100}' });
+      const history = await fetch(`${server.url}/threads/${id}/history`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"limit": 100}',
+      });
       seen.push(await history.text());
     }
     for (const run of runs) seen.push(JSON.stringify(await sdk.runs.get(threadId, run.run_id)));
     seen.push(JSON.stringify(await sdk.threads.search({ limit: 100 })));
-    for (let attempt = 0; webhookBodies.length < 4 && attempt < 200; attempt++) await new Promise((resolve) => setTimeout(resolve, 25));
+    for (let attempt = 0; webhookBodies.length < 4 && attempt < 200; attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 25));
     assert.equal(webhookBodies.length, 4, 'four runs had a webhook');
     seen.push(...webhookBodies);
 
@@ -184,7 +211,8 @@ describe('no credentials at rest, with the default header policy', () => {
     assert.doesNotMatch(everything, /SECRET/);
     // Headers that are not credentials still reach `configurable`, as graphs expect.
     for (const run of runs) {
-      const configurable = (run as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs.config.configurable;
+      const configurable = (run as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs
+        .config.configurable;
       assert.equal(configurable['x-user-id'], 'user-PUBLIC-1');
       assert.equal(typeof configurable['user-agent'], 'string');
       for (const name of Object.keys(RAW_SECRETS)) assert.equal(configurable[name.toLowerCase()], undefined, name);
@@ -232,21 +260,38 @@ describe('http.configurable_headers from langgraph.json', () => {
     const sdk = new Client({
       apiUrl: server.url,
       apiKey: null,
-      defaultHeaders: { 'x-user-id': 'u1', 'x-user-internal': 'i', 'x-user-token': 't', 'x-tenant-token': 'tt', 'x-other': 'o' },
+      defaultHeaders: {
+        'x-user-id': 'u1',
+        'x-user-internal': 'i',
+        'x-user-token': 't',
+        'x-tenant-token': 'tt',
+        'x-other': 'o',
+      },
       callerOptions: { maxRetries: 0 },
     });
     const thread = await sdk.threads.create();
     await sdk.runs.wait(thread.thread_id, 'agent', { input: ask('hi') });
     const [run] = await sdk.runs.list(thread.thread_id);
-    const configurable = (run as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs.config.configurable;
+    const configurable = (run as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs
+      .config.configurable;
     assert.equal(configurable['x-user-id'], 'u1');
     assert.equal(configurable['x-tenant-token'], 'tt');
-    for (const name of ['x-user-internal', 'x-user-token', 'x-other', 'user-agent']) assert.equal(configurable[name], undefined, name);
+    for (const name of ['x-user-internal', 'x-user-token', 'x-other', 'user-agent'])
+      assert.equal(configurable[name], undefined, name);
   });
 
   it('refuses to start with a malformed configurable_headers', async () => {
     const bad = join(configDir, 'bad.json');
-    writeFileSync(bad, JSON.stringify({ graphs: { agent: `${join(dirname(EXAMPLES_LANGGRAPH_JSON), 'chat.ts')}:graph` }, http: { configurable_headers: { include: 'x-*' } } }));
-    await assert.rejects(startTestServer({ langgraph_config: bad }), /http\.configurable_headers\.include: must be a list/);
+    writeFileSync(
+      bad,
+      JSON.stringify({
+        graphs: { agent: `${join(dirname(EXAMPLES_LANGGRAPH_JSON), 'chat.ts')}:graph` },
+        http: { configurable_headers: { include: 'x-*' } },
+      }),
+    );
+    await assert.rejects(
+      startTestServer({ langgraph_config: bad }),
+      /http\.configurable_headers\.include: must be a list/,
+    );
   });
 });

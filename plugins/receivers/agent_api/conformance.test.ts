@@ -9,5 +9,10 @@ import { EXAMPLES_LANGGRAPH_JSON } from './test-server.ts';
 
 runComponentConformance(agentApiReceiverFactory, {
   testdataDir: join(import.meta.dirname, 'testdata'),
-  config: () => ({ port: 0, data_dir: mkdtempSync(join(tmpdir(), 'agent-api-conformance-')), langgraph_config: EXAMPLES_LANGGRAPH_JSON, workers: 2 }),
+  config: () => ({
+    port: 0,
+    data_dir: mkdtempSync(join(tmpdir(), 'agent-api-conformance-')),
+    langgraph_config: EXAMPLES_LANGGRAPH_JSON,
+    workers: 2,
+  }),
 });

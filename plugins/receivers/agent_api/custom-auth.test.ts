@@ -28,20 +28,37 @@ async function gather<T>(iterable: AsyncIterable<T>): Promise<T[]> {
 
 describe('custom auth: the reference server auth tests, ported', () => {
   let server: TestServer;
-  useTestServer((started) => {
-    server = started;
-  }, { langgraph_config: AUTH_LANGGRAPH_JSON });
+  useTestServer(
+    (started) => {
+      server = started;
+    },
+    { langgraph_config: AUTH_LANGGRAPH_JSON },
+  );
   /** A client for `sub` whose token grants `scopes` (the reference signs a JWT with them). */
   const user = (sub: string, scopes: string[] = []) =>
-    new Client({ apiUrl: server.url, apiKey: null, defaultHeaders: { Authorization: `Bearer ${sub}:${scopes.join(' ')}` }, callerOptions: { maxRetries: 0 } });
+    new Client({
+      apiUrl: server.url,
+      apiKey: null,
+      defaultHeaders: { Authorization: `Bearer ${sub}:${scopes.join(' ')}` },
+      callerOptions: { maxRetries: 0 },
+    });
 
   it('unauthenticated user', async () => {
     await assert.rejects(user('wfh', ['me']).assistants.create({ graphId: 'agent' }), /HTTP 401/);
     // Without a token at all; the handler's message and headers reach the client.
-    const answer = await fetch(`${server.url}/threads/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const answer = await fetch(`${server.url}/threads/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(answer.status, 401);
     assert.equal(answer.headers.get('www-authenticate'), 'Bearer');
-    assert.deepEqual(await answer.json(), { statusCode: 401, error: 'Unauthorized', code: 'TP_ERR_API_UNAUTHORIZED', message: 'Could not validate credentials' });
+    assert.deepEqual(await answer.json(), {
+      statusCode: 401,
+      error: 'Unauthorized',
+      code: 'TP_ERR_API_UNAUTHORIZED',
+      message: 'Could not validate credentials',
+    });
   });
 
   it('create assistant with forbidden scopes', async () => {
@@ -62,12 +79,18 @@ describe('custom auth: the reference server auth tests, ported', () => {
     assert.deepEqual(await user1.threads.getHistory(thread.thread_id), []);
     await user1.runs.wait(thread.thread_id, 'agent', { input: ask('foo'), config });
     assert.ok((await user1.threads.getHistory(thread.thread_id)).length > 0);
-    await assert.rejects(user('alice', ['me']).runs.wait(thread.thread_id, 'agent', { input: ask('foo'), config }), /HTTP 404/);
+    await assert.rejects(
+      user('alice', ['me']).runs.wait(thread.thread_id, 'agent', { input: ask('foo'), config }),
+      /HTTP 404/,
+    );
   });
 
   it('add run to unauthorized thread', async () => {
     const thread = await user('johndoe', ['me']).threads.create();
-    await assert.rejects(user('alice', ['me']).runs.wait(thread.thread_id, 'agent', { input: ask('foo'), config }), /HTTP 404/);
+    await assert.rejects(
+      user('alice', ['me']).runs.wait(thread.thread_id, 'agent', { input: ask('foo'), config }),
+      /HTTP 404/,
+    );
   });
 
   it('assistant access control', async () => {
@@ -112,13 +135,22 @@ describe('custom auth: the reference server auth tests, ported', () => {
 
     assert.deepEqual((await userA.store.getItem(['johndoe'], 'key_one'))?.value, { text: 'test user A' });
     const searchedA = await userA.store.searchItems(['johndoe']);
-    assert.deepEqual(searchedA.items.map((item) => [item.key, item.value]), [['key_one', { text: 'test user A' }]]);
+    assert.deepEqual(
+      searchedA.items.map((item) => [item.key, item.value]),
+      [['key_one', { text: 'test user A' }]],
+    );
     assert.deepEqual((await userA.store.listNamespaces({ prefix: ['johndoe'] })).namespaces, [['johndoe']]);
-    assert.deepEqual((await userA.store.searchItems([])).items.map((item) => [item.key, item.value]), [['key_one', { text: 'test user A' }]]);
+    assert.deepEqual(
+      (await userA.store.searchItems([])).items.map((item) => [item.key, item.value]),
+      [['key_one', { text: 'test user A' }]],
+    );
     assert.deepEqual((await userA.store.listNamespaces({})).namespaces, [['johndoe']]);
 
     assert.deepEqual((await userB.store.getItem(['alice'], 'key_one'))?.value, { text: 'test user B' });
-    assert.deepEqual((await userB.store.searchItems(['alice'])).items.map((item) => item.value), [{ text: 'test user B' }]);
+    assert.deepEqual(
+      (await userB.store.searchItems(['alice'])).items.map((item) => item.value),
+      [{ text: 'test user B' }],
+    );
     assert.deepEqual((await userB.store.listNamespaces({ prefix: ['alice'] })).namespaces, [['alice']]);
   });
 
@@ -155,7 +187,9 @@ describe('custom auth: the reference server auth tests, ported', () => {
     await owner.runs.join(thread.thread_id, run.run_id);
     const state = await owner.threads.getState<{ messages: { type: string; content: string }[] }>(thread.thread_id);
     assert.ok(state.values.messages.some((message) => message.type === 'human' && message.content === 'test'));
-    await owner.threads.updateState(thread.thread_id, { values: { messages: [{ role: 'human', content: 'updated' }] } });
+    await owner.threads.updateState(thread.thread_id, {
+      values: { messages: [{ role: 'human', content: 'updated' }] },
+    });
     const updated = await owner.threads.getState<{ messages: { content: string }[] }>(thread.thread_id);
     assert.equal(updated.values.messages.at(-1)!.content, 'updated');
     await assert.rejects(other.threads.getState(thread.thread_id), /HTTP 404/);
@@ -182,12 +216,18 @@ describe('custom auth: the reference server auth tests, ported', () => {
     const owner = user('johndoe', ['me']);
     const other = user('alice', ['me']);
     const thread = await owner.threads.create();
-    await assert.rejects(other.runs.create(thread.thread_id, 'agent', { input: ask('Unauthorized attempt'), config }), /HTTP 404/);
+    await assert.rejects(
+      other.runs.create(thread.thread_id, 'agent', { input: ask('Unauthorized attempt'), config }),
+      /HTTP 404/,
+    );
     const run = await owner.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 60_000, steps: 600 }, config });
     await assert.rejects(other.runs.list(thread.thread_id), /HTTP 404/);
     await assert.rejects(other.runs.get(thread.thread_id, run.run_id), /HTTP 404/);
     await assert.rejects(other.runs.join(thread.thread_id, run.run_id), /HTTP 404/);
-    await assert.rejects(other.runs.wait(thread.thread_id, 'agent', { input: ask('Waiting test'), config }), /HTTP 404/);
+    await assert.rejects(
+      other.runs.wait(thread.thread_id, 'agent', { input: ask('Waiting test'), config }),
+      /HTTP 404/,
+    );
     await assert.rejects(gather(other.runs.joinStream(thread.thread_id, run.run_id)), /HTTP 404/);
     await assert.rejects(other.runs.cancel(thread.thread_id, run.run_id), /HTTP 404/);
     await assert.rejects(other.runs.delete(thread.thread_id, run.run_id), /HTTP 404/);
@@ -266,8 +306,13 @@ describe('custom auth: the reference server auth tests, ported', () => {
     const assistant = await owner.assistants.create({ graphId: 'agent' });
     const values = await owner.runs.wait(null, assistant.assistant_id, { input: ask('stateless run test'), config });
     assert.ok(values);
-    const chunks = await gather(owner.runs.stream(null, assistant.assistant_id, { input: ask('stateless run test'), config }));
-    assert.equal(chunks.find((chunk) => chunk.event === 'error'), undefined);
+    const chunks = await gather(
+      owner.runs.stream(null, assistant.assistant_id, { input: ask('stateless run test'), config }),
+    );
+    assert.equal(
+      chunks.find((chunk) => chunk.event === 'error'),
+      undefined,
+    );
   });
 
   it('info endpoint', async () => {
@@ -279,11 +324,19 @@ describe('custom auth: the reference server auth tests, ported', () => {
 
 describe('custom auth: two users of one deployment never see each other', () => {
   let server: TestServer;
-  useTestServer((started) => {
-    server = started;
-  }, { langgraph_config: AUTH_LANGGRAPH_JSON });
+  useTestServer(
+    (started) => {
+      server = started;
+    },
+    { langgraph_config: AUTH_LANGGRAPH_JSON },
+  );
   const client = (sub: string) =>
-    new Client({ apiUrl: server.url, apiKey: null, defaultHeaders: { Authorization: `Bearer ${sub}:me assistants:write` }, callerOptions: { maxRetries: 0 } });
+    new Client({
+      apiUrl: server.url,
+      apiKey: null,
+      defaultHeaders: { Authorization: `Bearer ${sub}:me assistants:write` },
+      callerOptions: { maxRetries: 0 },
+    });
   const missingThread = (id: string) => new RegExp(`HTTP 404: .*Thread with ID ${id} not found`);
 
   it('threads: get, search, count, update, delete, copy, state, history and the thread stream', async () => {
@@ -300,7 +353,10 @@ describe('custom auth: two users of one deployment never see each other', () => 
     await assert.rejects(alice.threads.get(unknown), missingThread(unknown));
 
     const found = await alice.threads.search({ metadata: { topic: 'tax' }, limit: 1000 });
-    assert.deepEqual(found.map((thread) => thread.thread_id), [mine.thread_id]);
+    assert.deepEqual(
+      found.map((thread) => thread.thread_id),
+      [mine.thread_id],
+    );
     assert.equal(await alice.threads.count({ metadata: { topic: 'tax' } }), 1);
     assert.equal(await john.threads.count({ metadata: { topic: 'tax' } }), 1);
     // Even asking for the other's id by name finds nothing.
@@ -341,13 +397,16 @@ describe('custom auth: two users of one deployment never see each other', () => 
     // Nothing the other user tried changed Alice's thread.
     const after = await alice.threads.get(mine.thread_id);
     assert.equal(after.metadata?.owner, 'alice');
-    assert.equal(((await alice.threads.getState<{ messages: unknown[] }>(mine.thread_id)).values.messages).length, 2);
+    assert.equal((await alice.threads.getState<{ messages: unknown[] }>(mine.thread_id)).values.messages.length, 2);
 
     // Creating over someone else's id neither returns nor touches their thread.
     await assert.rejects(john.threads.create({ threadId: mine.thread_id, ifExists: 'do_nothing' }), /HTTP 409/);
     await assert.rejects(john.threads.create({ threadId: mine.thread_id }), /HTTP 409/);
     // Updates keep the owner the handler stamps.
-    assert.equal((await alice.threads.update(mine.thread_id, { metadata: { owner: 'johndoe' } })).metadata?.owner, 'alice');
+    assert.equal(
+      (await alice.threads.update(mine.thread_id, { metadata: { owner: 'johndoe' } })).metadata?.owner,
+      'alice',
+    );
   });
 
   it('runs: create, stream, wait, list, get, join, join stream, cancel and delete; the user reaches the graph', async () => {
@@ -356,12 +415,21 @@ describe('custom auth: two users of one deployment never see each other', () => 
     const thread = await alice.threads.create();
     const done = await alice.runs.create(thread.thread_id, 'agent', { input: ask('hello') });
     await alice.runs.join(thread.thread_id, done.run_id);
-    const running = await alice.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 60_000, steps: 600 }, multitaskStrategy: 'enqueue' });
+    const running = await alice.runs.create(thread.thread_id, 'sleep', {
+      input: { delay_ms: 60_000, steps: 600 },
+      multitaskStrategy: 'enqueue',
+    });
 
-    await assert.rejects(john.runs.create(thread.thread_id, 'agent', { input: ask('x') }), missingThread(thread.thread_id));
+    await assert.rejects(
+      john.runs.create(thread.thread_id, 'agent', { input: ask('x') }),
+      missingThread(thread.thread_id),
+    );
     await assert.rejects(gather(john.runs.stream(thread.thread_id, 'agent', { input: ask('x') })), /HTTP 404/);
     await assert.rejects(john.runs.wait(thread.thread_id, 'agent', { input: ask('x') }), /HTTP 404/);
-    await assert.rejects(john.runs.create(thread.thread_id, 'agent', { input: ask('x'), ifNotExists: 'create' }), /HTTP 404/);
+    await assert.rejects(
+      john.runs.create(thread.thread_id, 'agent', { input: ask('x'), ifNotExists: 'create' }),
+      /HTTP 404/,
+    );
     await assert.rejects(john.runs.list(thread.thread_id), /HTTP 404/);
     for (const runId of [done.run_id, running.run_id]) {
       await assert.rejects(john.runs.get(thread.thread_id, runId), new RegExp(`HTTP 404: .*Run ${runId} not found`));
@@ -375,7 +443,8 @@ describe('custom auth: two users of one deployment never see each other', () => 
     assert.equal((await alice.runs.list(thread.thread_id)).length, 2);
 
     // The graph sees the user: identity and permissions in configurable, user_id defaulting to it.
-    const configurable = ((done as unknown as { kwargs: { config: { configurable: Record<string, any> } } }).kwargs).config.configurable;
+    const configurable = (done as unknown as { kwargs: { config: { configurable: Record<string, any> } } }).kwargs
+      .config.configurable;
     assert.equal(configurable.langgraph_auth_user_id, 'alice');
     assert.equal(configurable.langgraph_auth_user.identity, 'alice');
     assert.deepEqual(configurable.langgraph_auth_permissions, ['me', 'assistants:write']);
@@ -383,10 +452,17 @@ describe('custom auth: two users of one deployment never see each other', () => 
     // ... and a client cannot pretend to be someone else through the run's config.
     const spoof = await alice.runs.create(thread.thread_id, 'agent', {
       input: ask('spoof'),
-      config: { configurable: { langgraph_auth_user_id: 'johndoe', langgraph_auth_user: { identity: 'johndoe' }, langgraph_auth_admin: true } },
+      config: {
+        configurable: {
+          langgraph_auth_user_id: 'johndoe',
+          langgraph_auth_user: { identity: 'johndoe' },
+          langgraph_auth_admin: true,
+        },
+      },
       multitaskStrategy: 'enqueue',
     });
-    const spoofed = ((spoof as unknown as { kwargs: { config: { configurable: Record<string, any> } } }).kwargs).config.configurable;
+    const spoofed = (spoof as unknown as { kwargs: { config: { configurable: Record<string, any> } } }).kwargs.config
+      .configurable;
     assert.equal(spoofed.langgraph_auth_user_id, 'alice');
     assert.equal(spoofed.langgraph_auth_user.identity, 'alice');
     assert.equal(spoofed.langgraph_auth_admin, undefined);
@@ -423,7 +499,10 @@ describe('custom auth: two users of one deployment never see each other', () => 
     const mine = await alice.assistants.create({ graphId: 'agent', name: 'Mine', metadata: { suite } });
     await john.assistants.create({ graphId: 'agent', name: 'His', metadata: { suite } });
     assert.equal(mine.metadata?.owner, 'alice');
-    assert.deepEqual((await alice.assistants.search({ metadata: { suite } })).map((assistant) => assistant.name), ['Mine']);
+    assert.deepEqual(
+      (await alice.assistants.search({ metadata: { suite } })).map((assistant) => assistant.name),
+      ['Mine'],
+    );
     assert.equal(await alice.assistants.count({ metadata: { suite } }), 1);
     assert.equal(await john.assistants.count({ metadata: { suite } }), 1);
 
@@ -442,12 +521,21 @@ describe('custom auth: two users of one deployment never see each other', () => 
     }
     // Running someone else's assistant is refused as if it did not exist (the reference does not check).
     const thread = await john.threads.create();
-    await assert.rejects(john.runs.wait(thread.thread_id, mine.assistant_id, { input: ask('x') }), /HTTP 404: .*No assistant found/);
-    await assert.rejects(john.runs.wait(null, mine.assistant_id, { input: ask('x') }), /HTTP 404: .*No assistant found/);
+    await assert.rejects(
+      john.runs.wait(thread.thread_id, mine.assistant_id, { input: ask('x') }),
+      /HTTP 404: .*No assistant found/,
+    );
+    await assert.rejects(
+      john.runs.wait(null, mine.assistant_id, { input: ask('x') }),
+      /HTTP 404: .*No assistant found/,
+    );
     // A graph id (its system assistant) runs for everyone, as in the reference.
     assert.ok(await john.runs.wait(thread.thread_id, 'agent', { input: ask('x') }));
     // Creating over someone else's assistant id is a conflict that returns nothing of theirs.
-    await assert.rejects(john.assistants.create({ graphId: 'agent', assistantId: mine.assistant_id, ifExists: 'do_nothing' }), /HTTP 409/);
+    await assert.rejects(
+      john.assistants.create({ graphId: 'agent', assistantId: mine.assistant_id, ifExists: 'do_nothing' }),
+      /HTTP 409/,
+    );
 
     // An update that names no metadata keeps the owner (see README: the filter keys carry over).
     const renamed = await alice.assistants.update(mine.assistant_id, { name: 'Mine, renamed' });
@@ -464,11 +552,16 @@ describe('custom auth: two users of one deployment never see each other', () => 
     const aliceThread = await alice.threads.create();
     await alice.runs.wait(aliceThread.thread_id, assistant.assistant_id, { input: ask('x') });
     // A thread of another user that names the assistant (as the metadata of a run would).
-    const otherThread = await server.client.threads.create({ metadata: { assistant_id: assistant.assistant_id, owner: 'johndoe' } }).catch(() => undefined);
+    const otherThread = await server.client.threads
+      .create({ metadata: { assistant_id: assistant.assistant_id, owner: 'johndoe' } })
+      .catch(() => undefined);
     assert.equal(otherThread, undefined, 'no anonymous access with a custom handler');
     const john = client('johndoe');
     const johnThread = await john.threads.create({ metadata: { assistant_id: assistant.assistant_id } });
-    const response = await fetch(`${server.url}/assistants/${assistant.assistant_id}?delete_threads=true`, { method: 'DELETE', headers: { authorization: 'Bearer alice:me' } });
+    const response = await fetch(`${server.url}/assistants/${assistant.assistant_id}?delete_threads=true`, {
+      method: 'DELETE',
+      headers: { authorization: 'Bearer alice:me' },
+    });
     assert.equal(response.status, 200);
     await assert.rejects(alice.threads.get(aliceThread.thread_id), /HTTP 404/);
     assert.equal((await john.threads.get(johnThread.thread_id)).thread_id, johnThread.thread_id);
@@ -483,7 +576,10 @@ describe('custom auth: two users of one deployment never see each other', () => 
     await assert.rejects(alice.store.getItem(['johndoe', 'notes'], 'n1'), /HTTP 403/);
     await assert.rejects(alice.store.putItem(['johndoe', 'notes'], 'n1', { text: 'overwritten' }), /HTTP 403/);
     await assert.rejects(alice.store.deleteItem(['johndoe', 'notes'], 'n1'), /HTTP 403/);
-    assert.deepEqual((await alice.store.searchItems([], { limit: 100 })).items.map((item) => item.value), [{ text: 'alice note' }]);
+    assert.deepEqual(
+      (await alice.store.searchItems([], { limit: 100 })).items.map((item) => item.value),
+      [{ text: 'alice note' }],
+    );
     assert.deepEqual((await alice.store.listNamespaces({ limit: 100 })).namespaces, [['alice', 'notes']]);
     assert.deepEqual((await alice.store.listNamespaces({ maxDepth: 1 })).namespaces, [['alice']]);
     // A namespace holding both identities is visible to both.
@@ -495,10 +591,15 @@ describe('custom auth: two users of one deployment never see each other', () => 
   });
 
   it('keeps /ok, /info, /live, /ready and the web interface public, and /openapi.json, /metrics and /docs behind the handler', async () => {
-    for (const path of ['/ok', '/info', '/live', '/ready', '/ui/']) assert.equal((await fetch(`${server.url}${path}`)).status, 200, path);
+    for (const path of ['/ok', '/info', '/live', '/ready', '/ui/'])
+      assert.equal((await fetch(`${server.url}${path}`)).status, 200, path);
     for (const path of ['/openapi.json', '/metrics', '/docs']) {
       assert.equal((await fetch(`${server.url}${path}`)).status, 401, path);
-      assert.equal((await fetch(`${server.url}${path}`, { headers: { authorization: 'Bearer alice:me' } })).status < 400, true, path);
+      assert.equal(
+        (await fetch(`${server.url}${path}`, { headers: { authorization: 'Bearer alice:me' } })).status < 400,
+        true,
+        path,
+      );
     }
   });
 });
@@ -506,24 +607,45 @@ describe('custom auth: two users of one deployment never see each other', () => 
 describe('custom auth: handler contract edges', () => {
   const handler = fileURLToPath(new URL('./testdata/auth/edge-auth.ts', import.meta.url));
   let server: TestServer;
-  useTestServer((started) => {
-    server = started;
-  }, { langgraph_config: EXAMPLES_LANGGRAPH_JSON, auth: { api_keys: ['gate'], path: handler } } as never);
-  const as = (user: string, headers: Record<string, string> = {}) => ({ 'x-api-key': 'gate', 'x-user': user, ...headers });
+  useTestServer(
+    (started) => {
+      server = started;
+    },
+    { langgraph_config: EXAMPLES_LANGGRAPH_JSON, auth: { api_keys: ['gate'], path: handler } } as never,
+  );
+  const as = (user: string, headers: Record<string, string> = {}) => ({
+    'x-api-key': 'gate',
+    'x-user': user,
+    ...headers,
+  });
 
   it('takes the handler from auth.path, after the API key: both must pass', async () => {
-    assert.equal((await fetch(`${server.url}/threads/00000000-0000-4000-8000-000000000000`, { headers: { 'x-user': 'ann' } })).status, 401);
-    const noUser = await fetch(`${server.url}/threads/00000000-0000-4000-8000-000000000000`, { headers: { 'x-api-key': 'gate' } });
+    assert.equal(
+      (await fetch(`${server.url}/threads/00000000-0000-4000-8000-000000000000`, { headers: { 'x-user': 'ann' } }))
+        .status,
+      401,
+    );
+    const noUser = await fetch(`${server.url}/threads/00000000-0000-4000-8000-000000000000`, {
+      headers: { 'x-api-key': 'gate' },
+    });
     assert.equal(noUser.status, 401);
     assert.equal(((await noUser.json()) as any).message, 'Unauthorized');
-    assert.equal((await fetch(`${server.url}/threads/00000000-0000-4000-8000-000000000000`, { headers: as('ann') })).status, 404);
+    assert.equal(
+      (await fetch(`${server.url}/threads/00000000-0000-4000-8000-000000000000`, { headers: as('ann') })).status,
+      404,
+    );
   });
 
   it('keeps the status, message and headers of a thrown HTTPException, and makes anything else a logged 500', async () => {
     const teapot = await fetch(`${server.url}/threads`, { method: 'POST', headers: as('teapot') });
     assert.equal(teapot.status, 418);
     assert.equal(teapot.headers.get('x-why'), 'tea');
-    assert.deepEqual(await teapot.json(), { statusCode: 418, error: 'Error', code: 'TP_ERR_API_AUTH_HANDLER', message: 'I am a teapot' });
+    assert.deepEqual(await teapot.json(), {
+      statusCode: 418,
+      error: 'Error',
+      code: 'TP_ERR_API_AUTH_HANDLER',
+      message: 'I am a teapot',
+    });
     const crash = await fetch(`${server.url}/threads`, { method: 'POST', headers: as('crash') });
     assert.equal(crash.status, 500);
     assert.match(((await crash.json()) as any).message, /failed in authenticate: database down/);
@@ -533,17 +655,33 @@ describe('custom auth: handler contract edges', () => {
   });
 
   it('answers false with 403, refuses unusable filters and results with 500, and applies $contains', async () => {
-    const search = await fetch(`${server.url}/threads/search`, { method: 'POST', headers: as('ann', { 'content-type': 'application/json' }), body: '{}' });
+    const search = await fetch(`${server.url}/threads/search`, {
+      method: 'POST',
+      headers: as('ann', { 'content-type': 'application/json' }),
+      body: '{}',
+    });
     assert.equal(search.status, 403);
     assert.equal(((await search.json()) as any).code, 'TP_ERR_API_FORBIDDEN');
-    const assistants = await fetch(`${server.url}/assistants/search`, { method: 'POST', headers: as('ann', { 'content-type': 'application/json' }), body: '{}' });
+    const assistants = await fetch(`${server.url}/assistants/search`, {
+      method: 'POST',
+      headers: as('ann', { 'content-type': 'application/json' }),
+      body: '{}',
+    });
     assert.equal(assistants.status, 500);
-    assert.match(((await assistants.json()) as any).message, /unusable filter: filter "owner" may only use \$eq and \$contains \(got \$regex\)/);
+    assert.match(
+      ((await assistants.json()) as any).message,
+      /unusable filter: filter "owner" may only use \$eq and \$contains \(got \$regex\)/,
+    );
     const item = await fetch(`${server.url}/store/items?namespace=a&key=k`, { headers: as('ann') });
     assert.equal(item.status, 500);
     assert.match(((await item.json()) as any).message, /returned string/);
 
-    const sdk = new Client({ apiUrl: server.url, apiKey: 'gate', defaultHeaders: { 'x-user': 'ann' }, callerOptions: { maxRetries: 0 } });
+    const sdk = new Client({
+      apiUrl: server.url,
+      apiKey: 'gate',
+      defaultHeaders: { 'x-user': 'ann' },
+      callerOptions: { maxRetries: 0 },
+    });
     const tagged = await sdk.assistants.create({ graphId: 'chat', metadata: { tags: ['ann', 'bob'] } });
     const untagged = await sdk.assistants.create({ graphId: 'chat', metadata: { tags: ['bob'] } });
     assert.equal((await sdk.assistants.get(tagged.assistant_id)).assistant_id, tagged.assistant_id);
@@ -552,9 +690,18 @@ describe('custom auth: handler contract edges', () => {
 
   it('refuses to start with a handler that is not an Auth, naming the file', async () => {
     const broken = fileURLToPath(new URL('./testdata/auth/not-auth.ts', import.meta.url));
-    await assert.rejects(startTestServer({ auth: { api_keys: [], path: `${broken}:auth` } } as never), /not-auth\.ts:auth .*not an Auth from @langchain\/langgraph-sdk\/auth/);
-    await assert.rejects(startTestServer({ auth: { api_keys: [], path: `${broken}:missing` } } as never), /has no export "missing"/);
-    await assert.rejects(startTestServer({ auth: { api_keys: [], path: `${broken}.nope.ts` } } as never), /file not found/);
+    await assert.rejects(
+      startTestServer({ auth: { api_keys: [], path: `${broken}:auth` } } as never),
+      /not-auth\.ts:auth .*not an Auth from @langchain\/langgraph-sdk\/auth/,
+    );
+    await assert.rejects(
+      startTestServer({ auth: { api_keys: [], path: `${broken}:missing` } } as never),
+      /has no export "missing"/,
+    );
+    await assert.rejects(
+      startTestServer({ auth: { api_keys: [], path: `${broken}.nope.ts` } } as never),
+      /file not found/,
+    );
   });
 });
 
@@ -570,10 +717,20 @@ describe('auth filter matching (the reference table)', () => {
     ['$contains a string', { a: ['foo', 'bar', 'baz'] }, { a: { $contains: 'bar' } }, true],
     ['$contains a value not in the array', { a: ['foo', 'bar', 'baz'] }, { a: { $contains: 'qux' } }, false],
     ['$contains on a non-array', { a: 'bar' }, { a: { $contains: 'bar' } }, false],
-    ['$contains an array (all present)', { a: ['foo', 'bar', 'baz', 'qux'] }, { a: { $contains: ['bar', 'baz'] } }, true],
+    [
+      '$contains an array (all present)',
+      { a: ['foo', 'bar', 'baz', 'qux'] },
+      { a: { $contains: ['bar', 'baz'] } },
+      true,
+    ],
     ['$contains an array (not all present)', { a: ['foo', 'bar'] }, { a: { $contains: ['bar', 'baz'] } }, false],
     ['several conditions', { a: 'foo', b: 'bar', c: ['baz', 'qux'] }, { a: 'foo', c: { $contains: 'baz' } }, true],
-    ['one failing condition', { a: 'foo', b: 'bar', c: ['baz', 'qux'] }, { a: 'different', c: { $contains: 'baz' } }, false],
+    [
+      'one failing condition',
+      { a: 'foo', b: 'bar', c: ['baz', 'qux'] },
+      { a: 'different', c: { $contains: 'baz' } },
+      false,
+    ],
     ['a missing key', { a: 'foo' }, { b: 'bar' }, false],
     // Beyond the reference: an empty $eq compares (the reference matches everything).
     ['$eq with an empty string', { a: 'foo' }, { a: { $eq: '' } }, false],

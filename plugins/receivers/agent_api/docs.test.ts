@@ -10,8 +10,19 @@ import { useTestServer } from './test-server.ts';
 import type { TestServer } from './test-server.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const noBrowser = existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM} (install Debian's chromium package to run it)`;
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const noBrowser = existsSync(CHROMIUM)
+  ? false
+  : `no browser at ${CHROMIUM} (install Debian's chromium package to run it)`;
 
 async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
   for (let attempt = 0; attempt < 400; attempt++) {
@@ -29,7 +40,9 @@ describe('agent_api /metrics and /docs', () => {
 
   it('serves the Prometheus registry at /metrics, with the agent metrics once a run ended', async () => {
     const thread = await server.client.threads.create();
-    await server.client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'count me' }] } });
+    await server.client.runs.wait(thread.thread_id, 'agent', {
+      input: { messages: [{ role: 'user', content: 'count me' }] },
+    });
     const response = await fetch(`${server.url}/metrics`);
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type')!, /^text\/plain; version=0\.0\.4/);
@@ -53,8 +66,14 @@ describe('agent_api /metrics and /docs', () => {
       const html = await page.text();
       assert.doesNotMatch(html, /(https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i, 'no external URL in the HTML');
       const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
-      assert.ok(assets.some((asset) => asset.endsWith('swagger-ui-bundle.js')), assets.join(', '));
-      assert.ok(assets.some((asset) => asset.endsWith('.css')), assets.join(', '));
+      assert.ok(
+        assets.some((asset) => asset.endsWith('swagger-ui-bundle.js')),
+        assets.join(', '),
+      );
+      assert.ok(
+        assets.some((asset) => asset.endsWith('.css')),
+        assets.join(', '),
+      );
       for (const asset of assets) {
         const url = new URL(asset, `${server.url}${path}`);
         assert.equal(url.origin, server.url, asset);
@@ -73,31 +92,38 @@ describe('agent_api /metrics and /docs', () => {
     assert.ok((openapi as { paths: Record<string, unknown> }).paths['/threads/{thread_id}/runs/stream']);
   });
 
-  it('renders /docs in a browser under its Content-Security-Policy, reaching no other origin, and tries a route', { skip: noBrowser }, async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    const problems: string[] = [];
-    const foreign: string[] = [];
-    try {
-      const page = await browser.newPage();
-      page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-      page.on('console', (message) => {
-        if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-      });
-      page.on('request', (request) => {
-        if (!request.url().startsWith(server.url) && !request.url().startsWith('data:')) foreign.push(request.url());
-      });
-      await page.goto(`${server.url}/docs`);
-      await until(async () => (await page.locator('.opblock').count()) > 20, 'the operations are listed');
-      const ok = page.locator('#operations-default-get_ok');
-      await ok.locator('.opblock-summary').click();
-      await ok.getByRole('button', { name: 'Try it out' }).click();
-      await ok.getByRole('button', { name: 'Execute' }).click();
-      await until(async () => (await ok.locator('.live-responses-table tbody .response-col_status').count()) > 0, 'the response is shown');
-      assert.match(await ok.locator('.live-responses-table tbody .response-col_status').first().innerText(), /200/);
-    } finally {
-      await browser.close();
-    }
-    assert.deepEqual(problems, []);
-    assert.deepEqual(foreign, []);
-  });
+  it(
+    'renders /docs in a browser under its Content-Security-Policy, reaching no other origin, and tries a route',
+    { skip: noBrowser },
+    async () => {
+      const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+      const problems: string[] = [];
+      const foreign: string[] = [];
+      try {
+        const page = await browser.newPage();
+        page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+        page.on('console', (message) => {
+          if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+        });
+        page.on('request', (request) => {
+          if (!request.url().startsWith(server.url) && !request.url().startsWith('data:')) foreign.push(request.url());
+        });
+        await page.goto(`${server.url}/docs`);
+        await until(async () => (await page.locator('.opblock').count()) > 20, 'the operations are listed');
+        const ok = page.locator('#operations-default-get_ok');
+        await ok.locator('.opblock-summary').click();
+        await ok.getByRole('button', { name: 'Try it out' }).click();
+        await ok.getByRole('button', { name: 'Execute' }).click();
+        await until(
+          async () => (await ok.locator('.live-responses-table tbody .response-col_status').count()) > 0,
+          'the response is shown',
+        );
+        assert.match(await ok.locator('.live-responses-table tbody .response-col_status').first().innerText(), /200/);
+      } finally {
+        await browser.close();
+      }
+      assert.deepEqual(problems, []);
+      assert.deepEqual(foreign, []);
+    },
+  );
 });

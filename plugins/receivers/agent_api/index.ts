@@ -12,7 +12,8 @@ export const agentApiReceiverFactory = Object.freeze({
   kind: 'receiver',
   type: 'agent_api',
   stability: 'development',
-  description: 'Serves the Agent Deployment API (assistants, threads, runs, streaming) for LangGraph.js graphs and traces every run.',
+  description:
+    'Serves the Agent Deployment API (assistants, threads, runs, streaming) for LangGraph.js graphs and traces every run.',
   produces: 'spans',
   configSchema,
   validate: (config) => allowListProblems(config.webhooks?.allow ?? [], 'webhooks.allow'),

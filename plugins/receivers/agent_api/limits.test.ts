@@ -13,9 +13,17 @@ const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 const nested = (depth: number, open = '{"a":', close = '}') => `${open.repeat(depth)}1${close.repeat(depth)}`;
 
 async function send(server: TestServer, method: string, path: string, body?: string) {
-  const response = await fetch(`${server.url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body });
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body,
+  });
   const text = await response.text();
-  return { status: response.status, text, json: text ? (JSON.parse(text) as { code?: string; message?: string }) : undefined };
+  return {
+    status: response.status,
+    text,
+    json: text ? (JSON.parse(text) as { code?: string; message?: string }) : undefined,
+  };
 }
 
 describe('jsonDepthExceeds', () => {
@@ -54,7 +62,10 @@ describe('agent_api body limits', () => {
       const response = await send(server, method, path, body);
       assert.equal(response.status, 422, `${method} ${path}: ${response.text.slice(0, 200)}`);
       assert.equal(response.json!.code, 'TP_ERR_API_INVALID');
-      assert.equal(response.json!.message, 'body: JSON nested deeper than 100 levels of objects and arrays (max_json_depth)');
+      assert.equal(
+        response.json!.message,
+        'body: JSON nested deeper than 100 levels of objects and arrays (max_json_depth)',
+      );
     }
     // Right at the limit is fine.
     const deepest = await send(server, 'POST', '/threads', `{"metadata":${nested(99)}}`);
@@ -79,7 +90,8 @@ describe('agent_api body limits', () => {
       headers: { 'content-type': 'application/json' },
       body: new ReadableStream({
         start(controller) {
-          for (let part = 0; part < 20; part++) controller.enqueue(new TextEncoder().encode(part === 0 ? '{"metadata":{"p":"' : 'y'.repeat(8192)));
+          for (let part = 0; part < 20; part++)
+            controller.enqueue(new TextEncoder().encode(part === 0 ? '{"metadata":{"p":"' : 'y'.repeat(8192)));
           controller.enqueue(new TextEncoder().encode('"}}'));
           controller.close();
         },
@@ -93,21 +105,71 @@ describe('agent_api body limits', () => {
   it('answers 422 for every store namespace rule, naming the field', async () => {
     const cases: [string, string, unknown, RegExp][] = [
       ['PUT', '/store/items', { namespace: [], key: 'k', value: {} }, /^body\.namespace: must not be empty$/],
-      ['PUT', '/store/items', { namespace: ['a', ''], key: 'k', value: {} }, /^body\.namespace: namespace labels cannot be empty or contain periods, colons or NUL characters \(got ""\)$/],
-      ['PUT', '/store/items', { namespace: ['a.b'], key: 'k', value: {} }, /^body\.namespace: namespace labels cannot be empty or contain periods.*\(got "a\.b"\)$/],
-      ['PUT', '/store/items', { namespace: ['a:b'], key: 'k', value: {} }, /^body\.namespace: .*colons.*\(got "a:b"\)$/],
-      ['PUT', '/store/items', { namespace: ['a\u0000b'], key: 'k', value: {} }, /^body\.namespace: .*NUL characters \(got "a\\u0000b"\)$/],
-      ['PUT', '/store/items', { namespace: [1], key: 'k', value: {} }, /^body\.namespace: namespace labels must be strings \(got 1\)$/],
-      ['PUT', '/store/items', { namespace: ['a', true], key: 'k', value: {} }, /^body\.namespace: namespace labels must be strings \(got true\)$/],
-      ['PUT', '/store/items', { namespace: [null], key: 'k', value: {} }, /^body\.namespace: namespace labels must be strings \(got null\)$/],
-      ['PUT', '/store/items', { namespace: [{}], key: 'k', value: {} }, /^body\.namespace: namespace labels must be strings/],
-      ['PUT', '/store/items', { namespace: ['langgraph', 'x'], key: 'k', value: {} }, /^body\.namespace: the first label cannot be "langgraph" \(reserved by LangGraph\)$/],
+      [
+        'PUT',
+        '/store/items',
+        { namespace: ['a', ''], key: 'k', value: {} },
+        /^body\.namespace: namespace labels cannot be empty or contain periods, colons or NUL characters \(got ""\)$/,
+      ],
+      [
+        'PUT',
+        '/store/items',
+        { namespace: ['a.b'], key: 'k', value: {} },
+        /^body\.namespace: namespace labels cannot be empty or contain periods.*\(got "a\.b"\)$/,
+      ],
+      [
+        'PUT',
+        '/store/items',
+        { namespace: ['a:b'], key: 'k', value: {} },
+        /^body\.namespace: .*colons.*\(got "a:b"\)$/,
+      ],
+      [
+        'PUT',
+        '/store/items',
+        { namespace: ['a\u0000b'], key: 'k', value: {} },
+        /^body\.namespace: .*NUL characters \(got "a\\u0000b"\)$/,
+      ],
+      [
+        'PUT',
+        '/store/items',
+        { namespace: [1], key: 'k', value: {} },
+        /^body\.namespace: namespace labels must be strings \(got 1\)$/,
+      ],
+      [
+        'PUT',
+        '/store/items',
+        { namespace: ['a', true], key: 'k', value: {} },
+        /^body\.namespace: namespace labels must be strings \(got true\)$/,
+      ],
+      [
+        'PUT',
+        '/store/items',
+        { namespace: [null], key: 'k', value: {} },
+        /^body\.namespace: namespace labels must be strings \(got null\)$/,
+      ],
+      [
+        'PUT',
+        '/store/items',
+        { namespace: [{}], key: 'k', value: {} },
+        /^body\.namespace: namespace labels must be strings/,
+      ],
+      [
+        'PUT',
+        '/store/items',
+        { namespace: ['langgraph', 'x'], key: 'k', value: {} },
+        /^body\.namespace: the first label cannot be "langgraph" \(reserved by LangGraph\)$/,
+      ],
       ['DELETE', '/store/items', { namespace: ['a.b'], key: 'k' }, /^body\.namespace: /],
       ['DELETE', '/store/items', { namespace: ['a\u0000'], key: 'k' }, /^body\.namespace: /],
       ['POST', '/store/items/search', { namespace_prefix: ['a.b'] }, /^body\.namespace_prefix: .*\(got "a\.b"\)$/],
       ['POST', '/store/items/search', { namespace_prefix: ['a\u0000b'] }, /^body\.namespace_prefix: /],
       ['POST', '/store/items/search', { namespace_prefix: [''] }, /^body\.namespace_prefix: /],
-      ['POST', '/store/items/search', { namespace_prefix: [2] }, /^body\.namespace_prefix: namespace labels must be strings/],
+      [
+        'POST',
+        '/store/items/search',
+        { namespace_prefix: [2] },
+        /^body\.namespace_prefix: namespace labels must be strings/,
+      ],
       ['POST', '/store/namespaces', { prefix: ['a.b'] }, /^body\.prefix: /],
       ['POST', '/store/namespaces', { suffix: ['a:b'] }, /^body\.suffix: /],
     ];
@@ -116,13 +178,28 @@ describe('agent_api body limits', () => {
       assert.equal(response.status, 422, `${method} ${path} ${JSON.stringify(body)}: ${response.text}`);
       assert.match(response.json!.message!, message, JSON.stringify(body));
     }
-    for (const query of ['namespace=a..b&key=k', 'namespace=a%00b&key=k', 'namespace=a:b&key=k', 'namespace=.a&key=k']) {
+    for (const query of [
+      'namespace=a..b&key=k',
+      'namespace=a%00b&key=k',
+      'namespace=a:b&key=k',
+      'namespace=.a&key=k',
+    ]) {
       const response = await send(server, 'GET', `/store/items?${query}`);
       assert.equal(response.status, 422, query);
       assert.match(response.json!.message!, /^querystring\.namespace: /);
     }
     // What the rules allow still works: reading under the reserved root, wildcards when listing.
-    assert.equal((await send(server, 'PUT', '/store/items', JSON.stringify({ namespace: ['users', 'u1'], key: 'k', value: { v: 1 } }))).status, 204);
+    assert.equal(
+      (
+        await send(
+          server,
+          'PUT',
+          '/store/items',
+          JSON.stringify({ namespace: ['users', 'u1'], key: 'k', value: { v: 1 } }),
+        )
+      ).status,
+      204,
+    );
     assert.equal((await send(server, 'GET', '/store/items?namespace=langgraph&key=k')).status, 200);
     const listed = await send(server, 'POST', '/store/namespaces', JSON.stringify({ prefix: ['users', '*'] }));
     assert.deepEqual(listed.json, { namespaces: [['users', 'u1']] });
@@ -135,17 +212,41 @@ describe('agent_api body limits', () => {
     const finished = await server.client.runs.create(thread.thread_id, 'agent', { input: ask('done') });
     await server.client.runs.join(thread.thread_id, finished.run_id);
     for (const query of ['', '?wait=1', '?wait=0&action=rollback']) {
-      const response = await send(server, 'POST', `/threads/${thread.thread_id}/runs/${finished.run_id}/cancel${query}`);
+      const response = await send(
+        server,
+        'POST',
+        `/threads/${thread.thread_id}/runs/${finished.run_id}/cancel${query}`,
+      );
       assert.equal(response.status, 409, query);
       assert.equal(response.json!.code, 'TP_ERR_API_CONFLICT');
-      assert.match(response.json!.message!, new RegExp(`^Run ${finished.run_id} has already ended with status success`));
+      assert.match(
+        response.json!.message!,
+        new RegExp(`^Run ${finished.run_id} has already ended with status success`),
+      );
     }
-    await assert.rejects(server.client.runs.cancel(thread.thread_id, finished.run_id, true), /HTTP 409: .*already ended/);
-    assert.equal((await server.client.runs.get(thread.thread_id, finished.run_id)).status, 'success', 'the run is unchanged');
-    const pending = await server.client.runs.create(thread.thread_id, 'agent', { input: ask('later'), afterSeconds: 60 });
-    assert.equal((await send(server, 'POST', `/threads/${thread.thread_id}/runs/${pending.run_id}/cancel`)).status, 202);
+    await assert.rejects(
+      server.client.runs.cancel(thread.thread_id, finished.run_id, true),
+      /HTTP 409: .*already ended/,
+    );
+    assert.equal(
+      (await server.client.runs.get(thread.thread_id, finished.run_id)).status,
+      'success',
+      'the run is unchanged',
+    );
+    const pending = await server.client.runs.create(thread.thread_id, 'agent', {
+      input: ask('later'),
+      afterSeconds: 60,
+    });
+    assert.equal(
+      (await send(server, 'POST', `/threads/${thread.thread_id}/runs/${pending.run_id}/cancel`)).status,
+      202,
+    );
     assert.equal((await server.client.runs.get(thread.thread_id, pending.run_id)).status, 'interrupted');
-    assert.equal((await send(server, 'POST', `/threads/${thread.thread_id}/runs/${pending.run_id}/cancel`)).status, 409, 'and once cancelled, it has ended');
+    assert.equal(
+      (await send(server, 'POST', `/threads/${thread.thread_id}/runs/${pending.run_id}/cancel`)).status,
+      409,
+      'and once cancelled, it has ended',
+    );
   });
 
   it('logged no ERROR and no stack for any of these requests', () => {

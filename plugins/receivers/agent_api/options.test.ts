@@ -13,9 +13,12 @@ const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 
 describe('agent_api with API keys and a run time limit', () => {
   let server: TestServer;
-  useTestServer((started) => {
-    server = started;
-  }, { auth: { api_keys: ['secret-key'] }, run_timeout_ms: 150, max_body_bytes: 2048 } as never);
+  useTestServer(
+    (started) => {
+      server = started;
+    },
+    { auth: { api_keys: ['secret-key'] }, run_timeout_ms: 150, max_body_bytes: 2048 } as never,
+  );
 
   it('answers 401 without a valid X-Api-Key, except for /ok and /info', async () => {
     await assert.rejects(server.client.assistants.get('agent'), /HTTP 401: .*X-Api-Key/);
@@ -41,7 +44,10 @@ describe('agent_api with API keys and a run time limit', () => {
     const client = new Client({ apiUrl: server.url, apiKey: 'secret-key', callerOptions: { maxRetries: 0 } });
     const thread = await client.threads.create();
     const events: { event: string; data: any }[] = [];
-    for await (const chunk of client.runs.stream(thread.thread_id, 'sleep', { input: { delay_ms: 5000, steps: 50 }, streamMode: 'custom' })) {
+    for await (const chunk of client.runs.stream(thread.thread_id, 'sleep', {
+      input: { delay_ms: 5000, steps: 50 },
+      streamMode: 'custom',
+    })) {
       events.push(chunk as never);
     }
     assert.equal(events.at(-1)!.event, 'error');
@@ -55,9 +61,16 @@ describe('agent_api with API keys and a run time limit', () => {
 describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
   let server: TestServer;
   // The webhook receiver below listens on loopback, which webhooks may only reach when allowed.
-  useTestServer((started) => {
-    server = started;
-  }, { webhooks: { allow: ['loopback'] }, cors: { enabled: true, allow_origins: ['http://studio.example'] }, test_routes: true } as never);
+  useTestServer(
+    (started) => {
+      server = started;
+    },
+    {
+      webhooks: { allow: ['loopback'] },
+      cors: { enabled: true, allow_origins: ['http://studio.example'] },
+      test_routes: true,
+    } as never,
+  );
 
   it('serves /ok, /info and the OpenAPI document', async () => {
     assert.deepEqual(await (await fetch(`${server.url}/ok`)).json(), { ok: true });
@@ -127,20 +140,35 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
     ]);
     assert.equal(runs.length, 2);
     assert.ok(runs.every((run) => run.status === 'pending'));
-    const bad = await fetch(`${server.url}/runs/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ input: {} }]) });
+    const bad = await fetch(`${server.url}/runs/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([{ input: {} }]),
+    });
     assert.equal(bad.status, 422);
     assert.match(((await bad.json()) as any).message, /body\.0\.assistant_id: is required/);
-    const empty = await fetch(`${server.url}/runs/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[]' });
+    const empty = await fetch(`${server.url}/runs/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '[]',
+    });
     assert.equal(empty.status, 422);
   });
 
   it('rejects invalid run bodies with 422 naming the field', async () => {
     const thread = await server.client.threads.create();
     const post = (body: unknown) =>
-      fetch(`${server.url}/threads/${thread.thread_id}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${server.url}/threads/${thread.thread_id}/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const cases: [unknown, RegExp][] = [
       [{ input: {} }, /body\.assistant_id: is required/],
-      [{ assistant_id: 'agent', multitask_strategy: 'later' }, /body\.multitask_strategy: must be one of "reject", "interrupt", "rollback", "enqueue"/],
+      [
+        { assistant_id: 'agent', multitask_strategy: 'later' },
+        /body\.multitask_strategy: must be one of "reject", "interrupt", "rollback", "enqueue"/,
+      ],
       [{ assistant_id: 'agent', stream_mode: 'everything' }, /body\.stream_mode/],
       [{ assistant_id: 'agent', after_seconds: -1 }, /body\.after_seconds: must be >= 0/],
       [{ assistant_id: 'agent', config: 'x' }, /body\.config: must be object,null/],
@@ -150,19 +178,36 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
       assert.equal(response.status, 422, JSON.stringify(body));
       assert.match(((await response.json()) as any).message, message);
     }
-    const cancel = await fetch(`${server.url}/threads/${thread.thread_id}/runs/00000000-0000-4000-8000-000000000000/cancel`, { method: 'POST' });
+    const cancel = await fetch(
+      `${server.url}/threads/${thread.thread_id}/runs/00000000-0000-4000-8000-000000000000/cancel`,
+      { method: 'POST' },
+    );
     assert.equal(cancel.status, 404);
-    const badAction = await fetch(`${server.url}/threads/${thread.thread_id}/runs/00000000-0000-4000-8000-000000000000/cancel?action=explode`, { method: 'POST' });
+    const badAction = await fetch(
+      `${server.url}/threads/${thread.thread_id}/runs/00000000-0000-4000-8000-000000000000/cancel?action=explode`,
+      { method: 'POST' },
+    );
     assert.equal(badAction.status, 422);
   });
 
   it('accepts the bodies the Python SDK sends, with null for every unset option', async () => {
     const post = async (path: string, body: unknown) => {
-      const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       assert.equal(response.status, 200, `${path}: ${await response.clone().text()}`);
       return (await response.json()) as any;
     };
-    const thread = await post('/threads', { thread_id: null, metadata: null, if_exists: null, supersteps: null, graph_id: null, ttl: null });
+    const thread = await post('/threads', {
+      thread_id: null,
+      metadata: null,
+      if_exists: null,
+      supersteps: null,
+      graph_id: null,
+      ttl: null,
+    });
     const values = await post(`/threads/${thread.thread_id}/runs/wait`, {
       assistant_id: 'agent',
       input: ask('from python'),
@@ -188,9 +233,29 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
       durability: null,
     });
     assert.equal(values.messages.at(-1).content, 'You said: from python');
-    const found = await post('/threads/search', { metadata: null, values: null, ids: null, status: null, limit: 10, offset: 0, sort_by: null, sort_order: null, select: null, extract: null });
+    const found = await post('/threads/search', {
+      metadata: null,
+      values: null,
+      ids: null,
+      status: null,
+      limit: 10,
+      offset: 0,
+      sort_by: null,
+      sort_order: null,
+      select: null,
+      extract: null,
+    });
     assert.ok(found.some((t: any) => t.thread_id === thread.thread_id));
-    const assistants = await post('/assistants/search', { metadata: null, graph_id: 'agent', name: null, limit: 10, offset: 0, sort_by: null, sort_order: null, select: null });
+    const assistants = await post('/assistants/search', {
+      metadata: null,
+      graph_id: 'agent',
+      name: null,
+      limit: 10,
+      offset: 0,
+      sort_by: null,
+      sort_order: null,
+      select: null,
+    });
     assert.equal(assistants[0].graph_id, 'agent');
   });
 

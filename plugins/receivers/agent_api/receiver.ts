@@ -60,7 +60,10 @@ export class AgentApiReceiver implements Receiver {
     private readonly config: AgentApiConfig,
     private readonly next: Consumer<'spans'>,
   ) {
-    this.tracingWarning = new ThrottledWarning(settings.logger, 'Could not send the spans of a run; the run itself is unaffected.');
+    this.tracingWarning = new ThrottledWarning(
+      settings.logger,
+      'Could not send the spans of a run; the run itself is unaffected.',
+    );
   }
 
   /** The port the server listens on (after `start`). */
@@ -88,7 +91,10 @@ export class AgentApiReceiver implements Receiver {
     const checkpoints = (this.checkpoints = new CheckpointDatabase(join(dataDir, 'checkpoints.sqlite')));
     const store = (this.store = new SqliteStore(join(dataDir, 'store.sqlite')));
     const metrics = this.metrics();
-    const droppedEvents = new ThrottledWarning(logger, 'Dropped the oldest stream events of a long run; late joiners will miss them.');
+    const droppedEvents = new ThrottledWarning(
+      logger,
+      'Dropped the oldest stream events of a long run; late joiners will miss them.',
+    );
     const broker = new StreamBroker({
       maxEvents: config.stream_buffer_events,
       maxFinishedRuns: 1000,
@@ -113,12 +119,19 @@ export class AgentApiReceiver implements Receiver {
         tracingFailed: () => metrics.tracingFailures.inc({ component_id: settings.id }),
         webhookFailed: () => metrics.webhookFailures.inc({ component_id: settings.id }),
       },
-      tracer: config.tracing.enabled ? (run, assistant) => this.tracerFor(run, assistant, metrics.tracingFailures) : undefined,
-      webhooks: { policy: webhookPolicy, timeoutMs: config.webhooks.timeout_ms, maxAttempts: config.webhooks.max_attempts },
+      tracer: config.tracing.enabled
+        ? (run, assistant) => this.tracerFor(run, assistant, metrics.tracingFailures)
+        : undefined,
+      webhooks: {
+        policy: webhookPolicy,
+        timeoutMs: config.webhooks.timeout_ms,
+        maxAttempts: config.webhooks.max_attempts,
+      },
     }));
     const queue = (this.queue = new RunQueue(storage, executor, config.workers, logger));
     const execution = (this.execution = new Execution(storage, broker, executor, () => queue));
-    const graphForThread = (graphId: string, runConfig: RunnableConfig) => graphs.get(graphId, { config: runConfig, checkpointer: checkpoints.saver, store });
+    const graphForThread = (graphId: string, runConfig: RunnableConfig) =>
+      graphs.get(graphId, { config: runConfig, checkpointer: checkpoints.saver, store });
     // Threads and runs refer to each other (deleting a thread cancels its runs); `runs` is set
     // right below, before any request can arrive.
     let runs: Runs | undefined;
@@ -135,7 +148,9 @@ export class AgentApiReceiver implements Receiver {
       execution,
       (graphId) => graphs.has(graphId),
       async (threadId, checkpointId, checkpointNs) =>
-        (await checkpoints.saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpointId } })) !== undefined,
+        (await checkpoints.saver.getTuple({
+          configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpointId },
+        })) !== undefined,
       { headerFilter, webhookProblem: (url) => webhookUrlProblem(url, webhookPolicy) },
     );
 
@@ -177,10 +192,26 @@ export class AgentApiReceiver implements Receiver {
     if (config.ui.enabled) await registerUi(app, { prefix: config.ui.path });
     queue.start();
     this.boundPort = await listen(app, config.host, config.port);
-    const auth = { api_keys: apiKeys.length, custom_handler: authSpec ? `${authSpec.path}:${authSpec.exportName}` : null };
-    logger.info({ host: config.host, port: this.boundPort, graphs: graphs.ids(), data_dir: dataDir, workers: config.workers, auth }, 'Agent API server listening.');
+    const auth = {
+      api_keys: apiKeys.length,
+      custom_handler: authSpec ? `${authSpec.path}:${authSpec.exportName}` : null,
+    };
+    logger.info(
+      {
+        host: config.host,
+        port: this.boundPort,
+        graphs: graphs.ids(),
+        data_dir: dataDir,
+        workers: config.workers,
+        auth,
+      },
+      'Agent API server listening.',
+    );
     if (apiKeys.length === 0 && !customAuth && !isLoopbackName(config.host)) {
-      logger.warn({ host: config.host }, 'The agent server is reachable from other machines without authentication: set auth.api_keys (AGENT_API_KEY) or a custom auth handler.');
+      logger.warn(
+        { host: config.host },
+        'The agent server is reachable from other machines without authentication: set auth.api_keys (AGENT_API_KEY) or a custom auth handler.',
+      );
     }
   }
 
@@ -189,18 +220,30 @@ export class AgentApiReceiver implements Receiver {
     const cutOff = await storage.runsWithStatus('running');
     for (const run of cutOff) {
       await storage.transaction(async (tx) => {
-        await tx.updateRun({ ...run, status: 'error', error: { error: 'ServerRestart', message: RESTART_MESSAGE }, updated_at: isoNow() });
+        await tx.updateRun({
+          ...run,
+          status: 'error',
+          error: { error: 'ServerRestart', message: RESTART_MESSAGE },
+          updated_at: isoNow(),
+        });
         await settleThread(tx, run.thread_id, { error: true });
       });
     }
     const pending = await storage.runsWithStatus('pending');
     for (const run of pending) broker.open(run.run_id);
     if (cutOff.length > 0 || pending.length > 0) {
-      this.settings.logger.warn({ marked_error: cutOff.length, resumed_pending: pending.length }, 'Recovered runs left by a previous process.');
+      this.settings.logger.warn(
+        { marked_error: cutOff.length, resumed_pending: pending.length },
+        'Recovered runs left by a previous process.',
+      );
     }
   }
 
-  private tracerFor(run: RunRecord, assistant: Assistant, failures: { inc(labels: { component_id: string }): void }): RunTracer {
+  private tracerFor(
+    run: RunRecord,
+    assistant: Assistant,
+    failures: { inc(labels: { component_id: string }): void },
+  ): RunTracer {
     const { tracing } = this.config;
     const kwargs = run.kwargs as { config?: { configurable?: Record<string, unknown> } };
     const project = kwargs.config?.configurable?.['x-project'];

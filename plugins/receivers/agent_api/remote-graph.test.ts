@@ -20,10 +20,16 @@ describe('agent_api with RemoteGraph', () => {
     assert.equal(result.messages.at(-1).content, 'You said: remote');
     const thread = await server.client.threads.create();
     const updates: unknown[] = [];
-    for await (const chunk of await remote.stream({ messages: [{ role: 'user', content: 'streamed' }] }, { configurable: { thread_id: thread.thread_id }, streamMode: 'updates' })) {
+    for await (const chunk of await remote.stream(
+      { messages: [{ role: 'user', content: 'streamed' }] },
+      { configurable: { thread_id: thread.thread_id }, streamMode: 'updates' },
+    )) {
       updates.push(chunk);
     }
-    assert.deepEqual(updates.map((u) => Object.keys(u as object)[0]), ['call_model']);
+    assert.deepEqual(
+      updates.map((u) => Object.keys(u as object)[0]),
+      ['call_model'],
+    );
     const state = await remote.getState({ configurable: { thread_id: thread.thread_id } });
     assert.equal((state.values as any).messages.length, 2);
   });

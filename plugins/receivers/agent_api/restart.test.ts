@@ -14,7 +14,11 @@ const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 describe('agent_api restart', () => {
   it('keeps assistants, threads, runs and state across a restart', async () => {
     const first = await startTestServer();
-    const assistant = await first.client.assistants.create({ graphId: 'chat', name: 'kept', context: { system_prompt: 'Persist.' } });
+    const assistant = await first.client.assistants.create({
+      graphId: 'chat',
+      name: 'kept',
+      context: { system_prompt: 'Persist.' },
+    });
     await first.client.assistants.update(assistant.assistant_id, { context: { system_prompt: 'Version two.' } });
     const thread = await first.client.threads.create({ metadata: { kept: true } });
     await first.client.runs.wait(thread.thread_id, assistant.assistant_id, { input: ask('remember me') });
@@ -28,7 +32,10 @@ describe('agent_api restart', () => {
       const again = await client.assistants.get(assistant.assistant_id);
       assert.equal(again.version, 2);
       assert.deepEqual(again.context, { system_prompt: 'Version two.' });
-      assert.deepEqual((await client.assistants.getVersions(assistant.assistant_id)).map((v) => v.version), [2, 1]);
+      assert.deepEqual(
+        (await client.assistants.getVersions(assistant.assistant_id)).map((v) => v.version),
+        [2, 1],
+      );
       const threadAgain = await client.threads.get(thread.thread_id);
       assert.deepEqual(threadAgain.metadata, { kept: true, graph_id: 'chat', assistant_id: assistant.assistant_id });
       assert.equal(threadAgain.status, 'idle');
@@ -37,7 +44,9 @@ describe('agent_api restart', () => {
       assert.deepEqual(stateAfter.values, stateBefore.values);
       assert.equal(stateAfter.checkpoint.checkpoint_id, stateBefore.checkpoint.checkpoint_id);
       // The thread goes on from its saved state.
-      const reply = (await client.runs.wait(thread.thread_id, assistant.assistant_id, { input: ask('and now?') })) as any;
+      const reply = (await client.runs.wait(thread.thread_id, assistant.assistant_id, {
+        input: ask('and now?'),
+      })) as any;
       assert.equal(reply.messages.length, 4);
       assert.equal(reply.messages.at(-1).content, '(Version two.) You said: and now?');
       // The system assistants were not duplicated.
@@ -51,8 +60,14 @@ describe('agent_api restart', () => {
     const first = await startTestServer();
     const thread = await first.client.threads.create();
     const other = await first.client.threads.create();
-    const cutOff = await first.client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 10 }, afterSeconds: 3600 });
-    const waiting = await first.client.runs.create(other.thread_id, 'agent', { input: ask('later'), afterSeconds: 3600 });
+    const cutOff = await first.client.runs.create(thread.thread_id, 'sleep', {
+      input: { delay_ms: 10 },
+      afterSeconds: 3600,
+    });
+    const waiting = await first.client.runs.create(other.thread_id, 'agent', {
+      input: ask('later'),
+      afterSeconds: 3600,
+    });
     await first.stop({ keepData: true });
 
     // Simulate a crash: one run was running when the process died; the other is due now.
@@ -88,7 +103,9 @@ describe('agent_api restart', () => {
     const thread = await first.client.threads.create();
     const run = await first.client.runs.create(thread.thread_id, 'agent', { input: ask('delayed'), afterSeconds: 1 });
     const joined = await fetch(`${first.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`);
-    const waiting = fetch(`${first.url}/threads/${thread.thread_id}/runs/${run.run_id}/join`).then((r) => r.text()).catch(() => 'closed');
+    const waiting = fetch(`${first.url}/threads/${thread.thread_id}/runs/${run.run_id}/join`)
+      .then((r) => r.text())
+      .catch(() => 'closed');
     const body = joined.text();
     await first.stop({ keepData: true });
     assert.equal(typeof (await body), 'string');
@@ -107,7 +124,8 @@ describe('agent_api restart', () => {
     const first = await startTestServer();
     const thread = await first.client.threads.create();
     const run = await first.client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 60_000, steps: 600 } });
-    while ((await first.client.runs.get(thread.thread_id, run.run_id)).status !== 'running') await new Promise((r) => setTimeout(r, 20));
+    while ((await first.client.runs.get(thread.thread_id, run.run_id)).status !== 'running')
+      await new Promise((r) => setTimeout(r, 20));
     await first.stop({ keepData: true, deadlineMs: 800 });
 
     const second = await startTestServer({ dataDir: first.dataDir });

@@ -69,7 +69,8 @@ describe('agent_api runs', () => {
     const state = await client.threads.getState(thread.thread_id);
     const [human, ai] = (state.values as any).messages.slice(-2);
     for (const message of [human, ai]) {
-      for (const key of ['type', 'content', 'additional_kwargs', 'response_metadata', 'name', 'id', 'example']) assert.ok(key in message, `message field ${key}`);
+      for (const key of ['type', 'content', 'additional_kwargs', 'response_metadata', 'name', 'id', 'example'])
+        assert.ok(key in message, `message field ${key}`);
     }
     assert.equal(human.type, 'human');
     assert.equal(human.content, 'hello');
@@ -86,14 +87,23 @@ describe('agent_api runs', () => {
     assert.equal((after.values as any).messages.length, 3);
 
     const listed = await client.runs.list(thread.thread_id);
-    assert.deepEqual(listed.map((r) => r.run_id), [blocker.run_id, run.run_id]);
-    assert.deepEqual((await client.runs.list(thread.thread_id, { status: 'success', limit: 1, offset: 1 })).map((r) => r.run_id), [run.run_id]);
+    assert.deepEqual(
+      listed.map((r) => r.run_id),
+      [blocker.run_id, run.run_id],
+    );
+    assert.deepEqual(
+      (await client.runs.list(thread.thread_id, { status: 'success', limit: 1, offset: 1 })).map((r) => r.run_id),
+      [run.run_id],
+    );
   });
 
   it('wait returns the final values, on a thread and threadless, and reports Content-Location', async () => {
     const thread = await client.threads.create();
     let created: { run_id: string; thread_id?: string } | undefined;
-    const values = (await client.runs.wait(thread.thread_id, 'agent', { input: hello('wait'), onRunCreated: (meta) => (created = meta) })) as any;
+    const values = (await client.runs.wait(thread.thread_id, 'agent', {
+      input: hello('wait'),
+      onRunCreated: (meta) => (created = meta),
+    })) as any;
     assert.equal(values.messages.at(-1).content, 'You said: wait');
     assert.equal(created?.thread_id, thread.thread_id);
     const threadless = (await client.runs.wait(null, 'agent', { input: hello('no thread') })) as any;
@@ -111,7 +121,8 @@ describe('agent_api runs', () => {
     const names = new Set(events.map((e) => e.event));
     assert.equal(events[0].event, 'metadata');
     assert.equal(typeof events[0].data.run_id, 'string');
-    for (const name of ['values', 'updates', 'messages', 'debug', 'tasks', 'checkpoints', 'events']) assert.ok(names.has(name), `missing ${name}`);
+    for (const name of ['values', 'updates', 'messages', 'debug', 'tasks', 'checkpoints', 'events'])
+      assert.ok(names.has(name), `missing ${name}`);
     const updates = events.filter((e) => e.event === 'updates').map((e) => Object.keys(e.data)[0]);
     assert.deepEqual(updates, ['agent', 'tools', 'agent']);
     const tokens = events.filter((e) => e.event === 'messages');
@@ -125,7 +136,14 @@ describe('agent_api runs', () => {
     const checkpoint = events.find((e) => e.event === 'checkpoints')!.data;
     assert.ok('values' in checkpoint && 'next' in checkpoint && 'metadata' in checkpoint);
     const kinds = new Set(events.filter((e) => e.event === 'events').map((e) => e.data.event));
-    for (const kind of ['on_chain_start', 'on_chain_end', 'on_chat_model_start', 'on_chat_model_stream', 'on_chat_model_end']) assert.ok(kinds.has(kind), kind);
+    for (const kind of [
+      'on_chain_start',
+      'on_chain_end',
+      'on_chat_model_start',
+      'on_chat_model_stream',
+      'on_chat_model_end',
+    ])
+      assert.ok(kinds.has(kind), kind);
     assert.ok(events.filter((e) => e.event === 'debug').some((e) => e.data.type === 'checkpoint'));
     assert.ok(events.filter((e) => e.event === 'tasks').some((e) => e.data.name === 'tools'));
   });
@@ -142,13 +160,28 @@ describe('agent_api runs', () => {
   });
 
   it('streams custom events and subgraph namespaces', async () => {
-    const custom = await collect(client.runs.stream(null, 'sleep', { input: { delay_ms: 30, steps: 3 }, streamMode: ['custom'] }));
-    assert.deepEqual(custom.filter((e) => e.event === 'custom').map((e) => e.data.step), [1, 2, 3]);
-    const nested = await collect(client.runs.stream(null, 'subgraph', { input: hello('nested'), streamMode: ['updates'], streamSubgraphs: true }));
+    const custom = await collect(
+      client.runs.stream(null, 'sleep', { input: { delay_ms: 30, steps: 3 }, streamMode: ['custom'] }),
+    );
+    assert.deepEqual(
+      custom.filter((e) => e.event === 'custom').map((e) => e.data.step),
+      [1, 2, 3],
+    );
+    const nested = await collect(
+      client.runs.stream(null, 'subgraph', { input: hello('nested'), streamMode: ['updates'], streamSubgraphs: true }),
+    );
     const namespaced = nested.filter((e) => e.event.startsWith('updates|research:'));
-    assert.deepEqual(namespaced.map((e) => Object.keys(e.data)[0]), ['make_plan', 'write']);
-    assert.deepEqual(nested.filter((e) => e.event === 'updates').map((e) => Object.keys(e.data)[0]), ['research', 'review']);
-    const flat = await collect(client.runs.stream(null, 'subgraph', { input: hello('nested'), streamMode: ['updates'] }));
+    assert.deepEqual(
+      namespaced.map((e) => Object.keys(e.data)[0]),
+      ['make_plan', 'write'],
+    );
+    assert.deepEqual(
+      nested.filter((e) => e.event === 'updates').map((e) => Object.keys(e.data)[0]),
+      ['research', 'review'],
+    );
+    const flat = await collect(
+      client.runs.stream(null, 'subgraph', { input: hello('nested'), streamMode: ['updates'] }),
+    );
     assert.ok(flat.every((e) => !e.event.includes('|')));
   });
 
@@ -168,7 +201,10 @@ describe('agent_api runs', () => {
     assert.equal(frames[0].id, '0');
     assert.equal((frames[0].data as any).run_id, location.split('/')[2]);
     assert.equal((frames.at(-1)!.data as any).messages.at(-1).content, 'You said: stateless');
-    assert.deepEqual(frames.map((f) => f.id), frames.map((_, i) => String(i)));
+    assert.deepEqual(
+      frames.map((f) => f.id),
+      frames.map((_, i) => String(i)),
+    );
     assert.equal(await client.threads.count(), before);
   });
 
@@ -176,14 +212,19 @@ describe('agent_api runs', () => {
     const thread = await client.threads.create();
     const other = await client.threads.create();
     const healthy = client.runs.wait(other.thread_id, 'sleep', { input: { delay_ms: 100 } });
-    const events = await collect(client.runs.stream(thread.thread_id, 'error', { input: { message: 'Boo!' }, streamMode: ['values', 'debug'] }));
+    const events = await collect(
+      client.runs.stream(thread.thread_id, 'error', { input: { message: 'Boo!' }, streamMode: ['values', 'debug'] }),
+    );
     const last = events.at(-1)!;
     assert.equal(last.event, 'error');
     assert.deepEqual(last.data, { error: 'CustomError', message: 'Boo!' });
     const [run] = await client.runs.list(thread.thread_id);
     assert.equal(run.status, 'error');
     assert.equal((await client.threads.get(thread.thread_id)).status, 'error');
-    await assert.rejects(client.runs.wait(thread.thread_id, 'error', { input: { message: 'again' } }), /CustomError: again/);
+    await assert.rejects(
+      client.runs.wait(thread.thread_id, 'error', { input: { message: 'again' } }),
+      /CustomError: again/,
+    );
     const joined = (await client.runs.join(thread.thread_id, run.run_id)) as any;
     assert.deepEqual(joined.__error__, { error: 'CustomError', message: 'Boo!' });
     assert.equal(((await healthy) as any).messages.at(-1).content, 'finished after 100 ms');
@@ -192,7 +233,10 @@ describe('agent_api runs', () => {
   it('multitask reject answers 409 and leaves the first run running', async () => {
     const thread = await client.threads.create();
     const first = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 300 } });
-    await assert.rejects(client.runs.create(thread.thread_id, 'agent', { input: hello() }), /HTTP 409: .*already running a task/);
+    await assert.rejects(
+      client.runs.create(thread.thread_id, 'agent', { input: hello() }),
+      /HTTP 409: .*already running a task/,
+    );
     await client.runs.join(thread.thread_id, first.run_id);
     assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'success');
   });
@@ -200,18 +244,27 @@ describe('agent_api runs', () => {
   it('multitask enqueue runs both, one after the other', async () => {
     const thread = await client.threads.create();
     const first = await client.runs.create(thread.thread_id, 'agent', { input: { ...hello('one'), delay: 1 } });
-    const second = await client.runs.create(thread.thread_id, 'agent', { input: hello('two'), multitaskStrategy: 'enqueue' });
+    const second = await client.runs.create(thread.thread_id, 'agent', {
+      input: hello('two'),
+      multitaskStrategy: 'enqueue',
+    });
     await client.runs.join(thread.thread_id, second.run_id);
     assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'success');
     const state = await client.threads.getState(thread.thread_id);
-    assert.deepEqual((state.values as any).messages.map((m: any) => m.content), ['one', 'You said: one', 'two', 'You said: two']);
+    assert.deepEqual(
+      (state.values as any).messages.map((m: any) => m.content),
+      ['one', 'You said: one', 'two', 'You said: two'],
+    );
   });
 
   it('multitask interrupt stops the running run and keeps its thread going', async () => {
     const thread = await client.threads.create();
     const first = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 5000, steps: 50 } });
     await waitForStatus(client, thread.thread_id, first.run_id, ['running']);
-    const second = await client.runs.create(thread.thread_id, 'agent', { input: hello('after'), multitaskStrategy: 'interrupt' });
+    const second = await client.runs.create(thread.thread_id, 'agent', {
+      input: hello('after'),
+      multitaskStrategy: 'interrupt',
+    });
     await client.runs.join(thread.thread_id, second.run_id);
     assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'interrupted');
     assert.equal((await client.runs.get(thread.thread_id, second.run_id)).status, 'success');
@@ -222,14 +275,24 @@ describe('agent_api runs', () => {
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, 'agent', { input: hello('kept') });
     // A running run and a pending one behind it: rollback removes both, with what they wrote.
-    const running = await client.runs.create(thread.thread_id, 'sleep', { input: { ...hello('discarded'), delay_ms: 5000, steps: 50 } });
+    const running = await client.runs.create(thread.thread_id, 'sleep', {
+      input: { ...hello('discarded'), delay_ms: 5000, steps: 50 },
+    });
     await waitForStatus(client, thread.thread_id, running.run_id, ['running']);
-    const pending = await client.runs.create(thread.thread_id, 'agent', { input: hello('discarded too'), multitaskStrategy: 'enqueue' });
-    const second = await client.runs.create(thread.thread_id, 'agent', { input: hello('replacement'), multitaskStrategy: 'rollback' });
+    const pending = await client.runs.create(thread.thread_id, 'agent', {
+      input: hello('discarded too'),
+      multitaskStrategy: 'enqueue',
+    });
+    const second = await client.runs.create(thread.thread_id, 'agent', {
+      input: hello('replacement'),
+      multitaskStrategy: 'rollback',
+    });
     await client.runs.join(thread.thread_id, second.run_id);
     await assert.rejects(client.runs.get(thread.thread_id, running.run_id), /HTTP 404/);
     await assert.rejects(client.runs.get(thread.thread_id, pending.run_id), /HTTP 404/);
-    const contents = ((await client.threads.getState(thread.thread_id)).values as any).messages.map((m: any) => m.content);
+    const contents = ((await client.threads.getState(thread.thread_id)).values as any).messages.map(
+      (m: any) => m.content,
+    );
     assert.deepEqual(contents, ['kept', 'You said: kept', 'replacement', 'You said: replacement']);
   });
 
@@ -242,7 +305,10 @@ describe('agent_api runs', () => {
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
 
     const delayed = await client.runs.create(thread.thread_id, 'agent', { input: hello(), afterSeconds: 60 });
-    const response = await fetch(`${server.url}/threads/${thread.thread_id}/runs/${delayed.run_id}/cancel?action=rollback`, { method: 'POST' });
+    const response = await fetch(
+      `${server.url}/threads/${thread.thread_id}/runs/${delayed.run_id}/cancel?action=rollback`,
+      { method: 'POST' },
+    );
     assert.equal(response.status, 202);
     await assert.rejects(client.runs.get(thread.thread_id, delayed.run_id), /HTTP 404/);
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
@@ -250,24 +316,45 @@ describe('agent_api runs', () => {
 
   it('joining a run stream replays what was missed after Last-Event-ID, then ends', async () => {
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 60, steps: 3 }, streamMode: ['custom', 'values'] });
+    const run = await client.runs.create(thread.thread_id, 'sleep', {
+      input: { delay_ms: 60, steps: 3 },
+      streamMode: ['custom', 'values'],
+    });
     await client.runs.join(thread.thread_id, run.run_id);
     const all = await readFrames(await fetch(`${server.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`));
     assert.equal(all[0].event, 'metadata');
-    assert.deepEqual(all.map((f) => f.id), all.map((_, i) => String(i)));
-    const resumed = await readFrames(await fetch(`${server.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`, { headers: { 'last-event-id': '2' } }));
+    assert.deepEqual(
+      all.map((f) => f.id),
+      all.map((_, i) => String(i)),
+    );
+    const resumed = await readFrames(
+      await fetch(`${server.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`, {
+        headers: { 'last-event-id': '2' },
+      }),
+    );
     assert.deepEqual(resumed, all.slice(3));
     const viaSdk = await collect(client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: '2' }));
-    assert.deepEqual(viaSdk.map((e) => e.event), all.slice(3).map((f) => f.event));
-    const threadless = await readFrames(await fetch(`${server.url}/runs/${run.run_id}/stream`, { headers: { 'last-event-id': String(all.length - 2) } }));
+    assert.deepEqual(
+      viaSdk.map((e) => e.event),
+      all.slice(3).map((f) => f.event),
+    );
+    const threadless = await readFrames(
+      await fetch(`${server.url}/runs/${run.run_id}/stream`, { headers: { 'last-event-id': String(all.length - 2) } }),
+    );
     assert.deepEqual(threadless, all.slice(-1));
   });
 
   it('a live join receives the events as the run produces them', async () => {
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 150, steps: 3 }, streamMode: ['custom'] });
+    const run = await client.runs.create(thread.thread_id, 'sleep', {
+      input: { delay_ms: 150, steps: 3 },
+      streamMode: ['custom'],
+    });
     const events = await collect(client.runs.joinStream(thread.thread_id, run.run_id));
-    assert.deepEqual(events.filter((e) => e.event === 'custom').map((e) => e.data.step), [1, 2, 3]);
+    assert.deepEqual(
+      events.filter((e) => e.event === 'custom').map((e) => e.data.step),
+      [1, 2, 3],
+    );
   });
 
   it('a client that disconnects cancels its run with on_disconnect=cancel, and not by default', async () => {
@@ -276,12 +363,20 @@ describe('agent_api runs', () => {
     const response = await fetch(`${server.url}/threads/${thread.thread_id}/runs/stream`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ assistant_id: 'sleep', input: { delay_ms: 5000, steps: 50 }, stream_mode: ['custom'], on_disconnect: 'cancel' }),
+      body: JSON.stringify({
+        assistant_id: 'sleep',
+        input: { delay_ms: 5000, steps: 50 },
+        stream_mode: ['custom'],
+        on_disconnect: 'cancel',
+      }),
       signal: controller.signal,
     });
     const runId = response.headers.get('content-location')!.split('/').at(-1)!;
     const first = await readFirstFrames(response, 2);
-    assert.deepEqual(first.map((f) => f.event), ['metadata', 'custom']);
+    assert.deepEqual(
+      first.map((f) => f.event),
+      ['metadata', 'custom'],
+    );
     controller.abort();
     assert.equal(await waitForStatus(client, thread.thread_id, runId, ['interrupted', 'success']), 'interrupted');
 
@@ -303,10 +398,18 @@ describe('agent_api runs', () => {
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, 'agent', { input: hello('traced') });
     await client.runs.join(thread.thread_id, run.run_id);
-    await server.sink.waitFor(() => server.sink.batches.some((b) => JSON.stringify(b.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)).includes(run.run_id)));
-    const batch = server.sink.batches.find((b) => JSON.stringify(b.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)).includes(run.run_id))!;
+    await server.sink.waitFor(() =>
+      server.sink.batches.some((b) =>
+        JSON.stringify(b.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)).includes(run.run_id),
+      ),
+    );
+    const batch = server.sink.batches.find((b) =>
+      JSON.stringify(b.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)).includes(run.run_id),
+    )!;
     assert.equal(batch.context.project, 'default');
-    assert.ok(JSON.stringify(batch.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)).includes(thread.thread_id));
+    assert.ok(
+      JSON.stringify(batch.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)).includes(thread.thread_id),
+    );
   });
 
   it('a run succeeds even when the pipeline refuses its spans; the failure is counted', async () => {
@@ -336,9 +439,17 @@ describe('agent_api runs', () => {
     const seen: { event: string; data: any; id?: string }[] = [];
     const reading = (async () => {
       try {
-        for await (const chunk of client.threads.joinStream(thread.thread_id, { signal: controller.signal, streamMode: ['values'] } as never)) {
+        for await (const chunk of client.threads.joinStream(thread.thread_id, {
+          signal: controller.signal,
+          streamMode: ['values'],
+        } as never)) {
           seen.push(chunk as never);
-          if (seen.filter((e) => e.event === 'metadata').length === 2 && seen.at(-1)!.event === 'values' && seen.at(-1)!.data.messages?.length === 4) controller.abort();
+          if (
+            seen.filter((e) => e.event === 'metadata').length === 2 &&
+            seen.at(-1)!.event === 'values' &&
+            seen.at(-1)!.data.messages?.length === 4
+          )
+            controller.abort();
         }
       } catch (error) {
         if (!controller.signal.aborted) throw error;
@@ -352,10 +463,15 @@ describe('agent_api runs', () => {
     const [first, second] = await client.runs.list(thread.thread_id);
     // After the first run's metadata: the rest of the first run (two values events), then the second.
     const resumed = await readFirstFrames(
-      await fetch(`${server.url}/threads/${thread.thread_id}/stream`, { headers: { 'last-event-id': `${first.run_id}:0` } }),
+      await fetch(`${server.url}/threads/${thread.thread_id}/stream`, {
+        headers: { 'last-event-id': `${first.run_id}:0` },
+      }),
       4,
     );
-    assert.deepEqual(resumed.map((f) => f.id), [`${first.run_id}:1`, `${first.run_id}:2`, `${second.run_id}:0`, `${second.run_id}:1`]);
+    assert.deepEqual(
+      resumed.map((f) => f.id),
+      [`${first.run_id}:1`, `${first.run_id}:2`, `${second.run_id}:0`, `${second.run_id}:1`],
+    );
     assert.equal(resumed[2].event, 'metadata');
   });
 });

@@ -11,7 +11,10 @@ import { parseFrames } from './sse-client.ts';
 
 describe('SSE framing', () => {
   it('writes event, one data line per payload line, id, and a blank line', () => {
-    assert.equal(formatSSE({ event: 'metadata', data: { run_id: 'r' }, id: 0 }), 'event: metadata\ndata: {"run_id":"r"}\nid: 0\n\n');
+    assert.equal(
+      formatSSE({ event: 'metadata', data: { run_id: 'r' }, id: 0 }),
+      'event: metadata\ndata: {"run_id":"r"}\nid: 0\n\n',
+    );
     assert.equal(formatSSE({ event: 'values', data: null }), 'event: values\ndata: null\n\n');
   });
 

@@ -11,7 +11,16 @@ import type { RunRecord, Thread } from './internal/storage/storage.ts';
 
 function thread(id: string): Thread {
   const now = isoNow();
-  return { thread_id: id, created_at: now, updated_at: now, metadata: {}, status: 'idle', config: {}, values: null, interrupts: null };
+  return {
+    thread_id: id,
+    created_at: now,
+    updated_at: now,
+    metadata: {},
+    status: 'idle',
+    config: {},
+    values: null,
+    interrupts: null,
+  };
 }
 
 function run(id: string, threadId: string, createdAt = isoNow()): RunRecord {

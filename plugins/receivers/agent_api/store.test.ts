@@ -19,9 +19,15 @@ describe('agent_api store', () => {
     const all = await client.store.searchItems(['users']);
     assert.deepEqual(all.items.map((i) => i.namespace[1]).sort(), ['alice', 'bob']);
     const pro = await client.store.searchItems(['users'], { filter: { plan: 'pro' } });
-    assert.deepEqual(pro.items.map((i) => i.value.name), ['Alice']);
+    assert.deepEqual(
+      pro.items.map((i) => i.value.name),
+      ['Alice'],
+    );
     const namespaces = await client.store.listNamespaces({ prefix: ['users'] });
-    assert.deepEqual(namespaces.namespaces, [['users', 'alice'], ['users', 'bob']]);
+    assert.deepEqual(namespaces.namespaces, [
+      ['users', 'alice'],
+      ['users', 'bob'],
+    ]);
     assert.deepEqual((await client.store.listNamespaces({ maxDepth: 1 })).namespaces, [['docs'], ['users']]);
     await client.store.putItem(['users', 'alice'], 'profile', { name: 'Alice', plan: 'team' });
     const updated = await client.store.getItem(['users', 'alice'], 'profile');
@@ -34,7 +40,10 @@ describe('agent_api store', () => {
       body: JSON.stringify({ namespace: ['a.b'], key: 'k', value: {} }),
     });
     assert.equal(bad.status, 422);
-    assert.match(((await bad.json()) as any).message, /body\.namespace: namespace labels cannot be empty or contain periods/);
+    assert.match(
+      ((await bad.json()) as any).message,
+      /body\.namespace: namespace labels cannot be empty or contain periods/,
+    );
     await first.stop({ keepData: true });
 
     const second = await startTestServer({ dataDir: first.dataDir });

@@ -32,16 +32,28 @@ export interface TestServer {
   stop(options?: { keepData?: boolean; deadlineMs?: number }): Promise<void>;
 }
 
-export async function startTestServer(overrides: Partial<AgentApiConfig> & { dataDir?: string; logger?: Logger } = {}): Promise<TestServer> {
+export async function startTestServer(
+  overrides: Partial<AgentApiConfig> & { dataDir?: string; logger?: Logger } = {},
+): Promise<TestServer> {
   const { dataDir: givenDir, logger, ...configOverrides } = overrides;
   const dataDir = givenDir ?? mkdtempSync(join(tmpdir(), 'agent-api-test-'));
-  const config = { langgraph_config: EXAMPLES_LANGGRAPH_JSON, data_dir: dataDir, port: 0, workers: 4, ...configOverrides } as Record<string, unknown>;
+  const config = {
+    langgraph_config: EXAMPLES_LANGGRAPH_JSON,
+    data_dir: dataDir,
+    port: 0,
+    workers: 4,
+    ...configOverrides,
+  } as Record<string, unknown>;
   const errors = validateAgainst(configSchema, config, 'agent_api');
   if (errors.length > 0) throw new Error(errors.join('\n'));
   const host = nopHost({ resolvePath: (path: string) => resolve(repoRoot, path) });
   const sink = new Sink<'spans'>();
   const settings = nopSettings('receiver', 'agent_api', host);
-  const receiver = new AgentApiReceiver(logger ? { ...settings, logger } : settings, config as unknown as AgentApiConfig, sink);
+  const receiver = new AgentApiReceiver(
+    logger ? { ...settings, logger } : settings,
+    config as unknown as AgentApiConfig,
+    sink,
+  );
   await receiver.start();
   const url = `http://127.0.0.1:${receiver.port}`;
   const client = new Client({ apiUrl: url, apiKey: null, callerOptions: { maxRetries: 0 } });
@@ -63,7 +75,10 @@ export async function startTestServer(overrides: Partial<AgentApiConfig> & { dat
  * One server for the enclosing `describe`: started before its tests (handed to `onStart`, where
  * the suite keeps it) and stopped after them.
  */
-export function useTestServer(onStart: (server: TestServer) => void, overrides: Parameters<typeof startTestServer>[0] = {}): void {
+export function useTestServer(
+  onStart: (server: TestServer) => void,
+  overrides: Parameters<typeof startTestServer>[0] = {},
+): void {
   let server: TestServer | undefined;
   before(async () => {
     server = await startTestServer(overrides);

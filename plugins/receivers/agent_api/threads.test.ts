@@ -47,30 +47,62 @@ describe('agent_api threads', () => {
     });
     assert.equal(badPatch.status, 422);
     assert.match(((await badPatch.json()) as any).message, /body\.metadata: is required/);
-    const badStatus = await fetch(`${server.url}/threads/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'sleepy' }) });
+    const badStatus = await fetch(`${server.url}/threads/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'sleepy' }),
+    });
     assert.equal(badStatus.status, 422);
-    assert.match(((await badStatus.json()) as any).message, /body\.status: must be one of "idle", "busy", "interrupted", "error"/);
+    assert.match(
+      ((await badStatus.json()) as any).message,
+      /body\.status: must be one of "idle", "busy", "interrupted", "error"/,
+    );
     await assert.rejects(client.threads.getState('00000000-0000-4000-8000-000000000000'), /HTTP 404/);
     await assert.rejects(
       client.runs.create('00000000-0000-4000-8000-000000000000', 'agent', { input: ask('x') }),
       /HTTP 404: .*Thread with ID 00000000-0000-4000-8000-000000000000 not found/,
     );
-    await assert.rejects(client.runs.create(null, 'no_such_assistant', { input: ask('x') }), /HTTP 404: .*No assistant found for 'no_such_assistant'/);
+    await assert.rejects(
+      client.runs.create(null, 'no_such_assistant', { input: ask('x') }),
+      /HTTP 404: .*No assistant found for 'no_such_assistant'/,
+    );
   });
 
   it('searches and counts threads by metadata and status, sorted and paginated', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await client.threads.create({ metadata: { suite: 'search', index: i } })).thread_id);
+    for (let i = 0; i < 3; i++)
+      ids.push((await client.threads.create({ metadata: { suite: 'search', index: i } })).thread_id);
     const found = await client.threads.search({ metadata: { suite: 'search' } });
-    assert.deepEqual(found.map((t) => t.thread_id), [...ids].reverse());
-    const asc = await client.threads.search({ metadata: { suite: 'search' }, sortBy: 'created_at', sortOrder: 'asc', limit: 1, offset: 1 });
-    assert.deepEqual(asc.map((t) => t.thread_id), [ids[1]]);
+    assert.deepEqual(
+      found.map((t) => t.thread_id),
+      [...ids].reverse(),
+    );
+    const asc = await client.threads.search({
+      metadata: { suite: 'search' },
+      sortBy: 'created_at',
+      sortOrder: 'asc',
+      limit: 1,
+      offset: 1,
+    });
+    assert.deepEqual(
+      asc.map((t) => t.thread_id),
+      [ids[1]],
+    );
     assert.equal(await client.threads.count({ metadata: { suite: 'search' } }), 3);
     assert.equal(await client.threads.count({ metadata: { suite: 'search' }, status: 'busy' }), 0);
     await client.runs.wait(ids[0], 'agent', { input: ask('values') });
-    const byValues = await client.threads.search({ metadata: { suite: 'search' }, values: { messages: [{ content: 'values' }] } } as never);
-    assert.deepEqual(byValues.map((t) => t.thread_id), [ids[0]]);
-    assert.deepEqual((await client.threads.search({ ids: [ids[2]] })).map((t) => t.thread_id), [ids[2]]);
+    const byValues = await client.threads.search({
+      metadata: { suite: 'search' },
+      values: { messages: [{ content: 'values' }] },
+    } as never);
+    assert.deepEqual(
+      byValues.map((t) => t.thread_id),
+      [ids[0]],
+    );
+    assert.deepEqual(
+      (await client.threads.search({ ids: [ids[2]] })).map((t) => t.thread_id),
+      [ids[2]],
+    );
   });
 
   it('has empty state before any run, then state, history, state at a checkpoint, and updates', async () => {
@@ -90,14 +122,20 @@ describe('agent_api threads', () => {
     assert.equal((await client.threads.getHistory(thread.thread_id, { limit: 2 })).length, 2);
     assert.equal((await client.threads.getHistory(thread.thread_id, { metadata: { turn: 1 } })).length, 3);
     const older = await client.threads.getHistory(thread.thread_id, { before: history[2].checkpoint as never });
-    assert.deepEqual(older.map((s) => s.checkpoint.checkpoint_id), history.slice(3).map((s) => s.checkpoint.checkpoint_id));
+    assert.deepEqual(
+      older.map((s) => s.checkpoint.checkpoint_id),
+      history.slice(3).map((s) => s.checkpoint.checkpoint_id),
+    );
 
     const atCheckpoint = await client.threads.getState(thread.thread_id, history[3].checkpoint as never);
     assert.equal((atCheckpoint.values as any).messages.length, 2);
     const viaId = await client.threads.getState(thread.thread_id, history[3].checkpoint.checkpoint_id!);
     assert.equal((viaId.values as any).messages.length, 2);
 
-    const update = await client.threads.updateState(thread.thread_id, { values: { messages: [{ role: 'ai', content: 'edited', id: 'edit-1' }] }, asNode: 'call_model' });
+    const update = await client.threads.updateState(thread.thread_id, {
+      values: { messages: [{ role: 'ai', content: 'edited', id: 'edit-1' }] },
+      asNode: 'call_model',
+    });
     assert.equal(typeof (update as any).checkpoint.checkpoint_id, 'string');
     const state = await client.threads.getState(thread.thread_id);
     assert.equal((state.values as any).messages.at(-1).content, 'edited');
@@ -118,10 +156,17 @@ describe('agent_api threads', () => {
       graphId: 'agent',
       supersteps: [
         { updates: [{ values: { messages: [{ role: 'user', content: 'seeded', id: 'm1' }] }, asNode: 'call_model' }] },
-        { updates: [{ values: { messages: [{ role: 'ai', content: 'seeded answer', id: 'm2' }] }, asNode: 'call_model' }] },
+        {
+          updates: [
+            { values: { messages: [{ role: 'ai', content: 'seeded answer', id: 'm2' }] }, asNode: 'call_model' },
+          ],
+        },
       ],
     });
-    assert.deepEqual(((thread.values as any).messages as any[]).map((m) => m.content), ['seeded', 'seeded answer']);
+    assert.deepEqual(
+      ((thread.values as any).messages as any[]).map((m) => m.content),
+      ['seeded', 'seeded answer'],
+    );
     const state = await client.threads.getState(thread.thread_id);
     assert.deepEqual(state.next, []);
     const reply = (await client.runs.wait(thread.thread_id, 'agent', { input: ask('more') })) as any;
@@ -143,7 +188,10 @@ describe('agent_api threads', () => {
     assert.notEqual(copy.thread_id, thread.thread_id);
     assert.equal(copy.status, 'idle');
     assert.equal((copy.metadata as any).origin, true);
-    const [original, copied] = await Promise.all([client.threads.getState(thread.thread_id), client.threads.getState(copy.thread_id)]);
+    const [original, copied] = await Promise.all([
+      client.threads.getState(thread.thread_id),
+      client.threads.getState(copy.thread_id),
+    ]);
     assert.deepEqual(copied.values, original.values);
     await client.runs.wait(copy.thread_id, 'agent', { input: ask('only in the copy') });
     assert.equal(((await client.threads.getState(thread.thread_id)).values as any).messages.length, 2);
@@ -172,7 +220,7 @@ describe('agent_api threads', () => {
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 150 } });
     assert.equal((await client.threads.get(thread.thread_id)).status, 'busy');
-    assert.equal(await client.threads.count({ status: 'busy' }) >= 1, true);
+    assert.equal((await client.threads.count({ status: 'busy' })) >= 1, true);
     await client.runs.join(thread.thread_id, run.run_id);
     await sleep(10);
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');

@@ -31,7 +31,8 @@ interface MessagesModule {
 }
 
 // Loaded by URL: they are browser files, outside the TypeScript program.
-const browserModule = async <T>(name: string): Promise<T> => (await import(new URL(`./internal/ui/static/js/${name}`, import.meta.url).href)) as T;
+const browserModule = async <T>(name: string): Promise<T> =>
+  (await import(new URL(`./internal/ui/static/js/${name}`, import.meta.url).href)) as T;
 const { createSseParser } = await browserModule<SseModule>('sse.js');
 const { parseJsonObject } = await browserModule<JsonObjectModule>('json-object.js');
 const { addChunk, mergeMessages, messageText } = await browserModule<MessagesModule>('messages.js');
@@ -66,27 +67,35 @@ const frame = fc.record({
 describe('web interface decoders', () => {
   it('the SSE parser reads back every frame the server writes, split anywhere, with heartbeats between', () => {
     fc.assert(
-      fc.property(fc.array(frame, { maxLength: 8 }), fc.array(fc.nat(), { maxLength: 12 }), fc.boolean(), fc.boolean(), (frames, positions, heartbeats, crlf) => {
-        let text = frames.map((f) => (heartbeats ? ': heartbeat\n\n' : '') + formatSSE(f)).join('');
-        if (crlf) text = text.replace(/\n/g, '\r\n');
-        const events = parseAll(cut(text, positions));
-        assert.equal(events.length, frames.length);
-        let lastId: string | undefined;
-        events.forEach((event, index) => {
-          const sent = frames[index];
-          assert.equal(event.event, sent.event);
-          assert.deepEqual(JSON.parse(event.data), JSON.parse(JSON.stringify(sent.data)));
-          // An id is kept until the next one, as EventSource does.
-          if (sent.id !== undefined) lastId = String(sent.id);
-          assert.equal(event.id, lastId);
-        });
-      }),
+      fc.property(
+        fc.array(frame, { maxLength: 8 }),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        fc.boolean(),
+        fc.boolean(),
+        (frames, positions, heartbeats, crlf) => {
+          let text = frames.map((f) => (heartbeats ? ': heartbeat\n\n' : '') + formatSSE(f)).join('');
+          if (crlf) text = text.replace(/\n/g, '\r\n');
+          const events = parseAll(cut(text, positions));
+          assert.equal(events.length, frames.length);
+          let lastId: string | undefined;
+          events.forEach((event, index) => {
+            const sent = frames[index];
+            assert.equal(event.event, sent.event);
+            assert.deepEqual(JSON.parse(event.data), JSON.parse(JSON.stringify(sent.data)));
+            // An id is kept until the next one, as EventSource does.
+            if (sent.id !== undefined) lastId = String(sent.id);
+            assert.equal(event.id, lastId);
+          });
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   it('the SSE parser follows the field rules: multi-line data, missing event name, no space, unknown fields, unterminated last frame', () => {
-    assert.deepEqual(parseAll(['data: a\ndata:b\nretry: 5\nfoo\n\n']), [{ event: 'message', data: 'a\nb', id: undefined }]);
+    assert.deepEqual(parseAll(['data: a\ndata:b\nretry: 5\nfoo\n\n']), [
+      { event: 'message', data: 'a\nb', id: undefined },
+    ]);
     assert.deepEqual(parseAll(['event: x\n\n']), [], 'a frame without data is no event');
     assert.deepEqual(parseAll(['event: values\ndata: {"a":1}']), [{ event: 'values', data: '{"a":1}', id: undefined }]);
     assert.deepEqual(parseAll(['event: a\r', '\ndata: 1\r', '\n\r', '\n']), [{ event: 'a', data: '1', id: undefined }]);
@@ -103,11 +112,20 @@ describe('web interface decoders', () => {
       }),
     );
     fc.assert(
-      fc.property(fc.oneof(fc.array(fc.jsonValue()), fc.string(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null)), (value) => {
-        const parsed = parseJsonObject(JSON.stringify(value));
-        assert.equal(parsed.value, undefined);
-        assert.match(parsed.error!, /^Must be a JSON object/);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.array(fc.jsonValue()),
+          fc.string(),
+          fc.double({ noNaN: true, noDefaultInfinity: true }),
+          fc.boolean(),
+          fc.constant(null),
+        ),
+        (value) => {
+          const parsed = parseJsonObject(JSON.stringify(value));
+          assert.equal(parsed.value, undefined);
+          assert.match(parsed.error!, /^Must be a JSON object/);
+        },
+      ),
     );
     assert.deepEqual(parseJsonObject('  '), { value: {} });
     assert.match(parseJsonObject('{"a": ').error!, /^Not valid JSON/);
@@ -118,7 +136,8 @@ describe('web interface decoders', () => {
     fc.assert(
       fc.property(fc.array(fc.string(), { minLength: 1, maxLength: 10 }), (tokens) => {
         let streamed: StreamedMessage[] = [];
-        for (const token of tokens) streamed = addChunk(streamed, { id: 'run-1', type: 'AIMessageChunk', content: token });
+        for (const token of tokens)
+          streamed = addChunk(streamed, { id: 'run-1', type: 'AIMessageChunk', content: token });
         assert.equal(streamed.length, 1);
         assert.equal(streamed[0].content, tokens.join(''));
         const human = { id: 'h', type: 'human', content: 'hi' };
@@ -127,6 +146,13 @@ describe('web interface decoders', () => {
         assert.deepEqual(mergeMessages([human, final], streamed), [human, final]);
       }),
     );
-    assert.equal(messageText([{ type: 'text', text: 'a' }, { type: 'tool_use', id: 't' }, { type: 'text', text: 'b' }]), 'a[tool_use]b');
+    assert.equal(
+      messageText([
+        { type: 'text', text: 'a' },
+        { type: 'tool_use', id: 't' },
+        { type: 'text', text: 'b' },
+      ]),
+      'a[tool_use]b',
+    );
   });
 });

@@ -45,7 +45,11 @@ describe('agent_api web interface serving', () => {
       assert.equal(preact.headers['cache-control'], 'no-cache');
       const etag = preact.headers.etag as string;
       assert.ok(etag);
-      const again = await app.inject({ method: 'GET', url: '/ui/vendor/preact.mjs', headers: { 'if-none-match': etag } });
+      const again = await app.inject({
+        method: 'GET',
+        url: '/ui/vendor/preact.mjs',
+        headers: { 'if-none-match': etag },
+      });
       assert.equal(again.statusCode, 304);
       assert.equal(again.body, '');
 
@@ -54,7 +58,13 @@ describe('agent_api web interface serving', () => {
       assert.match(script.headers['content-type'] as string, /javascript/);
       assert.equal((await app.inject({ method: 'GET', url: '/ui/app.css' })).statusCode, 200);
 
-      for (const url of ['/ui/vendor/react.mjs', '/ui/vendor/../../../../package.json', '/ui/../register.ts', '/ui/%2e%2e/register.ts', '/ui/js/nope.js']) {
+      for (const url of [
+        '/ui/vendor/react.mjs',
+        '/ui/vendor/../../../../package.json',
+        '/ui/../register.ts',
+        '/ui/%2e%2e/register.ts',
+        '/ui/js/nope.js',
+      ]) {
         assert.equal((await app.inject({ method: 'GET', url })).statusCode, 404, url);
       }
 

@@ -17,8 +17,19 @@ import { startTestServer } from './test-server.ts';
 import type { TestServer } from './test-server.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const skip = existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM} (install Debian's chromium package to run the web interface tests)`;
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const skip = existsSync(CHROMIUM)
+  ? false
+  : `no browser at ${CHROMIUM} (install Debian's chromium package to run the web interface tests)`;
 
 /**
  * Polls a condition read through locators. The page's Content-Security-Policy forbids the string
@@ -32,7 +43,8 @@ async function until(condition: () => Promise<boolean>, what: string): Promise<v
   throw new Error(`gave up waiting until ${what}`);
 }
 
-const screenshot = (page: Page, name: string) => page.screenshot({ path: join(tmpdir(), `tracepipe-ui-${name}.png`), fullPage: true });
+const screenshot = (page: Page, name: string) =>
+  page.screenshot({ path: join(tmpdir(), `tracepipe-ui-${name}.png`), fullPage: true });
 
 describe('agent_api web interface', { skip }, () => {
   let server: TestServer;
@@ -47,7 +59,8 @@ describe('agent_api web interface', { skip }, () => {
     page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     page.on('pageerror', (error) => pageErrors.push(error.message));
     page.on('request', (request) => {
-      if (!request.url().startsWith(server.url) && !request.url().startsWith('data:')) foreignRequests.push(request.url());
+      if (!request.url().startsWith(server.url) && !request.url().startsWith('data:'))
+        foreignRequests.push(request.url());
     });
   });
 
@@ -86,12 +99,18 @@ describe('agent_api web interface', { skip }, () => {
     await page.goto(`${server.url}/`);
     await page.getByRole('heading', { name: 'Assistants' }).waitFor();
     // The system assistant of every example graph is listed.
-    for (const graph of ['agent', 'chat', 'tools']) await page.getByRole('link', { name: graph, exact: true }).waitFor();
+    for (const graph of ['agent', 'chat', 'tools'])
+      await page.getByRole('link', { name: graph, exact: true }).waitFor();
     await screenshot(page, 'assistants');
   });
 
   it('creates an assistant with a context through the form and lists it', async () => {
-    await createThroughForm({ graph: 'chat', name: 'Pirate', description: 'Answers like a pirate.', context: '{"system_prompt": "Talk like a pirate."}' });
+    await createThroughForm({
+      graph: 'chat',
+      name: 'Pirate',
+      description: 'Answers like a pirate.',
+      context: '{"system_prompt": "Talk like a pirate."}',
+    });
     await page.getByRole('heading', { name: 'Pirate', level: 2 }).waitFor();
     await page.getByRole('status').filter({ hasText: 'Created “Pirate” (version 1).' }).waitFor();
     await page.locator('table.assistants').getByRole('link', { name: 'Pirate' }).waitFor();
@@ -201,7 +220,10 @@ describe('agent_api web interface', { skip }, () => {
     await page.getByRole('status').filter({ hasText: 'Version 1 is now active.' }).waitFor();
     await page.locator('.versions li.active[data-version="1"]').waitFor();
     // The form shows the active version again.
-    await until(async () => (await page.locator('#assistant-edit-context').inputValue()).includes('Talk like a pirate.'), 'the form shows version 1');
+    await until(
+      async () => (await page.locator('#assistant-edit-context').inputValue()).includes('Talk like a pirate.'),
+      'the form shows version 1',
+    );
     current = await server.client.assistants.get(pirate.assistant_id);
     assert.equal(current.version, 1);
     assert.deepEqual(current.context, { system_prompt: 'Talk like a pirate.' });
@@ -212,7 +234,10 @@ describe('agent_api web interface', { skip }, () => {
     const [pirate] = await server.client.assistants.search({ name: 'Pirate' });
     await page.goto(`${server.url}/ui/#/studio/${pirate.assistant_id}`);
     await page.getByRole('heading', { name: 'Studio' }).waitFor();
-    await until(async () => (await page.locator('#studio-assistant').inputValue()) === pirate.assistant_id, 'the linked assistant is chosen');
+    await until(
+      async () => (await page.locator('#studio-assistant').inputValue()) === pirate.assistant_id,
+      'the linked assistant is chosen',
+    );
     const composer = page.getByLabel('Message', { exact: true });
     await composer.fill('hello there');
     await composer.press('Enter');
@@ -228,7 +253,13 @@ describe('agent_api web interface', { skip }, () => {
 
     await page.getByText('Values (JSON)').click();
     const state = JSON.parse((await page.getByTestId('thread-state').textContent())!);
-    assert.deepEqual(state.messages.map((m: { type: string; content: string }) => [m.type, m.content]), [['human', 'hello there'], ['ai', answer]]);
+    assert.deepEqual(
+      state.messages.map((m: { type: string; content: string }) => [m.type, m.content]),
+      [
+        ['human', 'hello there'],
+        ['ai', answer],
+      ],
+    );
     await screenshot(page, 'studio');
 
     // The page shows what the API holds.
@@ -236,20 +267,32 @@ describe('agent_api web interface', { skip }, () => {
     const apiState = await server.client.threads.getState(threadId);
     assert.equal((apiState.values as { messages: unknown[] }).messages.length, 2);
     const runs = await server.client.runs.list(threadId);
-    assert.deepEqual(runs.map((run) => run.status), ['success']);
+    assert.deepEqual(
+      runs.map((run) => run.status),
+      ['success'],
+    );
 
     // A second message continues the same thread.
     await composer.fill('again');
     await page.getByRole('button', { name: 'Send' }).click();
-    await page.locator('.message[data-role="assistant"]').filter({ hasText: '(Talk like a pirate.) You said: again' }).waitFor();
+    await page
+      .locator('.message[data-role="assistant"]')
+      .filter({ hasText: '(Talk like a pirate.) You said: again' })
+      .waitFor();
     await page.locator('[data-testid="run-status"]', { hasText: 'success' }).waitFor();
-    assert.equal(((await server.client.threads.getState(threadId)).values as { messages: unknown[] }).messages.length, 4);
+    assert.equal(
+      ((await server.client.threads.getState(threadId)).values as { messages: unknown[] }).messages.length,
+      4,
+    );
 
     // Coming back later, the thread is picked from the list and its conversation is shown again.
     await page.goto(`${server.url}/ui/#/studio/${pirate.assistant_id}`);
     await page.locator(`#studio-thread option[value="${threadId}"]`).waitFor({ state: 'attached' });
     await page.locator('#studio-thread').selectOption(threadId);
-    await until(async () => (await page.locator('.message').count()) === 4, 'the four messages of the thread are shown');
+    await until(
+      async () => (await page.locator('.message').count()) === 4,
+      'the four messages of the thread are shown',
+    );
     await page.locator('.message[data-role="assistant"]').filter({ hasText: 'You said: again' }).waitFor();
   });
 
@@ -258,7 +301,10 @@ describe('agent_api web interface', { skip }, () => {
     await page.getByRole('heading', { name: 'Studio' }).waitFor();
     // The link named the graph; the studio picked its system assistant.
     const errorAssistant = await server.client.assistants.get('error');
-    await until(async () => (await page.locator('#studio-assistant').inputValue()) === errorAssistant.assistant_id, 'the error assistant is chosen');
+    await until(
+      async () => (await page.locator('#studio-assistant').inputValue()) === errorAssistant.assistant_id,
+      'the error assistant is chosen',
+    );
     // The chat thread of the previous test belongs to another graph: the studio left it.
     await until(async () => (await page.locator('#studio-thread').inputValue()) === '', 'the chat thread is left');
     await page.getByLabel('Message', { exact: true }).fill('fail, please');
@@ -273,9 +319,15 @@ describe('agent_api web interface', { skip }, () => {
   it('sends more input keys, refuses them when they are not a JSON object, and cancels a running run', async () => {
     await page.goto(`${server.url}/ui/#/studio/sleep`);
     const sleepAssistant = await server.client.assistants.get('sleep');
-    await until(async () => (await page.locator('#studio-assistant').inputValue()) === sleepAssistant.assistant_id, 'the sleep assistant is chosen');
+    await until(
+      async () => (await page.locator('#studio-assistant').inputValue()) === sleepAssistant.assistant_id,
+      'the sleep assistant is chosen',
+    );
     // Read in one step: the shown thread may change (or go) between two locator calls.
-    const threadShown = () => page.evaluate(`document.querySelector('[data-testid="thread-id"]')?.textContent ?? null`) as Promise<string | null>;
+    const threadShown = () =>
+      page.evaluate(`document.querySelector('[data-testid="thread-id"]')?.textContent ?? null`) as Promise<
+        string | null
+      >;
     const previous = await threadShown();
     await page.getByRole('button', { name: 'New thread' }).click();
     await until(async () => ![null, previous].includes(await threadShown()), 'the new thread is shown');
@@ -364,11 +416,19 @@ describe('agent_api web interface', { skip }, () => {
     }
   });
 
-  it('sends a `Bearer` key as the Authorization header, for a custom auth handler, and lists only that user\'s assistants', async () => {
-    const guarded = await startTestServer({ langgraph_config: fileURLToPath(new URL('./testdata/auth/langgraph.json', import.meta.url)) });
+  it("sends a `Bearer` key as the Authorization header, for a custom auth handler, and lists only that user's assistants", async () => {
+    const guarded = await startTestServer({
+      langgraph_config: fileURLToPath(new URL('./testdata/auth/langgraph.json', import.meta.url)),
+    });
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     try {
-      const as = (user: string) => new Client({ apiUrl: guarded.url, apiKey: null, defaultHeaders: { authorization: `Bearer ${user}:me assistants:write` }, callerOptions: { maxRetries: 0 } });
+      const as = (user: string) =>
+        new Client({
+          apiUrl: guarded.url,
+          apiKey: null,
+          defaultHeaders: { authorization: `Bearer ${user}:me assistants:write` },
+          callerOptions: { maxRetries: 0 },
+        });
       await as('johndoe').assistants.create({ graphId: 'agent', name: 'John’s helper' });
       await as('alice').assistants.create({ graphId: 'agent', name: 'Alice’s helper' });
       const guardedPage = await context.newPage();

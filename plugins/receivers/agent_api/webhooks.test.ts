@@ -97,10 +97,25 @@ describe('webhook address policy', () => {
 
   it('allows the classes and CIDR ranges an allow-list names, in every spelling, and nothing more', () => {
     const policy = AddressPolicy.fromAllowList(['loopback', '10.1.2.0/24', 'fd00:1::/32']);
-    for (const url of ['http://127.0.0.1/', 'http://0x7f.1/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]/', 'http://10.1.2.7/', 'http://167838215/', 'http://[::ffff:10.1.2.7]/', 'http://[fd00:1::5]/']) {
+    for (const url of [
+      'http://127.0.0.1/',
+      'http://0x7f.1/',
+      'http://[::1]/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://10.1.2.7/',
+      'http://167838215/',
+      'http://[::ffff:10.1.2.7]/',
+      'http://[fd00:1::5]/',
+    ]) {
       assert.equal(webhookUrlProblem(url, policy), undefined, url);
     }
-    for (const url of ['http://10.1.3.1/', 'http://10.0.0.1/', 'http://169.254.169.254/', 'http://[fd00:2::5]/', 'http://100.64.0.1/']) {
+    for (const url of [
+      'http://10.1.3.1/',
+      'http://10.0.0.1/',
+      'http://169.254.169.254/',
+      'http://[fd00:2::5]/',
+      'http://100.64.0.1/',
+    ]) {
       assert.notEqual(webhookUrlProblem(url, policy), undefined, url);
     }
     assert.equal(policy.check('::ffff:10.1.2.9').allowed, true);
@@ -123,7 +138,9 @@ interface Hook {
   close(): Promise<void>;
 }
 
-async function startHook(answer: (request: IncomingMessage, response: ServerResponse) => void = (_request, response) => response.end('ok')): Promise<Hook> {
+async function startHook(
+  answer: (request: IncomingMessage, response: ServerResponse) => void = (_request, response) => response.end('ok'),
+): Promise<Hook> {
   const received: Hook['received'] = [];
   const server: Server = createServer((request, response) => {
     let body = '';
@@ -198,7 +215,11 @@ describe('webhooks on a server with the default policy (no loopback)', () => {
       assert.equal(response.status, 422, webhook);
       const body = (await response.json()) as { code: string; message: string };
       assert.equal(body.code, 'TP_ERR_API_INVALID');
-      assert.match(body.message, /^body\.webhook: names a refused address: .* \(class [a-z_]+\), which webhooks\.allow does not list$/, webhook);
+      assert.match(
+        body.message,
+        /^body\.webhook: names a refused address: .* \(class [a-z_]+\), which webhooks\.allow does not list$/,
+        webhook,
+      );
     }
     // The SDK shows the same message; threadless runs and batches are checked too.
     await assert.rejects(
@@ -218,15 +239,25 @@ describe('webhooks on a server with the default policy (no loopback)', () => {
   it('refuses at send time a hostname that resolves to a refused address (localhost), sending nothing', async () => {
     const before = await webhookFailures(server);
     const thread = await server.client.threads.create();
-    const run = await server.client.runs.create(thread.thread_id, 'agent', { input: ask('hook'), webhook: `http://localhost:${hook.port}/hook` });
+    const run = await server.client.runs.create(thread.thread_id, 'agent', {
+      input: ask('hook'),
+      webhook: `http://localhost:${hook.port}/hook`,
+    });
     await server.client.runs.join(thread.thread_id, run.run_id);
-    assert.equal((await server.client.runs.get(thread.thread_id, run.run_id)).status, 'success', 'the run itself is unaffected');
+    assert.equal(
+      (await server.client.runs.get(thread.thread_id, run.run_id)).status,
+      'success',
+      'the run itself is unaffected',
+    );
     await until(async () => (await webhookFailures(server)) === before + 1, 'the refused delivery to be counted');
     assert.equal(hook.received.length, 0);
     // Refused after resolution, on the first attempt (a refusal is not retried); the URL is logged without its query.
     const warning = log.records.find((record) => record.msg === 'Could not deliver a run webhook.');
     assert.ok(warning, 'the refusal is logged');
-    assert.match(warning.err.message, /^localhost resolves to a refused address: (127\.0\.0\.1|::1) is a loopback address \(class loopback\)/);
+    assert.match(
+      warning.err.message,
+      /^localhost resolves to a refused address: (127\.0\.0\.1|::1) is a loopback address \(class loopback\)/,
+    );
     assert.equal(warning.attempts, 1);
     assert.equal(warning.url, `http://localhost:${hook.port}/hook`);
     assert.equal(warning.level, 40, 'a warning, not an error');
@@ -246,7 +277,10 @@ describe('webhooks on a server that allows loopback', () => {
     const hook = await startHook();
     try {
       const thread = await server.client.threads.create();
-      const run = await server.client.runs.create(thread.thread_id, 'agent', { input: ask('by name'), webhook: `http://localhost:${hook.port}/hook?token=t` });
+      const run = await server.client.runs.create(thread.thread_id, 'agent', {
+        input: ask('by name'),
+        webhook: `http://localhost:${hook.port}/hook?token=t`,
+      });
       await until(async () => hook.received.length === 1, 'the webhook');
       const body = JSON.parse(hook.received[0]!.body) as { run_id: string; status: string };
       assert.equal(body.run_id, run.run_id);
@@ -265,7 +299,10 @@ describe('webhooks on a server that allows loopback', () => {
     try {
       const before = await webhookFailures(server);
       const thread = await server.client.threads.create();
-      await server.client.runs.create(thread.thread_id, 'agent', { input: ask('redirect'), webhook: `http://127.0.0.1:${redirecting.port}/hook` });
+      await server.client.runs.create(thread.thread_id, 'agent', {
+        input: ask('redirect'),
+        webhook: `http://127.0.0.1:${redirecting.port}/hook`,
+      });
       await until(async () => (await webhookFailures(server)) === before + 1, 'the failed delivery to be counted');
       assert.equal(redirecting.received.length, 1, 'a redirect is final: no retry');
       assert.equal(target.received.length, 0);
@@ -282,7 +319,10 @@ describe('webhooks on a server that allows loopback', () => {
     try {
       const before = await webhookFailures(server);
       const thread = await server.client.threads.create();
-      await server.client.runs.create(thread.thread_id, 'agent', { input: ask('retry'), webhook: `http://127.0.0.1:${failing.port}/hook` });
+      await server.client.runs.create(thread.thread_id, 'agent', {
+        input: ask('retry'),
+        webhook: `http://127.0.0.1:${failing.port}/hook`,
+      });
       await until(async () => (await webhookFailures(server)) === before + 1, 'the failed delivery to be counted');
       assert.equal(failing.received.length, 2);
     } finally {
@@ -304,15 +344,38 @@ describe('sendWebhook', () => {
     const hook = await startHook();
     try {
       const failures: Record<string, any>[] = [];
-      const run = { run_id: 'r1', thread_id: 't1', assistant_id: 'a1', created_at: '', updated_at: '', status: 'success', metadata: {}, kwargs: {}, multitask_strategy: 'reject', error: null, attempt: 1, temporary: false };
+      const run = {
+        run_id: 'r1',
+        thread_id: 't1',
+        assistant_id: 'a1',
+        created_at: '',
+        updated_at: '',
+        status: 'success',
+        metadata: {},
+        kwargs: {},
+        multitask_strategy: 'reject',
+        error: null,
+        attempt: 1,
+        temporary: false,
+      };
       const options = { policy: AddressPolicy.fromAllowList([]), timeoutMs: 2000, maxAttempts: 3 };
-      await sendWebhook(`http://127.0.0.1:${hook.port}/hook`, { run: run as never, status: 'success', startedAt: '' }, options, (fields) => failures.push(fields));
+      await sendWebhook(
+        `http://127.0.0.1:${hook.port}/hook`,
+        { run: run as never, status: 'success', startedAt: '' },
+        options,
+        (fields) => failures.push(fields),
+      );
       assert.equal(failures.length, 1);
       assert.match(failures[0]!.err.message, /^refused address: 127\.0\.0\.1 is a loopback address/);
       assert.equal(failures[0]!.attempts, 1);
       assert.equal(hook.received.length, 0);
       // The same webhook with loopback allowed is delivered.
-      await sendWebhook(`http://127.0.0.1:${hook.port}/hook`, { run: run as never, status: 'success', startedAt: '' }, { ...options, policy: AddressPolicy.fromAllowList(['loopback']) }, (fields) => failures.push(fields));
+      await sendWebhook(
+        `http://127.0.0.1:${hook.port}/hook`,
+        { run: run as never, status: 'success', startedAt: '' },
+        { ...options, policy: AddressPolicy.fromAllowList(['loopback']) },
+        (fields) => failures.push(fields),
+      );
       assert.equal(failures.length, 1);
       assert.equal(hook.received.length, 1);
     } finally {

@@ -57,7 +57,9 @@ function zstdZeros(mib: number, windowLog?: number): Buffer {
  */
 function zlibZeros(format: 'gzip' | 'deflate', mib: number): Buffer {
   const segment = deflateRawSync(ZEROS, { level: 9, finishFlush: constants.Z_FULL_FLUSH });
-  const parts: Buffer[] = [format === 'gzip' ? Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]) : Buffer.from([0x78, 0xda])];
+  const parts: Buffer[] = [
+    format === 'gzip' ? Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]) : Buffer.from([0x78, 0xda]),
+  ];
   for (let i = 0; i < mib; i++) parts.push(segment);
   parts.push(deflateRawSync(Buffer.alloc(0)));
   const size = mib * MiB;
@@ -82,7 +84,11 @@ const bombs = {
   zstd: () => zstdZeros(BOMB_MIB),
 } as const;
 type Coding = keyof typeof bombs;
-const compressors: Record<Coding, (data: Buffer) => Buffer> = { gzip: gzipSync, deflate: deflateSync, zstd: zstdCompress };
+const compressors: Record<Coding, (data: Buffer) => Buffer> = {
+  gzip: gzipSync,
+  deflate: deflateSync,
+  zstd: zstdCompress,
+};
 
 /** A valid OTLP/JSON request of one span. */
 const validRequest = Buffer.from(
@@ -181,87 +187,98 @@ function post(port: number, body: Buffer, coding: Coding): Promise<{ status: num
   });
 }
 
-describe('otlp receiver (real CLI): decompression bombs', { skip: !existsSync('/proc/self/status') && 'needs /proc' }, () => {
-  const proxies = new Map<Coding, Proxy>();
+describe(
+  'otlp receiver (real CLI): decompression bombs',
+  { skip: !existsSync('/proc/self/status') && 'needs /proc' },
+  () => {
+    const proxies = new Map<Coding, Proxy>();
 
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'tp-bomb-'));
-    configPath = join(dir, 'bomb.yaml');
-    // max_body_bytes is left at its default (200 MiB).
-    await writeFile(
-      configPath,
-      [
-        'receivers:',
-        '  otlp: { host: 127.0.0.1, port: 0, require_api_key: false }',
-        'exporters:',
-        '  debug: {}',
-        'service:',
-        '  telemetry: { logs: { level: info, format: json } }',
-        '  pipelines:',
-        '    traces: { receivers: [otlp], exporters: [debug] }',
-        '',
-      ].join('\n'),
-    );
-    const started = await Promise.all((Object.keys(bombs) as Coding[]).map(async (coding) => [coding, await startProxy()] as const));
-    for (const [coding, proxy] of started) proxies.set(coding, proxy);
-  });
-
-  after(async () => {
-    await Promise.all(
-      children.map((child) => {
-        if (child.exitCode !== null || child.signalCode !== null) return undefined;
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGKILL');
-        return exited;
-      }),
-    );
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
-
-  it('builds bombs that are valid streams of zeros (checked on 8 MiB ones)', () => {
-    const eight = Buffer.alloc(8 * MiB);
-    assert.ok(gunzipSync(zlibZeros('gzip', 8)).equals(eight));
-    assert.ok(inflateSync(zlibZeros('deflate', 8)).equals(eight));
-    assert.ok(zstdDecompress(zstdZeros(8)).equals(eight));
-  });
-
-  for (const coding of Object.keys(bombs) as Coding[]) {
-    it(`answers 413 to a ${coding} body that inflates to 1 GiB, and its peak RSS grows by < 50 MB`, async (t) => {
-      const bomb = bombs[coding]();
-      assert.ok(bomb.length < 2 * MiB, `${coding} bomb of ${bomb.length} bytes`);
-      const { child, port } = proxies.get(coding)!;
-      // A valid request first, so that what the first request costs anyway (compiling its code,
-      // lazy set-up) is not counted as the bomb's.
-      assert.equal((await post(port, compressors[coding](validRequest), coding)).status, 200);
-      const before = peakRss(child.pid!);
-      const answer = await post(port, bomb, coding);
-      const growth = peakRss(child.pid!) - before;
-      t.diagnostic(`${coding}: ${bomb.length}-byte bomb, peak RSS ${(before / 1e6).toFixed(1)} → ${((before + growth) / 1e6).toFixed(1)} MB (+${(growth / 1e6).toFixed(1)} MB)`);
-
-      assert.equal(answer.status, 413);
-      const status = JSON.parse(answer.text) as { code: number; message: string };
-      assert.equal(status.code, 8); // RESOURCE_EXHAUSTED
-      assert.equal(status.message, `request body decompresses to more than the ${DEFAULT_MAX_BODY_BYTES}-byte limit`);
-      assert.ok(growth < MAX_PEAK_GROWTH, `peak RSS grew by ${(growth / 1e6).toFixed(1)} MB with a ${bomb.length}-byte ${coding} bomb`);
+    before(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'tp-bomb-'));
+      configPath = join(dir, 'bomb.yaml');
+      // max_body_bytes is left at its default (200 MiB).
+      await writeFile(
+        configPath,
+        [
+          'receivers:',
+          '  otlp: { host: 127.0.0.1, port: 0, require_api_key: false }',
+          'exporters:',
+          '  debug: {}',
+          'service:',
+          '  telemetry: { logs: { level: info, format: json } }',
+          '  pipelines:',
+          '    traces: { receivers: [otlp], exporters: [debug] }',
+          '',
+        ].join('\n'),
+      );
+      const started = await Promise.all(
+        (Object.keys(bombs) as Coding[]).map(async (coding) => [coding, await startProxy()] as const),
+      );
+      for (const [coding, proxy] of started) proxies.set(coding, proxy);
     });
-  }
 
-  it('answers 400 to truncated, corrupt and oversized-window zstd bodies, and 200 to a valid one after each', async () => {
-    const { port } = proxies.get('zstd')!;
-    const valid = zstdCompress(validRequest);
-    const broken: [string, Buffer, RegExp][] = [
-      ['truncated', valid.subarray(0, valid.length - 4), /^invalid zstd stream: /],
-      ['cut after its header', valid.subarray(0, 8), /^invalid zstd stream: /],
-      ['corrupt', Buffer.concat([valid.subarray(0, 6), Buffer.alloc(24, 0xa5)]), /^invalid zstd stream: /],
-      // A 128 MiB window: the decoder would allocate and fill it; HTTP's zstd coding allows 8 MiB.
-      ['with a 128 MiB window', zstdZeros(64, 27), /^invalid zstd stream: .*windows above 8 MiB are refused/],
-    ];
-    for (const [what, body, message] of broken) {
-      const refused = await post(port, body, 'zstd');
-      assert.equal(refused.status, 400, `${what}: ${refused.text}`);
-      assert.match((JSON.parse(refused.text) as { message: string }).message, message, what);
-      const accepted = await post(port, valid, 'zstd');
-      assert.equal(accepted.status, 200, `valid after ${what}: ${accepted.text}`);
+    after(async () => {
+      await Promise.all(
+        children.map((child) => {
+          if (child.exitCode !== null || child.signalCode !== null) return undefined;
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill('SIGKILL');
+          return exited;
+        }),
+      );
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it('builds bombs that are valid streams of zeros (checked on 8 MiB ones)', () => {
+      const eight = Buffer.alloc(8 * MiB);
+      assert.ok(gunzipSync(zlibZeros('gzip', 8)).equals(eight));
+      assert.ok(inflateSync(zlibZeros('deflate', 8)).equals(eight));
+      assert.ok(zstdDecompress(zstdZeros(8)).equals(eight));
+    });
+
+    for (const coding of Object.keys(bombs) as Coding[]) {
+      it(`answers 413 to a ${coding} body that inflates to 1 GiB, and its peak RSS grows by < 50 MB`, async (t) => {
+        const bomb = bombs[coding]();
+        assert.ok(bomb.length < 2 * MiB, `${coding} bomb of ${bomb.length} bytes`);
+        const { child, port } = proxies.get(coding)!;
+        // A valid request first, so that what the first request costs anyway (compiling its code,
+        // lazy set-up) is not counted as the bomb's.
+        assert.equal((await post(port, compressors[coding](validRequest), coding)).status, 200);
+        const before = peakRss(child.pid!);
+        const answer = await post(port, bomb, coding);
+        const growth = peakRss(child.pid!) - before;
+        t.diagnostic(
+          `${coding}: ${bomb.length}-byte bomb, peak RSS ${(before / 1e6).toFixed(1)} → ${((before + growth) / 1e6).toFixed(1)} MB (+${(growth / 1e6).toFixed(1)} MB)`,
+        );
+
+        assert.equal(answer.status, 413);
+        const status = JSON.parse(answer.text) as { code: number; message: string };
+        assert.equal(status.code, 8); // RESOURCE_EXHAUSTED
+        assert.equal(status.message, `request body decompresses to more than the ${DEFAULT_MAX_BODY_BYTES}-byte limit`);
+        assert.ok(
+          growth < MAX_PEAK_GROWTH,
+          `peak RSS grew by ${(growth / 1e6).toFixed(1)} MB with a ${bomb.length}-byte ${coding} bomb`,
+        );
+      });
     }
-  });
-});
+
+    it('answers 400 to truncated, corrupt and oversized-window zstd bodies, and 200 to a valid one after each', async () => {
+      const { port } = proxies.get('zstd')!;
+      const valid = zstdCompress(validRequest);
+      const broken: [string, Buffer, RegExp][] = [
+        ['truncated', valid.subarray(0, valid.length - 4), /^invalid zstd stream: /],
+        ['cut after its header', valid.subarray(0, 8), /^invalid zstd stream: /],
+        ['corrupt', Buffer.concat([valid.subarray(0, 6), Buffer.alloc(24, 0xa5)]), /^invalid zstd stream: /],
+        // A 128 MiB window: the decoder would allocate and fill it; HTTP's zstd coding allows 8 MiB.
+        ['with a 128 MiB window', zstdZeros(64, 27), /^invalid zstd stream: .*windows above 8 MiB are refused/],
+      ];
+      for (const [what, body, message] of broken) {
+        const refused = await post(port, body, 'zstd');
+        assert.equal(refused.status, 400, `${what}: ${refused.text}`);
+        assert.match((JSON.parse(refused.text) as { message: string }).message, message, what);
+        const accepted = await post(port, valid, 'zstd');
+        assert.equal(accepted.status, 200, `valid after ${what}: ${accepted.text}`);
+      }
+    });
+  },
+);

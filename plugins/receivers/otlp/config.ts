@@ -26,13 +26,14 @@ export const configSchema = {
     api_key: {
       type: 'string',
       default: '',
-      description: 'Backend API key used when a request has no `X-API-Key` header (the spec\'s `SERVICE_API_KEY`); empty means none.',
+      description:
+        "Backend API key used when a request has no `X-API-Key` header (the spec's `SERVICE_API_KEY`); empty means none.",
     },
     project: {
       type: 'string',
       minLength: 1,
       default: 'default',
-      description: 'Project used when a request has no `Service-Project` header (the spec\'s `SERVICE_PROJECT`).',
+      description: "Project used when a request has no `Service-Project` header (the spec's `SERVICE_PROJECT`).",
     },
     require_api_key: {
       type: 'boolean',
@@ -49,7 +50,8 @@ export const configSchema = {
           type: 'array',
           items: { type: 'string', minLength: 1 },
           default: [],
-          description: 'Origins allowed to send traces (`https://app.example.com`, or `*` for any); empty disables CORS.',
+          description:
+            'Origins allowed to send traces (`https://app.example.com`, or `*` for any); empty disables CORS.',
         },
         max_age_s: {
           type: 'integer',
@@ -65,7 +67,7 @@ export const configSchema = {
       type: ['string', 'boolean'],
       anyOf: [{ type: 'string', pattern: '^/' }, { const: false }],
       default: '/metrics',
-      description: 'Path serving the process\'s Prometheus metrics on this listener, or `false` for none.',
+      description: "Path serving the process's Prometheus metrics on this listener, or `false` for none.",
     },
   },
 } as const;
@@ -88,7 +90,8 @@ export interface OtlpReceiverConfig {
 export function validateConfig(config: OtlpReceiverConfig): string[] {
   const errors: string[] = [];
   const reserved = ['/live', '/ready'];
-  if (reserved.includes(config.traces_path)) errors.push(`traces_path: ${config.traces_path} is reserved for health checks`);
+  if (reserved.includes(config.traces_path))
+    errors.push(`traces_path: ${config.traces_path} is reserved for health checks`);
   if (config.metrics_path !== false && config.metrics_path === config.traces_path) {
     errors.push('metrics_path: must differ from traces_path');
   }

@@ -44,7 +44,7 @@ function decodeError(text: string): string {
 }
 
 describe('JSON decoding', () => {
-  it('reads the spec\'s form: base64 ids, enum names, intValue as a decimal string', () => {
+  it("reads the spec's form: base64 ids, enum names, intValue as a decimal string", () => {
     const span = onlySpan(
       requestWith([
         {
@@ -72,14 +72,24 @@ describe('JSON decoding', () => {
     assert.equal(span.kind, 3);
     assert.equal(span.startTimeUnixNano, 1700000000000000001n);
     assert.equal(span.endTimeUnixNano, 1700000000500000002n);
-    assert.deepEqual(span.attributes[1], { key: 'gen_ai.usage.input_tokens', value: { type: 'int', value: 9007199254740993n } });
+    assert.deepEqual(span.attributes[1], {
+      key: 'gen_ai.usage.input_tokens',
+      value: { type: 'int', value: 9007199254740993n },
+    });
     assert.deepEqual(span.status, { code: 2, message: 'boom' });
   });
 
-  it('reads the SDK exporters\' form: hex ids (either case), enum integers, numbers', () => {
+  it("reads the SDK exporters' form: hex ids (either case), enum integers, numbers", () => {
     const span = onlySpan(
       requestWith([
-        { traceId: TRACE_HEX.toUpperCase(), spanId: SPAN_HEX, kind: 2, startTimeUnixNano: 1700000000000000000, attributes: [{ key: 'n', value: { intValue: 42 } }], status: { code: 1 } },
+        {
+          traceId: TRACE_HEX.toUpperCase(),
+          spanId: SPAN_HEX,
+          kind: 2,
+          startTimeUnixNano: 1700000000000000000,
+          attributes: [{ key: 'n', value: { intValue: 42 } }],
+          status: { code: 1 },
+        },
       ]),
     );
     assert.equal(span.traceId, TRACE_HEX);
@@ -89,7 +99,7 @@ describe('JSON decoding', () => {
     assert.deepEqual(span.status, { code: 1, message: '' });
   });
 
-  it('reads 64-bit bare numbers exactly, as the proxy spec\'s own example writes timestamps', () => {
+  it("reads 64-bit bare numbers exactly, as the proxy spec's own example writes timestamps", () => {
     // JSON.parse alone would round these to the nearest double (…185224000, 9007199254740992).
     const text =
       '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"T6nh/mMkIONaoHewS9UWIw==","spanId":"0tEqJwCpvU0=",' +
@@ -101,11 +111,14 @@ describe('JSON decoding', () => {
     assert.equal(span.startTimeUnixNano, 1747675155185223936n);
     assert.equal(span.endTimeUnixNano, 1747675156185223936n);
     assert.equal(span.events[0]!.timeUnixNano, 0n);
-    assert.deepEqual(span.attributes.map((attribute) => attribute.value), [
-      { type: 'int', value: -9007199254740993n },
-      { type: 'int', value: 42n },
-      { type: 'string', value: '{"intValue": 12345678901234567890}' },
-    ]);
+    assert.deepEqual(
+      span.attributes.map((attribute) => attribute.value),
+      [
+        { type: 'int', value: -9007199254740993n },
+        { type: 'int', value: 42n },
+        { type: 'string', value: '{"intValue": 12345678901234567890}' },
+      ],
+    );
   });
 
   it('reads proto field names as well as lowerCamelCase ones', () => {
@@ -173,7 +186,13 @@ describe('JSON decoding', () => {
         { type: 'double', value: Number.NaN },
         { type: 'double', value: Number.NEGATIVE_INFINITY },
         { type: 'bytes', value: Uint8Array.from([1, 2, 3]) },
-        { type: 'array', value: [{ type: 'string', value: 'a' }, { type: 'int', value: 1n }] },
+        {
+          type: 'array',
+          value: [
+            { type: 'string', value: 'a' },
+            { type: 'int', value: 1n },
+          ],
+        },
         { type: 'kvlist', value: [{ key: 'nested', value: { type: 'bool', value: false } }] },
         { type: 'empty' },
         { type: 'empty' },
@@ -189,7 +208,12 @@ describe('JSON decoding', () => {
           {
             unknown: { deep: [1, 2] },
             resource: { attributes: [], extra: true },
-            scopeSpans: [{ scope: { name: 'n', what: 1 }, spans: [{ traceId: TRACE_HEX, spanId: SPAN_HEX, novel: 'x', status: { code: 0, more: 1 } }] }],
+            scopeSpans: [
+              {
+                scope: { name: 'n', what: 1 },
+                spans: [{ traceId: TRACE_HEX, spanId: SPAN_HEX, novel: 'x', status: { code: 0, more: 1 } }],
+              },
+            ],
           },
         ],
       }),
@@ -198,7 +222,19 @@ describe('JSON decoding', () => {
   });
 
   it('treats null as the default value', () => {
-    const span = onlySpan(requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, parentSpanId: null, name: null, kind: null, attributes: null, status: null }]));
+    const span = onlySpan(
+      requestWith([
+        {
+          traceId: TRACE_HEX,
+          spanId: SPAN_HEX,
+          parentSpanId: null,
+          name: null,
+          kind: null,
+          attributes: null,
+          status: null,
+        },
+      ]),
+    );
     assert.equal(span.parentSpanId, '');
     assert.equal(span.name, '');
     assert.equal(span.kind, 0);
@@ -207,7 +243,10 @@ describe('JSON decoding', () => {
   it('round-trips a batch written by encodeTraceRequestJson', () => {
     fc.assert(
       fc.property(spanBatch, (batch) => {
-        assert.deepEqual(decodeTraceRequestJson(Buffer.from(JSON.stringify(encodeTraceRequestJson(batch)))), { batch, rejected: 0 });
+        assert.deepEqual(decodeTraceRequestJson(Buffer.from(JSON.stringify(encodeTraceRequestJson(batch)))), {
+          batch,
+          rejected: 0,
+        });
       }),
       { numRuns: 200 },
     );
@@ -216,21 +255,38 @@ describe('JSON decoding', () => {
 
 describe('JSON span ids', () => {
   const cases: [string, Record<string, unknown>, RegExp][] = [
-    ['a short hex trace id', { traceId: 'abcd', spanId: SPAN_HEX }, /traceId must be 32 hex or 24 base64 characters \(16 bytes\), got 4 characters/],
+    [
+      'a short hex trace id',
+      { traceId: 'abcd', spanId: SPAN_HEX },
+      /traceId must be 32 hex or 24 base64 characters \(16 bytes\), got 4 characters/,
+    ],
     ['a missing trace id', { spanId: SPAN_HEX }, /traceId must be 32 hex/],
     ['a 32-character trace id that is not hex', { traceId: 'z'.repeat(32), spanId: SPAN_HEX }, /traceId/],
     ['base64 of the wrong length', { traceId: b64(TRACE_HEX + '00'), spanId: SPAN_HEX }, /traceId/],
-    ['a long span id', { traceId: TRACE_HEX, spanId: SPAN_HEX + 'ab' }, /spanId must be 16 hex or 12 base64 characters/],
+    [
+      'a long span id',
+      { traceId: TRACE_HEX, spanId: SPAN_HEX + 'ab' },
+      /spanId must be 16 hex or 12 base64 characters/,
+    ],
     ['a bad parent id', { traceId: TRACE_HEX, spanId: SPAN_HEX, parentSpanId: 'abc' }, /parentSpanId/],
-    ['a bad link id', { traceId: TRACE_HEX, spanId: SPAN_HEX, links: [{ traceId: 'x', spanId: SPAN_HEX }] }, /links\[0\]\.traceId/],
+    [
+      'a bad link id',
+      { traceId: TRACE_HEX, spanId: SPAN_HEX, links: [{ traceId: 'x', spanId: SPAN_HEX }] },
+      /links\[0\]\.traceId/,
+    ],
   ];
   for (const [name, span, message] of cases) {
     it(`rejects only the span with ${name}`, () => {
-      const decoded = decodeTraceRequestJson(requestWith([span, { traceId: TRACE_HEX, spanId: SPAN_HEX, name: 'good' }]));
+      const decoded = decodeTraceRequestJson(
+        requestWith([span, { traceId: TRACE_HEX, spanId: SPAN_HEX, name: 'good' }]),
+      );
       assert.equal(decoded.rejected, 1);
       assert.match(decoded.errorMessage!, /^1 span rejected; first: resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]: /);
       assert.match(decoded.errorMessage!, message);
-      assert.deepEqual(decoded.batch.resourceSpans[0]!.scopeSpans[0]!.spans.map((s) => s.name), ['good']);
+      assert.deepEqual(
+        decoded.batch.resourceSpans[0]!.scopeSpans[0]!.spans.map((s) => s.name),
+        ['good'],
+      );
     });
   }
 
@@ -247,21 +303,89 @@ describe('malformed JSON', () => {
     ['an empty body', '', /^invalid JSON: /],
     ['a non-object root', '[1,2]', /request body/],
     ['resourceSpans not an array', '{"resourceSpans": {}}', /^resourceSpans: must be an array, got an object/],
-    ['a resourceSpans entry not an object', '{"resourceSpans": [3]}', /^resourceSpans\[0\]: must be an object, got number 3/],
-    ['a span name that is a number', requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, name: 5 }]), /^resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]\.name: must be a string/],
-    ['an id that is a number', requestWith([{ traceId: 5, spanId: SPAN_HEX }]), /spans\[0\]\.traceId: must be a string/],
-    ['a fractional intValue', requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, attributes: [{ key: 'k', value: { intValue: 1.5 } }] }]), /attributes\[0\]\.value\.intValue: must be an integer/],
-    ['an intValue beyond int64', requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, attributes: [{ key: 'k', value: { intValue: '9223372036854775808' } }] }]), /intValue: 9223372036854775808 is out of range/],
-    ['a non-decimal timestamp', requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, startTimeUnixNano: '12ab' }]), /startTimeUnixNano: must be an integer/],
-    ['a negative timestamp', requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, endTimeUnixNano: '-1' }]), /endTimeUnixNano: -1 is out of range/],
-    ['an unknown kind name', requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, kind: 'SPAN_KIND_WEIRD' }]), /kind: must be one of SPAN_KIND_UNSPECIFIED/],
-    ['an enum name inherited from Object', requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, kind: 'constructor' }]), /kind: must be one of/],
-    ['a boolValue string', requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, attributes: [{ key: 'k', value: { boolValue: 'yes' } }] }]), /boolValue: must be a boolean/],
-    ['bytesValue not base64', requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, attributes: [{ key: 'k', value: { bytesValue: '***' } }] }]), /bytesValue: must be base64/],
-    ['arrayValue.values not an array', requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, attributes: [{ key: 'k', value: { arrayValue: { values: 1 } } }] }]), /arrayValue\.values: must be an array/],
-    ['a status that is a string', requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, status: 'ok' }]), /status: must be an object/],
-    ['a dropped count below zero', requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, droppedEventsCount: -1 }]), /droppedEventsCount: -1 is out of range/],
-    ['events not an array', requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, events: 'none' }]), /spans\[0\]\.events: must be an array/],
+    [
+      'a resourceSpans entry not an object',
+      '{"resourceSpans": [3]}',
+      /^resourceSpans\[0\]: must be an object, got number 3/,
+    ],
+    [
+      'a span name that is a number',
+      requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, name: 5 }]),
+      /^resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]\.name: must be a string/,
+    ],
+    [
+      'an id that is a number',
+      requestWith([{ traceId: 5, spanId: SPAN_HEX }]),
+      /spans\[0\]\.traceId: must be a string/,
+    ],
+    [
+      'a fractional intValue',
+      requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, attributes: [{ key: 'k', value: { intValue: 1.5 } }] }]),
+      /attributes\[0\]\.value\.intValue: must be an integer/,
+    ],
+    [
+      'an intValue beyond int64',
+      requestWith([
+        {
+          traceId: TRACE_HEX,
+          spanId: SPAN_HEX,
+          attributes: [{ key: 'k', value: { intValue: '9223372036854775808' } }],
+        },
+      ]),
+      /intValue: 9223372036854775808 is out of range/,
+    ],
+    [
+      'a non-decimal timestamp',
+      requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, startTimeUnixNano: '12ab' }]),
+      /startTimeUnixNano: must be an integer/,
+    ],
+    [
+      'a negative timestamp',
+      requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, endTimeUnixNano: '-1' }]),
+      /endTimeUnixNano: -1 is out of range/,
+    ],
+    [
+      'an unknown kind name',
+      requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, kind: 'SPAN_KIND_WEIRD' }]),
+      /kind: must be one of SPAN_KIND_UNSPECIFIED/,
+    ],
+    [
+      'an enum name inherited from Object',
+      requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, kind: 'constructor' }]),
+      /kind: must be one of/,
+    ],
+    [
+      'a boolValue string',
+      requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, attributes: [{ key: 'k', value: { boolValue: 'yes' } }] }]),
+      /boolValue: must be a boolean/,
+    ],
+    [
+      'bytesValue not base64',
+      requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, attributes: [{ key: 'k', value: { bytesValue: '***' } }] }]),
+      /bytesValue: must be base64/,
+    ],
+    [
+      'arrayValue.values not an array',
+      requestWith([
+        { traceId: TRACE_HEX, spanId: SPAN_HEX, attributes: [{ key: 'k', value: { arrayValue: { values: 1 } } }] },
+      ]),
+      /arrayValue\.values: must be an array/,
+    ],
+    [
+      'a status that is a string',
+      requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, status: 'ok' }]),
+      /status: must be an object/,
+    ],
+    [
+      'a dropped count below zero',
+      requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, droppedEventsCount: -1 }]),
+      /droppedEventsCount: -1 is out of range/,
+    ],
+    [
+      'events not an array',
+      requestWith([{ traceId: TRACE_HEX, spanId: SPAN_HEX, events: 'none' }]),
+      /spans\[0\]\.events: must be an array/,
+    ],
   ];
   for (const [name, text, message] of cases) {
     it(`refuses ${name}`, () => assert.match(decodeError(text), message));
@@ -270,7 +394,10 @@ describe('malformed JSON', () => {
   it('refuses values nested without end', () => {
     let value = '{"stringValue":"x"}';
     for (let i = 0; i < 200; i++) value = `{"arrayValue":{"values":[${value}]}}`;
-    const text = requestWith([]).replace('"spans":[]', `"spans":[{"traceId":"${TRACE_HEX}","spanId":"${SPAN_HEX}","attributes":[{"key":"k","value":${value}}]}]`);
+    const text = requestWith([]).replace(
+      '"spans":[]',
+      `"spans":[{"traceId":"${TRACE_HEX}","spanId":"${SPAN_HEX}","attributes":[{"key":"k","value":${value}}]}]`,
+    );
     assert.match(decodeError(text), /nested deeper than 64 levels/);
   });
 

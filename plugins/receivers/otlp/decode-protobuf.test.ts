@@ -81,13 +81,18 @@ describe('protobuf decoding', () => {
   });
 
   it('reports a truncated span as malformed, naming its path', () => {
-    const bytes = ProtobufTraceSerializer.serializeRequest(asReadable(fc.sample(sdkSpans, { numRuns: 1, seed: 7 })[0]))!;
+    const bytes = ProtobufTraceSerializer.serializeRequest(
+      asReadable(fc.sample(sdkSpans, { numRuns: 1, seed: 7 })[0]),
+    )!;
     // Cutting inside the last byte always leaves a length prefix that overruns the buffer.
-    assert.throws(() => decodeTraceRequestProtobuf(bytes.subarray(0, bytes.length - 1)), (error: unknown) => {
-      assert.ok(error instanceof OtlpDecodeError);
-      assert.match(error.message, /^resourceSpans\[\d+\]: length \d+ overruns the message/);
-      return true;
-    });
+    assert.throws(
+      () => decodeTraceRequestProtobuf(bytes.subarray(0, bytes.length - 1)),
+      (error: unknown) => {
+        assert.ok(error instanceof OtlpDecodeError);
+        assert.match(error.message, /^resourceSpans\[\d+\]: length \d+ overruns the message/);
+        return true;
+      },
+    );
   });
 
   it('refuses mutated requests with OtlpDecodeError only', () => {
@@ -114,9 +119,12 @@ describe('protobuf decoding', () => {
     }
     const keyValue = new ProtoWriter().tag(1, 2).string('deep').tag(2, 2).bytes(inner).finish();
     const span = new ProtoWriter()
-      .tag(1, 2).bytes(new Uint8Array(16).fill(1))
-      .tag(2, 2).bytes(new Uint8Array(8).fill(2))
-      .tag(9, 2).bytes(keyValue)
+      .tag(1, 2)
+      .bytes(new Uint8Array(16).fill(1))
+      .tag(2, 2)
+      .bytes(new Uint8Array(8).fill(2))
+      .tag(9, 2)
+      .bytes(keyValue)
       .finish();
     const scope = new ProtoWriter().tag(2, 2).bytes(span).finish();
     const resource = new ProtoWriter().tag(2, 2).bytes(scope).finish();
@@ -125,14 +133,24 @@ describe('protobuf decoding', () => {
   });
 
   it('skips unknown fields of every wire type', () => {
-    const batch = fc.sample(spanBatch.filter((b) => b.resourceSpans.length > 0), { numRuns: 1, seed: 3 })[0]!;
+    const batch = fc.sample(
+      spanBatch.filter((b) => b.resourceSpans.length > 0),
+      { numRuns: 1, seed: 3 },
+    )[0]!;
     const known = encodeTraceRequestProtobuf(batch);
     const unknown = new ProtoWriter()
-      .tag(100, 0).varint32(300)
-      .tag(101, 1).fixed64(7n)
-      .tag(102, 2).string('ignored')
-      .tag(103, 5).fixed32(9)
-      .tag(104, 3).tag(1, 0).varint32(1).tag(104, 4)
+      .tag(100, 0)
+      .varint32(300)
+      .tag(101, 1)
+      .fixed64(7n)
+      .tag(102, 2)
+      .string('ignored')
+      .tag(103, 5)
+      .fixed32(9)
+      .tag(104, 3)
+      .tag(1, 0)
+      .varint32(1)
+      .tag(104, 4)
       .finish();
     const bytes = Buffer.concat([unknown, known, unknown]);
     assert.deepEqual(decodeTraceRequestProtobuf(bytes), { batch, rejected: 0 });
@@ -141,7 +159,10 @@ describe('protobuf decoding', () => {
   it('refuses a known field sent with the wrong wire type', () => {
     const resource = new ProtoWriter().tag(3, 0).varint32(1).finish(); // schema_url as a varint
     const request = new ProtoWriter().tag(1, 2).bytes(resource).finish();
-    assert.throws(() => decodeTraceRequestProtobuf(request), /resourceSpans\[0\]: schemaUrl: wire type varint, expected length-delimited/);
+    assert.throws(
+      () => decodeTraceRequestProtobuf(request),
+      /resourceSpans\[0\]: schemaUrl: wire type varint, expected length-delimited/,
+    );
   });
 
   it('decodes an empty body as an empty request', () => {
@@ -176,11 +197,16 @@ describe('protobuf span ids', () => {
     assert.equal(decoded.rejected, 4);
     assert.equal(decoded.batch.resourceSpans[0]!.scopeSpans[0]!.spans.length, 1);
     assert.equal(decoded.batch.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.traceId, 'ab'.repeat(16));
-    assert.equal(decoded.errorMessage, '4 spans rejected; first: resourceSpans[0].scopeSpans[0].spans[1]: traceId must be 16 bytes, got 15');
+    assert.equal(
+      decoded.errorMessage,
+      '4 spans rejected; first: resourceSpans[0].scopeSpans[0].spans[1]: traceId must be 16 bytes, got 15',
+    );
   });
 
   it('accepts an empty parent id as a root span', () => {
-    const decoded = decodeTraceRequestProtobuf(requestOf(spanWith(new Uint8Array(16).fill(1), new Uint8Array(8).fill(2), new Uint8Array(0))));
+    const decoded = decodeTraceRequestProtobuf(
+      requestOf(spanWith(new Uint8Array(16).fill(1), new Uint8Array(8).fill(2), new Uint8Array(0))),
+    );
     assert.equal(decoded.rejected, 0);
     assert.equal(decoded.batch.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.parentSpanId, '');
   });

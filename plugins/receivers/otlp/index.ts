@@ -9,7 +9,8 @@ export const otlpReceiverFactory = Object.freeze({
   kind: 'receiver',
   type: 'otlp',
   stability: 'beta',
-  description: 'Receives OTLP/HTTP trace exports (protobuf or JSON; gzip, deflate or zstd) with per-request API key and project.',
+  description:
+    'Receives OTLP/HTTP trace exports (protobuf or JSON; gzip, deflate or zstd) with per-request API key and project.',
   produces: 'spans',
   configSchema,
   validate: validateConfig,

@@ -54,10 +54,19 @@ const protoBody = (batch = sampleBatch()) => Buffer.from(encodeTraceRequestProto
 const JSON_HEADERS = { 'content-type': 'application/json', 'x-api-key': 'key-1' };
 const PROTO_HEADERS = { 'content-type': 'application/x-protobuf', 'x-api-key': 'key-1' };
 
-async function post(url: string, body: NonNullable<Parameters<typeof fetch>[1]>["body"], headers: Record<string, string>) {
+async function post(
+  url: string,
+  body: NonNullable<Parameters<typeof fetch>[1]>['body'],
+  headers: Record<string, string>,
+) {
   const response = await fetch(url, { method: 'POST', body, headers });
   const bytes = Buffer.from(await response.arrayBuffer());
-  return { status: response.status, headers: response.headers, bytes, json: () => JSON.parse(bytes.toString('utf8')) as Record<string, unknown> };
+  return {
+    status: response.status,
+    headers: response.headers,
+    bytes,
+    json: () => JSON.parse(bytes.toString('utf8')) as Record<string, unknown>,
+  };
 }
 
 describe('otlp receiver: OpenTelemetry JS exporters as clients', () => {
@@ -68,8 +77,14 @@ describe('otlp receiver: OpenTelemetry JS exporters as clients', () => {
   after(() => server.close());
 
   const exporters = [
-    ['exporter-trace-otlp-proto', (config: ConstructorParameters<typeof ProtoExporter>[0]) => new ProtoExporter(config)],
-    ['exporter-trace-otlp-http (JSON)', (config: ConstructorParameters<typeof HttpJsonExporter>[0]) => new HttpJsonExporter(config)],
+    [
+      'exporter-trace-otlp-proto',
+      (config: ConstructorParameters<typeof ProtoExporter>[0]) => new ProtoExporter(config),
+    ],
+    [
+      'exporter-trace-otlp-http (JSON)',
+      (config: ConstructorParameters<typeof HttpJsonExporter>[0]) => new HttpJsonExporter(config),
+    ],
   ] as const;
   for (const [name, makeExporter] of exporters) {
     for (const compression of ['none', 'gzip'] as const) {
@@ -82,11 +97,18 @@ describe('otlp receiver: OpenTelemetry JS exporters as clients', () => {
         });
         const recorded = new InMemorySpanExporter();
         const provider = new BasicTracerProvider({
-          resource: resourceFromAttributes({ 'service.name': 'checkout', 'deployment.environment': 'test', 'process.pid': 42 }),
+          resource: resourceFromAttributes({
+            'service.name': 'checkout',
+            'deployment.environment': 'test',
+            'process.pid': 42,
+          }),
           spanProcessors: [new SimpleSpanProcessor(exporter), new SimpleSpanProcessor(recorded)],
         });
         const tracer = provider.getTracer('tracepipe-test', '1.2.3');
-        const root = tracer.startSpan('agent run', { kind: SpanKind.SERVER, attributes: { 'gen_ai.system': 'openai' } });
+        const root = tracer.startSpan('agent run', {
+          kind: SpanKind.SERVER,
+          attributes: { 'gen_ai.system': 'openai' },
+        });
         const child = tracer.startSpan(
           'llm call',
           {
@@ -115,21 +137,32 @@ describe('otlp receiver: OpenTelemetry JS exporters as clients', () => {
         await provider.shutdown();
 
         assert.equal(spans.length, 2);
-        await server.sink.waitFor(() => server.sink.batches.reduce((n, b) => n + b.data.resourceSpans[0]!.scopeSpans[0]!.spans.length, 0) === 2);
+        await server.sink.waitFor(
+          () => server.sink.batches.reduce((n, b) => n + b.data.resourceSpans[0]!.scopeSpans[0]!.spans.length, 0) === 2,
+        );
         // SimpleSpanProcessor exports each span on its own: the two requests may arrive in either order.
         const bySpanId = (a: { spanId: string }, b: { spanId: string }) => a.spanId.localeCompare(b.spanId);
-        const received = server.sink.batches.flatMap((b) => b.data.resourceSpans[0]!.scopeSpans[0]!.spans).sort(bySpanId);
+        const received = server.sink.batches
+          .flatMap((b) => b.data.resourceSpans[0]!.scopeSpans[0]!.spans)
+          .sort(bySpanId);
         const expected = expectedBatch(spans as unknown as SdkLikeSpan[]).resourceSpans[0]!;
         assert.deepEqual(received, [...expected.scopeSpans[0]!.spans].sort(bySpanId));
         assert.deepEqual(server.sink.batches[0]!.data.resourceSpans[0]!.resource, expected.resource);
-        assert.deepEqual(server.sink.batches[0]!.data.resourceSpans[0]!.scopeSpans[0]!.scope, expected.scopeSpans[0]!.scope);
+        assert.deepEqual(
+          server.sink.batches[0]!.data.resourceSpans[0]!.scopeSpans[0]!.scope,
+          expected.scopeSpans[0]!.scope,
+        );
         // The parent link, spelled out.
         const childSpan = received.find((s) => s.name === 'llm call');
         const rootSpan = received.find((s) => s.name === 'agent run');
         assert.equal(childSpan!.parentSpanId, rootSpan!.spanId);
         assert.equal(childSpan!.traceId, rootSpan!.traceId);
         assert.equal(rootSpan!.parentSpanId, '');
-        assert.deepEqual(server.sink.batches[0]!.context, { apiKey: `key-${name}`, project: 'proj-a', receiver: 'otlp' });
+        assert.deepEqual(server.sink.batches[0]!.context, {
+          apiKey: `key-${name}`,
+          project: 'proj-a',
+          receiver: 'otlp',
+        });
       });
     }
   }
@@ -139,7 +172,16 @@ describe('otlp receiver: authentication and request context', () => {
   it('uses the X-API-Key header over the configured key, and Service-Project over the configured project', async () => {
     const server = await startReceiver({ api_key: 'default-key', project: 'default-project' });
     try {
-      assert.equal((await post(server.tracesUrl, jsonBody(), { 'content-type': 'application/json', 'x-api-key': 'tenant-key', 'service-project': 'tenant-project' })).status, 200);
+      assert.equal(
+        (
+          await post(server.tracesUrl, jsonBody(), {
+            'content-type': 'application/json',
+            'x-api-key': 'tenant-key',
+            'service-project': 'tenant-project',
+          })
+        ).status,
+        200,
+      );
       assert.equal((await post(server.tracesUrl, jsonBody(), { 'content-type': 'application/json' })).status, 200);
       assert.deepEqual(
         server.sink.batches.map((b) => b.context),
@@ -163,14 +205,20 @@ describe('otlp receiver: authentication and request context', () => {
     }
   });
 
-  it('answers 401 when neither the header nor the config has a key, in the request\'s encoding', async () => {
+  it("answers 401 when neither the header nor the config has a key, in the request's encoding", async () => {
     const server = await startReceiver();
     try {
       const json = await post(server.tracesUrl, jsonBody(), { 'content-type': 'application/json' });
       assert.equal(json.status, 401);
       assert.equal(json.headers.get('content-type'), 'application/json');
-      assert.deepEqual(json.json(), { code: 16, message: 'missing API key: send it in the X-API-Key header (or configure a default api_key)' });
-      const proto = await post(server.tracesUrl, protoBody(), { 'content-type': 'application/x-protobuf', 'x-api-key': '' });
+      assert.deepEqual(json.json(), {
+        code: 16,
+        message: 'missing API key: send it in the X-API-Key header (or configure a default api_key)',
+      });
+      const proto = await post(server.tracesUrl, protoBody(), {
+        'content-type': 'application/x-protobuf',
+        'x-api-key': '',
+      });
       assert.equal(proto.status, 401);
       assert.equal(proto.headers.get('content-type'), 'application/x-protobuf');
       assert.match(decodeStatusProtobuf(proto.bytes).message, /missing API key/);
@@ -206,8 +254,14 @@ describe('otlp receiver: encodings and answers', () => {
   });
 
   it('accepts application/protobuf and a charset parameter', async () => {
-    assert.equal((await post(server.tracesUrl, protoBody(), { ...PROTO_HEADERS, 'content-type': 'application/protobuf' })).status, 200);
-    const json = await post(server.tracesUrl, jsonBody(), { ...JSON_HEADERS, 'content-type': 'application/json; charset=utf-8' });
+    assert.equal(
+      (await post(server.tracesUrl, protoBody(), { ...PROTO_HEADERS, 'content-type': 'application/protobuf' })).status,
+      200,
+    );
+    const json = await post(server.tracesUrl, jsonBody(), {
+      ...JSON_HEADERS,
+      'content-type': 'application/json; charset=utf-8',
+    });
     assert.equal(json.status, 200);
     assert.deepEqual(json.json(), {});
   });
@@ -221,7 +275,10 @@ describe('otlp receiver: encodings and answers', () => {
     it(`decompresses Content-Encoding: ${coding}`, async () => {
       server.sink.batches.length = 0;
       const batch = sampleBatch(3);
-      const response = await post(server.tracesUrl, compress(protoBody(batch)), { ...PROTO_HEADERS, 'content-encoding': coding });
+      const response = await post(server.tracesUrl, compress(protoBody(batch)), {
+        ...PROTO_HEADERS,
+        'content-encoding': coding,
+      });
       assert.equal(response.status, 200);
       assert.deepEqual(server.sink.batches[0]!.data, batch);
     });
@@ -229,19 +286,28 @@ describe('otlp receiver: encodings and answers', () => {
 
   it('reports spans with invalid ids as a partial success (JSON), and passes on the rest', async () => {
     server.sink.batches.length = 0;
-    const request = encodeTraceRequestJson(sampleBatch(2)) as { resourceSpans: { scopeSpans: { spans: { spanId: string }[] }[] }[] };
+    const request = encodeTraceRequestJson(sampleBatch(2)) as {
+      resourceSpans: { scopeSpans: { spans: { spanId: string }[] }[] }[];
+    };
     request.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.spanId = 'abc';
     const response = await post(server.tracesUrl, JSON.stringify(request), JSON_HEADERS);
     assert.equal(response.status, 200);
     assert.deepEqual(response.json(), {
       partialSuccess: {
         rejectedSpans: '1',
-        errorMessage: '1 span rejected; first: resourceSpans[0].scopeSpans[0].spans[0]: spanId must be 16 hex or 12 base64 characters (8 bytes), got 3 characters',
+        errorMessage:
+          '1 span rejected; first: resourceSpans[0].scopeSpans[0].spans[0]: spanId must be 16 hex or 12 base64 characters (8 bytes), got 3 characters',
       },
     });
-    assert.deepEqual(server.sink.batches[0]!.data.resourceSpans[0]!.scopeSpans[0]!.spans.map((s) => s.name), ['span-1']);
+    assert.deepEqual(
+      server.sink.batches[0]!.data.resourceSpans[0]!.scopeSpans[0]!.spans.map((s) => s.name),
+      ['span-1'],
+    );
     const metrics = await server.host.metrics.metrics();
-    assert.match(metrics, /tracepipe_component_items_dropped_total\{component_id="otlp",component_kind="receiver",data_type="spans",reason="invalid_id"\} 1/);
+    assert.match(
+      metrics,
+      /tracepipe_component_items_dropped_total\{component_id="otlp",component_kind="receiver",data_type="spans",reason="invalid_id"\} 1/,
+    );
   });
 
   it('reports a partial success in protobuf, and passes nothing on when every span is invalid', async () => {
@@ -255,7 +321,10 @@ describe('otlp receiver: encodings and answers', () => {
     assert.equal(partial?.rejectedSpans, 2n);
     assert.match(partial!.errorMessage, /^2 spans rejected; first: .*traceId must be 16 bytes, got 2$/);
     // The reference client reads it too.
-    assert.equal(ProtobufTraceSerializer.deserializeResponse(response.bytes).partialSuccess?.errorMessage, partial!.errorMessage);
+    assert.equal(
+      ProtobufTraceSerializer.deserializeResponse(response.bytes).partialSuccess?.errorMessage,
+      partial!.errorMessage,
+    );
     assert.equal(server.sink.batches.length, 0);
   });
 
@@ -273,7 +342,10 @@ describe('otlp receiver: encodings and answers', () => {
     const ready = await fetch(`${server.origin}/ready`);
     assert.equal(ready.status, 200);
     const metrics = await (await fetch(`${server.origin}/metrics`)).text();
-    assert.match(metrics, /tracepipe_otlp_receiver_requests_total\{component_id="otlp",encoding="protobuf",status_code="200"\}/);
+    assert.match(
+      metrics,
+      /tracepipe_otlp_receiver_requests_total\{component_id="otlp",encoding="protobuf",status_code="200"\}/,
+    );
   });
 
   it('while the service drains, refuses new requests with 503 and Retry-After, and keeps /live and /metrics', async () => {
@@ -281,7 +353,11 @@ describe('otlp receiver: encodings and answers', () => {
     const server = await startReceiver({}, { host: nopHost({ state: () => state }) });
     try {
       state = 'draining';
-      const refused = await fetch(server.tracesUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const refused = await fetch(server.tracesUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       assert.equal(refused.status, 503);
       assert.equal(refused.headers.get('retry-after'), '5');
       assert.match(((await refused.json()) as { message: string }).message, /shutting down/);
@@ -306,14 +382,22 @@ describe('otlp receiver: encodings and answers', () => {
 });
 
 /** Sends a request whose Content-Length announces more than is sent, and returns the answer. */
-function postDeclaringLength(url: string, declared: number, sent: Buffer): Promise<{ status: number; body: string; connection?: string }> {
+function postDeclaringLength(
+  url: string,
+  declared: number,
+  sent: Buffer,
+): Promise<{ status: number; body: string; connection?: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'POST', headers: { ...JSON_HEADERS, 'content-length': String(declared) } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, body, connection: res.headers.connection }));
-    });
+    const req = httpRequest(
+      url,
+      { method: 'POST', headers: { ...JSON_HEADERS, 'content-length': String(declared) } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body, connection: res.headers.connection }));
+      },
+    );
     req.on('error', reject);
     req.write(sent); // ...and never the rest: the answer must come anyway.
   });
@@ -328,7 +412,9 @@ function postChunked(url: string, total: number): Promise<{ status: number; body
       res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () => resolve({ status: res.statusCode!, body }));
     });
-    req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error),
+    );
     const chunk = Buffer.alloc(16 * 1024, 0x20);
     let written = 0;
     const pump = () => {
@@ -350,28 +436,129 @@ describe('otlp receiver: bad input', () => {
   });
   after(() => server.close());
 
-  const statusCases: [string, () => Promise<{ status: number; bytes: Buffer; json: () => Record<string, unknown> }>, number, RegExp][] = [
-    ['invalid JSON', () => post(server.tracesUrl, '{"resourceSpans": [', JSON_HEADERS), 400, /^malformed JSON ExportTraceServiceRequest: invalid JSON: /],
-    ['wrong JSON types', () => post(server.tracesUrl, '{"resourceSpans": [{"scopeSpans": {}}]}', JSON_HEADERS), 400, /resourceSpans\[0\]\.scopeSpans: must be an array, got an object/],
-    ['a missing content type', () => post(server.tracesUrl, Buffer.from(jsonBody()), { 'x-api-key': 'k' }), 415, /unsupported media type: got no Content-Type; use one of application\/x-protobuf, application\/protobuf, application\/json/],
-    ['an unsupported content type', () => post(server.tracesUrl, jsonBody(), { 'content-type': 'text/plain', 'x-api-key': 'k' }), 415, /got Content-Type "text\/plain"/],
-    ['an unparsable content type', () => post(server.tracesUrl, jsonBody(), { 'content-type': '/', 'x-api-key': 'k' }), 415, /.+/],
-    ['an unsupported content encoding', () => post(server.tracesUrl, jsonBody(), { ...JSON_HEADERS, 'content-encoding': 'br' }), 415, /unsupported Content-Encoding "br"; use one of identity, gzip, deflate, zstd/],
-    ['a bad gzip stream', () => post(server.tracesUrl, Buffer.from('not gzip at all'), { ...JSON_HEADERS, 'content-encoding': 'gzip' }), 400, /^invalid gzip stream: /],
-    ['a truncated gzip stream', () => post(server.tracesUrl, gzipSync(jsonBody()).subarray(0, 20), { ...JSON_HEADERS, 'content-encoding': 'gzip' }), 400, /^invalid gzip stream: /],
-    ['a bad deflate stream', () => post(server.tracesUrl, Buffer.from('nope'), { ...JSON_HEADERS, 'content-encoding': 'deflate' }), 400, /^invalid deflate stream: /],
-    ['a bad zstd stream', () => post(server.tracesUrl, Buffer.from('definitely not zstd'), { ...JSON_HEADERS, 'content-encoding': 'zstd' }), 400, /^invalid zstd stream: /],
-    ['a truncated zstd stream', () => post(server.tracesUrl, zstdCompress(Buffer.from(jsonBody())).subarray(0, 12), { ...JSON_HEADERS, 'content-encoding': 'zstd' }), 400, /^invalid zstd stream: /],
-    ['a missing key', () => post(server.tracesUrl, jsonBody(), { 'content-type': 'application/json' }), 401, /missing API key/],
-    ['a wrong path', () => post(`${server.origin}/v1/trace`, jsonBody(), JSON_HEADERS), 404, /^no route for POST \/v1\/trace; OTLP traces go to POST \/v1\/traces$/],
-    ['a wrong method', () => fetch(server.tracesUrl, { method: 'GET' }).then(async (r) => {
-      const bytes = Buffer.from(await r.arrayBuffer());
-      assert.equal(r.headers.get('allow'), 'POST');
-      return { status: r.status, bytes, json: () => JSON.parse(bytes.toString()) };
-    }), 405, /^method GET is not allowed on \/v1\/traces; use POST$/],
-    ['an oversize body', () => post(server.tracesUrl, Buffer.alloc(MAX + 1, 0x20), JSON_HEADERS), 413, /request body of 65537 bytes exceeds the 65536-byte limit/],
-    ['an oversize decompressed body (a gzip bomb)', () => post(server.tracesUrl, gzipSync(Buffer.alloc(50 * MAX, 0x20)), { ...JSON_HEADERS, 'content-encoding': 'gzip' }), 413, /request body decompresses to more than the 65536-byte limit/],
-    ['an oversize decompressed body (a zstd bomb)', () => post(server.tracesUrl, zstdCompress(Buffer.alloc(50 * MAX, 0x20)), { ...JSON_HEADERS, 'content-encoding': 'zstd' }), 413, /decompresses to more than/],
+  const statusCases: [
+    string,
+    () => Promise<{ status: number; bytes: Buffer; json: () => Record<string, unknown> }>,
+    number,
+    RegExp,
+  ][] = [
+    [
+      'invalid JSON',
+      () => post(server.tracesUrl, '{"resourceSpans": [', JSON_HEADERS),
+      400,
+      /^malformed JSON ExportTraceServiceRequest: invalid JSON: /,
+    ],
+    [
+      'wrong JSON types',
+      () => post(server.tracesUrl, '{"resourceSpans": [{"scopeSpans": {}}]}', JSON_HEADERS),
+      400,
+      /resourceSpans\[0\]\.scopeSpans: must be an array, got an object/,
+    ],
+    [
+      'a missing content type',
+      () => post(server.tracesUrl, Buffer.from(jsonBody()), { 'x-api-key': 'k' }),
+      415,
+      /unsupported media type: got no Content-Type; use one of application\/x-protobuf, application\/protobuf, application\/json/,
+    ],
+    [
+      'an unsupported content type',
+      () => post(server.tracesUrl, jsonBody(), { 'content-type': 'text/plain', 'x-api-key': 'k' }),
+      415,
+      /got Content-Type "text\/plain"/,
+    ],
+    [
+      'an unparsable content type',
+      () => post(server.tracesUrl, jsonBody(), { 'content-type': '/', 'x-api-key': 'k' }),
+      415,
+      /.+/,
+    ],
+    [
+      'an unsupported content encoding',
+      () => post(server.tracesUrl, jsonBody(), { ...JSON_HEADERS, 'content-encoding': 'br' }),
+      415,
+      /unsupported Content-Encoding "br"; use one of identity, gzip, deflate, zstd/,
+    ],
+    [
+      'a bad gzip stream',
+      () => post(server.tracesUrl, Buffer.from('not gzip at all'), { ...JSON_HEADERS, 'content-encoding': 'gzip' }),
+      400,
+      /^invalid gzip stream: /,
+    ],
+    [
+      'a truncated gzip stream',
+      () =>
+        post(server.tracesUrl, gzipSync(jsonBody()).subarray(0, 20), { ...JSON_HEADERS, 'content-encoding': 'gzip' }),
+      400,
+      /^invalid gzip stream: /,
+    ],
+    [
+      'a bad deflate stream',
+      () => post(server.tracesUrl, Buffer.from('nope'), { ...JSON_HEADERS, 'content-encoding': 'deflate' }),
+      400,
+      /^invalid deflate stream: /,
+    ],
+    [
+      'a bad zstd stream',
+      () => post(server.tracesUrl, Buffer.from('definitely not zstd'), { ...JSON_HEADERS, 'content-encoding': 'zstd' }),
+      400,
+      /^invalid zstd stream: /,
+    ],
+    [
+      'a truncated zstd stream',
+      () =>
+        post(server.tracesUrl, zstdCompress(Buffer.from(jsonBody())).subarray(0, 12), {
+          ...JSON_HEADERS,
+          'content-encoding': 'zstd',
+        }),
+      400,
+      /^invalid zstd stream: /,
+    ],
+    [
+      'a missing key',
+      () => post(server.tracesUrl, jsonBody(), { 'content-type': 'application/json' }),
+      401,
+      /missing API key/,
+    ],
+    [
+      'a wrong path',
+      () => post(`${server.origin}/v1/trace`, jsonBody(), JSON_HEADERS),
+      404,
+      /^no route for POST \/v1\/trace; OTLP traces go to POST \/v1\/traces$/,
+    ],
+    [
+      'a wrong method',
+      () =>
+        fetch(server.tracesUrl, { method: 'GET' }).then(async (r) => {
+          const bytes = Buffer.from(await r.arrayBuffer());
+          assert.equal(r.headers.get('allow'), 'POST');
+          return { status: r.status, bytes, json: () => JSON.parse(bytes.toString()) };
+        }),
+      405,
+      /^method GET is not allowed on \/v1\/traces; use POST$/,
+    ],
+    [
+      'an oversize body',
+      () => post(server.tracesUrl, Buffer.alloc(MAX + 1, 0x20), JSON_HEADERS),
+      413,
+      /request body of 65537 bytes exceeds the 65536-byte limit/,
+    ],
+    [
+      'an oversize decompressed body (a gzip bomb)',
+      () =>
+        post(server.tracesUrl, gzipSync(Buffer.alloc(50 * MAX, 0x20)), { ...JSON_HEADERS, 'content-encoding': 'gzip' }),
+      413,
+      /request body decompresses to more than the 65536-byte limit/,
+    ],
+    [
+      'an oversize decompressed body (a zstd bomb)',
+      () =>
+        post(server.tracesUrl, zstdCompress(Buffer.alloc(50 * MAX, 0x20)), {
+          ...JSON_HEADERS,
+          'content-encoding': 'zstd',
+        }),
+      413,
+      /decompresses to more than/,
+    ],
   ];
   for (const [name, send, status, message] of statusCases) {
     it(`answers ${status} to ${name}, with a google.rpc.Status body`, async () => {
@@ -426,7 +613,10 @@ describe('otlp receiver: bad input', () => {
 
   it('keeps serving after a client hangs up in the middle of its body', async () => {
     await new Promise<void>((resolve) => {
-      const req = httpRequest(server.tracesUrl, { method: 'POST', headers: { ...JSON_HEADERS, 'content-length': '1000' } });
+      const req = httpRequest(server.tracesUrl, {
+        method: 'POST',
+        headers: { ...JSON_HEADERS, 'content-length': '1000' },
+      });
       req.on('error', () => resolve());
       req.write('{"resourceSpans":[', () => setTimeout(() => req.destroy(), 20));
       req.on('close', () => resolve());
@@ -441,7 +631,8 @@ describe('otlp receiver: bad input', () => {
     const sends = [];
     for (let round = 0; round < 3; round++) {
       for (const [, send] of statusCases) sends.push(send().then((r) => r.status));
-      for (const [, bytes] of protobufCases) sends.push(post(server.tracesUrl, bytes, PROTO_HEADERS).then((r) => r.status));
+      for (const [, bytes] of protobufCases)
+        sends.push(post(server.tracesUrl, bytes, PROTO_HEADERS).then((r) => r.status));
       sends.push(post(server.tracesUrl, protoBody(sampleBatch(5)), PROTO_HEADERS).then((r) => r.status));
       sends.push(post(server.tracesUrl, jsonBody(sampleBatch(5)), JSON_HEADERS).then((r) => r.status));
     }
@@ -468,7 +659,10 @@ describe('otlp receiver: back-pressure', () => {
       assert.deepEqual(json.json(), { code: 8, message: 'the pipeline is full, retry later: batch buffer is full' });
       const proto = await post(server.tracesUrl, protoBody(), PROTO_HEADERS);
       assert.equal(proto.status, 429);
-      assert.deepEqual(decodeStatusProtobuf(proto.bytes), { code: 8, message: 'the pipeline is full, retry later: batch buffer is full' });
+      assert.deepEqual(decodeStatusProtobuf(proto.bytes), {
+        code: 8,
+        message: 'the pipeline is full, retry later: batch buffer is full',
+      });
     } finally {
       server.sink.fail = undefined;
     }
@@ -480,7 +674,10 @@ describe('otlp receiver: back-pressure', () => {
       const response = await post(server.tracesUrl, jsonBody(), JSON_HEADERS);
       assert.equal(response.status, 503);
       assert.equal(response.headers.get('retry-after'), '1');
-      assert.deepEqual(response.json(), { code: 14, message: 'the pipeline is unavailable, retry later: disk queue unavailable' });
+      assert.deepEqual(response.json(), {
+        code: 14,
+        message: 'the pipeline is unavailable, retry later: disk queue unavailable',
+      });
     } finally {
       server.sink.fail = undefined;
     }
@@ -491,7 +688,10 @@ describe('otlp receiver: back-pressure', () => {
     try {
       const response = await post(server.tracesUrl, jsonBody(), JSON_HEADERS);
       assert.equal(response.status, 400);
-      assert.deepEqual(response.json(), { code: 3, message: 'the pipeline refused the data: spans too large to upload' });
+      assert.deepEqual(response.json(), {
+        code: 3,
+        message: 'the pipeline refused the data: spans too large to upload',
+      });
     } finally {
       server.sink.fail = undefined;
     }
@@ -536,7 +736,11 @@ describe('otlp receiver: CORS', () => {
   it('answers a preflight from an allowed origin', async () => {
     const response = await fetch(server.tracesUrl, {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-api-key' },
+      headers: {
+        origin: 'https://app.example.com',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,x-api-key',
+      },
     });
     assert.equal(response.status, 204);
     assert.equal(response.headers.get('access-control-allow-origin'), 'https://app.example.com');
@@ -544,10 +748,18 @@ describe('otlp receiver: CORS', () => {
   });
 
   it('lets an allowed origin read the answer, and not another one', async () => {
-    const allowed = await fetch(server.tracesUrl, { method: 'POST', body: jsonBody(), headers: { ...JSON_HEADERS, origin: 'https://app.example.com' } });
+    const allowed = await fetch(server.tracesUrl, {
+      method: 'POST',
+      body: jsonBody(),
+      headers: { ...JSON_HEADERS, origin: 'https://app.example.com' },
+    });
     assert.equal(allowed.status, 200);
     assert.equal(allowed.headers.get('access-control-allow-origin'), 'https://app.example.com');
-    const other = await fetch(server.tracesUrl, { method: 'POST', body: jsonBody(), headers: { ...JSON_HEADERS, origin: 'https://evil.example.com' } });
+    const other = await fetch(server.tracesUrl, {
+      method: 'POST',
+      body: jsonBody(),
+      headers: { ...JSON_HEADERS, origin: 'https://evil.example.com' },
+    });
     assert.equal(other.headers.get('access-control-allow-origin'), null);
   });
 });

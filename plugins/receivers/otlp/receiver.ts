@@ -68,7 +68,11 @@ export class OtlpReceiver implements Receiver {
       next,
       restore: (header, body) => ({
         data: this.decode(header.encoding, body).batch,
-        context: { project: header.project, receiver: settings.id, ...(header.apiKey ? { apiKey: header.apiKey } : {}) },
+        context: {
+          project: header.project,
+          receiver: settings.id,
+          ...(header.apiKey ? { apiKey: header.apiKey } : {}),
+        },
       }),
     });
   }
@@ -100,23 +104,43 @@ export class OtlpReceiver implements Receiver {
       return this.sendStatus(reply, encodingOf(request.headers['content-type']) ?? 'json', status, error.message);
     });
     app.setNotFoundHandler((request, reply) =>
-      this.sendStatus(reply, 'json', 404, `no route for ${request.method} ${request.url.split('?')[0]}; OTLP traces go to POST ${config.traces_path}`),
+      this.sendStatus(
+        reply,
+        'json',
+        404,
+        `no route for ${request.method} ${request.url.split('?')[0]}; OTLP traces go to POST ${config.traces_path}`,
+      ),
     );
     await app.register(async (scope) => {
       // The body is read by the handler itself, so that it can decompress under a size limit.
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
       scope.post(config.traces_path, (request, reply) => this.handleExport(request, reply));
-      const otherMethods = ['GET', 'PUT', 'DELETE', 'PATCH', ...(config.cors.allowed_origins.length > 0 ? [] : ['OPTIONS'])];
+      const otherMethods = [
+        'GET',
+        'PUT',
+        'DELETE',
+        'PATCH',
+        ...(config.cors.allowed_origins.length > 0 ? [] : ['OPTIONS']),
+      ];
       scope.route({
         method: otherMethods as ('GET' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS')[],
         url: config.traces_path,
         handler: (request, reply) =>
-          this.sendStatus(reply, 'json', 405, `method ${request.method} is not allowed on ${config.traces_path}; use POST`, { allow: 'POST' }),
+          this.sendStatus(
+            reply,
+            'json',
+            405,
+            `method ${request.method} is not allowed on ${config.traces_path}; use POST`,
+            { allow: 'POST' },
+          ),
       });
     });
     this.port = await listen(app, config.host, config.port);
-    this.settings.logger.info({ address: `${config.host}:${this.port}`, path: config.traces_path }, 'Receiving OTLP traces.');
+    this.settings.logger.info(
+      { address: `${config.host}:${this.port}`, path: config.traces_path },
+      'Receiving OTLP traces.',
+    );
   }
 
   async shutdown(deadline: number): Promise<void> {
@@ -130,10 +154,13 @@ export class OtlpReceiver implements Receiver {
     // requests in flight; past the deadline their connections are cut.
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        app.server.closeAllConnections();
-        resolve();
-      }, Math.max(0, deadline - Date.now()));
+      timer = setTimeout(
+        () => {
+          app.server.closeAllConnections();
+          resolve();
+        },
+        Math.max(0, deadline - Date.now()),
+      );
     });
     try {
       await Promise.race([app.close(), expired]);
@@ -159,29 +186,46 @@ export class OtlpReceiver implements Receiver {
       }
       if (encoding === undefined) {
         const got = contentType === undefined ? 'no Content-Type' : `Content-Type ${JSON.stringify(contentType)}`;
-        throw new HttpAnswer(415, `unsupported media type: got ${got}; use one of ${SUPPORTED_CONTENT_TYPES.join(', ')}`);
+        throw new HttpAnswer(
+          415,
+          `unsupported media type: got ${got}; use one of ${SUPPORTED_CONTENT_TYPES.join(', ')}`,
+        );
       }
       const contentEncoding = request.headers['content-encoding'];
       const coding = codingOf(contentEncoding);
       if (coding === undefined) {
-        throw new HttpAnswer(415, `unsupported Content-Encoding ${JSON.stringify(contentEncoding)}; use one of ${SUPPORTED_CODINGS.join(', ')}`);
+        throw new HttpAnswer(
+          415,
+          `unsupported Content-Encoding ${JSON.stringify(contentEncoding)}; use one of ${SUPPORTED_CODINGS.join(', ')}`,
+        );
       }
       const declaredLength = Number(request.headers['content-length'] ?? 0);
       if (declaredLength > this.config.max_body_bytes) {
         // Answer before reading: the connection is closed rather than drained.
-        throw new HttpAnswer(413, `request body of ${declaredLength} bytes exceeds the ${this.config.max_body_bytes}-byte limit`, {
-          connection: 'close',
-        });
+        throw new HttpAnswer(
+          413,
+          `request body of ${declaredLength} bytes exceeds the ${this.config.max_body_bytes}-byte limit`,
+          {
+            connection: 'close',
+          },
+        );
       }
       const body = await this.readBody(request, coding);
       const decoded = this.decode(encoding, body);
       if (decoded.rejected > 0) this.noteRejections(decoded);
       if (countSpans(decoded.batch) > 0) await this.deliver(encoding, body, decoded, context);
-      const partial = decoded.rejected > 0 ? { rejectedSpans: decoded.rejected, errorMessage: decoded.errorMessage ?? '' } : undefined;
+      const partial =
+        decoded.rejected > 0
+          ? { rejectedSpans: decoded.rejected, errorMessage: decoded.errorMessage ?? '' }
+          : undefined;
       this.metrics.request(encoding, 200);
-      return reply.code(200).header('content-type', CONTENT_TYPES[encoding]).send(encodeExportResponse(encoding, partial));
+      return reply
+        .code(200)
+        .header('content-type', CONTENT_TYPES[encoding])
+        .send(encodeExportResponse(encoding, partial));
     } catch (error) {
-      if (error instanceof HttpAnswer) return this.sendStatus(reply, answerEncoding, error.statusCode, error.message, error.headers);
+      if (error instanceof HttpAnswer)
+        return this.sendStatus(reply, answerEncoding, error.statusCode, error.message, error.headers);
       throw error;
     }
   }
@@ -202,9 +246,11 @@ export class OtlpReceiver implements Receiver {
       return encoding === 'json' ? decodeTraceRequestJson(body) : decodeTraceRequestProtobuf(body);
     } catch (error) {
       const what = encoding === 'json' ? 'JSON' : 'protobuf';
-      if (error instanceof OtlpDecodeError) throw new HttpAnswer(400, `malformed ${what} ExportTraceServiceRequest: ${error.message}`);
+      if (error instanceof OtlpDecodeError)
+        throw new HttpAnswer(400, `malformed ${what} ExportTraceServiceRequest: ${error.message}`);
       // JSON.parse nests by recursion: absurdly deep input overflows the stack, which is still bad input.
-      if (error instanceof RangeError) throw new HttpAnswer(400, `malformed ${what} ExportTraceServiceRequest: nested too deeply`);
+      if (error instanceof RangeError)
+        throw new HttpAnswer(400, `malformed ${what} ExportTraceServiceRequest: nested too deeply`);
       throw error;
     }
   }
@@ -215,7 +261,11 @@ export class OtlpReceiver implements Receiver {
     decoded: DecodedTraceRequest,
     context: ReturnType<typeof resolveRequestContext>,
   ): Promise<void> {
-    const journaled: JournaledRequest = { encoding, project: context.project, ...(context.apiKey ? { apiKey: context.apiKey } : {}) };
+    const journaled: JournaledRequest = {
+      encoding,
+      project: context.project,
+      ...(context.apiKey ? { apiKey: context.apiKey } : {}),
+    };
     try {
       await this.intake.accept(journaled, body, decoded.batch, context);
     } catch (error) {
@@ -228,11 +278,18 @@ export class OtlpReceiver implements Receiver {
       if (error instanceof JournalRecordTooLargeError) throw new HttpAnswer(413, message);
       if (isPermanent(error)) throw new HttpAnswer(400, `the pipeline refused the data: ${message}`);
       if (isThrottle(error)) {
-        throw new HttpAnswer(429, `the pipeline is full, retry later: ${message}`, { 'retry-after': String(retryAfterSeconds(error.retryAfterMs)) });
+        throw new HttpAnswer(429, `the pipeline is full, retry later: ${message}`, {
+          'retry-after': String(retryAfterSeconds(error.retryAfterMs)),
+        });
       }
       // Anything unclassified counts as retryable (CONVENTIONS.md §8).
-      this.settings.logger.warn({ err: error }, 'The pipeline failed to take a request; the client was asked to retry.');
-      throw new HttpAnswer(503, `the pipeline is unavailable, retry later: ${message}`, { 'retry-after': String(DEFAULT_RETRY_AFTER_S) });
+      this.settings.logger.warn(
+        { err: error },
+        'The pipeline failed to take a request; the client was asked to retry.',
+      );
+      throw new HttpAnswer(503, `the pipeline is unavailable, retry later: ${message}`, {
+        'retry-after': String(DEFAULT_RETRY_AFTER_S),
+      });
     }
   }
 
@@ -258,7 +315,11 @@ export class OtlpReceiver implements Receiver {
     headers: Record<string, string> = {},
   ): FastifyReply {
     this.metrics.request(encodingOf(reply.request.headers['content-type']) ?? 'other', statusCode);
-    return reply.code(statusCode).headers(headers).header('content-type', CONTENT_TYPES[encoding]).send(encodeStatus(encoding, statusCode, message));
+    return reply
+      .code(statusCode)
+      .headers(headers)
+      .header('content-type', CONTENT_TYPES[encoding])
+      .send(encodeStatus(encoding, statusCode, message));
   }
 }
 

@@ -29,7 +29,10 @@ describe('multipart body', () => {
       `Content-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}\r\n`;
     assert.equal(
       text,
-      part(`post.${run.id}`, post) + part(`post.${run.id}.inputs`, inputs) + part(`post.${run.id}.outputs`, outputs) + `--${encoded.boundary}--\r\n`,
+      part(`post.${run.id}`, post) +
+        part(`post.${run.id}.inputs`, inputs) +
+        part(`post.${run.id}.outputs`, outputs) +
+        `--${encoded.boundary}--\r\n`,
     );
     assert.equal(encoded.rawBytes, Buffer.byteLength(text));
     assert.equal(boundaryOf(multipartContentType(encoded.boundary)), encoded.boundary);
@@ -40,7 +43,10 @@ describe('multipart body', () => {
     delete run.outputs;
     const encoded = encode([run]);
     const parts = parseMultipart(decompress(encoded.body), encoded.boundary);
-    assert.deepEqual(parts.map((p) => p.name), [`post.${run.id}`, `post.${run.id}.inputs`]);
+    assert.deepEqual(
+      parts.map((p) => p.name),
+      [`post.${run.id}`, `post.${run.id}.inputs`],
+    );
     assert.equal('inputs' in JSON.parse(parts[0]!.body.toString()), false);
   });
 
@@ -83,7 +89,10 @@ describe('multipart body', () => {
     assert.throws(() => writer.addRun(makeRun({ id: 'a"b' })), UnencodableRunError);
     const encoded = writer.finish();
     assert.equal(encoded.runs, 1);
-    assert.deepEqual(runsFromParts(parseMultipart(decompress(encoded.body), encoded.boundary)).map((r) => r.id), [good.id]);
+    assert.deepEqual(
+      runsFromParts(parseMultipart(decompress(encoded.body), encoded.boundary)).map((r) => r.id),
+      [good.id],
+    );
   });
 
   it('writes any Unicode text, and values larger than its 64 KiB staging buffer, byte-exactly (property)', () => {
@@ -97,7 +106,9 @@ describe('multipart body', () => {
     );
     fc.assert(
       fc.property(fc.array(fc.tuple(text, text), { minLength: 1, maxLength: 4 }), ([...texts]) => {
-        const runs = texts.map(([input, output]) => makeRun({ name: output.slice(0, 10), inputs: { input }, outputs: { output } }));
+        const runs = texts.map(([input, output]) =>
+          makeRun({ name: output.slice(0, 10), inputs: { input }, outputs: { output } }),
+        );
         const encoded = encode(runs);
         const raw = decompress(encoded.body);
         assert.equal(encoded.rawBytes, raw.byteLength);
@@ -112,12 +123,27 @@ describe('multipart reader rejects malformed bodies', () => {
   const boundary = 'b';
   const cases: [string, string][] = [
     ['no boundary', 'hello'],
-    ['no closing', '--b\r\nContent-Disposition: form-data; name="post.x"\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}\r\n'],
-    ['missing length', '--b\r\nContent-Disposition: form-data; name="post.x"\r\nContent-Type: application/json\r\n\r\n{}\r\n--b--\r\n'],
-    ['wrong length', '--b\r\nContent-Disposition: form-data; name="post.x"\r\nContent-Type: application/json\r\nContent-Length: 1\r\n\r\n{}\r\n--b--\r\n'],
-    ['missing type', '--b\r\nContent-Disposition: form-data; name="post.x"\r\nContent-Length: 2\r\n\r\n{}\r\n--b--\r\n'],
+    [
+      'no closing',
+      '--b\r\nContent-Disposition: form-data; name="post.x"\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}\r\n',
+    ],
+    [
+      'missing length',
+      '--b\r\nContent-Disposition: form-data; name="post.x"\r\nContent-Type: application/json\r\n\r\n{}\r\n--b--\r\n',
+    ],
+    [
+      'wrong length',
+      '--b\r\nContent-Disposition: form-data; name="post.x"\r\nContent-Type: application/json\r\nContent-Length: 1\r\n\r\n{}\r\n--b--\r\n',
+    ],
+    [
+      'missing type',
+      '--b\r\nContent-Disposition: form-data; name="post.x"\r\nContent-Length: 2\r\n\r\n{}\r\n--b--\r\n',
+    ],
     ['missing name', '--b\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}\r\n--b--\r\n'],
-    ['truncated', '--b\r\nContent-Disposition: form-data; name="post.x"\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{}'],
+    [
+      'truncated',
+      '--b\r\nContent-Disposition: form-data; name="post.x"\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{}',
+    ],
     ['trailing bytes', '--b--\r\nextra'],
   ];
   for (const [label, body] of cases) {
@@ -125,7 +151,11 @@ describe('multipart reader rejects malformed bodies', () => {
   }
 
   it('rejects runs assembled from bad parts', () => {
-    const part = (name: string, json: string, type = 'application/json') => ({ name, contentType: type, body: Buffer.from(json) });
+    const part = (name: string, json: string, type = 'application/json') => ({
+      name,
+      contentType: type,
+      body: Buffer.from(json),
+    });
     assert.throws(() => runsFromParts([part('patch.x', '{}')]), MultipartFormatError);
     assert.throws(() => runsFromParts([part('post.x.inputs', '{}')]), MultipartFormatError);
     assert.throws(() => runsFromParts([part('post.x', '{')]), MultipartFormatError);

@@ -33,7 +33,8 @@ export function parseMultipart(body: Buffer, boundary: string): MultipartPart[] 
     offset += delimiter.length;
     const after = body.toString('latin1', offset, offset + 2);
     if (after === '--') {
-      if (body.toString('latin1', offset + 2) !== '\r\n') throw new MultipartFormatError('bytes after the closing boundary');
+      if (body.toString('latin1', offset + 2) !== '\r\n')
+        throw new MultipartFormatError('bytes after the closing boundary');
       return parts;
     }
     if (after !== '\r\n') throw new MultipartFormatError(`expected CRLF after the boundary at byte ${offset}`);

@@ -16,7 +16,11 @@ const body = batchBody(raw);
 describe('decompressZstd', () => {
   it('inflates what ZstdStreamCompressor wrote, and several frames one after the other', () => {
     assert.ok(decompressZstd(body).equals(raw));
-    assert.ok(decompressZstd(Buffer.concat([body, batchBody(Buffer.from('tail'))])).equals(Buffer.concat([raw, Buffer.from('tail')])));
+    assert.ok(
+      decompressZstd(Buffer.concat([body, batchBody(Buffer.from('tail'))])).equals(
+        Buffer.concat([raw, Buffer.from('tail')]),
+      ),
+    );
     assert.equal(decompressZstd(Buffer.alloc(0)).length, 0);
   });
 
@@ -34,7 +38,10 @@ describe('decompressZstd', () => {
     ['a batch cut after its header', body.subarray(0, 12)],
     // Without a checksum, changed bytes may well decode; a reserved block type (3) never does. The
     // first block header follows the 6-byte frame header (magic, descriptor, window).
-    ['a batch with a corrupt block header', Buffer.concat([body.subarray(0, 6), Buffer.from([body[6]! | 0b110]), body.subarray(7)])],
+    [
+      'a batch with a corrupt block header',
+      Buffer.concat([body.subarray(0, 6), Buffer.from([body[6]! | 0b110]), body.subarray(7)]),
+    ],
     ['garbage', Buffer.from('not zstd at all')],
   ];
   for (const [name, bad] of broken) {

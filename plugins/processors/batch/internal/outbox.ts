@@ -83,7 +83,11 @@ export class Outbox {
     const key = context.apiKey ?? '';
     const { delivery, ...who } = context;
     let tenant = this.tenants.get(key);
-    if (!tenant) this.tenants.set(key, (tenant = { context: who, open: [], openBytes: 0, openDeliveries: [], sealed: [], retryAt: 0 }));
+    if (!tenant)
+      this.tenants.set(
+        key,
+        (tenant = { context: who, open: [], openBytes: 0, openDeliveries: [], sealed: [], retryAt: 0 }),
+      );
     if (tenant.open.length > 0 && tenant.openBytes + bytes > this.options.maxBatchBytes) this.seal(tenant, 'bytes');
     if (tenant.open.length === 0) tenant.context = who;
     tenant.open.push(run);
@@ -100,7 +104,12 @@ export class Outbox {
   }
 
   private seal(tenant: Tenant, trigger: FlushTrigger): void {
-    tenant.sealed.push({ runs: tenant.open, bytes: tenant.openBytes, context: tenant.context, deliveries: tenant.openDeliveries });
+    tenant.sealed.push({
+      runs: tenant.open,
+      bytes: tenant.openBytes,
+      context: tenant.context,
+      deliveries: tenant.openDeliveries,
+    });
     tenant.open = [];
     tenant.openBytes = 0;
     tenant.openDeliveries = [];
@@ -149,7 +158,10 @@ export class Outbox {
       const batch = tenant.sealed[0]!;
       if (batch.deliveries.length > 0) batch.group ??= new DeliveryGroup(batch.deliveries);
       try {
-        await this.next.consume({ runs: batch.runs }, batch.group ? { ...batch.context, delivery: batch.group } : batch.context);
+        await this.next.consume(
+          { runs: batch.runs },
+          batch.group ? { ...batch.context, delivery: batch.group } : batch.context,
+        );
       } catch (error) {
         if (isPermanent(error)) {
           this.forget(tenant, batch);
@@ -157,7 +169,9 @@ export class Outbox {
           settle(batch);
           continue;
         }
-        const delay = isThrottle(error) ? Math.max(error.retryAfterMs, this.options.retryDelayMs) : this.options.retryDelayMs;
+        const delay = isThrottle(error)
+          ? Math.max(error.retryAfterMs, this.options.retryDelayMs)
+          : this.options.retryDelayMs;
         tenant.retryAt = this.now() + delay;
         this.events.failed(batch, error);
         return;

@@ -132,11 +132,11 @@ export class RunTree {
 
   /** Follows root aliases and filtered runs up to the parent a run should have; undefined: none. */
   private resolveParent(parentId: string | undefined): string | undefined {
-    let parent = parentId === undefined ? undefined : this.aliases.get(parentId) ?? parentId;
+    let parent = parentId === undefined ? undefined : (this.aliases.get(parentId) ?? parentId);
     for (let steps = 0; parent !== undefined && steps < MAX_ANCESTOR_WALK; steps++) {
       const above = this.dropped.get(parent);
       if (above === undefined) return parent;
-      parent = above === null ? undefined : this.aliases.get(above) ?? above;
+      parent = above === null ? undefined : (this.aliases.get(above) ?? above);
     }
     return parent !== undefined && this.dropped.has(parent) ? undefined : parent;
   }
@@ -169,7 +169,11 @@ export class RunTree {
         const child = children[i]!;
         child.run.parent_run_id = run.id;
         child.run.trace_id = item.traceId;
-        stack.push({ held: child, dotted: `${item.dotted}.${segment(child.run.start_time, child.run.id)}`, traceId: item.traceId });
+        stack.push({
+          held: child,
+          dotted: `${item.dotted}.${segment(child.run.start_time, child.run.id)}`,
+          traceId: item.traceId,
+        });
       }
     }
   }

@@ -5,7 +5,14 @@ import type { AttributeMap } from './attributes.ts';
 import { arrayOf, objectOf, parseJson } from './attributes.ts';
 
 const PROVIDER_KEYS = ['gen_ai.provider.name', 'gen_ai.system', 'llm.provider', 'llm.system', 'ai.model.provider'];
-const MODEL_KEYS = ['gen_ai.request.model', 'gen_ai.response.model', 'model', 'llm.model_name', 'ai.model.id', 'ai.response.model'];
+const MODEL_KEYS = [
+  'gen_ai.request.model',
+  'gen_ai.response.model',
+  'model',
+  'llm.model_name',
+  'ai.model.id',
+  'ai.response.model',
+];
 
 // Vercel AI SDK settings (`ai.settings.*`) under their OpenAI-style names.
 const VERCEL_SETTINGS: Readonly<Record<string, string>> = {
@@ -33,7 +40,12 @@ export function modelOf(attributes: AttributeMap): string | undefined {
 export function invocationParamsOf(attributes: AttributeMap): Record<string, unknown> | undefined {
   const params: Record<string, unknown> = {};
   // The model actually used (response) is what the call ran with; the request model is the fallback.
-  const model = attributes.firstString(['gen_ai.response.model', 'gen_ai.request.model', 'llm.model_name', 'ai.model.id']);
+  const model = attributes.firstString([
+    'gen_ai.response.model',
+    'gen_ai.request.model',
+    'llm.model_name',
+    'ai.model.id',
+  ]);
   if (model !== undefined) params.model = model;
   for (const key of attributes.keysWithPrefix('gen_ai.request.')) {
     const name = key.slice('gen_ai.request.'.length);
@@ -70,7 +82,9 @@ function toolsOf(attributes: AttributeMap): unknown[] | undefined {
   const indexed: unknown[] = [];
   for (let n = 0; attributes.has(`llm.tools.${n}.tool.json_schema`); n++) {
     const schema = attributes.string(`llm.tools.${n}.tool.json_schema`);
-    indexed.push(schema === undefined ? attributes.json(`llm.tools.${n}.tool.json_schema`) : parseJson(schema) ?? schema);
+    indexed.push(
+      schema === undefined ? attributes.json(`llm.tools.${n}.tool.json_schema`) : (parseJson(schema) ?? schema),
+    );
   }
   if (indexed.length > 0) return indexed;
   if (!attributes.has('tools')) return undefined;

@@ -17,7 +17,14 @@ import {
 
 type Io = Record<string, unknown>;
 
-const INPUT_TEXT_KEYS = ['input.value', 'traceloop.entity.input', 'gen_ai.prompt', 'prompt', 'ai.toolCall.args', 'ai.toolCall.input'];
+const INPUT_TEXT_KEYS = [
+  'input.value',
+  'traceloop.entity.input',
+  'gen_ai.prompt',
+  'prompt',
+  'ai.toolCall.args',
+  'ai.toolCall.input',
+];
 const OUTPUT_TEXT_KEYS = [
   'output.value',
   'traceloop.entity.output',
@@ -131,7 +138,7 @@ export function textToIo(text: string, wrapKey: 'input' | 'text', plainText = fa
 
 /** Attribute values that may hold JSON text or already-structured values. */
 function parseMaybeJson(value: unknown): unknown {
-  return typeof value === 'string' ? parseJson(value) ?? value : value;
+  return typeof value === 'string' ? (parseJson(value) ?? value) : value;
 }
 
 /** OpenInference `retrieval.documents.N.document.{content,metadata,id,score}`, every index kept. */
@@ -150,7 +157,9 @@ function documentsOf(attributes: AttributeMap): Record<string, unknown>[] {
     const score = attributes.number(`${base}.score`);
     if (score !== undefined) metadata.score = score;
     const document: Record<string, unknown> = { page_content: content, metadata, type: 'Document' };
-    const id = attributes.string(`${base}.id`) ?? (attributes.has(`${base}.id`) ? String(attributes.json(`${base}.id`)) : undefined);
+    const id =
+      attributes.string(`${base}.id`) ??
+      (attributes.has(`${base}.id`) ? String(attributes.json(`${base}.id`)) : undefined);
     if (id !== undefined) document.id = id;
     documents.push(document);
   }

@@ -58,7 +58,8 @@ function compact<T extends object>(object: T): T {
     const value = object[key];
     if (value === undefined) continue;
     // A `__proto__` key from parsed JSON is data: assigning it would set the copy's prototype.
-    if (key === '__proto__') Object.defineProperty(copy, key, { value, enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(copy, key, { value, enumerable: true, writable: true, configurable: true });
     else copy[key] = value;
   }
   return copy as T;
@@ -72,12 +73,15 @@ export function indexedMessages(attributes: AttributeMap, prefix: string): Messa
   const messages: Message[] = [];
   for (const index of indicesUnder(attributes, prefix)) {
     // OpenInference nests each field under `.message.`; OpenLLMetry does not.
-    const base = attributes.keysWithPrefix(`${prefix}.${index}.message.`).length > 0
-      ? `${prefix}.${index}.message`
-      : `${prefix}.${index}`;
+    const base =
+      attributes.keysWithPrefix(`${prefix}.${index}.message.`).length > 0
+        ? `${prefix}.${index}.message`
+        : `${prefix}.${index}`;
     const message: Message = compact({
       role: attributes.string(`${base}.role`),
-      content: attributes.value(`${base}.content`) ? attributes.json(`${base}.content`) : contentParts(attributes, `${base}.contents`),
+      content: attributes.value(`${base}.content`)
+        ? attributes.json(`${base}.content`)
+        : contentParts(attributes, `${base}.contents`),
       name: attributes.string(`${base}.name`),
       tool_call_id: attributes.string(`${base}.tool_call_id`),
       finish_reason: attributes.string(`${base}.finish_reason`),
@@ -175,7 +179,9 @@ export function otelMessages(value: unknown): Message[] | undefined {
 export function systemInstructions(value: unknown): Message | undefined {
   if (typeof value === 'string' && value !== '') return { role: 'system', content: value };
   if (!Array.isArray(value)) return undefined;
-  const parts = value.map((part) => (isPlainObject(part) && part.type === 'text' ? { type: 'text', text: textOf(part.content) ?? '' } : part));
+  const parts = value.map((part) =>
+    isPlainObject(part) && part.type === 'text' ? { type: 'text', text: textOf(part.content) ?? '' } : part,
+  );
   const content = simplifyContent(parts);
   return content === undefined ? undefined : { role: 'system', content };
 }
@@ -217,7 +223,11 @@ export function vercelMessages(value: unknown): Message[] | undefined {
         texts.push(part);
       }
     }
-    const message: Message = compact({ role: textOf(item.role), content: simplifyContent(texts), tool_call_id: toolCallId });
+    const message: Message = compact({
+      role: textOf(item.role),
+      content: simplifyContent(texts),
+      tool_call_id: toolCallId,
+    });
     if (toolCalls.length > 0) message.tool_calls = toolCalls;
     messages.push(message);
   }
@@ -241,7 +251,11 @@ function genericMessage(item: Record<string, unknown>): Message {
 
 /** Whether a parsed JSON value looks like a list of chat messages (every item has a role). */
 export function looksLikeMessages(value: unknown): value is Record<string, unknown>[] {
-  return Array.isArray(value) && value.length > 0 && value.every((item) => isPlainObject(item) && typeof item.role === 'string');
+  return (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((item) => isPlainObject(item) && typeof item.role === 'string')
+  );
 }
 
 /** JSON text that is a list of messages, normalised; undefined otherwise. */

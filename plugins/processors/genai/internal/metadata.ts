@@ -23,7 +23,10 @@ const NAMED_METADATA: readonly (readonly [string, string])[] = [
 // Free-form metadata namespaces, lowest priority first: a later one overwrites an earlier one.
 const METADATA_PREFIXES = ['traceloop.association.properties.', 'ai.telemetry.metadata.', 'langsmith.metadata.'];
 
-export function metadataOf(attributes: AttributeMap, ids: { traceId: string; spanId: string }): Record<string, unknown> {
+export function metadataOf(
+  attributes: AttributeMap,
+  ids: { traceId: string; spanId: string },
+): Record<string, unknown> {
   const metadata: Record<string, unknown> = {};
   const provider = providerOf(attributes);
   if (provider !== undefined) metadata.ls_provider = provider;

@@ -12,14 +12,19 @@ export function anyValueFromJson(value: Json | undefined): AnyValue {
   if ('boolValue' in value) return { type: 'bool', value: Boolean(value.boolValue) };
   if ('intValue' in value) return { type: 'int', value: BigInt(value.intValue) };
   if ('doubleValue' in value) return { type: 'double', value: Number(value.doubleValue) };
-  if ('bytesValue' in value) return { type: 'bytes', value: new Uint8Array(Buffer.from(String(value.bytesValue), 'base64')) };
-  if ('arrayValue' in value) return { type: 'array', value: ((value.arrayValue?.values ?? []) as Json[]).map(anyValueFromJson) };
+  if ('bytesValue' in value)
+    return { type: 'bytes', value: new Uint8Array(Buffer.from(String(value.bytesValue), 'base64')) };
+  if ('arrayValue' in value)
+    return { type: 'array', value: ((value.arrayValue?.values ?? []) as Json[]).map(anyValueFromJson) };
   if ('kvlistValue' in value) return { type: 'kvlist', value: attributesFromJson(value.kvlistValue?.values) };
   return { type: 'empty' };
 }
 
 export function attributesFromJson(attributes: Json[] | undefined): Attribute[] {
-  return (attributes ?? []).map((attribute) => ({ key: String(attribute.key), value: anyValueFromJson(attribute.value) }));
+  return (attributes ?? []).map((attribute) => ({
+    key: String(attribute.key),
+    value: anyValueFromJson(attribute.value),
+  }));
 }
 
 function spanFromJson(span: Json): Span {
@@ -56,21 +61,19 @@ function statusCode(code: unknown): number {
 
 export function spanBatchFromJson(request: Json): SpanBatch {
   return {
-    resourceSpans: ((request.resourceSpans ?? []) as Json[]).map(
-      (resourceSpans): ResourceSpans => ({
-        resource: { attributes: attributesFromJson(resourceSpans.resource?.attributes), droppedAttributesCount: 0 },
-        schemaUrl: resourceSpans.schemaUrl ?? '',
-        scopeSpans: ((resourceSpans.scopeSpans ?? []) as Json[]).map((scopeSpans) => ({
-          scope: {
-            name: scopeSpans.scope?.name ?? '',
-            version: scopeSpans.scope?.version ?? '',
-            attributes: [],
-            droppedAttributesCount: 0,
-          },
-          schemaUrl: scopeSpans.schemaUrl ?? '',
-          spans: ((scopeSpans.spans ?? []) as Json[]).map(spanFromJson),
-        })),
-      }),
-    ),
+    resourceSpans: ((request.resourceSpans ?? []) as Json[]).map((resourceSpans): ResourceSpans => ({
+      resource: { attributes: attributesFromJson(resourceSpans.resource?.attributes), droppedAttributesCount: 0 },
+      schemaUrl: resourceSpans.schemaUrl ?? '',
+      scopeSpans: ((resourceSpans.scopeSpans ?? []) as Json[]).map((scopeSpans) => ({
+        scope: {
+          name: scopeSpans.scope?.name ?? '',
+          version: scopeSpans.scope?.version ?? '',
+          attributes: [],
+          droppedAttributesCount: 0,
+        },
+        schemaUrl: scopeSpans.schemaUrl ?? '',
+        spans: ((scopeSpans.spans ?? []) as Json[]).map(spanFromJson),
+      })),
+    })),
   };
 }

@@ -82,4 +82,11 @@ export function hasKindHint(attributes: AttributeMap): boolean {
   return KIND_KEYS.some((key) => attributes.has(key));
 }
 
-const KIND_KEYS = ['langsmith.span.kind', 'gen_ai.operation.name', 'llm.request.type', 'openinference.span.kind', 'traceloop.span.kind', 'ai.operationId'];
+const KIND_KEYS = [
+  'langsmith.span.kind',
+  'gen_ai.operation.name',
+  'llm.request.type',
+  'openinference.span.kind',
+  'traceloop.span.kind',
+  'ai.operationId',
+];

@@ -20,14 +20,27 @@ const OUTPUT_KEYS = [
   'ai.usage.outputTokens',
   'ai.usage.completionTokens',
 ];
-const TOTAL_KEYS = ['gen_ai.usage.total_tokens', 'llm.usage.total_tokens', 'llm.token_count.total', 'ai.usage.totalTokens'];
-const CACHE_READ_KEYS = ['gen_ai.usage.cache_read.input_tokens', 'gen_ai.usage.cache_read_input_tokens', 'llm.token_count.prompt_details.cache_read'];
+const TOTAL_KEYS = [
+  'gen_ai.usage.total_tokens',
+  'llm.usage.total_tokens',
+  'llm.token_count.total',
+  'ai.usage.totalTokens',
+];
+const CACHE_READ_KEYS = [
+  'gen_ai.usage.cache_read.input_tokens',
+  'gen_ai.usage.cache_read_input_tokens',
+  'llm.token_count.prompt_details.cache_read',
+];
 const CACHE_WRITE_KEYS = [
   'gen_ai.usage.cache_creation.input_tokens',
   'gen_ai.usage.cache_creation_input_tokens',
   'llm.token_count.prompt_details.cache_write',
 ];
-const REASONING_KEYS = ['gen_ai.usage.reasoning.output_tokens', 'llm.token_count.completion_details.reasoning', 'ai.usage.reasoningTokens'];
+const REASONING_KEYS = [
+  'gen_ai.usage.reasoning.output_tokens',
+  'llm.token_count.completion_details.reasoning',
+  'ai.usage.reasoningTokens',
+];
 
 /** The span's usage, or undefined when it reports none. */
 export function usageOf(attributes: AttributeMap): Record<string, unknown> | undefined {

@@ -5,7 +5,8 @@
 import fc from 'fast-check';
 import type { AnyValue, Attribute, ResourceSpans, ScopeSpans, Span, SpanBatch } from '../../../../src/model/spans.ts';
 
-const hex = (bytes: number) => fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((b) => Buffer.from(b).toString('hex'));
+const hex = (bytes: number) =>
+  fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((b) => Buffer.from(b).toString('hex'));
 const uint32 = fc.nat({ max: 0xffffffff });
 const small = fc.nat({ max: 1000 });
 const text = fc.string({ unit: 'grapheme', maxLength: 12 });
@@ -41,10 +42,19 @@ const span: fc.Arbitrary<Span> = fc.record({
   endTimeUnixNano: nanos,
   attributes,
   droppedAttributesCount: small,
-  events: fc.array(fc.record({ timeUnixNano: nanos, name: text, attributes, droppedAttributesCount: small }), { maxLength: 2 }),
+  events: fc.array(fc.record({ timeUnixNano: nanos, name: text, attributes, droppedAttributesCount: small }), {
+    maxLength: 2,
+  }),
   droppedEventsCount: small,
   links: fc.array(
-    fc.record({ traceId: hex(16), spanId: hex(8), traceState: text, attributes, droppedAttributesCount: small, flags: uint32 }),
+    fc.record({
+      traceId: hex(16),
+      spanId: hex(8),
+      traceState: text,
+      attributes,
+      droppedAttributesCount: small,
+      flags: uint32,
+    }),
     { maxLength: 2 },
   ),
   droppedLinksCount: small,
@@ -92,7 +102,13 @@ const sdkAttributes = fc.dictionary(text, sdkValue, { maxKeys: 4 });
 const hrTime = fc.tuple(fc.nat({ max: 2 ** 32 }), fc.nat({ max: 999_999_999 }));
 
 export interface SdkLikeSpan {
-  spanContext(): { traceId: string; spanId: string; traceFlags: number; traceState?: { serialize(): string }; isRemote?: boolean };
+  spanContext(): {
+    traceId: string;
+    spanId: string;
+    traceFlags: number;
+    traceState?: { serialize(): string };
+    isRemote?: boolean;
+  };
   parentSpanContext?: { traceId: string; spanId: string; traceFlags: number; isRemote?: boolean };
   name: string;
   kind: number;
@@ -100,11 +116,22 @@ export interface SdkLikeSpan {
   endTime: [number, number];
   attributes: Record<string, SdkValue>;
   droppedAttributesCount: number;
-  events: { name: string; time: [number, number]; attributes: Record<string, SdkValue>; droppedAttributesCount: number }[];
+  events: {
+    name: string;
+    time: [number, number];
+    attributes: Record<string, SdkValue>;
+    droppedAttributesCount: number;
+  }[];
   droppedEventsCount: number;
   status: { code: number; message?: string };
   links: {
-    context: { traceId: string; spanId: string; traceFlags: number; traceState?: { serialize(): string }; isRemote?: boolean };
+    context: {
+      traceId: string;
+      spanId: string;
+      traceFlags: number;
+      traceState?: { serialize(): string };
+      isRemote?: boolean;
+    };
     attributes: Record<string, SdkValue>;
     droppedAttributesCount: number;
   }[];
@@ -118,8 +145,14 @@ const traceState = fc.option(fc.constantFrom('a=1', 'vendor=x,other=y'), { nil: 
 /** Spans shaped like the SDK's ReadableSpan, sharing 1–2 resources and scopes. */
 export const sdkSpans: fc.Arbitrary<SdkLikeSpan[]> = fc
   .record({
-    resources: fc.array(fc.record({ attributes: sdkAttributes, schemaUrl: fc.option(text, { nil: undefined }) }), { minLength: 1, maxLength: 2 }),
-    scopes: fc.array(fc.record({ name: text, version: fc.option(text, { nil: undefined }) }), { minLength: 1, maxLength: 2 }),
+    resources: fc.array(fc.record({ attributes: sdkAttributes, schemaUrl: fc.option(text, { nil: undefined }) }), {
+      minLength: 1,
+      maxLength: 2,
+    }),
+    scopes: fc.array(fc.record({ name: text, version: fc.option(text, { nil: undefined }) }), {
+      minLength: 1,
+      maxLength: 2,
+    }),
     spans: fc.array(
       fc.record({
         resource: fc.nat(),
@@ -135,11 +168,22 @@ export const sdkSpans: fc.Arbitrary<SdkLikeSpan[]> = fc
         endTime: hrTime,
         attributes: sdkAttributes,
         droppedAttributesCount: small,
-        events: fc.array(fc.record({ name: text, time: hrTime, attributes: sdkAttributes, droppedAttributesCount: small }), { maxLength: 2 }),
+        events: fc.array(
+          fc.record({ name: text, time: hrTime, attributes: sdkAttributes, droppedAttributesCount: small }),
+          { maxLength: 2 },
+        ),
         droppedEventsCount: small,
         status: fc.record({ code: fc.nat({ max: 2 }), message: fc.option(text, { nil: undefined }) }),
         links: fc.array(
-          fc.record({ traceId: hex(16), spanId: hex(8), traceFlags: fc.nat({ max: 255 }), traceState, isRemote: fc.boolean(), attributes: sdkAttributes, droppedAttributesCount: small }),
+          fc.record({
+            traceId: hex(16),
+            spanId: hex(8),
+            traceFlags: fc.nat({ max: 255 }),
+            traceState,
+            isRemote: fc.boolean(),
+            attributes: sdkAttributes,
+            droppedAttributesCount: small,
+          }),
           { maxLength: 2 },
         ),
         droppedLinksCount: small,
@@ -149,10 +193,17 @@ export const sdkSpans: fc.Arbitrary<SdkLikeSpan[]> = fc
   })
   .map(({ resources, scopes, spans }) =>
     spans.map((s): SdkLikeSpan => {
-      const context = { traceId: s.traceId, spanId: s.spanId, traceFlags: s.traceFlags, traceState: state(s.traceState) };
+      const context = {
+        traceId: s.traceId,
+        spanId: s.spanId,
+        traceFlags: s.traceFlags,
+        traceState: state(s.traceState),
+      };
       return {
         spanContext: () => context,
-        parentSpanContext: s.parent ? { traceId: s.traceId, spanId: s.parent.spanId, traceFlags: s.traceFlags, isRemote: s.parent.isRemote } : undefined,
+        parentSpanContext: s.parent
+          ? { traceId: s.traceId, spanId: s.parent.spanId, traceFlags: s.traceFlags, isRemote: s.parent.isRemote }
+          : undefined,
         name: s.name,
         kind: s.kind,
         startTime: s.startTime,
@@ -163,7 +214,13 @@ export const sdkSpans: fc.Arbitrary<SdkLikeSpan[]> = fc
         droppedEventsCount: s.droppedEventsCount,
         status: s.status,
         links: s.links.map((l) => ({
-          context: { traceId: l.traceId, spanId: l.spanId, traceFlags: l.traceFlags, traceState: state(l.traceState), isRemote: l.isRemote },
+          context: {
+            traceId: l.traceId,
+            spanId: l.spanId,
+            traceFlags: l.traceFlags,
+            traceState: state(l.traceState),
+            isRemote: l.isRemote,
+          },
           attributes: l.attributes,
           droppedAttributesCount: l.droppedAttributesCount,
         })),
@@ -183,7 +240,8 @@ function state(value: string | undefined) {
 function modelValue(value: SdkValue): AnyValue {
   if (typeof value === 'string') return { type: 'string', value };
   if (typeof value === 'boolean') return { type: 'bool', value };
-  if (typeof value === 'number') return Number.isInteger(value) ? { type: 'int', value: BigInt(value) } : { type: 'double', value };
+  if (typeof value === 'number')
+    return Number.isInteger(value) ? { type: 'int', value: BigInt(value) } : { type: 'double', value };
   if (value instanceof Uint8Array) return { type: 'bytes', value: Uint8Array.from(value) };
   if (Array.isArray(value)) return { type: 'array', value: value.map(modelValue) };
   return { type: 'kvlist', value: modelAttributes(value) };
@@ -194,7 +252,8 @@ function modelAttributes(attributes: Record<string, SdkValue> | undefined): Attr
 }
 
 const nanosOf = ([seconds, nanoseconds]: [number, number]) => BigInt(seconds) * 1_000_000_000n + BigInt(nanoseconds);
-const flagsOf = (traceFlags: number, isRemote: boolean | undefined) => (traceFlags & 0xff) | 0x100 | (isRemote ? 0x200 : 0);
+const flagsOf = (traceFlags: number, isRemote: boolean | undefined) =>
+  (traceFlags & 0xff) | 0x100 | (isRemote ? 0x200 : 0);
 
 /** The batch that the reference serializers' output of `spans` must decode to (same grouping). */
 export function expectedBatch(spans: readonly SdkLikeSpan[]): SpanBatch {
@@ -208,10 +267,18 @@ export function expectedBatch(spans: readonly SdkLikeSpan[]): SpanBatch {
   }
   return {
     resourceSpans: [...resources].map(([resource, scopes]) => ({
-      resource: { attributes: modelAttributes((resource as SdkLikeSpan['resource']).attributes), droppedAttributesCount: 0 },
+      resource: {
+        attributes: modelAttributes((resource as SdkLikeSpan['resource']).attributes),
+        droppedAttributesCount: 0,
+      },
       schemaUrl: (resource as SdkLikeSpan['resource']).schemaUrl ?? '',
       scopeSpans: [...scopes.values()].map((group) => ({
-        scope: { name: group[0]!.instrumentationScope.name, version: group[0]!.instrumentationScope.version ?? '', attributes: [], droppedAttributesCount: 0 },
+        scope: {
+          name: group[0]!.instrumentationScope.name,
+          version: group[0]!.instrumentationScope.version ?? '',
+          attributes: [],
+          droppedAttributesCount: 0,
+        },
         schemaUrl: '',
         spans: group.map((s): Span => {
           const context = s.spanContext();
@@ -227,7 +294,12 @@ export function expectedBatch(spans: readonly SdkLikeSpan[]): SpanBatch {
             endTimeUnixNano: nanosOf(s.endTime),
             attributes: modelAttributes(s.attributes),
             droppedAttributesCount: s.droppedAttributesCount,
-            events: s.events.map((e) => ({ timeUnixNano: nanosOf(e.time), name: e.name, attributes: modelAttributes(e.attributes), droppedAttributesCount: e.droppedAttributesCount || 0 })),
+            events: s.events.map((e) => ({
+              timeUnixNano: nanosOf(e.time),
+              name: e.name,
+              attributes: modelAttributes(e.attributes),
+              droppedAttributesCount: e.droppedAttributesCount || 0,
+            })),
             droppedEventsCount: s.droppedEventsCount,
             links: s.links.map((l) => ({
               traceId: l.context.traceId,

@@ -135,7 +135,11 @@ function inflate(coding: Compressed, input: AsyncIterable<Buffer> | Iterable<Buf
   return coding === 'zstd' ? inflateZstd(input, sink) : inflateZlib(coding, input, sink);
 }
 
-async function inflateZlib(coding: 'gzip' | 'deflate', input: AsyncIterable<Buffer> | Iterable<Buffer>, sink: Sink): Promise<void> {
+async function inflateZlib(
+  coding: 'gzip' | 'deflate',
+  input: AsyncIterable<Buffer> | Iterable<Buffer>,
+  sink: Sink,
+): Promise<void> {
   // Node's zlib stream writes at most `chunkSize` bytes per native call and, when its reader is
   // behind, waits for the next read before inflating more of the same input chunk, so a bomb is
   // inflated one step at a time as the loop below pulls (measured: ../README.md). HTTP's `deflate`
@@ -237,7 +241,8 @@ function readPlain(source: Readable, maxBytes: number): Promise<Buffer> {
       else chunks.push(chunk);
     };
     const onEnd = () => finish();
-    const onError = (error: Error) => finish(new BodyAbortedError('client closed the request before its body was complete', { cause: error }));
+    const onError = (error: Error) =>
+      finish(new BodyAbortedError('client closed the request before its body was complete', { cause: error }));
     const onClose = () => finish(new BodyAbortedError('client closed the request before its body was complete'));
     source.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
   });
@@ -245,6 +250,7 @@ function readPlain(source: Readable, maxBytes: number): Promise<Buffer> {
 
 function classify(error: unknown, sourceFailed: boolean): Error {
   if (error instanceof BodyTooLargeError) return error;
-  if (sourceFailed) return new BodyAbortedError('client closed the request before its body was complete', { cause: error });
+  if (sourceFailed)
+    return new BodyAbortedError('client closed the request before its body was complete', { cause: error });
   return new BodyCodingError(error instanceof Error ? error.message : String(error), { cause: error });
 }

@@ -16,7 +16,10 @@ export function receiverMetrics(registry: Registry, componentId: string) {
       requests.inc({ component_id: componentId, encoding, status_code: String(statusCode) });
     },
     rejectedSpans(count: number): void {
-      dropped.inc({ component_id: componentId, component_kind: 'receiver', data_type: 'spans', reason: 'invalid_id' }, count);
+      dropped.inc(
+        { component_id: componentId, component_kind: 'receiver', data_type: 'spans', reason: 'invalid_id' },
+        count,
+      );
     },
   };
 }

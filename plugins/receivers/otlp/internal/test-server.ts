@@ -60,7 +60,9 @@ export function decodeStatusProtobuf(bytes: Uint8Array): { code: number; message
 }
 
 /** Decodes a protobuf ExportTraceServiceResponse into its partial success (undefined if absent). */
-export function decodeExportResponseProtobuf(bytes: Uint8Array): { rejectedSpans: bigint; errorMessage: string } | undefined {
+export function decodeExportResponseProtobuf(
+  bytes: Uint8Array,
+): { rejectedSpans: bigint; errorMessage: string } | undefined {
   const reader = new ProtoReader(bytes);
   const end = reader.buf.length;
   let partial: { rejectedSpans: bigint; errorMessage: string } | undefined;

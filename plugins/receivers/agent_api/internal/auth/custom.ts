@@ -82,7 +82,13 @@ export class AuthRefusal extends Error {
 const DEFAULT_MESSAGES: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' };
 
 function isHttpException(error: unknown): error is { status: number; message?: string; headers?: unknown } {
-  return typeof error === 'object' && error !== null && 'status' in error && 'headers' in error && typeof (error as { status: unknown }).status === 'number';
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    'status' in error &&
+    'headers' in error &&
+    typeof (error as { status: unknown }).status === 'number'
+  );
 }
 
 function headersOf(value: unknown): Record<string, string> {
@@ -99,7 +105,10 @@ function refusalFrom(error: unknown, where: string): AuthRefusal {
   if (error instanceof AuthRefusal) return error;
   if (isHttpException(error)) {
     const status = error.status >= 400 && error.status <= 599 ? error.status : 500;
-    const message = typeof error.message === 'string' && error.message !== '' ? error.message : (DEFAULT_MESSAGES[status] ?? 'Refused');
+    const message =
+      typeof error.message === 'string' && error.message !== ''
+        ? error.message
+        : (DEFAULT_MESSAGES[status] ?? 'Refused');
     return new AuthRefusal(status, message, headersOf(error.headers), { cause: error });
   }
   const message = error instanceof Error ? error.message : String(error);
@@ -121,16 +130,21 @@ function parseSpec(text: string, baseDir: string, source: string): AuthHandlerSp
  * the `auth.path` of the `langgraph.json` the graphs come from (relative to that file). None when
  * neither names one.
  */
-export function findAuthHandler(input: { authPath?: string; graphs?: Record<string, string>; langgraph_config?: string }, baseDir: string): AuthHandlerSpec | undefined {
+export function findAuthHandler(
+  input: { authPath?: string; graphs?: Record<string, string>; langgraph_config?: string },
+  baseDir: string,
+): AuthHandlerSpec | undefined {
   if (input.authPath) return parseSpec(input.authPath, baseDir, 'auth.path');
   if (input.langgraph_config === undefined || Object.keys(input.graphs ?? {}).length > 0) return undefined;
   const file = resolve(baseDir, input.langgraph_config);
   const auth = readLanggraphJson(file).auth;
   if (auth === undefined || auth === null) return undefined;
-  if (typeof auth !== 'object' || Array.isArray(auth)) throw new Error(`${file}: "auth" must be an object such as {"path": "./auth.ts:auth"}`);
+  if (typeof auth !== 'object' || Array.isArray(auth))
+    throw new Error(`${file}: "auth" must be an object such as {"path": "./auth.ts:auth"}`);
   const path = (auth as { path?: unknown }).path;
   if (path === undefined || path === null) return undefined;
-  if (typeof path !== 'string' || path.trim() === '') throw new Error(`${file}: "auth.path" must be a string such as "./auth.ts:auth"`);
+  if (typeof path !== 'string' || path.trim() === '')
+    throw new Error(`${file}: "auth.path" must be a string such as "./auth.ts:auth"`);
   return parseSpec(path, dirname(file), `${file} auth.path`);
 }
 
@@ -158,7 +172,9 @@ export class CustomAuth {
     const exported = await module[spec.exportName];
     if (exported === undefined || exported === null) {
       const available = Object.keys(module).filter((key) => key !== '__esModule');
-      throw new Error(`${where}: the module has no export "${spec.exportName}" (exports: ${available.join(', ') || 'none'})`);
+      throw new Error(
+        `${where}: the module has no export "${spec.exportName}" (exports: ${available.join(', ') || 'none'})`,
+      );
     }
     const cache = (exported as { '~handlerCache'?: unknown })['~handlerCache'];
     if (typeof cache !== 'object' || cache === null) {
@@ -185,7 +201,11 @@ export class CustomAuth {
     if (typeof result === 'string' && result !== '') {
       return { scopes: [], user: { identity: result, permissions: [], display_name: result, is_authenticated: true } };
     }
-    if (typeof result === 'object' && result !== null && typeof (result as { identity?: unknown }).identity === 'string') {
+    if (
+      typeof result === 'object' &&
+      result !== null &&
+      typeof (result as { identity?: unknown }).identity === 'string'
+    ) {
       const user = result as Record<string, unknown> & { identity: string };
       const scopes = Array.isArray(user.permissions) ? user.permissions.map(String) : [];
       return {
@@ -199,7 +219,10 @@ export class CustomAuth {
         },
       };
     }
-    throw new AuthRefusal(500, 'The custom auth handler returned neither an identity string nor an object with an `identity` string from authenticate().');
+    throw new AuthRefusal(
+      500,
+      'The custom auth handler returned neither an identity string nor an object with an `identity` string from authenticate().',
+    );
   }
 
   /**
@@ -209,21 +232,35 @@ export class CustomAuth {
    * undefined for none (no handler, no user, or the handler returned nothing or `true`).
    * `false` is a 403; a thrown HTTPException keeps its status; anything else is a 500.
    */
-  async authorize<E extends AuthEvent>(context: AuthContext | undefined, event: E, value: AuthEventValue<E>): Promise<AuthFilters | undefined> {
+  async authorize<E extends AuthEvent>(
+    context: AuthContext | undefined,
+    event: E,
+    value: AuthEventValue<E>,
+  ): Promise<AuthFilters | undefined> {
     const [resource, action] = event.split(':') as [string, string];
     const callbacks = this.handlers.callbacks ?? {};
     const key = [event, resource, `*:${action}`, '*'].find((candidate) => typeof callbacks[candidate] === 'function');
     if (!key || !context) return undefined;
     let result: unknown;
     try {
-      result = await callbacks[key]!({ event, resource, action, value, user: context.user, permissions: context.scopes });
+      result = await callbacks[key]!({
+        event,
+        resource,
+        action,
+        value,
+        user: context.user,
+        permissions: context.scopes,
+      });
     } catch (error) {
       throw refusalFrom(error, `the "${key}" handler`);
     }
     if (result === undefined || result === null || result === true) return undefined;
     if (result === false) throw new AuthRefusal(403, 'Forbidden');
     if (typeof result !== 'object' || Array.isArray(result)) {
-      throw new AuthRefusal(500, `The "${key}" auth handler returned ${Array.isArray(result) ? 'an array' : typeof result}; expected a filter object, true, false, null or nothing.`);
+      throw new AuthRefusal(
+        500,
+        `The "${key}" auth handler returned ${Array.isArray(result) ? 'an array' : typeof result}; expected a filter object, true, false, null or nothing.`,
+      );
     }
     const problem = checkAuthFilters(result as Record<string, unknown>);
     if (problem) throw new AuthRefusal(500, `The "${key}" auth handler returned an unusable filter: ${problem}.`);

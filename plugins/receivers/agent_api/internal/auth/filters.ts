@@ -19,7 +19,10 @@ export type AuthFilters = Record<string, AuthFilterValue>;
 const OPERATORS = new Set(['$eq', '$contains']);
 
 /** Whether `metadata` satisfies every condition of `filters`; no filters: always. */
-export function matchesAuthFilters(metadata: Readonly<Record<string, unknown>> | null | undefined, filters: AuthFilters | undefined): boolean {
+export function matchesAuthFilters(
+  metadata: Readonly<Record<string, unknown>> | null | undefined,
+  filters: AuthFilters | undefined,
+): boolean {
   if (!filters) return true;
   for (const [key, condition] of Object.entries(filters)) {
     const actual = metadata?.[key];
@@ -44,7 +47,8 @@ export function matchesAuthFilters(metadata: Readonly<Record<string, unknown>> |
 export function checkAuthFilters(filters: Record<string, unknown>): string | undefined {
   for (const [key, condition] of Object.entries(filters)) {
     if (condition === null || ['string', 'number', 'boolean'].includes(typeof condition)) continue;
-    if (typeof condition !== 'object' || Array.isArray(condition)) return `filter "${key}" must be a value or an operator object, got ${Array.isArray(condition) ? 'an array' : typeof condition}`;
+    if (typeof condition !== 'object' || Array.isArray(condition))
+      return `filter "${key}" must be a value or an operator object, got ${Array.isArray(condition) ? 'an array' : typeof condition}`;
     const operators = Object.keys(condition);
     const unknown = operators.filter((operator) => !OPERATORS.has(operator));
     if (unknown.length > 0 || operators.length === 0) {

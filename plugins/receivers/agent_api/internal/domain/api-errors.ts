@@ -6,4 +6,5 @@ import { TracepipeError } from '../../../../../src/errors.ts';
 export const notFound = (message: string): TracepipeError => new TracepipeError('TP_ERR_API_NOT_FOUND', [message]);
 export const conflict = (message: string): TracepipeError => new TracepipeError('TP_ERR_API_CONFLICT', [message]);
 export const invalid = (message: string): TracepipeError => new TracepipeError('TP_ERR_API_INVALID', [message]);
-export const unauthorized = (message: string): TracepipeError => new TracepipeError('TP_ERR_API_UNAUTHORIZED', [message]);
+export const unauthorized = (message: string): TracepipeError =>
+  new TracepipeError('TP_ERR_API_UNAUTHORIZED', [message]);

@@ -86,7 +86,9 @@ export class Assistants {
 
   private checkGraph(graphId: string): void {
     if (!this.graphs.has(graphId)) {
-      throw invalid(`graph_id: no graph named '${graphId}' is deployed (graphs: ${this.graphs.ids().join(', ') || 'none'})`);
+      throw invalid(
+        `graph_id: no graph named '${graphId}' is deployed (graphs: ${this.graphs.ids().join(', ') || 'none'})`,
+      );
     }
   }
 
@@ -95,13 +97,17 @@ export class Assistants {
    * metadata?), an existing assistant of that id it may not see is a conflict, never returned
    * (`if_exists: do_nothing` included).
    */
-  async create(body: AssistantCreate, options: { visible?: (metadata: JsonObject) => boolean } = {}): Promise<Assistant> {
+  async create(
+    body: AssistantCreate,
+    options: { visible?: (metadata: JsonObject) => boolean } = {},
+  ): Promise<Assistant> {
     this.checkGraph(body.graph_id);
     const assistantId = body.assistant_id ?? uuid7();
     return this.storage.transaction(async (tx) => {
       const existing = await tx.getAssistant(assistantId);
       if (existing) {
-        if (options.visible && !options.visible(existing.metadata)) throw conflict(`Assistant ${assistantId} already exists`);
+        if (options.visible && !options.visible(existing.metadata))
+          throw conflict(`Assistant ${assistantId} already exists`);
         if (body.if_exists === 'do_nothing') return existing;
         throw conflict(`Assistant ${assistantId} already exists`);
       }
@@ -148,9 +154,11 @@ export class Assistants {
     const assistantId = this.resolveId(idOrGraph);
     return this.storage.transaction(async (tx) => {
       const current = await tx.getAssistant(assistantId);
-      if (!current || !matchesAuthFilters(current.metadata, options.visible)) throw notFound(`Assistant ${idOrGraph} not found`);
+      if (!current || !matchesAuthFilters(current.metadata, options.visible))
+        throw notFound(`Assistant ${idOrGraph} not found`);
       const metadata: JsonObject = { ...(patch.metadata ?? {}) };
-      for (const key of Object.keys(options.visible ?? {})) if (!(key in metadata) && key in current.metadata) metadata[key] = current.metadata[key];
+      for (const key of Object.keys(options.visible ?? {}))
+        if (!(key in metadata) && key in current.metadata) metadata[key] = current.metadata[key];
       const now = isoNow();
       const next: Assistant = {
         ...current,
@@ -194,7 +202,10 @@ export class Assistants {
   }
 
   /** Versions, newest first; an empty page is an empty list (404 only for an unknown assistant). */
-  async versions(idOrGraph: string, query: { metadata?: JsonObject; limit: number; offset: number }): Promise<AssistantVersion[]> {
+  async versions(
+    idOrGraph: string,
+    query: { metadata?: JsonObject; limit: number; offset: number },
+  ): Promise<AssistantVersion[]> {
     const assistant = await this.get(idOrGraph);
     return this.storage.listAssistantVersions(assistant.assistant_id, query);
   }
@@ -203,13 +214,22 @@ export class Assistants {
    * Deletes the assistant, and with `deleteThreads` the threads that ran it — under a custom auth
    * filter only those the user's `threads:delete` filter (`threadsVisible`) lets it delete.
    */
-  async delete(idOrGraph: string, deleteThreads: boolean, options: { visible?: AuthFilters; threadsVisible?: AuthFilters } = {}): Promise<string[]> {
+  async delete(
+    idOrGraph: string,
+    deleteThreads: boolean,
+    options: { visible?: AuthFilters; threadsVisible?: AuthFilters } = {},
+  ): Promise<string[]> {
     const assistantId = this.resolveId(idOrGraph);
     const assistant = await this.storage.getAssistant(assistantId);
-    if (!assistant || !matchesAuthFilters(assistant.metadata, options.visible)) throw notFound(`Assistant ${idOrGraph} not found`);
+    if (!assistant || !matchesAuthFilters(assistant.metadata, options.visible))
+      throw notFound(`Assistant ${idOrGraph} not found`);
     const threadIds: string[] = [];
     for (const threadId of deleteThreads ? await this.storage.threadIdsOfAssistant(assistantId) : []) {
-      if (!options.threadsVisible || matchesAuthFilters((await this.storage.getThread(threadId))?.metadata, options.threadsVisible)) threadIds.push(threadId);
+      if (
+        !options.threadsVisible ||
+        matchesAuthFilters((await this.storage.getThread(threadId))?.metadata, options.threadsVisible)
+      )
+        threadIds.push(threadId);
     }
     await this.cancelAssistantRuns(assistantId);
     if (!(await this.storage.deleteAssistant(assistantId))) throw notFound(`Assistant ${idOrGraph} not found`);

@@ -45,7 +45,10 @@ export const CREDENTIAL_PATTERNS: readonly string[] = [
 
 /** A glob with `*` as the only special character, matched against the whole lower-cased name. */
 function globToRegExp(pattern: string): RegExp {
-  const parts = pattern.toLowerCase().split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
+  const parts = pattern
+    .toLowerCase()
+    .split('*')
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
   return new RegExp(`^${parts.join('.*')}$`);
 }
 
@@ -63,7 +66,9 @@ export class HeaderFilter {
   constructor(config: ConfigurableHeadersConfig = {}) {
     this.included = matcher(config.include ?? DEFAULT_INCLUDE);
     this.excluded = matcher(config.exclude ?? []);
-    this.namedExactly = new Set((config.include ?? []).filter((pattern) => !pattern.includes('*')).map((pattern) => pattern.toLowerCase()));
+    this.namedExactly = new Set(
+      (config.include ?? []).filter((pattern) => !pattern.includes('*')).map((pattern) => pattern.toLowerCase()),
+    );
   }
 
   /** Whether a header (any case) may be copied into `configurable`. */
@@ -86,9 +91,13 @@ export class HeaderFilter {
 }
 
 /** `http.configurable_headers` of a langgraph.json, checked; problems name the key. */
-export function parseConfigurableHeaders(raw: unknown, where: string): { config?: ConfigurableHeadersConfig; problems: string[] } {
+export function parseConfigurableHeaders(
+  raw: unknown,
+  where: string,
+): { config?: ConfigurableHeadersConfig; problems: string[] } {
   if (raw === undefined || raw === null) return { problems: [] };
-  if (typeof raw !== 'object' || Array.isArray(raw)) return { problems: [`${where}: must be an object {include, exclude}`] };
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    return { problems: [`${where}: must be an object {include, exclude}`] };
   const record = raw as Record<string, unknown>;
   const problems: string[] = [];
   const list = (singular: string, plural: string): string[] | undefined => {
@@ -103,7 +112,8 @@ export function parseConfigurableHeaders(raw: unknown, where: string): { config?
   const include = list('include', 'includes');
   const exclude = list('exclude', 'excludes');
   for (const key of Object.keys(record)) {
-    if (!['include', 'includes', 'exclude', 'excludes'].includes(key)) problems.push(`${where}.${key}: unknown key (include, exclude)`);
+    if (!['include', 'includes', 'exclude', 'excludes'].includes(key))
+      problems.push(`${where}.${key}: unknown key (include, exclude)`);
   }
   return { config: { ...(include ? { include } : {}), ...(exclude ? { exclude } : {}) }, problems };
 }

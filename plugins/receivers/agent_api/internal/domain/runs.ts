@@ -3,7 +3,15 @@
 // (`../runs/`); this module decides what a run is and which state changes it causes.
 
 import { v7 as uuid7 } from 'uuid';
-import type { JsonObject, MultitaskStrategy, RunQuery, RunRecord, Storage, StorageOps, Thread } from '../storage/storage.ts';
+import type {
+  JsonObject,
+  MultitaskStrategy,
+  RunQuery,
+  RunRecord,
+  Storage,
+  StorageOps,
+  Thread,
+} from '../storage/storage.ts';
 import type { ApiStreamMode } from '../runs/stream-modes.ts';
 import type { Assistants } from './assistants.ts';
 import type { AuthContext } from '../auth/custom.ts';
@@ -126,7 +134,11 @@ export class Runs {
     private readonly execution: RunExecution,
     private readonly graphDeployed: (graphId: string) => boolean,
     /** Whether the thread has this checkpoint (namespace `''` is the root graph's). */
-    private readonly checkpointExists: (threadId: string, checkpointId: string, checkpointNs: string) => Promise<boolean> = async () => true,
+    private readonly checkpointExists: (
+      threadId: string,
+      checkpointId: string,
+      checkpointNs: string,
+    ) => Promise<boolean> = async () => true,
     private readonly options: RunsOptions = {},
   ) {
     this.headerFilter = options.headerFilter ?? new HeaderFilter();
@@ -152,8 +164,10 @@ export class Runs {
     const strategy = body.multitask_strategy ?? 'reject';
     // Starting from a checkpoint the thread does not have would silently start from nothing.
     const fromCheckpoint = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined;
-    const existingThread = threadId !== undefined && fromCheckpoint ? await this.storage.getThread(threadId) : undefined;
-    if (existingThread && !matchesAuthFilters(existingThread.metadata, access.threadVisible)) throw notFound(`Thread with ID ${threadId} not found`);
+    const existingThread =
+      threadId !== undefined && fromCheckpoint ? await this.storage.getThread(threadId) : undefined;
+    if (existingThread && !matchesAuthFilters(existingThread.metadata, access.threadVisible))
+      throw notFound(`Thread with ID ${threadId} not found`);
     if (threadId !== undefined && fromCheckpoint && existingThread) {
       if (!(await this.checkpointExists(threadId, fromCheckpoint, body.checkpoint?.checkpoint_ns ?? ''))) {
         throw notFound(`Checkpoint ${fromCheckpoint} not found in thread ${threadId}`);
@@ -162,17 +176,22 @@ export class Runs {
     const { run, inflight } = await this.storage.transaction(async (tx) => {
       const assistant = await tx.getAssistant(assistantId);
       if (!assistant || !matchesAuthFilters(assistant.metadata, access.assistantVisible)) {
-        throw notFound(`No assistant found for '${body.assistant_id}'. Make sure the assistant ID is for a valid assistant or a valid graph ID.`);
+        throw notFound(
+          `No assistant found for '${body.assistant_id}'. Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
+        );
       }
-      if (!this.graphDeployed(assistant.graph_id)) throw notFound(`Graph '${assistant.graph_id}' of assistant ${assistantId} is not deployed`);
+      if (!this.graphDeployed(assistant.graph_id))
+        throw notFound(`Graph '${assistant.graph_id}' of assistant ${assistantId} is not deployed`);
       const now = isoNow();
       const runId = access.runId ?? uuid7();
       const temporary = threadId === undefined && (body.on_completion ?? 'delete') === 'delete';
       const runConfig = isObject(body.config) ? body.config : {};
       let thread = threadId === undefined ? undefined : await tx.getThread(threadId);
       // A thread the user's filter hides answers as a missing one, and is never created over.
-      if (thread && !matchesAuthFilters(thread.metadata, access.threadVisible)) throw notFound(`Thread with ID ${threadId} not found`);
-      if (threadId !== undefined && !thread && body.if_not_exists !== 'create') throw notFound(`Thread with ID ${threadId} not found`);
+      if (thread && !matchesAuthFilters(thread.metadata, access.threadVisible))
+        throw notFound(`Thread with ID ${threadId} not found`);
+      if (threadId !== undefined && !thread && body.if_not_exists !== 'create')
+        throw notFound(`Thread with ID ${threadId} not found`);
       if (!thread) {
         thread = {
           thread_id: threadId ?? uuid7(),
@@ -196,7 +215,9 @@ export class Runs {
       const threadConfigurable = isObject(thread.config.configurable) ? thread.config.configurable : {};
       const requestConfigurable = isObject(runConfig.configurable) ? runConfig.configurable : {};
       const checkpointSelector: JsonObject = {};
-      if (body.checkpoint) for (const [k, v] of Object.entries(body.checkpoint)) if (v !== undefined && v !== null) checkpointSelector[k] = v;
+      if (body.checkpoint)
+        for (const [k, v] of Object.entries(body.checkpoint))
+          if (v !== undefined && v !== null) checkpointSelector[k] = v;
       const configurable: JsonObject = {
         ...assistantConfigurable,
         ...threadConfigurable,
@@ -207,7 +228,12 @@ export class Runs {
         thread_id: thread.thread_id,
         graph_id: assistant.graph_id,
         assistant_id: assistant.assistant_id,
-        user_id: requestConfigurable.user_id ?? threadConfigurable.user_id ?? assistantConfigurable.user_id ?? access.auth?.user.identity ?? null,
+        user_id:
+          requestConfigurable.user_id ??
+          threadConfigurable.user_id ??
+          assistantConfigurable.user_id ??
+          access.auth?.user.identity ??
+          null,
         checkpoint_id: body.checkpoint_id ?? checkpointSelector.checkpoint_id ?? null,
         ...(body.langsmith_tracer?.project_name ? { langsmith_project: body.langsmith_tracer.project_name } : {}),
       };
@@ -226,8 +252,16 @@ export class Runs {
       const context =
         assistant.context !== null && assistant.context !== undefined && !isObject(assistant.context)
           ? assistant.context
-          : { ...(isObject(assistant.context) ? assistant.context : {}), ...(isObject(body.context) ? body.context : {}) };
-      const streamMode = body.stream_mode === undefined ? DEFAULT_STREAM_MODE : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
+          : {
+              ...(isObject(assistant.context) ? assistant.context : {}),
+              ...(isObject(body.context) ? body.context : {}),
+            };
+      const streamMode =
+        body.stream_mode === undefined
+          ? DEFAULT_STREAM_MODE
+          : Array.isArray(body.stream_mode)
+            ? body.stream_mode
+            : [body.stream_mode];
       const kwargs: RunKwargs = {
         input: body.input ?? null,
         command: body.command ?? null,
@@ -266,7 +300,12 @@ export class Runs {
         ...thread,
         status: 'busy',
         metadata: { ...thread.metadata, graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
-        config: { ...thread.config, ...assistant.config, ...runConfig, configurable: { ...threadConfigurable, ...assistantConfigurable, ...requestConfigurable } },
+        config: {
+          ...thread.config,
+          ...assistant.config,
+          ...runConfig,
+          configurable: { ...threadConfigurable, ...assistantConfigurable, ...requestConfigurable },
+        },
         updated_at: now,
       });
       return { run, inflight };
@@ -291,10 +330,17 @@ export class Runs {
   }
 
   /** Cancels a pending or running run; one that has already ended is a 409 (there is nothing to cancel). */
-  async cancel(threadId: string | undefined, runId: string, action: 'interrupt' | 'rollback', wait: boolean): Promise<void> {
+  async cancel(
+    threadId: string | undefined,
+    runId: string,
+    action: 'interrupt' | 'rollback',
+    wait: boolean,
+  ): Promise<void> {
     const run = await this.get(threadId, runId);
     if (run.status !== 'pending' && run.status !== 'running') {
-      throw conflict(`Run ${runId} has already ended with status ${run.status}; only a pending or running run can be cancelled`);
+      throw conflict(
+        `Run ${runId} has already ended with status ${run.status}; only a pending or running run can be cancelled`,
+      );
     }
     await this.cancelOne(run, action);
     if (wait) await this.execution.waitFor(runId);
@@ -331,7 +377,10 @@ export class Runs {
 
   /** Cancels every pending or running run of an assistant (before the assistant is deleted). */
   async cancelAssistantRuns(assistantId: string): Promise<void> {
-    const inflight = [...(await this.storage.runsWithStatus('pending')), ...(await this.storage.runsWithStatus('running'))];
+    const inflight = [
+      ...(await this.storage.runsWithStatus('pending')),
+      ...(await this.storage.runsWithStatus('running')),
+    ];
     const runs = inflight.filter((run) => run.assistant_id === assistantId);
     for (const run of runs) await this.cancelOne(run, 'interrupt');
     for (const run of runs) await this.execution.waitFor(run.run_id);

@@ -47,7 +47,11 @@ export interface HistoryQuery {
  * Runs a state write, turning LangGraph's `InvalidUpdateError` (an unknown `as_node`, values the
  * node could not have returned) into a 422: the request is wrong, not the server.
  */
-async function rejectingInvalidUpdates<T>(graph: CompiledGraphLike, asNodes: readonly (string | undefined)[], write: () => Promise<T>): Promise<T> {
+async function rejectingInvalidUpdates<T>(
+  graph: CompiledGraphLike,
+  asNodes: readonly (string | undefined)[],
+  write: () => Promise<T>,
+): Promise<T> {
   try {
     return await write();
   } catch (error) {
@@ -123,7 +127,12 @@ export class Threads {
     if (!graph.bulkUpdateState) throw invalid('supersteps: this graph cannot apply bulk state updates');
     const asNodes = supersteps.flatMap((step) => step.updates.map((update) => update.as_node));
     await rejectingInvalidUpdates(graph, asNodes, () =>
-      graph.bulkUpdateState!(config, supersteps.map((step) => ({ updates: step.updates.map((u) => ({ values: u.values ?? u.command, asNode: u.as_node })) }))),
+      graph.bulkUpdateState!(
+        config,
+        supersteps.map((step) => ({
+          updates: step.updates.map((u) => ({ values: u.values ?? u.command, asNode: u.as_node })),
+        })),
+      ),
     );
     return this.refreshValues(thread.thread_id, graph);
   }
@@ -180,19 +189,26 @@ export class Threads {
   private async graphOf(thread: Thread): Promise<CompiledGraphLike | undefined> {
     const graphId = thread.metadata.graph_id;
     if (typeof graphId !== 'string') return undefined;
-    return this.graphFor(graphId, { ...(thread.config as RunnableConfig), configurable: { ...((thread.config.configurable as object) ?? {}), thread_id: thread.thread_id } });
+    return this.graphFor(graphId, {
+      ...(thread.config as RunnableConfig),
+      configurable: { ...((thread.config.configurable as object) ?? {}), thread_id: thread.thread_id },
+    });
   }
 
   private configFor(threadId: string, selector?: CheckpointSelector | null, checkpointId?: string): RunnableConfig {
     const configurable: Record<string, unknown> = { thread_id: threadId, checkpoint_ns: '' };
     if (selector) {
-      for (const [key, value] of Object.entries(selector)) if (value !== undefined && value !== null) configurable[key] = value;
+      for (const [key, value] of Object.entries(selector))
+        if (value !== undefined && value !== null) configurable[key] = value;
     }
     if (checkpointId) configurable.checkpoint_id = checkpointId;
     return { configurable };
   }
 
-  async state(threadId: string, options: { subgraphs?: boolean; checkpoint?: CheckpointSelector | null; checkpoint_id?: string } = {}): Promise<ThreadState> {
+  async state(
+    threadId: string,
+    options: { subgraphs?: boolean; checkpoint?: CheckpointSelector | null; checkpoint_id?: string } = {},
+  ): Promise<ThreadState> {
     const thread = await this.get(threadId);
     const graph = await this.graphOf(thread);
     if (!graph) return { ...EMPTY_STATE };
@@ -209,11 +225,14 @@ export class Threads {
   /** Writes values to the thread's state as if `as_node` had produced them. */
   async updateState(threadId: string, update: StateUpdate): Promise<{ checkpoint: unknown }> {
     const thread = await this.get(threadId);
-    if ((await this.storage.inflightRuns(threadId)).length > 0) throw conflict(`Thread ${threadId} is busy: a run is pending or running`);
+    if ((await this.storage.inflightRuns(threadId)).length > 0)
+      throw conflict(`Thread ${threadId} is busy: a run is pending or running`);
     const graph = await this.graphOf(thread);
     if (!graph) throw invalid(`thread ${threadId} has no graph yet: run it once, or create it with metadata.graph_id`);
     const config = this.configFor(threadId, update.checkpoint, update.checkpoint_id);
-    const next = await rejectingInvalidUpdates(graph, [update.as_node], () => graph.updateState(config, update.values ?? null, update.as_node));
+    const next = await rejectingInvalidUpdates(graph, [update.as_node], () =>
+      graph.updateState(config, update.values ?? null, update.as_node),
+    );
     await this.refreshValues(threadId, graph);
     return { checkpoint: toWire(checkpointRef(next) ?? next.configurable ?? null) };
   }
@@ -221,14 +240,18 @@ export class Threads {
   /** Merges metadata into the latest checkpoint's metadata (no new checkpoint). */
   async patchStateMetadata(threadId: string, metadata: JsonObject): Promise<void> {
     await this.get(threadId);
-    if (!(await this.checkpoints.patchLatestMetadata(threadId, metadata))) throw notFound(`Thread ${threadId} has no state yet`);
+    if (!(await this.checkpoints.patchLatestMetadata(threadId, metadata)))
+      throw notFound(`Thread ${threadId} has no state yet`);
   }
 
   async history(threadId: string, query: HistoryQuery): Promise<ThreadState[]> {
     const thread = await this.get(threadId);
     const graph = await this.graphOf(thread);
     if (!graph) return [];
-    const before = typeof query.before === 'string' ? query.before : (query.before?.checkpoint_id ?? query.before?.configurable?.checkpoint_id);
+    const before =
+      typeof query.before === 'string'
+        ? query.before
+        : (query.before?.checkpoint_id ?? query.before?.configurable?.checkpoint_id);
     const snapshots: StateSnapshot[] = [];
     const iterator = graph.getStateHistory(this.configFor(threadId, query.checkpoint), {
       limit: query.limit,
@@ -238,7 +261,9 @@ export class Threads {
     for await (const snapshot of iterator) snapshots.push(snapshot);
     // Each checkpoint's `writes` come from its parent: usually the next entry of the page, read
     // separately only where the page (its end, or a metadata filter) leaves it out.
-    const byId = new Map(snapshots.map((snapshot) => [snapshot.config.configurable?.checkpoint_id as string, snapshot]));
+    const byId = new Map(
+      snapshots.map((snapshot) => [snapshot.config.configurable?.checkpoint_id as string, snapshot]),
+    );
     const states: ThreadState[] = [];
     for (const snapshot of snapshots) {
       const parentId = snapshot.parentConfig?.configurable?.checkpoint_id as string | undefined;
@@ -254,7 +279,12 @@ export class Threads {
     return this.storage.transaction(async (tx) => {
       const thread = await tx.getThread(threadId);
       if (!thread) throw notFound(`Thread with ID ${threadId} not found`);
-      const next = { ...thread, values: toWire(snapshot.values) as JsonObject, interrupts: interruptsOf(snapshot), updated_at: isoNow() };
+      const next = {
+        ...thread,
+        values: toWire(snapshot.values) as JsonObject,
+        interrupts: interruptsOf(snapshot),
+        updated_at: isoNow(),
+      };
       await tx.updateThread(next);
       return next;
     });

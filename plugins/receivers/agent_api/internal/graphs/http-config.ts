@@ -20,8 +20,12 @@ export function parseDeploymentHttp(input: GraphSpecInput, baseDir: string): Dep
   const file = resolve(baseDir, input.langgraph_config);
   const http = readLanggraphJson(file).http;
   if (http === undefined || http === null) return {};
-  if (typeof http !== 'object' || Array.isArray(http)) throw new GraphLoadError('invalid_spec', undefined, `${file}: "http" must be an object`);
-  const { config, problems } = parseConfigurableHeaders((http as Record<string, unknown>).configurable_headers, `${file}: http.configurable_headers`);
+  if (typeof http !== 'object' || Array.isArray(http))
+    throw new GraphLoadError('invalid_spec', undefined, `${file}: "http" must be an object`);
+  const { config, problems } = parseConfigurableHeaders(
+    (http as Record<string, unknown>).configurable_headers,
+    `${file}: http.configurable_headers`,
+  );
   if (problems.length > 0) throw new GraphLoadError('invalid_spec', undefined, problems.join('; '));
   return config ? { configurableHeaders: config } : {};
 }

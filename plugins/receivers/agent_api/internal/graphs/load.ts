@@ -85,9 +85,14 @@ export async function loadExport(spec: GraphSpec): Promise<LoadedExport> {
   try {
     module = (await import(pathToFileURL(spec.path).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new GraphLoadError('import_failed', spec.graphId, `${where(spec)}: import failed: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new GraphLoadError(
+      'import_failed',
+      spec.graphId,
+      `${where(spec)}: import failed: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
   if (!(spec.exportName in module) || module[spec.exportName] === undefined) {
     const available = Object.keys(module).filter((key) => key !== '__esModule');
@@ -136,7 +141,8 @@ export interface BindOptions {
  */
 export function bindCompiled(graph: CompiledGraphLike, options: BindOptions): CompiledGraphLike {
   const copy = graph.withConfig({});
-  if (options.checkpointer !== undefined) copy.checkpointer = options.checkpointer === false ? undefined : options.checkpointer;
+  if (options.checkpointer !== undefined)
+    copy.checkpointer = options.checkpointer === false ? undefined : options.checkpointer;
   if (options.store !== undefined) copy.store = options.store;
   return copy;
 }
@@ -166,9 +172,14 @@ export async function buildFromFactory(
   try {
     produced = unwrapAgent(await factory(config));
   } catch (error) {
-    throw new GraphLoadError('factory_failed', graphId, `graph "${graphId}": the graph factory threw: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new GraphLoadError(
+      'factory_failed',
+      graphId,
+      `graph "${graphId}": the graph factory threw: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
   if (isCompiledGraph(produced)) return bindCompiled(produced, options);
   if (isStateGraph(produced)) return compileBuilder(graphId, produced, options);

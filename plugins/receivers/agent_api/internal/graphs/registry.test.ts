@@ -37,7 +37,10 @@ async function loadError(specs: GraphSpec[]): Promise<GraphLoadError> {
 
 describe('parseGraphSpecs', () => {
   it('resolves inline graphs against the base directory', () => {
-    const specs = parseGraphSpecs({ graphs: { agent: './src/agent.ts:graph', other: 'lib/other.js:make' } }, '/srv/app');
+    const specs = parseGraphSpecs(
+      { graphs: { agent: './src/agent.ts:graph', other: 'lib/other.js:make' } },
+      '/srv/app',
+    );
     assert.deepEqual(specs, [
       { graphId: 'agent', path: '/srv/app/src/agent.ts', exportName: 'graph' },
       { graphId: 'other', path: '/srv/app/lib/other.js', exportName: 'make' },
@@ -55,18 +58,27 @@ describe('parseGraphSpecs', () => {
 
   it('uses inline graphs alone when both are given', () => {
     const specs = parseGraphSpecs({ graphs: { only: './x.ts:g' }, langgraph_config: './does-not-exist.json' }, '/srv');
-    assert.deepEqual(specs.map((s) => s.graphId), ['only']);
+    assert.deepEqual(
+      specs.map((s) => s.graphId),
+      ['only'],
+    );
   });
 
   it('rejects an empty graph map', () => {
-    assert.throws(() => parseGraphSpecs({}, '/srv'), (error: unknown) => error instanceof GraphLoadError && error.failure === 'invalid_spec');
+    assert.throws(
+      () => parseGraphSpecs({}, '/srv'),
+      (error: unknown) => error instanceof GraphLoadError && error.failure === 'invalid_spec',
+    );
     assert.throws(() => parseGraphSpecs({ graphs: {} }, '/srv'), /no graphs configured/);
   });
 
   it('rejects a missing langgraph.json, naming the file', () => {
     assert.throws(
       () => parseGraphSpecs({ langgraph_config: './nope/langgraph.json' }, '/srv'),
-      (error: unknown) => error instanceof GraphLoadError && error.failure === 'config_missing' && error.message.includes('/srv/nope/langgraph.json'),
+      (error: unknown) =>
+        error instanceof GraphLoadError &&
+        error.failure === 'config_missing' &&
+        error.message.includes('/srv/nope/langgraph.json'),
     );
   });
 
@@ -76,14 +88,23 @@ describe('parseGraphSpecs', () => {
   });
 
   it('rejects a langgraph.json whose graphs are not an object, or that is not an object', () => {
-    assert.throws(() => parseGraphSpecs({ langgraph_config: 'bad-graphs.json' }, fixtures), /"graphs" must be an object mapping graph ids/);
+    assert.throws(
+      () => parseGraphSpecs({ langgraph_config: 'bad-graphs.json' }, fixtures),
+      /"graphs" must be an object mapping graph ids/,
+    );
     assert.throws(() => parseGraphSpecs({ langgraph_config: 'not-object.json' }, fixtures), /must hold a JSON object/);
   });
 
   it('rejects bad graph ids, empty paths and bad export names, naming the graph', () => {
     assert.throws(() => parseGraphSpecs({ graphs: { 'bad id/x': './a.ts:g' } }, '/srv'), /graph id "bad id\/x"/);
-    assert.throws(() => parseGraphSpecs({ graphs: { agent: '' } }, '/srv'), /graphs\.agent: expected "path\/to\/file\.ts:exportName"/);
-    assert.throws(() => parseGraphSpecs({ graphs: { agent: './a.ts:not-valid' } }, '/srv'), /graphs\.agent: "not-valid" is not a valid export name/);
+    assert.throws(
+      () => parseGraphSpecs({ graphs: { agent: '' } }, '/srv'),
+      /graphs\.agent: expected "path\/to\/file\.ts:exportName"/,
+    );
+    assert.throws(
+      () => parseGraphSpecs({ graphs: { agent: './a.ts:not-valid' } }, '/srv'),
+      /graphs\.agent: "not-valid" is not a valid export name/,
+    );
     assert.throws(
       () => parseGraphSpecs({ graphs: { agent: 42 as unknown as string } }, '/srv'),
       (error: unknown) => error instanceof GraphLoadError && error.graphId === 'agent',
@@ -91,8 +112,12 @@ describe('parseGraphSpecs', () => {
   });
 
   it('takes the default export when the spec names none', () => {
-    assert.deepEqual(parseGraphSpecs({ graphs: { g: './a.ts' } }, '/srv'), [{ graphId: 'g', path: '/srv/a.ts', exportName: 'default' }]);
-    assert.deepEqual(parseGraphSpecs({ graphs: { g: './a.ts:' } }, '/srv'), [{ graphId: 'g', path: '/srv/a.ts', exportName: 'default' }]);
+    assert.deepEqual(parseGraphSpecs({ graphs: { g: './a.ts' } }, '/srv'), [
+      { graphId: 'g', path: '/srv/a.ts', exportName: 'default' },
+    ]);
+    assert.deepEqual(parseGraphSpecs({ graphs: { g: './a.ts:' } }, '/srv'), [
+      { graphId: 'g', path: '/srv/a.ts', exportName: 'default' },
+    ]);
   });
 
   it('round-trips any valid id, relative path and export name (property)', () => {
@@ -126,7 +151,10 @@ describe('parseGraphSpecs', () => {
 
 describe('parseGraphEnv', () => {
   it('reads an env object, stringifying values', () => {
-    assert.deepEqual(parseGraphEnv({ langgraph_config: 'langgraph.json' }, fixtures), { FIXTURE_FLAG: 'on', FIXTURE_NUMBER: '7' });
+    assert.deepEqual(parseGraphEnv({ langgraph_config: 'langgraph.json' }, fixtures), {
+      FIXTURE_FLAG: 'on',
+      FIXTURE_NUMBER: '7',
+    });
   });
 
   it('reads a .env file named by the langgraph.json', () => {
@@ -138,10 +166,14 @@ describe('parseGraphEnv', () => {
   });
 
   it('rejects an env that is neither an object nor a file, and a missing env file', () => {
-    assert.throws(() => parseGraphEnv({ langgraph_config: 'bad-env.json' }, fixtures), /"env" must be an object or the path of a \.env file/);
+    assert.throws(
+      () => parseGraphEnv({ langgraph_config: 'bad-env.json' }, fixtures),
+      /"env" must be an object or the path of a \.env file/,
+    );
     assert.throws(
       () => parseGraphEnv({ langgraph_config: 'missing-env.json' }, fixtures),
-      (error: unknown) => error instanceof GraphLoadError && error.failure === 'config_missing' && /missing\.env/.test(error.message),
+      (error: unknown) =>
+        error instanceof GraphLoadError && error.failure === 'config_missing' && /missing\.env/.test(error.message),
     );
   });
 
@@ -170,10 +202,22 @@ describe('GraphRegistry.load', () => {
       spec('default'),
       spec('graph', join(fixtures, 'plain.js'), 'plain_js'),
     ]);
-    assert.deepEqual(registry.ids(), ['compiled', 'stateGraph', 'factory', 'asyncFactory', 'promised', 'default', 'plain_js']);
+    assert.deepEqual(registry.ids(), [
+      'compiled',
+      'stateGraph',
+      'factory',
+      'asyncFactory',
+      'promised',
+      'default',
+      'plain_js',
+    ]);
     assert.equal(registry.has('compiled'), true);
     assert.equal(registry.has('missing'), false);
-    assert.deepEqual(registry.spec('plain_js'), { graphId: 'plain_js', path: join(fixtures, 'plain.js'), exportName: 'graph' });
+    assert.deepEqual(registry.spec('plain_js'), {
+      graphId: 'plain_js',
+      path: join(fixtures, 'plain.js'),
+      exportName: 'graph',
+    });
     assert.throws(() => registry.spec('missing'), GraphNotFoundError);
     for (const graphId of registry.ids().filter((id) => id !== 'plain_js')) {
       const graph = await registry.get(graphId, { checkpointer: false });
@@ -200,7 +244,10 @@ describe('GraphRegistry.load', () => {
     for (const exportName of ['notAGraph', 'aNumber']) {
       const error = await loadError([spec(exportName)]);
       assert.equal(error.failure, 'not_a_graph');
-      assert.match(error.message, new RegExp(`graph "${exportName}" .*not a compiled graph, a StateGraph or a graph factory`));
+      assert.match(
+        error.message,
+        new RegExp(`graph "${exportName}" .*not a compiled graph, a StateGraph or a graph factory`),
+      );
     }
   });
 
@@ -211,7 +258,11 @@ describe('GraphRegistry.load', () => {
   });
 
   it('stops at the first broken graph', async () => {
-    const error = await loadError([spec('compiled'), spec('notAGraph'), spec('graph', join(fixtures, 'missing.ts'), 'later')]);
+    const error = await loadError([
+      spec('compiled'),
+      spec('notAGraph'),
+      spec('graph', join(fixtures, 'missing.ts'), 'later'),
+    ]);
     assert.equal(error.graphId, 'notAGraph');
   });
 });
@@ -263,12 +314,21 @@ describe('GraphRegistry.get', () => {
   it('calls factories with the run config, every time', async () => {
     const registry = await GraphRegistry.load([spec('factory'), spec('asyncFactory')]);
     for (const graphId of ['factory', 'asyncFactory']) {
-      const graph = await registry.get(graphId, { config: { configurable: { node_name: 'custom_node' } }, checkpointer: new MemorySaver() });
+      const graph = await registry.get(graphId, {
+        config: { configurable: { node_name: 'custom_node' } },
+        checkpointer: new MemorySaver(),
+      });
       const drawn = (await graph.getGraphAsync()).toJSON() as { nodes: { id: string }[] };
-      assert.ok(drawn.nodes.some((node) => node.id === 'custom_node'), graphId);
+      assert.ok(
+        drawn.nodes.some((node) => node.id === 'custom_node'),
+        graphId,
+      );
       const plain = await registry.get(graphId);
       const plainDrawn = (await plain.getGraphAsync()).toJSON() as { nodes: { id: string }[] };
-      assert.ok(plainDrawn.nodes.some((node) => node.id === 'increment'), graphId);
+      assert.ok(
+        plainDrawn.nodes.some((node) => node.id === 'increment'),
+        graphId,
+      );
     }
   });
 
@@ -280,7 +340,10 @@ describe('GraphRegistry.get', () => {
       assert.match(error.message, /graph "throwingFactory": the graph factory threw: factory exploded/);
       return true;
     });
-    await assert.rejects(registry.get('badFactory'), /graph "badFactory": the graph factory returned Object, not a compiled graph/);
+    await assert.rejects(
+      registry.get('badFactory'),
+      /graph "badFactory": the graph factory returned Object, not a compiled graph/,
+    );
   });
 
   it('throws GraphNotFoundError (404) for an unknown id everywhere', async () => {
@@ -306,8 +369,14 @@ describe('GraphRegistry introspection (example graphs)', async () => {
   const registry = await GraphRegistry.load(parseGraphSpecs({ langgraph_config: examples }, '/'));
 
   it('draws the graph as {nodes, edges}, with subgraphs expanded by xray', async () => {
-    const flat = (await registry.drawable('subgraph')) as { nodes: { id: string; type: string }[]; edges: { source: string; target: string }[] };
-    assert.deepEqual(flat.nodes.map((node) => node.id), ['__start__', 'research', 'review', '__end__']);
+    const flat = (await registry.drawable('subgraph')) as {
+      nodes: { id: string; type: string }[];
+      edges: { source: string; target: string }[];
+    };
+    assert.deepEqual(
+      flat.nodes.map((node) => node.id),
+      ['__start__', 'research', 'review', '__end__'],
+    );
     assert.equal(flat.nodes[0]!.type, 'schema');
     assert.equal(flat.nodes[1]!.type, 'runnable');
     assert.ok(flat.edges.some((edge) => edge.source === 'research' && edge.target === 'review'));
@@ -316,8 +385,17 @@ describe('GraphRegistry introspection (example graphs)', async () => {
   });
 
   it('serves the state, input, output and context schemas', async () => {
-    const schemas = (await registry.schemas('chat')) as unknown as Record<string, { properties?: Record<string, unknown> }>;
-    assert.deepEqual(Object.keys(schemas).sort(), ['config_schema', 'context_schema', 'input_schema', 'output_schema', 'state_schema']);
+    const schemas = (await registry.schemas('chat')) as unknown as Record<
+      string,
+      { properties?: Record<string, unknown> }
+    >;
+    assert.deepEqual(Object.keys(schemas).sort(), [
+      'config_schema',
+      'context_schema',
+      'input_schema',
+      'output_schema',
+      'state_schema',
+    ]);
     assert.ok(schemas.state_schema!.properties!.messages);
     assert.ok(schemas.input_schema!.properties!.messages);
     assert.deepEqual(Object.keys(schemas.context_schema!.properties!).sort(), ['model_name', 'system_prompt']);
@@ -326,13 +404,19 @@ describe('GraphRegistry introspection (example graphs)', async () => {
 
   it('describes an Annotation graph by its channels', async () => {
     const counter = await GraphRegistry.load([spec('compiled')]);
-    const schemas = (await counter.schemas('compiled')) as unknown as Record<string, { properties?: Record<string, unknown> } | null>;
+    const schemas = (await counter.schemas('compiled')) as unknown as Record<
+      string,
+      { properties?: Record<string, unknown> } | null
+    >;
     assert.deepEqual(Object.keys(schemas.state_schema!.properties!).sort(), ['count', 'label']);
     assert.equal(schemas.context_schema, null);
   });
 
   it('lists subgraphs with their schemas, recursively on request', async () => {
-    const subgraphs = (await registry.subgraphs('subgraph')) as Record<string, { state: { properties: Record<string, unknown> } }>;
+    const subgraphs = (await registry.subgraphs('subgraph')) as Record<
+      string,
+      { state: { properties: Record<string, unknown> } }
+    >;
     assert.deepEqual(Object.keys(subgraphs), ['research']);
     assert.deepEqual(Object.keys(subgraphs.research!.state.properties).sort(), ['messages', 'plan']);
     assert.deepEqual(Object.keys(await registry.subgraphs('subgraph', 'research', true)), ['research']);

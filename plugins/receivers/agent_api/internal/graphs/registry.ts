@@ -95,7 +95,10 @@ export class GraphRegistry {
   }
 
   /** Drawable graph JSON (`{nodes, edges}`) for `/assistants/{id}/graph`. */
-  async drawable(graphId: string, options: { xray?: boolean | number; config?: RunnableConfig } = {}): Promise<unknown> {
+  async drawable(
+    graphId: string,
+    options: { xray?: boolean | number; config?: RunnableConfig } = {},
+  ): Promise<unknown> {
     const graph = await this.introspectable(graphId, options.config);
     const drawn = await graph.getGraphAsync({ ...(options.config ?? {}), xray: options.xray ?? false });
     return drawn.toJSON();
@@ -104,7 +107,8 @@ export class GraphRegistry {
   /** The graph's JSON Schemas for `/assistants/{id}/schemas`; `null` members when unknown. */
   async schemas(graphId: string, options: { config?: RunnableConfig } = {}): Promise<GraphSchemas> {
     const entry = this.entry(graphId);
-    if (entry.loaded.kind === 'factory') return toGraphSchemas(extractSchemas(await this.introspectable(graphId, options.config)));
+    if (entry.loaded.kind === 'factory')
+      return toGraphSchemas(extractSchemas(await this.introspectable(graphId, options.config)));
     entry.schemas ??= extractSchemas(await this.introspectable(graphId));
     return toGraphSchemas(entry.schemas);
   }
@@ -113,7 +117,12 @@ export class GraphRegistry {
    * Schemas of the graph's subgraphs, keyed by namespace (`child`, `child|grandchild` when
    * `recurse`), optionally only those under `namespace`, for `/assistants/{id}/subgraphs`.
    */
-  async subgraphs(graphId: string, namespace?: string, recurse = false, config?: RunnableConfig): Promise<Record<string, unknown>> {
+  async subgraphs(
+    graphId: string,
+    namespace?: string,
+    recurse = false,
+    config?: RunnableConfig,
+  ): Promise<Record<string, unknown>> {
     const graph = await this.introspectable(graphId, config);
     const result: Record<string, unknown> = {};
     for await (const [name, subgraph] of graph.getSubgraphsAsync(namespace, recurse)) {

@@ -41,7 +41,11 @@ export function parseGraphSpecs(input: GraphSpecInput, baseDir: string): GraphSp
     const document = readLanggraphJson(file);
     const graphs = document.graphs;
     if (typeof graphs !== 'object' || graphs === null || Array.isArray(graphs)) {
-      throw new GraphLoadError('invalid_spec', undefined, `${file}: "graphs" must be an object mapping graph ids to "path:export"`);
+      throw new GraphLoadError(
+        'invalid_spec',
+        undefined,
+        `${file}: "graphs" must be an object mapping graph ids to "path:export"`,
+      );
     }
     for (const [graphId, raw] of Object.entries(graphs as Record<string, unknown>)) {
       // langgraph.json also allows `{path, description}` objects per graph.
@@ -69,7 +73,9 @@ export function parseGraphEnv(input: GraphSpecInput, baseDir: string): Record<st
   const env = readLanggraphJson(file).env;
   if (env === undefined || env === null) return {};
   if (typeof env === 'object' && !Array.isArray(env)) {
-    return Object.fromEntries(Object.entries(env as Record<string, unknown>).map(([key, value]) => [key, String(value)]));
+    return Object.fromEntries(
+      Object.entries(env as Record<string, unknown>).map(([key, value]) => [key, String(value)]),
+    );
   }
   if (typeof env === 'string') return parseDotEnv(resolve(dirname(file), env));
   throw new GraphLoadError('invalid_spec', undefined, `${file}: "env" must be an object or the path of a .env file`);
@@ -80,15 +86,22 @@ export function readLanggraphJson(file: string): Record<string, unknown> {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new GraphLoadError('config_missing', undefined, `cannot read langgraph config ${file}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new GraphLoadError(
+      'config_missing',
+      undefined,
+      `cannot read langgraph config ${file}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
   let document: unknown;
   try {
     document = JSON.parse(text);
   } catch (error) {
-    throw new GraphLoadError('invalid_spec', undefined, `${file} is not valid JSON: ${(error as Error).message}`, { cause: error });
+    throw new GraphLoadError('invalid_spec', undefined, `${file} is not valid JSON: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   if (typeof document !== 'object' || document === null || Array.isArray(document)) {
     throw new GraphLoadError('invalid_spec', undefined, `${file} must hold a JSON object`);
@@ -98,10 +111,18 @@ export function readLanggraphJson(file: string): Record<string, unknown> {
 
 function parseOne(graphId: string, text: unknown, baseDir: string, where: string): GraphSpec {
   if (!GRAPH_ID.test(graphId)) {
-    throw new GraphLoadError('invalid_spec', graphId, `${where}: graph id "${graphId}" may only hold letters, digits, "_", "-" and "."`);
+    throw new GraphLoadError(
+      'invalid_spec',
+      graphId,
+      `${where}: graph id "${graphId}" may only hold letters, digits, "_", "-" and "."`,
+    );
   }
   if (typeof text !== 'string' || text.trim() === '') {
-    throw new GraphLoadError('invalid_spec', graphId, `${where}.${graphId}: expected "path/to/file.ts:exportName", got ${JSON.stringify(text)}`);
+    throw new GraphLoadError(
+      'invalid_spec',
+      graphId,
+      `${where}.${graphId}: expected "path/to/file.ts:exportName", got ${JSON.stringify(text)}`,
+    );
   }
   // Split on the last colon: the export name never holds one, a path might (C:\ on Windows).
   const colon = text.lastIndexOf(':');
@@ -109,7 +130,11 @@ function parseOne(graphId: string, text: unknown, baseDir: string, where: string
   const file = hasExport ? text.slice(0, colon) : text.replace(/:$/, '');
   const exportName = hasExport ? text.slice(colon + 1) : 'default';
   if (!/^[A-Za-z_$][\w$]*$/.test(exportName)) {
-    throw new GraphLoadError('invalid_spec', graphId, `${where}.${graphId}: "${exportName}" is not a valid export name`);
+    throw new GraphLoadError(
+      'invalid_spec',
+      graphId,
+      `${where}.${graphId}: "${exportName}" is not a valid export name`,
+    );
   }
   return { graphId, path: resolve(baseDir, file), exportName };
 }
@@ -121,7 +146,9 @@ function parseDotEnv(file: string): Record<string, string> {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new GraphLoadError('config_missing', undefined, `cannot read env file ${file}: ${(error as Error).message}`, { cause: error });
+    throw new GraphLoadError('config_missing', undefined, `cannot read env file ${file}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   const env: Record<string, string> = {};
   for (const line of text.split(/\r?\n/)) {

@@ -45,7 +45,11 @@ export class Access {
    * Runs the handler for `event` with the request's user. The handler may change `value` in place
    * (callers read their fields back from it). Returns the filter to apply, or undefined.
    */
-  async authorize<E extends AuthEvent>(request: FastifyRequest, event: E, value: AuthEventValue<E>): Promise<AuthFilters | undefined> {
+  async authorize<E extends AuthEvent>(
+    request: FastifyRequest,
+    event: E,
+    value: AuthEventValue<E>,
+  ): Promise<AuthFilters | undefined> {
     if (!this.custom) return undefined;
     return this.custom.authorize(request.agentAuth ?? undefined, event, value);
   }
@@ -76,11 +80,16 @@ export async function visibleForCreate<E extends 'threads:read' | 'assistants:re
       readable = false;
     }
   }
-  return (metadata) => readable && matchesAuthFilters(metadata, createFilters) && matchesAuthFilters(metadata, readFilters);
+  return (metadata) =>
+    readable && matchesAuthFilters(metadata, createFilters) && matchesAuthFilters(metadata, readFilters);
 }
 
 /** Throws the not-found error unless the metadata passes the filter. */
-export function requireVisible(metadata: Readonly<Record<string, unknown>> | null | undefined, filters: AuthFilters | undefined, message: string): void {
+export function requireVisible(
+  metadata: Readonly<Record<string, unknown>> | null | undefined,
+  filters: AuthFilters | undefined,
+  message: string,
+): void {
   if (!matchesAuthFilters(metadata, filters)) throw notFound(message);
 }
 
@@ -158,7 +167,12 @@ export async function authorizeRun(
  * that is not a graph's system assistant, `assistants:read` (so no one runs an assistant hidden
  * from them; the reference server does not check this). The user is stamped into `configurable`.
  */
-export async function createRun(services: AccessServices, request: FastifyRequest, threadId: string | undefined, body: RunCreate): Promise<RunRecord> {
+export async function createRun(
+  services: AccessServices,
+  request: FastifyRequest,
+  threadId: string | undefined,
+  body: RunCreate,
+): Promise<RunRecord> {
   const { access, assistants, runs } = services;
   if (!access.enabled) return runs.create(threadId, body, request.headers);
   const assistantId = assistants.resolveId(body.assistant_id);
@@ -188,11 +202,18 @@ export async function createRun(services: AccessServices, request: FastifyReques
     } as Record<string, unknown>,
   };
   const threadVisible = await access.authorize(request, 'threads:create_run', value);
-  const assistantVisible = assistants.isSystem(assistantId) ? undefined : await access.authorize(request, 'assistants:read', { assistant_id: assistantId });
-  return runs.create(threadId, { ...body, metadata: (value.metadata ?? undefined) as RunCreate['metadata'] }, request.headers, {
-    runId: value.run_id,
-    threadVisible,
-    assistantVisible,
-    auth: access.user(request),
-  });
+  const assistantVisible = assistants.isSystem(assistantId)
+    ? undefined
+    : await access.authorize(request, 'assistants:read', { assistant_id: assistantId });
+  return runs.create(
+    threadId,
+    { ...body, metadata: (value.metadata ?? undefined) as RunCreate['metadata'] },
+    request.headers,
+    {
+      runId: value.run_id,
+      threadVisible,
+      assistantVisible,
+      auth: access.user(request),
+    },
+  );
 }

@@ -48,7 +48,11 @@ export function validationMessage(context: string | undefined, issues: readonly 
     .map((issue) => {
       const path = [context ?? 'body', ...issue.instancePath.split('/').slice(1)].join('.');
       if (issue.keyword === 'required') return `${path}.${String(issue.params.missingProperty)}: is required`;
-      if (issue.keyword === 'enum') return `${path}: must be one of ${(issue.params.allowedValues as unknown[]).filter((v) => v !== null).map((v) => JSON.stringify(v)).join(', ')}`;
+      if (issue.keyword === 'enum')
+        return `${path}: must be one of ${(issue.params.allowedValues as unknown[])
+          .filter((v) => v !== null)
+          .map((v) => JSON.stringify(v))
+          .join(', ')}`;
       return `${path}: ${issue.message ?? 'is invalid'}`;
     });
   return [...new Set(lines)].join('; ');
@@ -76,19 +80,33 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
         const message = validationMessage(error.validationContext, error.validation as unknown as ValidationIssue[]);
         return reply.code(422).send(errorBody(422, 'TP_ERR_API_INVALID', message));
       }
-      if (error instanceof TracepipeError) return reply.code(error.statusCode).send(errorBody(error.statusCode, error.code, error.message));
+      if (error instanceof TracepipeError)
+        return reply.code(error.statusCode).send(errorBody(error.statusCode, error.code, error.message));
       if (error instanceof AuthRefusal) {
-        if (error.statusCode >= 500) services.logger.error({ err: error.cause ?? error, url: request.url }, 'The custom auth handler failed.');
-        return reply.code(error.statusCode).headers(error.headers).send(errorBody(error.statusCode, error.code, error.message));
+        if (error.statusCode >= 500)
+          services.logger.error({ err: error.cause ?? error, url: request.url }, 'The custom auth handler failed.');
+        return reply
+          .code(error.statusCode)
+          .headers(error.headers)
+          .send(errorBody(error.statusCode, error.code, error.message));
       }
-      if (error instanceof GraphNotFoundError) return reply.code(404).send(errorBody(404, 'TP_ERR_API_NOT_FOUND', error.message));
+      if (error instanceof GraphNotFoundError)
+        return reply.code(404).send(errorBody(404, 'TP_ERR_API_NOT_FOUND', error.message));
       if (error instanceof GraphLoadError) {
         services.logger.warn({ err: error, url: request.url }, 'A graph could not be built for a request.');
         const failure = new TracepipeError('TP_ERR_API_GRAPH', [error.message]);
         return reply.code(failure.statusCode).send(errorBody(failure.statusCode, failure.code, failure.message));
       }
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-        return reply.code(413).send(errorBody(413, error.code, `Request body is larger than the limit of ${services.maxBodyBytes} bytes (max_body_bytes)`));
+        return reply
+          .code(413)
+          .send(
+            errorBody(
+              413,
+              error.code,
+              `Request body is larger than the limit of ${services.maxBodyBytes} bytes (max_body_bytes)`,
+            ),
+          );
       }
       // Fastify's own request errors (413 body too large, 415 media type, ...) keep their codes.
       if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
@@ -100,13 +118,19 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
     });
 
     app.setNotFoundHandler((request, reply) => {
-      reply.code(404).send(errorBody(404, 'TP_ERR_API_NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
+      reply
+        .code(404)
+        .send(errorBody(404, 'TP_ERR_API_NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
     });
 
     // Collects the routes registered below (their schemas) into the OpenAPI document.
     await app.register(swagger, {
       openapi: {
-        info: { title: 'tracepipe Agent Deployment API', version: '0.1.0', description: 'Assistants, threads, runs and streaming for LangGraph.js graphs.' },
+        info: {
+          title: 'tracepipe Agent Deployment API',
+          version: '0.1.0',
+          description: 'Assistants, threads, runs and streaming for LangGraph.js graphs.',
+        },
       },
     });
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

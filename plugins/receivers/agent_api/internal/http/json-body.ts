@@ -33,7 +33,9 @@ export function jsonDepthExceeds(text: string, max: number): boolean {
 export function parseJsonBody(text: string, maxDepth: number): unknown {
   if (text.trim() === '') return undefined;
   if (jsonDepthExceeds(text, maxDepth)) {
-    throw new TracepipeError('TP_ERR_API_INVALID', [`body: JSON nested deeper than ${maxDepth} levels of objects and arrays (max_json_depth)`]);
+    throw new TracepipeError('TP_ERR_API_INVALID', [
+      `body: JSON nested deeper than ${maxDepth} levels of objects and arrays (max_json_depth)`,
+    ]);
   }
   try {
     return JSON.parse(text);

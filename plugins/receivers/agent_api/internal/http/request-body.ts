@@ -11,7 +11,9 @@ export function withoutNulls<T extends object>(body: T | null | undefined): Part
 
 export function selectFields<T extends object>(items: T[], select: readonly string[] | undefined): Partial<T>[] {
   if (!select || select.length === 0) return items;
-  return items.map((item) => Object.fromEntries(Object.entries(item).filter(([key]) => select.includes(key))) as Partial<T>);
+  return items.map(
+    (item) => Object.fromEntries(Object.entries(item).filter(([key]) => select.includes(key))) as Partial<T>,
+  );
 }
 
 /** `X-Pagination-Total`: all matches; `X-Pagination-Next`: the next page's offset, when there is one. */

@@ -104,7 +104,8 @@ function toFetchRequest(request: FastifyRequest): Request {
 }
 
 export async function registerRequestGuard(app: FastifyInstance, options: RequestGuardOptions): Promise<void> {
-  const refuse = (reply: FastifyReply, status: number, code: string, message: string) => reply.code(status).send(errorBody(status, code, message));
+  const refuse = (reply: FastifyReply, status: number, code: string, message: string) =>
+    reply.code(status).send(errorBody(status, code, message));
 
   // 1. DNS rebinding.
   const allowedHosts = new Set(options.allowedHosts.map((host) => hostName(host)));
@@ -145,7 +146,9 @@ export async function registerRequestGuard(app: FastifyInstance, options: Reques
     if (route === undefined) return false;
     if (PUBLIC_ROUTES.has(route)) return true;
     // The interface's files (and the redirect of `/` to it) hold no data; what they load does.
-    return uiPath !== undefined && uiPath !== '' && (route === '/' || route === uiPath || route.startsWith(`${uiPath}/`));
+    return (
+      uiPath !== undefined && uiPath !== '' && (route === '/' || route === uiPath || route.startsWith(`${uiPath}/`))
+    );
   };
 
   if (!app.hasRequestDecorator('agentAuth')) app.decorateRequest('agentAuth', null);
@@ -165,7 +168,9 @@ export async function registerRequestGuard(app: FastifyInstance, options: Reques
         } catch {
           originHost = undefined; // `Origin: null` (sandboxed pages, files) included
         }
-        crossSite = originHost === undefined || originHost.toLowerCase() !== (headerValue(request.headers.host) ?? '').toLowerCase();
+        crossSite =
+          originHost === undefined ||
+          originHost.toLowerCase() !== (headerValue(request.headers.host) ?? '').toLowerCase();
       }
       if (crossSite && !originAllowed(origin)) {
         return refuse(
@@ -180,7 +185,8 @@ export async function registerRequestGuard(app: FastifyInstance, options: Reques
     // 4. Bodies are JSON.
     if (BODY_METHODS.has(request.method)) {
       const length = headerValue(request.headers['content-length']);
-      const hasBody = request.headers['transfer-encoding'] !== undefined || (length !== undefined && length.trim() !== '0');
+      const hasBody =
+        request.headers['transfer-encoding'] !== undefined || (length !== undefined && length.trim() !== '0');
       if (hasBody) {
         const type = (headerValue(request.headers['content-type']) ?? '').split(';')[0]!.trim().toLowerCase();
         if (type !== 'application/json') {
@@ -203,8 +209,12 @@ export async function registerRequestGuard(app: FastifyInstance, options: Reques
       try {
         request.agentAuth = (await options.customAuth.authenticate(toFetchRequest(request))) ?? null;
       } catch (error) {
-        const refusal = error instanceof AuthRefusal ? error : new AuthRefusal(500, `The custom auth handler failed: ${(error as Error).message}`);
-        if (refusal.statusCode >= 500) options.logger.error({ err: refusal.cause ?? refusal, url: request.url }, 'The custom auth handler failed.');
+        const refusal =
+          error instanceof AuthRefusal
+            ? error
+            : new AuthRefusal(500, `The custom auth handler failed: ${(error as Error).message}`);
+        if (refusal.statusCode >= 500)
+          options.logger.error({ err: refusal.cause ?? refusal, url: request.url }, 'The custom auth handler failed.');
         reply.headers(refusal.headers);
         return refuse(reply, refusal.statusCode, refusal.code, refusal.message);
       }

@@ -28,7 +28,13 @@ export function registerMetaRoutes(app: FastifyInstance, services: AgentServices
 
   if (!services.testRoutes) return;
   app.post('/internal/truncate', { schema: { body: truncateBody, hide: true } }, async (request) => {
-    const body = (request.body ?? {}) as { runs?: boolean; threads?: boolean; assistants?: boolean; checkpointer?: boolean; store?: boolean };
+    const body = (request.body ?? {}) as {
+      runs?: boolean;
+      threads?: boolean;
+      assistants?: boolean;
+      checkpointer?: boolean;
+      store?: boolean;
+    };
     await services.storage.truncate(body, services.assistants.systemIds());
     if (body.checkpointer) services.checkpoints.truncate();
     if (body.store) services.store.truncate();

@@ -7,7 +7,16 @@ import { describeError } from '../runs/executor.ts';
 import type { Run, RunRecord, RunStatus } from '../storage/storage.ts';
 import { authorizeRun, authorizeThread, createRun } from './access.ts';
 import { isTrue, withoutNulls } from './request-body.ts';
-import { cancelQuery, joinStreamQuery, runBatch, runCreate, runIdParams, runListQuery, threadIdParams, threadlessRunParams } from './schemas.ts';
+import {
+  cancelQuery,
+  joinStreamQuery,
+  runBatch,
+  runCreate,
+  runIdParams,
+  runListQuery,
+  threadIdParams,
+  threadlessRunParams,
+} from './schemas.ts';
 import type { AgentServices } from './services.ts';
 import { writeHeartbeat, writeSSE } from './sse.ts';
 
@@ -35,7 +44,10 @@ function parseStreamModes(value: string | string[] | undefined): string[] {
         return [part];
       }
     }
-    return part.split(',').map((mode) => mode.trim()).filter(Boolean);
+    return part
+      .split(',')
+      .map((mode) => mode.trim())
+      .filter(Boolean);
   });
 }
 
@@ -86,7 +98,13 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
   }
 
   /** Sends the run's events after `afterId` until the run ends or the client goes. */
-  async function pipeRun(reply: FastifyReply, run: RunRecord, afterId: number, headers: Record<string, string>, onDisconnect?: () => Promise<void>) {
+  async function pipeRun(
+    reply: FastifyReply,
+    run: RunRecord,
+    afterId: number,
+    headers: Record<string, string>,
+    onDisconnect?: () => Promise<void>,
+  ) {
     const stream = openStream(reply, headers);
     try {
       for await (const event of broker.subscribe(run.run_id, afterId, stream.signal)) {
@@ -99,18 +117,24 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
       stream.end();
     }
     if (stream.signal.aborted && onDisconnect) {
-      await onDisconnect().catch((error) => services.logger.warn({ run_id: run.run_id, err: error }, 'Could not cancel a run after its client left.'));
+      await onDisconnect().catch((error) =>
+        services.logger.warn({ run_id: run.run_id, err: error }, 'Could not cancel a run after its client left.'),
+      );
     }
   }
 
   const createBody = (request: FastifyRequest): RunCreate => withoutNulls(request.body as RunCreate) as RunCreate;
 
   // --- background runs -------------------------------------------------------------------------
-  app.post('/threads/:thread_id/runs', { schema: { params: threadIdParams, body: runCreate } }, async (request, reply) => {
-    const run = await createRun(services, request, (request.params as ThreadParams).thread_id, createBody(request));
-    reply.header('content-location', contentLocation(run, false));
-    return publicRun(run);
-  });
+  app.post(
+    '/threads/:thread_id/runs',
+    { schema: { params: threadIdParams, body: runCreate } },
+    async (request, reply) => {
+      const run = await createRun(services, request, (request.params as ThreadParams).thread_id, createBody(request));
+      reply.header('content-location', contentLocation(run, false));
+      return publicRun(run);
+    },
+  );
 
   app.post('/runs', { schema: { body: runCreate } }, async (request, reply) => {
     const run = await createRun(services, request, undefined, createBody(request));
@@ -120,28 +144,47 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
 
   app.post('/runs/batch', { schema: { body: runBatch } }, async (request) => {
     const created: Run[] = [];
-    for (const body of request.body as RunCreate[]) created.push(publicRun(await createRun(services, request, undefined, withoutNulls(body) as RunCreate)));
+    for (const body of request.body as RunCreate[])
+      created.push(publicRun(await createRun(services, request, undefined, withoutNulls(body) as RunCreate)));
     return created;
   });
 
   // --- streamed runs ---------------------------------------------------------------------------
   const streamRoute = (threadless: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
     const body = createBody(request);
-    const run = await createRun(services, request, threadless ? undefined : (request.params as ThreadParams).thread_id, body);
+    const run = await createRun(
+      services,
+      request,
+      threadless ? undefined : (request.params as ThreadParams).thread_id,
+      body,
+    );
     const location = contentLocation(run, threadless);
     const onDisconnect = body.on_disconnect === 'cancel' ? () => runs.cancelIfActive(run.run_id) : undefined;
     await pipeRun(reply, run, -1, { 'content-location': location, location: `${location}/stream` }, onDisconnect);
   };
-  app.post('/threads/:thread_id/runs/stream', { schema: { params: threadIdParams, body: runCreate } }, streamRoute(false));
+  app.post(
+    '/threads/:thread_id/runs/stream',
+    { schema: { params: threadIdParams, body: runCreate } },
+    streamRoute(false),
+  );
   app.post('/runs/stream', { schema: { body: runCreate } }, streamRoute(true));
 
   // --- wait ------------------------------------------------------------------------------------
   const waitRoute = (threadless: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
     const body = createBody(request);
-    const run = await createRun(services, request, threadless ? undefined : (request.params as ThreadParams).thread_id, body);
+    const run = await createRun(
+      services,
+      request,
+      threadless ? undefined : (request.params as ThreadParams).thread_id,
+      body,
+    );
     reply.hijack();
     const raw = reply.raw;
-    raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), 'content-type': 'application/json', 'content-location': contentLocation(run, threadless) });
+    raw.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      'content-type': 'application/json',
+      'content-location': contentLocation(run, threadless),
+    });
     const controller = new AbortController();
     raw.on('close', () => {
       if (!raw.writableFinished) controller.abort('disconnected');
@@ -166,21 +209,30 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
   app.post('/runs/wait', { schema: { body: runCreate } }, waitRoute(true));
 
   // --- reads -----------------------------------------------------------------------------------
-  app.get('/threads/:thread_id/runs', { schema: { params: threadIdParams, querystring: runListQuery } }, async (request) => {
-    const query = request.query as { limit: number; offset: number; status?: RunStatus };
-    await authorizeThread(services, request, 'threads:read', (request.params as ThreadParams).thread_id);
-    const list = await runs.list((request.params as ThreadParams).thread_id, query);
-    return list.map(publicRun);
-  });
+  app.get(
+    '/threads/:thread_id/runs',
+    { schema: { params: threadIdParams, querystring: runListQuery } },
+    async (request) => {
+      const query = request.query as { limit: number; offset: number; status?: RunStatus };
+      await authorizeThread(services, request, 'threads:read', (request.params as ThreadParams).thread_id);
+      const list = await runs.list((request.params as ThreadParams).thread_id, query);
+      return list.map(publicRun);
+    },
+  );
 
   app.get('/threads/:thread_id/runs/:run_id', { schema: { params: runIdParams } }, async (request) => {
     const params = request.params as RunParams;
-    return publicRun((await authorizeRun(services, request, 'threads:read', params.thread_id, params.run_id)) ?? (await runs.get(params.thread_id, params.run_id)));
+    return publicRun(
+      (await authorizeRun(services, request, 'threads:read', params.thread_id, params.run_id)) ??
+        (await runs.get(params.thread_id, params.run_id)),
+    );
   });
 
   app.get('/threads/:thread_id/runs/:run_id/join', { schema: { params: runIdParams } }, async (request) => {
     const params = request.params as RunParams;
-    const run = (await authorizeRun(services, request, 'threads:read', params.thread_id, params.run_id)) ?? (await runs.get(params.thread_id, params.run_id));
+    const run =
+      (await authorizeRun(services, request, 'threads:read', params.thread_id, params.run_id)) ??
+      (await runs.get(params.thread_id, params.run_id));
     const controller = new AbortController();
     request.raw.on('close', () => controller.abort());
     await execution.waitFor(run.run_id, controller.signal);
@@ -190,24 +242,36 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
   const joinStream = (threadless: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
     const params = request.params as Partial<RunParams> & { run_id: string };
     const threadId = threadless ? undefined : params.thread_id;
-    const run = (await authorizeRun(services, request, 'threads:read', threadId, params.run_id)) ?? (await runs.get(threadId, params.run_id));
+    const run =
+      (await authorizeRun(services, request, 'threads:read', threadId, params.run_id)) ??
+      (await runs.get(threadId, params.run_id));
     const query = request.query as { cancel_on_disconnect?: string };
     const onDisconnect = isTrue(query.cancel_on_disconnect) ? () => runs.cancelIfActive(run.run_id) : undefined;
     await pipeRun(reply, run, lastEventId(request), {}, onDisconnect);
   };
-  app.get('/threads/:thread_id/runs/:run_id/stream', { schema: { params: runIdParams, querystring: joinStreamQuery } }, joinStream(false));
-  app.get('/runs/:run_id/stream', { schema: { params: threadlessRunParams, querystring: joinStreamQuery } }, joinStream(true));
+  app.get(
+    '/threads/:thread_id/runs/:run_id/stream',
+    { schema: { params: runIdParams, querystring: joinStreamQuery } },
+    joinStream(false),
+  );
+  app.get(
+    '/runs/:run_id/stream',
+    { schema: { params: threadlessRunParams, querystring: joinStreamQuery } },
+    joinStream(true),
+  );
 
   // A thread's stream: the events of every run on the thread, the ones in flight now and those
   // started later, until the client leaves. Event ids are `<run_id>:<position>`, so a reconnect
   // with `Last-Event-ID` resumes inside the run it names and skips the runs before it.
   app.get('/threads/:thread_id/stream', { schema: { params: threadIdParams } }, async (request, reply) => {
     const threadId = (request.params as ThreadParams).thread_id;
-    if (!(await authorizeThread(services, request, 'threads:read', threadId)).thread) await services.threads.get(threadId);
+    if (!(await authorizeThread(services, request, 'threads:read', threadId)).thread)
+      await services.threads.get(threadId);
     const header = request.headers['last-event-id'];
     const [lastRun, lastSeq] = (typeof header === 'string' ? header : '').split(':');
     const modes = parseStreamModes((request.query as { stream_mode?: string | string[] }).stream_mode);
-    const wanted = (event: string) => modes.length === 0 || event === 'metadata' || event === 'error' || modes.includes(event.split('|')[0]);
+    const wanted = (event: string) =>
+      modes.length === 0 || event === 'metadata' || event === 'error' || modes.includes(event.split('|')[0]);
     const stream = openStream(reply, {});
     const done = new Set<string>();
     let resumeAfter = lastRun && /^\d+$/.test(lastSeq ?? '') ? { runId: lastRun, seq: Number(lastSeq) } : undefined;
@@ -225,7 +289,9 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
     }
     try {
       while (!stream.signal.aborted && !services.closing()) {
-        const next = (await services.storage.listRuns(threadId, { limit: 10_000, offset: 0 })).find((run) => !done.has(run.run_id));
+        const next = (await services.storage.listRuns(threadId, { limit: 10_000, offset: 0 })).find(
+          (run) => !done.has(run.run_id),
+        );
         if (!next) {
           if (!(await services.storage.getThread(threadId))) break;
           await new Promise((resolve) => setTimeout(resolve, 250));
@@ -235,7 +301,8 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
         const after = next.run_id === resumeAfter?.runId ? resumeAfter.seq : -1;
         resumeAfter = undefined;
         for await (const event of broker.subscribe(next.run_id, after, stream.signal)) {
-          if (wanted(event.event)) await writeSSE(reply.raw, { event: event.event, data: event.data, id: `${next.run_id}:${event.id}` });
+          if (wanted(event.event))
+            await writeSSE(reply.raw, { event: event.event, data: event.data, id: `${next.run_id}:${event.id}` });
         }
       }
     } finally {
@@ -244,18 +311,28 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
   });
 
   // --- cancel and delete -----------------------------------------------------------------------
-  app.post('/threads/:thread_id/runs/:run_id/cancel', { schema: { params: runIdParams, querystring: cancelQuery } }, async (request, reply) => {
-    const params = request.params as RunParams;
-    const query = request.query as { wait?: string; action: 'interrupt' | 'rollback' };
-    const wait = isTrue(query.wait);
-    await authorizeRun(services, request, 'threads:update', params.thread_id, params.run_id, { thread_id: params.thread_id, action: query.action ?? 'interrupt' });
-    await runs.cancel(params.thread_id, params.run_id, query.action ?? 'interrupt', wait);
-    return reply.code(wait ? 204 : 202).send();
-  });
+  app.post(
+    '/threads/:thread_id/runs/:run_id/cancel',
+    { schema: { params: runIdParams, querystring: cancelQuery } },
+    async (request, reply) => {
+      const params = request.params as RunParams;
+      const query = request.query as { wait?: string; action: 'interrupt' | 'rollback' };
+      const wait = isTrue(query.wait);
+      await authorizeRun(services, request, 'threads:update', params.thread_id, params.run_id, {
+        thread_id: params.thread_id,
+        action: query.action ?? 'interrupt',
+      });
+      await runs.cancel(params.thread_id, params.run_id, query.action ?? 'interrupt', wait);
+      return reply.code(wait ? 204 : 202).send();
+    },
+  );
 
   app.delete('/threads/:thread_id/runs/:run_id', { schema: { params: runIdParams } }, async (request, reply) => {
     const params = request.params as RunParams;
-    await authorizeRun(services, request, 'threads:delete', params.thread_id, params.run_id, { thread_id: params.thread_id, run_id: params.run_id });
+    await authorizeRun(services, request, 'threads:delete', params.thread_id, params.run_id, {
+      thread_id: params.thread_id,
+      run_id: params.run_id,
+    });
     await runs.delete(params.thread_id, params.run_id);
     return reply.code(204).send();
   });

@@ -30,12 +30,14 @@ function namespaceProblem(namespace: unknown, options: { write?: boolean } = {})
   if (!Array.isArray(namespace)) return undefined; // the schema reports it
   if (namespace.length === 0) return options.write ? 'must not be empty' : undefined;
   for (const label of namespace as unknown[]) {
-    if (typeof label !== 'string') return `namespace labels must be strings (got ${JSON.stringify(label) ?? String(label)})`;
+    if (typeof label !== 'string')
+      return `namespace labels must be strings (got ${JSON.stringify(label) ?? String(label)})`;
     if (label === '' || label.includes('.') || label.includes(':') || label.includes('\0')) {
       return `namespace labels cannot be empty or contain periods, colons or NUL characters (got ${JSON.stringify(label)})`;
     }
   }
-  if (options.write && namespace[0] === RESERVED_ROOT) return `the first label cannot be "${RESERVED_ROOT}" (reserved by LangGraph)`;
+  if (options.write && namespace[0] === RESERVED_ROOT)
+    return `the first label cannot be "${RESERVED_ROOT}" (reserved by LangGraph)`;
   return undefined;
 }
 
@@ -62,13 +64,21 @@ export function registerStoreRoutes(app: FastifyInstance, services: AgentService
 
   app.put(
     '/store/items',
-    { schema: { body: storePut }, preValidation: async (request) => checkNamespace(bodyOf(request).namespace, 'body.namespace', { write: true }) },
+    {
+      schema: { body: storePut },
+      preValidation: async (request) => checkNamespace(bodyOf(request).namespace, 'body.namespace', { write: true }),
+    },
     async (request, reply) => {
       const body = { ...(request.body as { namespace: string[]; key: string; value: Record<string, unknown> }) };
       // The handler may rewrite namespace, key or value; what it leaves is written.
       const filters = await access.authorize(request, 'store:put', body);
       if (access.enabled) checkNamespace(body.namespace, 'body.namespace', { write: true });
-      if (filters) checkStoreWrite(filters, await store.get(body.namespace, body.key), storeItemMetadata(body.namespace, body.key, body.value));
+      if (filters)
+        checkStoreWrite(
+          filters,
+          await store.get(body.namespace, body.key),
+          storeItemMetadata(body.namespace, body.key, body.value),
+        );
       await storeCall(() => store.put(body.namespace, body.key, body.value));
       return reply.code(204).send();
     },
@@ -86,13 +96,22 @@ export function registerStoreRoutes(app: FastifyInstance, services: AgentService
 
   app.delete(
     '/store/items',
-    { schema: { body: storeDelete }, preValidation: async (request) => checkNamespace(bodyOf(request).namespace, 'body.namespace') },
+    {
+      schema: { body: storeDelete },
+      preValidation: async (request) => checkNamespace(bodyOf(request).namespace, 'body.namespace'),
+    },
     async (request, reply) => {
       const body = { ...(request.body as { namespace?: string[]; key: string }) };
       const filters = await access.authorize(request, 'store:delete', body);
       if (filters) {
         const existing = await store.get(body.namespace ?? [], body.key);
-        checkStoreWrite(filters, existing, existing ? storeItemMetadata(existing.namespace, existing.key, existing.value) : storeItemMetadata(body.namespace, body.key));
+        checkStoreWrite(
+          filters,
+          existing,
+          existing
+            ? storeItemMetadata(existing.namespace, existing.key, existing.value)
+            : storeItemMetadata(body.namespace, body.key),
+        );
       }
       await storeCall(() => store.delete(body.namespace ?? [], body.key));
       return reply.code(204).send();
@@ -101,12 +120,33 @@ export function registerStoreRoutes(app: FastifyInstance, services: AgentService
 
   app.post(
     '/store/items/search',
-    { schema: { body: storeSearch }, preValidation: async (request) => checkNamespace(bodyOf(request).namespace_prefix, 'body.namespace_prefix') },
+    {
+      schema: { body: storeSearch },
+      preValidation: async (request) => checkNamespace(bodyOf(request).namespace_prefix, 'body.namespace_prefix'),
+    },
     async (request) => {
-      const body = withoutNulls(request.body as { namespace_prefix?: string[]; filter?: Record<string, unknown>; limit?: number; offset?: number; query?: string });
-      const filters = await access.authorize(request, 'store:search', { namespace: body.namespace_prefix, filter: body.filter, limit: body.limit, offset: body.offset, query: body.query });
+      const body = withoutNulls(
+        request.body as {
+          namespace_prefix?: string[];
+          filter?: Record<string, unknown>;
+          limit?: number;
+          offset?: number;
+          query?: string;
+        },
+      );
+      const filters = await access.authorize(request, 'store:search', {
+        namespace: body.namespace_prefix,
+        filter: body.filter,
+        limit: body.limit,
+        offset: body.offset,
+        query: body.query,
+      });
       if (filters) {
-        const visible = store.searchVisible(body.namespace_prefix ?? [], { filter: body.filter, limit: body.limit ?? 10, offset: body.offset ?? 0 }, itemVisible(filters));
+        const visible = store.searchVisible(
+          body.namespace_prefix ?? [],
+          { filter: body.filter, limit: body.limit ?? 10, offset: body.offset ?? 0 },
+          itemVisible(filters),
+        );
         return { items: visible.map(itemToWire) };
       }
       const items = await storeCall(() =>
@@ -131,10 +171,24 @@ export function registerStoreRoutes(app: FastifyInstance, services: AgentService
       },
     },
     async (request) => {
-      const body = withoutNulls(request.body as { prefix?: string[]; suffix?: string[]; max_depth?: number; limit?: number; offset?: number });
-      const filters = await access.authorize(request, 'store:list_namespaces', { namespace: body.prefix, suffix: body.suffix, max_depth: body.max_depth, limit: body.limit, offset: body.offset });
+      const body = withoutNulls(
+        request.body as { prefix?: string[]; suffix?: string[]; max_depth?: number; limit?: number; offset?: number },
+      );
+      const filters = await access.authorize(request, 'store:list_namespaces', {
+        namespace: body.prefix,
+        suffix: body.suffix,
+        max_depth: body.max_depth,
+        limit: body.limit,
+        offset: body.offset,
+      });
       if (filters) {
-        const options = { prefix: body.prefix, suffix: body.suffix, maxDepth: body.max_depth, limit: body.limit ?? 100, offset: body.offset ?? 0 };
+        const options = {
+          prefix: body.prefix,
+          suffix: body.suffix,
+          maxDepth: body.max_depth,
+          limit: body.limit ?? 100,
+          offset: body.offset ?? 0,
+        };
         return { namespaces: store.listNamespacesVisible(options, namespaceVisible(filters)) };
       }
       const namespaces = await storeCall(() =>

@@ -35,12 +35,24 @@ export function registerThreadRoutes(app: FastifyInstance, services: AgentServic
     const value = { thread_id: body.thread_id, metadata: body.metadata, if_exists: body.if_exists };
     const filters = await access.authorize(request, 'threads:create', value);
     const id = body.thread_id;
-    const visible = await visibleForCreate(access, request, filters, async () => !!id && !!(await services.storage.getThread(id)), 'threads:read', { thread_id: id });
+    const visible = await visibleForCreate(
+      access,
+      request,
+      filters,
+      async () => !!id && !!(await services.storage.getThread(id)),
+      'threads:read',
+      { thread_id: id },
+    );
     return threads.create({ ...body, metadata: value.metadata ?? undefined }, { visible });
   });
 
   app.post('/threads/search', { schema: { body: threadSearch } }, async (request, reply) => {
-    const body = withoutNulls(request.body as Partial<Omit<ThreadQuery, 'sort_by'>> & { sort_by?: ThreadQuery['sort_by'] | 'state_updated_at'; select?: string[] });
+    const body = withoutNulls(
+      request.body as Partial<Omit<ThreadQuery, 'sort_by'>> & {
+        sort_by?: ThreadQuery['sort_by'] | 'state_updated_at';
+        select?: string[];
+      },
+    );
     const query: ThreadQuery = {
       ids: body.ids,
       metadata: body.metadata,
@@ -51,7 +63,14 @@ export function registerThreadRoutes(app: FastifyInstance, services: AgentServic
       sort_by: body.sort_by === 'state_updated_at' ? 'updated_at' : (body.sort_by ?? 'created_at'),
       sort_order: body.sort_order ?? 'desc',
     };
-    query.auth = await access.authorize(request, 'threads:search', { ids: query.ids, metadata: query.metadata, values: query.values, status: query.status, limit: query.limit, offset: query.offset });
+    query.auth = await access.authorize(request, 'threads:search', {
+      ids: query.ids,
+      metadata: query.metadata,
+      values: query.values,
+      status: query.status,
+      limit: query.limit,
+      offset: query.offset,
+    });
     const page = await threads.search(query);
     setPagination(reply, page.total, query.offset, query.limit);
     return selectFields(page.items, body.select);
@@ -60,7 +79,14 @@ export function registerThreadRoutes(app: FastifyInstance, services: AgentServic
   app.post('/threads/count', { schema: { body: threadCount } }, async (request) => {
     const body = withoutNulls(request.body as { metadata?: JsonObject; values?: JsonObject; status?: ThreadStatus });
     const auth = await access.authorize(request, 'threads:search', { ...body, limit: 0, offset: 0 });
-    const page = await threads.search({ ...body, auth, limit: 0, offset: 0, sort_by: 'created_at', sort_order: 'desc' });
+    const page = await threads.search({
+      ...body,
+      auth,
+      limit: 0,
+      offset: 0,
+      sort_by: 'created_at',
+      sort_order: 'desc',
+    });
     return page.total;
   });
 
@@ -84,9 +110,15 @@ export function registerThreadRoutes(app: FastifyInstance, services: AgentServic
     const { thread } = await readable(request);
     // The copy is a new thread: the user must be allowed to create one, and the handler may mark it.
     const source = thread ?? (await threads.get(threadId(request)));
-    const value = { thread_id: uuid7(), metadata: { ...source.metadata } as Record<string, unknown> | null | undefined };
+    const value = {
+      thread_id: uuid7(),
+      metadata: { ...source.metadata } as Record<string, unknown> | null | undefined,
+    };
     await access.authorize(request, 'threads:create', value);
-    return threads.copy(threadId(request), { threadId: value.thread_id, metadata: (value.metadata ?? {}) as JsonObject });
+    return threads.copy(threadId(request), {
+      threadId: value.thread_id,
+      metadata: (value.metadata ?? {}) as JsonObject,
+    });
   });
 
   app.get('/threads/:thread_id/state', { schema: { params: threadIdParams } }, async (request) => {
@@ -100,11 +132,15 @@ export function registerThreadRoutes(app: FastifyInstance, services: AgentServic
     return threads.updateState(threadId(request), withoutNulls(request.body as StateUpdate));
   });
 
-  app.patch('/threads/:thread_id/state', { schema: { params: threadIdParams, body: threadPatch } }, async (request, reply) => {
-    await authorizeThread(services, request, 'threads:update', threadId(request));
-    await threads.patchStateMetadata(threadId(request), (request.body as { metadata: JsonObject }).metadata);
-    return reply.code(204).send();
-  });
+  app.patch(
+    '/threads/:thread_id/state',
+    { schema: { params: threadIdParams, body: threadPatch } },
+    async (request, reply) => {
+      await authorizeThread(services, request, 'threads:update', threadId(request));
+      await threads.patchStateMetadata(threadId(request), (request.body as { metadata: JsonObject }).metadata);
+      return reply.code(204).send();
+    },
+  );
 
   app.get('/threads/:thread_id/state/:checkpoint_id', async (request) => {
     await readable(request);
@@ -113,21 +149,33 @@ export function registerThreadRoutes(app: FastifyInstance, services: AgentServic
     return threads.state(params.thread_id, { checkpoint_id: params.checkpoint_id, subgraphs: isTrue(query.subgraphs) });
   });
 
-  app.post('/threads/:thread_id/state/checkpoint', { schema: { params: threadIdParams, body: stateAtCheckpoint } }, async (request) => {
-    await readable(request);
-    const body = withoutNulls(request.body as { checkpoint?: CheckpointSelector; subgraphs?: boolean | string });
-    return threads.state(threadId(request), { checkpoint: body.checkpoint, subgraphs: isTrue(body.subgraphs) });
-  });
+  app.post(
+    '/threads/:thread_id/state/checkpoint',
+    { schema: { params: threadIdParams, body: stateAtCheckpoint } },
+    async (request) => {
+      await readable(request);
+      const body = withoutNulls(request.body as { checkpoint?: CheckpointSelector; subgraphs?: boolean | string });
+      return threads.state(threadId(request), { checkpoint: body.checkpoint, subgraphs: isTrue(body.subgraphs) });
+    },
+  );
 
-  app.get('/threads/:thread_id/history', { schema: { params: threadIdParams, querystring: historyQuery } }, async (request) => {
-    await readable(request);
-    const query = request.query as { limit?: number; before?: string };
-    return threads.history(threadId(request), { limit: query.limit ?? 10, before: query.before });
-  });
+  app.get(
+    '/threads/:thread_id/history',
+    { schema: { params: threadIdParams, querystring: historyQuery } },
+    async (request) => {
+      await readable(request);
+      const query = request.query as { limit?: number; before?: string };
+      return threads.history(threadId(request), { limit: query.limit ?? 10, before: query.before });
+    },
+  );
 
-  app.post('/threads/:thread_id/history', { schema: { params: threadIdParams, body: historyBody } }, async (request) => {
-    await readable(request);
-    const body = withoutNulls(request.body as Partial<HistoryQuery>);
-    return threads.history(threadId(request), { ...body, limit: body.limit ?? 10 });
-  });
+  app.post(
+    '/threads/:thread_id/history',
+    { schema: { params: threadIdParams, body: historyBody } },
+    async (request) => {
+      await readable(request);
+      const body = withoutNulls(request.body as Partial<HistoryQuery>);
+      return threads.history(threadId(request), { ...body, limit: body.limit ?? 10 });
+    },
+  );
 }

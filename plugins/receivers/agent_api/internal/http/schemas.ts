@@ -24,7 +24,18 @@ const checkpoint = {
   properties: { checkpoint_id: string, checkpoint_ns: string, checkpoint_map: object },
 } as const;
 
-export const STREAM_MODE_NAMES = ['values', 'messages', 'messages-tuple', 'updates', 'events', 'tasks', 'checkpoints', 'debug', 'custom', 'tools'];
+export const STREAM_MODE_NAMES = [
+  'values',
+  'messages',
+  'messages-tuple',
+  'updates',
+  'events',
+  'tasks',
+  'checkpoints',
+  'debug',
+  'custom',
+  'tools',
+];
 
 export const threadIdParams = { type: 'object', required: ['thread_id'], properties: { thread_id: uuid } } as const;
 export const runIdParams = {
@@ -110,7 +121,11 @@ export const threadCreate = {
         properties: {
           updates: {
             type: 'array',
-            items: { type: 'object', required: ['as_node'], properties: { values: {}, command: {}, as_node: { type: 'string' } } },
+            items: {
+              type: 'object',
+              required: ['as_node'],
+              properties: { values: {}, command: {}, as_node: { type: 'string' } },
+            },
           },
         },
       },
@@ -134,7 +149,10 @@ export const threadSearch = {
     limit,
     offset,
     // `state_updated_at` is in the SDK's sort keys; the thread record's `updated_at` moves with its state.
-    sort_by: { type: ['string', 'null'], enum: ['thread_id', 'status', 'created_at', 'updated_at', 'state_updated_at', null] },
+    sort_by: {
+      type: ['string', 'null'],
+      enum: ['thread_id', 'status', 'created_at', 'updated_at', 'state_updated_at', null],
+    },
     sort_order: sortOrder,
     select: { type: ['array', 'null'], items: { type: 'string' } },
   },
@@ -278,12 +296,21 @@ export const storeGetQuery = {
 export const storeDelete = {
   type: 'object',
   required: ['key'],
-  properties: { namespace: { type: ['array', 'null'], items: { type: 'string' } }, key: { type: 'string', minLength: 1 } },
+  properties: {
+    namespace: { type: ['array', 'null'], items: { type: 'string' } },
+    key: { type: 'string', minLength: 1 },
+  },
 } as const;
 
 export const storeSearch = {
   type: ['object', 'null'],
-  properties: { namespace_prefix: { type: ['array', 'null'], items: { type: 'string' } }, filter: object, limit, offset, query: string },
+  properties: {
+    namespace_prefix: { type: ['array', 'null'], items: { type: 'string' } },
+    filter: object,
+    limit,
+    offset,
+    query: string,
+  },
 } as const;
 
 export const storeNamespaces = {

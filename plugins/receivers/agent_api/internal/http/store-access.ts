@@ -10,7 +10,11 @@ import type { AuthFilters } from '../auth/filters.ts';
 import { notFound } from '../domain/api-errors.ts';
 
 /** What a store filter is matched against. */
-export function storeItemMetadata(namespace: readonly string[] | undefined, key?: string, value?: Record<string, unknown> | null): Record<string, unknown> {
+export function storeItemMetadata(
+  namespace: readonly string[] | undefined,
+  key?: string,
+  value?: Record<string, unknown> | null,
+): Record<string, unknown> {
   return { ...(value ?? {}), namespace: [...(namespace ?? [])], ...(key === undefined ? {} : { key }) };
 }
 
@@ -29,7 +33,11 @@ export const namespaceVisible =
  * the reference answers); a write whose result the filter would hide is a 403 (so no one writes
  * where they could not read).
  */
-export function checkStoreWrite(filters: AuthFilters | undefined, existing: Item | null, written: Record<string, unknown>): void {
+export function checkStoreWrite(
+  filters: AuthFilters | undefined,
+  existing: Item | null,
+  written: Record<string, unknown>,
+): void {
   if (!filters) return;
   if (existing && !itemVisible(filters)(existing)) throw notFound('Item not found');
   if (!matchesAuthFilters(written, filters)) throw new TracepipeError('TP_ERR_API_FORBIDDEN', ['Not authorized']);

@@ -14,7 +14,16 @@ import { isIPv4 } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /** The classes `webhooks.allow` can name; everything not public belongs to one of them. */
-export const ADDRESS_CLASSES = ['loopback', 'private', 'link_local', 'cgnat', 'unspecified', 'multicast', 'broadcast', 'reserved'] as const;
+export const ADDRESS_CLASSES = [
+  'loopback',
+  'private',
+  'link_local',
+  'cgnat',
+  'unspecified',
+  'multicast',
+  'broadcast',
+  'reserved',
+] as const;
 export type AddressClass = (typeof ADDRESS_CLASSES)[number];
 
 const DESCRIPTIONS: Record<AddressClass, string> = {
@@ -93,7 +102,9 @@ export function allowListProblems(entries: readonly string[], key: string): stri
   return entries.flatMap((entry, index) => {
     if ((ADDRESS_CLASSES as readonly string[]).includes(entry)) return [];
     if (entry.includes('/') && ipaddr.isValidCIDR(entry)) return [];
-    return [`${key}[${index}]: "${entry}" is neither an address class (${ADDRESS_CLASSES.join(', ')}) nor a CIDR range such as 10.1.2.0/24`];
+    return [
+      `${key}[${index}]: "${entry}" is neither an address class (${ADDRESS_CLASSES.join(', ')}) nor a CIDR range such as 10.1.2.0/24`,
+    ];
   });
 }
 
@@ -107,7 +118,9 @@ export class AddressPolicy {
   static fromAllowList(entries: readonly string[]): AddressPolicy {
     const problems = allowListProblems(entries, 'webhooks.allow');
     if (problems.length > 0) throw new Error(problems.join('; '));
-    const classes = new Set(entries.filter((entry): entry is AddressClass => (ADDRESS_CLASSES as readonly string[]).includes(entry)));
+    const classes = new Set(
+      entries.filter((entry): entry is AddressClass => (ADDRESS_CLASSES as readonly string[]).includes(entry)),
+    );
     const ranges = entries.filter((entry) => entry.includes('/')).map((entry) => ipaddr.parseCIDR(entry));
     return new AddressPolicy(classes, ranges);
   }
@@ -120,10 +133,14 @@ export class AddressPolicy {
     if (found === 'public' || this.classes.has(found)) return { allowed: true };
     const v4 = address.kind() === 'ipv6' ? embeddedIPv4(address as ipaddr.IPv6) : undefined;
     for (const candidate of v4 ? [address, v4] : [address]) {
-      if (this.ranges.some(([range, bits]) => range.kind() === candidate.kind() && candidate.match(range, bits))) return { allowed: true };
+      if (this.ranges.some(([range, bits]) => range.kind() === candidate.kind() && candidate.match(range, bits)))
+        return { allowed: true };
     }
     const shown = v4 ? `${text} (${v4.toString()})` : text;
-    return { allowed: false, reason: `${shown} is ${DESCRIPTIONS[found]} (class ${found}), which webhooks.allow does not list` };
+    return {
+      allowed: false,
+      reason: `${shown} is ${DESCRIPTIONS[found]} (class ${found}), which webhooks.allow does not list`,
+    };
   }
 }
 
@@ -146,7 +163,8 @@ export function webhookUrlProblem(url: string, policy: AddressPolicy): string | 
   } catch {
     return 'is not a valid absolute URL';
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `must be an http or https URL, not ${parsed.protocol}`;
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    return `must be an http or https URL, not ${parsed.protocol}`;
   if (parsed.username !== '' || parsed.password !== '') {
     return 'must not hold a user name or password (the URL is stored with the run and returned by the API)';
   }

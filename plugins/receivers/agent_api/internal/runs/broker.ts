@@ -95,7 +95,8 @@ export class StreamBroker {
   /** Forgets a run's log (the run was deleted); its readers end. */
   discard(runId: string): void {
     this.discarded.add(runId);
-    if (this.discarded.size > this.options.maxFinishedRuns) this.discarded.delete(this.discarded.values().next().value!);
+    if (this.discarded.size > this.options.maxFinishedRuns)
+      this.discarded.delete(this.discarded.values().next().value!);
     const channel = this.channels.get(runId);
     if (!channel) return;
     channel.done = true;

@@ -79,14 +79,21 @@ export class Execution implements RunExecution {
     }
     if (!run && this.broker.wasDiscarded(runId)) {
       // Whatever it had computed belongs to a state that was thrown away with it.
-      return { __error__: { error: 'RunDeleted', message: `Run ${runId} was deleted before it finished (rolled back by a newer run, or deleted).` } };
+      return {
+        __error__: {
+          error: 'RunDeleted',
+          message: `Run ${runId} was deleted before it finished (rolled back by a newer run, or deleted).`,
+        },
+      };
     }
     const values = this.executor.result(runId);
     if (values !== undefined) return values;
     const thread = threadId ? await this.storage.getThread(threadId) : undefined;
     if ((thread?.values ?? null) === null && run?.status === 'interrupted') {
       // Cancelled before it produced anything: say so, rather than answer a bare null.
-      return { __error__: { error: 'RunCancelled', message: `Run ${runId} was cancelled before it produced any values.` } };
+      return {
+        __error__: { error: 'RunCancelled', message: `Run ${runId} was cancelled before it produced any values.` },
+      };
     }
     return thread?.values ?? null;
   }

@@ -50,17 +50,29 @@ type StopReason = 'interrupt' | 'rollback' | 'timeout' | 'shutdown';
 
 /** Messages that make a graph's error readable on the wire: `{error: <class>, message}`. */
 export function describeError(error: unknown): { error: string; message: string } {
-  if (error instanceof Error) return { error: error.constructor?.name && error.constructor.name !== 'Error' ? error.constructor.name : error.name, message: error.message };
+  if (error instanceof Error)
+    return {
+      error: error.constructor?.name && error.constructor.name !== 'Error' ? error.constructor.name : error.name,
+      message: error.message,
+    };
   return { error: 'Error', message: String(error) };
 }
 
 function toCommand(command: NonNullable<RunKwargs['command']>): Command {
   const toGoto = (item: unknown): unknown =>
-    typeof item === 'object' && item !== null && 'node' in item ? new Send(String((item as { node: unknown }).node), (item as { input?: unknown }).input) : item;
-  const goto = Array.isArray(command.goto) ? command.goto.map(toGoto) : command.goto !== undefined ? toGoto(command.goto) : undefined;
+    typeof item === 'object' && item !== null && 'node' in item
+      ? new Send(String((item as { node: unknown }).node), (item as { input?: unknown }).input)
+      : item;
+  const goto = Array.isArray(command.goto)
+    ? command.goto.map(toGoto)
+    : command.goto !== undefined
+      ? toGoto(command.goto)
+      : undefined;
   return new Command({
     ...(command.resume !== undefined ? { resume: command.resume } : {}),
-    ...(command.update !== undefined && command.update !== null ? { update: command.update as Record<string, unknown> } : {}),
+    ...(command.update !== undefined && command.update !== null
+      ? { update: command.update as Record<string, unknown> }
+      : {}),
     ...(goto !== undefined ? { goto: goto as never } : {}),
   });
 }
@@ -111,7 +123,9 @@ export class RunExecutor {
     broker.open(run.run_id);
     broker.publish(run.run_id, 'metadata', { run_id: run.run_id, attempt: run.attempt });
     const timer =
-      this.options.runTimeoutMs > 0 ? setTimeout(() => controller.abort('timeout'), this.options.runTimeoutMs) : undefined;
+      this.options.runTimeoutMs > 0
+        ? setTimeout(() => controller.abort('timeout'), this.options.runTimeoutMs)
+        : undefined;
     timer?.unref();
     let failure: { error: string; message: string } | undefined;
     let tracer: RunTracer | undefined;
@@ -142,7 +156,10 @@ export class RunExecutor {
       failure = { error: 'TimeoutError', message: `Run exceeded its time limit of ${this.options.runTimeoutMs} ms` };
       broker.publish(run.run_id, 'error', failure);
     } else if (reason === 'shutdown') {
-      failure = { error: 'ServerShutdown', message: 'The server stopped while this run was executing; start a new run to retry.' };
+      failure = {
+        error: 'ServerShutdown',
+        message: 'The server stopped while this run was executing; start a new run to retry.',
+      };
       broker.publish(run.run_id, 'error', failure);
     }
     if (tracer) {
@@ -153,7 +170,15 @@ export class RunExecutor {
       }
     }
     const status: RunStatus | 'deleted' =
-      reason === 'rollback' ? 'deleted' : reason === 'interrupt' ? 'interrupted' : reason === 'timeout' ? 'timeout' : failure ? 'error' : 'success';
+      reason === 'rollback'
+        ? 'deleted'
+        : reason === 'interrupt'
+          ? 'interrupted'
+          : reason === 'timeout'
+            ? 'timeout'
+            : failure
+              ? 'error'
+              : 'success';
     try {
       await this.finish(run, assistant, status, failure);
     } catch (error) {
@@ -174,7 +199,13 @@ export class RunExecutor {
     }
   }
 
-  private async stream(run: RunRecord, assistant: Assistant, kwargs: RunKwargs, signal: AbortSignal, tracer?: RunTracer): Promise<StreamModeMapper> {
+  private async stream(
+    run: RunRecord,
+    assistant: Assistant,
+    kwargs: RunKwargs,
+    signal: AbortSignal,
+    tracer?: RunTracer,
+  ): Promise<StreamModeMapper> {
     const { config: runConfig } = kwargs;
     const { configurable, metadata, tags, recursion_limit: recursionLimit, ...rest } = runConfig;
     const graph = await this.options.graphs.get(assistant.graph_id, {
@@ -213,18 +244,31 @@ export class RunExecutor {
       for (const mapped of mapper.map(event)) this.options.broker.publish(run.run_id, mapped.event, mapped.data);
     };
     if (needsEventStream(kwargs.stream_mode)) {
-      for await (const event of graph.streamEvents(input, { ...options, version: 'v2' })) publish(event as LangChainEvent);
+      for await (const event of graph.streamEvents(input, { ...options, version: 'v2' }))
+        publish(event as LangChainEvent);
     } else {
       // `stream` costs much less than `streamEvents`; its chunks are what the root graph's
       // `on_chain_stream` events would carry, so the same mapping applies.
       for await (const chunk of await graph.stream(input, options)) {
-        publish({ event: 'on_chain_stream', run_id: run.run_id, name: '', tags: [], metadata: {}, data: { chunk } } as LangChainEvent);
+        publish({
+          event: 'on_chain_stream',
+          run_id: run.run_id,
+          name: '',
+          tags: [],
+          metadata: {},
+          data: { chunk },
+        } as LangChainEvent);
       }
     }
     return mapper;
   }
 
-  private async finish(run: RunRecord, assistant: Assistant | undefined, status: RunStatus | 'deleted', failure?: { error: string; message: string }): Promise<void> {
+  private async finish(
+    run: RunRecord,
+    assistant: Assistant | undefined,
+    status: RunStatus | 'deleted',
+    failure?: { error: string; message: string },
+  ): Promise<void> {
     const { storage, checkpoints } = this.options;
     if (run.temporary) {
       // A threadless run's thread exists only for the run (no checkpointer was used): drop it with
@@ -255,7 +299,12 @@ export class RunExecutor {
       const current = await tx.getRun(run.run_id);
       if (status === 'deleted') await tx.deleteRun(run.run_id);
       else if (current) await tx.updateRun({ ...current, status, error: failure ?? null, updated_at: isoNow() });
-      await settleThread(tx, run.thread_id, { error: status === 'error' || status === 'timeout', interrupted, values, interrupts });
+      await settleThread(tx, run.thread_id, {
+        error: status === 'error' || status === 'timeout',
+        interrupted,
+        values,
+        interrupts,
+      });
     });
   }
 

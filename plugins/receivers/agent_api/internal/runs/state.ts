@@ -62,9 +62,12 @@ function isSnapshot(value: unknown): value is StateSnapshot {
  */
 export function writesOf(snapshot: StateSnapshot, parent: StateSnapshot | undefined): Record<string, unknown> | null {
   const source = (snapshot.metadata as { source?: unknown } | undefined)?.source;
-  const producers = source === 'input' ? snapshot.tasks.filter((task) => task.name === '__start__') : (parent?.tasks ?? []);
+  const producers =
+    source === 'input' ? snapshot.tasks.filter((task) => task.name === '__start__') : (parent?.tasks ?? []);
   const entries = producers
-    .filter((task) => (task as { result?: unknown }).result !== undefined && (task as { result?: unknown }).result !== null)
+    .filter(
+      (task) => (task as { result?: unknown }).result !== undefined && (task as { result?: unknown }).result !== null,
+    )
     .map((task) => [task.name, toWire((task as { result?: unknown }).result)] as const);
   return entries.length > 0 ? Object.fromEntries(entries) : null;
 }
@@ -83,9 +86,14 @@ export function snapshotToThreadState(snapshot: StateSnapshot, parentSnapshot?: 
       id: task.id,
       name: task.name,
       path: toWire(task.path ?? []),
-      error: task.error ? (task.error instanceof Error ? task.error.message : String((task.error as { message?: unknown }).message ?? task.error)) : null,
+      error: task.error
+        ? task.error instanceof Error
+          ? task.error.message
+          : String((task.error as { message?: unknown }).message ?? task.error)
+        : null,
       interrupts: toWire(task.interrupts ?? []),
-      checkpoint: task.state && !isSnapshot(task.state) ? toWire((task.state as RunnableConfig).configurable ?? null) : null,
+      checkpoint:
+        task.state && !isSnapshot(task.state) ? toWire((task.state as RunnableConfig).configurable ?? null) : null,
       state: task.state && isSnapshot(task.state) ? snapshotToThreadState(task.state) : null,
       result: toWire((task as { result?: unknown }).result ?? null),
     })),
@@ -101,6 +109,8 @@ export function snapshotToThreadState(snapshot: StateSnapshot, parentSnapshot?: 
 
 /** Pending interrupts by task id, for the thread record; null when there are none. */
 export function interruptsOf(snapshot: StateSnapshot): Record<string, unknown> | null {
-  const entries = snapshot.tasks.filter((task) => (task.interrupts ?? []).length > 0).map((task) => [task.id, toWire(task.interrupts)]);
+  const entries = snapshot.tasks
+    .filter((task) => (task.interrupts ?? []).length > 0)
+    .map((task) => [task.id, toWire(task.interrupts)]);
   return entries.length > 0 ? Object.fromEntries(entries) : null;
 }

@@ -9,7 +9,18 @@ import { isBaseMessage } from '@langchain/core/messages';
 import type { BaseMessage } from '@langchain/core/messages';
 import { toWire } from './serialize.ts';
 
-export const STREAM_MODES = ['values', 'messages', 'messages-tuple', 'updates', 'events', 'tasks', 'checkpoints', 'debug', 'custom', 'tools'] as const;
+export const STREAM_MODES = [
+  'values',
+  'messages',
+  'messages-tuple',
+  'updates',
+  'events',
+  'tasks',
+  'checkpoints',
+  'debug',
+  'custom',
+  'tools',
+] as const;
 export type ApiStreamMode = (typeof STREAM_MODES)[number];
 
 /** The modes to ask LangGraph for, given the modes the client asked for. */
@@ -85,12 +96,14 @@ export class StreamModeMapper {
       if (mode === 'messages') {
         if (this.requested.has('messages-tuple')) out.push({ event: `messages${suffix}`, data: toWire(payload) });
       } else if (this.requested.has(mode as ApiStreamMode)) {
-        const data = mode === 'checkpoints' || (mode === 'debug' && (payload as { type?: string })?.type === 'checkpoint')
-          ? this.checkpointData(mode, payload)
-          : toWire(payload);
+        const data =
+          mode === 'checkpoints' || (mode === 'debug' && (payload as { type?: string })?.type === 'checkpoint')
+            ? this.checkpointData(mode, payload)
+            : toWire(payload);
         out.push({ event: `${mode}${suffix}`, data });
       }
-      if (this.requested.has('messages') && mode === 'values' && namespace.length === 0) out.push(...this.completeMessages(payload));
+      if (this.requested.has('messages') && mode === 'values' && namespace.length === 0)
+        out.push(...this.completeMessages(payload));
       return out;
     }
     if (this.requested.has('events') && !(event.event === 'on_chain_stream' && event.run_id === this.rootRunId)) {
@@ -109,12 +122,16 @@ export class StreamModeMapper {
    */
   result(): unknown {
     if (this.interrupts === undefined) return this.lastValues;
-    if (this.lastValues === undefined || this.lastValues === null || typeof this.lastValues !== 'object') return { __interrupt__: this.interrupts };
+    if (this.lastValues === undefined || this.lastValues === null || typeof this.lastValues !== 'object')
+      return { __interrupt__: this.interrupts };
     return { ...(this.lastValues as object), __interrupt__: this.interrupts };
   }
 
   private noteValues(payload: unknown): void {
-    const notice = payload !== null && typeof payload === 'object' && '__interrupt__' in payload ? (payload as { __interrupt__: unknown }).__interrupt__ : undefined;
+    const notice =
+      payload !== null && typeof payload === 'object' && '__interrupt__' in payload
+        ? (payload as { __interrupt__: unknown }).__interrupt__
+        : undefined;
     if (notice === undefined) {
       this.lastValues = payload;
       return;
@@ -125,7 +142,10 @@ export class StreamModeMapper {
   private checkpointData(mode: string, payload: unknown): unknown {
     if (mode === 'debug') {
       const debug = payload as { payload?: unknown };
-      return { ...(toWire({ ...debug, payload: undefined }) as object), payload: cleanCheckpointPayload(debug.payload) };
+      return {
+        ...(toWire({ ...debug, payload: undefined }) as object),
+        payload: cleanCheckpointPayload(debug.payload),
+      };
     }
     return cleanCheckpointPayload(payload);
   }
@@ -137,7 +157,9 @@ export class StreamModeMapper {
     const out: MappedEvent[] = [];
     const previous = this.partial.get(id);
     if (!previous) out.push({ event: 'messages/metadata', data: { [id]: { metadata: toWire(event.metadata) } } });
-    const merged = previous ? (previous as unknown as { concat(other: BaseMessage): BaseMessage }).concat(chunk) : chunk;
+    const merged = previous
+      ? (previous as unknown as { concat(other: BaseMessage): BaseMessage }).concat(chunk)
+      : chunk;
     this.partial.set(id, merged);
     const wire = toWire(merged) as Record<string, unknown>;
     wire.id = id;

@@ -59,16 +59,26 @@ export function redactUrl(url: string): string {
 /** A `lookup` for the request's socket: resolves once, checks every address, hands back only checked ones. */
 function checkedLookup(policy: AddressPolicy): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { family: options.family, hints: options.hints, all: true }, (error, addresses: LookupAddress[]) => {
-      if (error) return callback(error, '', 0);
-      for (const entry of addresses) {
-        const verdict = policy.check(entry.address);
-        if (!verdict.allowed) return callback(new RefusedDestination(`${hostname} resolves to a refused address: ${verdict.reason}`), '', 0);
-      }
-      if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
-      if (options.all) return callback(null, addresses);
-      return callback(null, addresses[0]!.address, addresses[0]!.family);
-    });
+    dnsLookup(
+      hostname,
+      { family: options.family, hints: options.hints, all: true },
+      (error, addresses: LookupAddress[]) => {
+        if (error) return callback(error, '', 0);
+        for (const entry of addresses) {
+          const verdict = policy.check(entry.address);
+          if (!verdict.allowed)
+            return callback(
+              new RefusedDestination(`${hostname} resolves to a refused address: ${verdict.reason}`),
+              '',
+              0,
+            );
+        }
+        if (addresses.length === 0)
+          return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+        if (options.all) return callback(null, addresses);
+        return callback(null, addresses[0]!.address, addresses[0]!.family);
+      },
+    );
   };
 }
 
@@ -77,12 +87,21 @@ function attempt(url: URL, body: string, options: WebhookOptions): Promise<Attem
   const literal = literalAddress(url.hostname);
   if (literal !== undefined) {
     const verdict = options.policy.check(literal);
-    if (!verdict.allowed) return Promise.resolve({ ok: false, retry: false, error: new RefusedDestination(`refused address: ${verdict.reason}`) });
+    if (!verdict.allowed)
+      return Promise.resolve({
+        ok: false,
+        retry: false,
+        error: new RefusedDestination(`refused address: ${verdict.reason}`),
+      });
   }
   return new Promise((resolve) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'tracepipe-agent-api' },
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'user-agent': 'tracepipe-agent-api',
+      },
       // A fresh connection every time: a pooled socket would skip the lookup and its check.
       agent: false,
       lookup: checkedLookup(options.policy),
@@ -93,7 +112,8 @@ function attempt(url: URL, body: string, options: WebhookOptions): Promise<Attem
       // The answer's body is of no use; do not read it.
       response.destroy();
       if (status >= 200 && status < 300) resolve({ ok: true });
-      else if (status >= 300 && status < 400) resolve({ ok: false, retry: false, error: new Error(`HTTP ${status}: redirects are not followed`) });
+      else if (status >= 300 && status < 400)
+        resolve({ ok: false, retry: false, error: new Error(`HTTP ${status}: redirects are not followed`) });
       else resolve({ ok: false, retry: status === 429 || status >= 500, error: new Error(`HTTP ${status}`) });
     });
     request.on('error', (error) => resolve({ ok: false, retry: !(error instanceof RefusedDestination), error }));

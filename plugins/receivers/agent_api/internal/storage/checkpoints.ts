@@ -21,13 +21,18 @@ function isScalar(value: unknown): boolean {
  * filter them, and as rollback uses them to find a run's checkpoints.
  */
 class ServerCheckpointSaver extends SqliteSaver {
-  override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata): Promise<RunnableConfig> {
+  override async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+  ): Promise<RunnableConfig> {
     const extra: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(config.configurable ?? {})) {
       if (!key.startsWith('__') && !ADDRESS_KEYS.has(key) && isScalar(value)) extra[key] = value;
     }
     for (const [key, value] of Object.entries(config.metadata ?? {})) {
-      if (!key.startsWith('langgraph_') && !key.startsWith('__') && value !== undefined && typeof value !== 'function') extra[key] = value;
+      if (!key.startsWith('langgraph_') && !key.startsWith('__') && value !== undefined && typeof value !== 'function')
+        extra[key] = value;
     }
     return super.put(config, checkpoint, { ...extra, ...metadata } as CheckpointMetadata);
   }
@@ -75,14 +80,18 @@ export class CheckpointDatabase {
    */
   deleteRunCheckpoints(threadId: string, runId: string): number {
     return this.db.transaction(() => {
-      const ids = (
-        this.db
-          .prepare(`SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ? AND json_extract(CAST(metadata AS TEXT), '$.run_id') = ?`)
-          .all(threadId, runId) as { checkpoint_ns: string; checkpoint_id: string }[]
-      );
+      const ids = this.db
+        .prepare(
+          `SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ? AND json_extract(CAST(metadata AS TEXT), '$.run_id') = ?`,
+        )
+        .all(threadId, runId) as { checkpoint_ns: string; checkpoint_id: string }[];
       for (const { checkpoint_ns, checkpoint_id } of ids) {
-        this.db.prepare('DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?').run(threadId, checkpoint_ns, checkpoint_id);
-        this.db.prepare('DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?').run(threadId, checkpoint_ns, checkpoint_id);
+        this.db
+          .prepare('DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?')
+          .run(threadId, checkpoint_ns, checkpoint_id);
+        this.db
+          .prepare('DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?')
+          .run(threadId, checkpoint_ns, checkpoint_id);
       }
       return ids.length;
     })();

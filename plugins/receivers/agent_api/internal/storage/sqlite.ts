@@ -141,7 +141,18 @@ class SqliteOps {
         `INSERT INTO assistants (assistant_id, graph_id, name, description, version, config, context, metadata, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(a.assistant_id, a.graph_id, a.name, a.description, a.version, json(a.config), json(a.context), json(a.metadata), a.created_at, a.updated_at);
+      .run(
+        a.assistant_id,
+        a.graph_id,
+        a.name,
+        a.description,
+        a.version,
+        json(a.config),
+        json(a.context),
+        json(a.metadata),
+        a.created_at,
+        a.updated_at,
+      );
     this.insertAssistantVersion({ ...a });
   }
 
@@ -151,7 +162,17 @@ class SqliteOps {
         `UPDATE assistants SET graph_id = ?, name = ?, description = ?, version = ?, config = ?, context = ?,
          metadata = ?, updated_at = ? WHERE assistant_id = ?`,
       )
-      .run(a.graph_id, a.name, a.description, a.version, json(a.config), json(a.context), json(a.metadata), a.updated_at, a.assistant_id);
+      .run(
+        a.graph_id,
+        a.name,
+        a.description,
+        a.version,
+        json(a.config),
+        json(a.context),
+        json(a.metadata),
+        a.updated_at,
+        a.assistant_id,
+      );
   }
 
   insertAssistantVersion(v: AssistantVersion): void {
@@ -160,11 +181,24 @@ class SqliteOps {
         `INSERT INTO assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(v.assistant_id, v.version, v.graph_id, v.name, v.description, json(v.config), json(v.context), json(v.metadata), v.created_at);
+      .run(
+        v.assistant_id,
+        v.version,
+        v.graph_id,
+        v.name,
+        v.description,
+        json(v.config),
+        json(v.context),
+        json(v.metadata),
+        v.created_at,
+      );
   }
 
   getAssistantVersion(id: string, version: number): AssistantVersion | undefined {
-    const row = this.prepare('SELECT * FROM assistant_versions WHERE assistant_id = ? AND version = ?').get(id, version) as Row | undefined;
+    const row = this.prepare('SELECT * FROM assistant_versions WHERE assistant_id = ? AND version = ?').get(
+      id,
+      version,
+    ) as Row | undefined;
     return row && toVersion(row);
   }
 
@@ -173,8 +207,13 @@ class SqliteOps {
     return Number(row.v ?? 0);
   }
 
-  listAssistantVersions(id: string, query: { metadata?: JsonObject; limit: number; offset: number }): AssistantVersion[] {
-    const rows = (this.prepare('SELECT * FROM assistant_versions WHERE assistant_id = ? ORDER BY version DESC').all(id) as Row[])
+  listAssistantVersions(
+    id: string,
+    query: { metadata?: JsonObject; limit: number; offset: number },
+  ): AssistantVersion[] {
+    const rows = (
+      this.prepare('SELECT * FROM assistant_versions WHERE assistant_id = ? ORDER BY version DESC').all(id) as Row[]
+    )
       .map(toVersion)
       .filter((v) => !query.metadata || containsJson(v.metadata, query.metadata));
     return rows.slice(query.offset, query.offset + query.limit);
@@ -191,7 +230,9 @@ class SqliteOps {
       .filter((a) => !query.metadata || containsJson(a.metadata, query.metadata))
       .filter((a) => matchesAuthFilters(a.metadata, query.auth));
     const sign = query.sort_order === 'asc' ? 1 : -1;
-    rows.sort((a, b) => sign * compare(a[query.sort_by], b[query.sort_by]) || sign * compare(a.assistant_id, b.assistant_id));
+    rows.sort(
+      (a, b) => sign * compare(a[query.sort_by], b[query.sort_by]) || sign * compare(a.assistant_id, b.assistant_id),
+    );
     return page(rows, query.limit, query.offset);
   }
 
@@ -212,7 +253,16 @@ class SqliteOps {
         `INSERT INTO threads (thread_id, created_at, updated_at, metadata, status, config, state_values, interrupts)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(t.thread_id, t.created_at, t.updated_at, json(t.metadata), t.status, json(t.config), json(t.values), json(t.interrupts));
+      .run(
+        t.thread_id,
+        t.created_at,
+        t.updated_at,
+        json(t.metadata),
+        t.status,
+        json(t.config),
+        json(t.values),
+        json(t.interrupts),
+      );
   }
 
   updateThread(t: Thread): void {
@@ -247,9 +297,11 @@ class SqliteOps {
   }
 
   threadIdsOfAssistant(assistantId: string): string[] {
-    return (this.prepare("SELECT thread_id FROM threads WHERE json_extract(metadata, '$.assistant_id') = ?").all(assistantId) as Row[]).map(
-      (row) => String(row.thread_id),
-    );
+    return (
+      this.prepare("SELECT thread_id FROM threads WHERE json_extract(metadata, '$.assistant_id') = ?").all(
+        assistantId,
+      ) as Row[]
+    ).map((row) => String(row.thread_id));
   }
 
   getRun(id: string): RunRecord | undefined {
@@ -264,15 +316,35 @@ class SqliteOps {
          multitask_strategy, error, attempt, temporary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
-        r.run_id, r.thread_id, r.assistant_id, r.created_at, r.updated_at, r.status, json(r.metadata), json(r.kwargs),
-        r.multitask_strategy, r.error ? json(r.error) : null, r.attempt, r.temporary ? 1 : 0,
+        r.run_id,
+        r.thread_id,
+        r.assistant_id,
+        r.created_at,
+        r.updated_at,
+        r.status,
+        json(r.metadata),
+        json(r.kwargs),
+        r.multitask_strategy,
+        r.error ? json(r.error) : null,
+        r.attempt,
+        r.temporary ? 1 : 0,
       );
   }
 
   updateRun(r: RunRecord): void {
     this.db
-      .prepare('UPDATE runs SET updated_at = ?, status = ?, metadata = ?, kwargs = ?, error = ?, attempt = ? WHERE run_id = ?')
-      .run(r.updated_at, r.status, json(r.metadata), json(r.kwargs), r.error ? json(r.error) : null, r.attempt, r.run_id);
+      .prepare(
+        'UPDATE runs SET updated_at = ?, status = ?, metadata = ?, kwargs = ?, error = ?, attempt = ? WHERE run_id = ?',
+      )
+      .run(
+        r.updated_at,
+        r.status,
+        json(r.metadata),
+        json(r.kwargs),
+        r.error ? json(r.error) : null,
+        r.attempt,
+        r.run_id,
+      );
   }
 
   deleteRun(id: string): boolean {
@@ -282,7 +354,10 @@ class SqliteOps {
   listRuns(threadId: string, query: RunQuery): RunRecord[] {
     const rows = (
       query.status !== undefined
-        ? (this.prepare('SELECT * FROM runs WHERE thread_id = ? AND status = ? ORDER BY seq').all(threadId, query.status) as Row[])
+        ? (this.prepare('SELECT * FROM runs WHERE thread_id = ? AND status = ? ORDER BY seq').all(
+            threadId,
+            query.status,
+          ) as Row[])
         : (this.prepare('SELECT * FROM runs WHERE thread_id = ? ORDER BY seq').all(threadId) as Row[])
     )
       .map(toRun)
@@ -292,7 +367,9 @@ class SqliteOps {
 
   inflightRuns(threadId: string): RunRecord[] {
     return (
-      this.prepare("SELECT * FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY seq").all(threadId) as Row[]
+      this.prepare("SELECT * FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY seq").all(
+        threadId,
+      ) as Row[]
     ).map(toRun);
   }
 
@@ -316,7 +393,9 @@ class SqliteOps {
   }
 
   nextDueRun(now: string): string | undefined {
-    const row = this.prepare("SELECT MIN(created_at) AS at FROM runs WHERE status = 'pending' AND created_at > ?").get(now) as Row;
+    const row = this.prepare("SELECT MIN(created_at) AS at FROM runs WHERE status = 'pending' AND created_at > ?").get(
+      now,
+    ) as Row;
     return (row.at as string | null) ?? undefined;
   }
 
@@ -331,7 +410,9 @@ class SqliteOps {
       this.prepare('DELETE FROM threads').run();
     }
     if (what.assistants) {
-      const ids = (this.prepare('SELECT assistant_id FROM assistants').all() as Row[]).map((row) => String(row.assistant_id));
+      const ids = (this.prepare('SELECT assistant_id FROM assistants').all() as Row[]).map((row) =>
+        String(row.assistant_id),
+      );
       for (const id of ids) if (!keep.has(id)) this.deleteAssistant(id);
     }
   }

@@ -125,7 +125,10 @@ export interface StorageOps {
   getAssistantVersion(assistantId: string, version: number): Promise<AssistantVersion | undefined>;
   /** Highest version number ever created for the assistant (0 when none). */
   maxAssistantVersion(assistantId: string): Promise<number>;
-  listAssistantVersions(assistantId: string, query: { metadata?: JsonObject; limit: number; offset: number }): Promise<AssistantVersion[]>;
+  listAssistantVersions(
+    assistantId: string,
+    query: { metadata?: JsonObject; limit: number; offset: number },
+  ): Promise<AssistantVersion[]>;
   searchAssistants(query: AssistantQuery): Promise<Page<Assistant>>;
   /** Deletes the assistant, all its versions and all its runs. */
   deleteAssistant(assistantId: string): Promise<boolean>;
@@ -159,7 +162,10 @@ export interface StorageOps {
   runsWithStatus(status: RunStatus): Promise<RunRecord[]>;
 
   /** Empties the named tables; assistants keeps those whose ids are in `keepAssistants`. */
-  truncate(what: { runs?: boolean; threads?: boolean; assistants?: boolean }, keepAssistants: ReadonlySet<string>): Promise<void>;
+  truncate(
+    what: { runs?: boolean; threads?: boolean; assistants?: boolean },
+    keepAssistants: ReadonlySet<string>,
+  ): Promise<void>;
 }
 
 export interface Storage extends StorageOps {

@@ -6,7 +6,15 @@
 import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { BaseStore } from '@langchain/langgraph';
-import type { GetOperation, Item, ListNamespacesOperation, Operation, OperationResults, PutOperation, SearchOperation } from '@langchain/langgraph';
+import type {
+  GetOperation,
+  Item,
+  ListNamespacesOperation,
+  Operation,
+  OperationResults,
+  PutOperation,
+  SearchOperation,
+} from '@langchain/langgraph';
 
 type SearchItem = Item & { score?: number };
 import { containsJson } from './json-match.ts';
@@ -64,13 +72,16 @@ export class SqliteStore extends BaseStore {
 
   private apply(operation: Operation): unknown {
     if ('namespacePrefix' in operation) return this.searchItems(operation as SearchOperation);
-    if ('matchConditions' in operation || ('limit' in operation && !('key' in operation))) return this.namespaces(operation as ListNamespacesOperation);
+    if ('matchConditions' in operation || ('limit' in operation && !('key' in operation)))
+      return this.namespaces(operation as ListNamespacesOperation);
     if ('value' in operation) return this.putItem(operation as PutOperation);
     return this.getItem(operation as GetOperation);
   }
 
   private getItem(operation: GetOperation): Item | null {
-    const row = this.db.prepare('SELECT * FROM store_items WHERE namespace = ? AND key = ?').get(joinNamespace(operation.namespace), operation.key) as Row | undefined;
+    const row = this.db
+      .prepare('SELECT * FROM store_items WHERE namespace = ? AND key = ?')
+      .get(joinNamespace(operation.namespace), operation.key) as Row | undefined;
     return row ? toItem(row) : null;
   }
 
@@ -93,8 +104,15 @@ export class SqliteStore extends BaseStore {
    * `search` keeping only the items `visible` accepts, before `offset` and `limit` apply (so a page
    * is full whenever enough visible items exist). For the custom auth handler's store filter.
    */
-  searchVisible(namespacePrefix: string[], options: { filter?: Record<string, unknown>; limit?: number; offset?: number }, visible: (item: Item) => boolean): Item[] {
-    return this.searchItems({ namespacePrefix, filter: options.filter, limit: options.limit ?? 10, offset: options.offset ?? 0 }, visible);
+  searchVisible(
+    namespacePrefix: string[],
+    options: { filter?: Record<string, unknown>; limit?: number; offset?: number },
+    visible: (item: Item) => boolean,
+  ): Item[] {
+    return this.searchItems(
+      { namespacePrefix, filter: options.filter, limit: options.limit ?? 10, offset: options.offset ?? 0 },
+      visible,
+    );
   }
 
   /** `listNamespaces` over the namespaces `visible` accepts (judged before `maxDepth` cuts them). */
@@ -106,7 +124,10 @@ export class SqliteStore extends BaseStore {
       ...(options.prefix ? [{ matchType: 'prefix' as const, path: options.prefix }] : []),
       ...(options.suffix ? [{ matchType: 'suffix' as const, path: options.suffix }] : []),
     ];
-    return this.namespaces({ matchConditions, maxDepth: options.maxDepth, limit: options.limit ?? 100, offset: options.offset ?? 0 }, visible);
+    return this.namespaces(
+      { matchConditions, maxDepth: options.maxDepth, limit: options.limit ?? 100, offset: options.offset ?? 0 },
+      visible,
+    );
   }
 
   private searchItems(operation: SearchOperation, visible: (item: Item) => boolean = () => true): SearchItem[] {
@@ -114,7 +135,11 @@ export class SqliteStore extends BaseStore {
     const rows = (
       prefix === ''
         ? this.db.prepare('SELECT * FROM store_items ORDER BY updated_at DESC').all()
-        : this.db.prepare("SELECT * FROM store_items WHERE namespace = ? OR substr(namespace, 1, ?) = ? ORDER BY updated_at DESC").all(prefix, prefix.length + 1, `${prefix}.`)
+        : this.db
+            .prepare(
+              'SELECT * FROM store_items WHERE namespace = ? OR substr(namespace, 1, ?) = ? ORDER BY updated_at DESC',
+            )
+            .all(prefix, prefix.length + 1, `${prefix}.`)
     ) as Row[];
     const filter = operation.filter ?? {};
     const items = rows
@@ -125,12 +150,17 @@ export class SqliteStore extends BaseStore {
     return items.slice(offset, offset + (operation.limit ?? 10));
   }
 
-  private namespaces(operation: ListNamespacesOperation, visible: (namespace: string[]) => boolean = () => true): string[][] {
-    const all = (this.db.prepare('SELECT DISTINCT namespace FROM store_items').all() as { namespace: string }[]).map((row) =>
-      row.namespace === '' ? [] : row.namespace.split('.'),
+  private namespaces(
+    operation: ListNamespacesOperation,
+    visible: (namespace: string[]) => boolean = () => true,
+  ): string[][] {
+    const all = (this.db.prepare('SELECT DISTINCT namespace FROM store_items').all() as { namespace: string }[]).map(
+      (row) => (row.namespace === '' ? [] : row.namespace.split('.')),
     );
     const kept = all
-      .filter((namespace) => (operation.matchConditions ?? []).every((condition) => matches(namespace, condition.path, condition.matchType)))
+      .filter((namespace) =>
+        (operation.matchConditions ?? []).every((condition) => matches(namespace, condition.path, condition.matchType)),
+      )
       .filter(visible)
       .map((namespace) => (operation.maxDepth !== undefined ? namespace.slice(0, operation.maxDepth) : namespace));
     const unique = [...new Map(kept.map((namespace) => [joinNamespace(namespace), namespace])).values()].sort((a, b) =>

@@ -36,6 +36,7 @@ export function toGenAiMessage(message: BaseMessage, finishReason?: string): Gen
   }
   const parts = contentParts(message.content);
   const toolCalls = (message as { tool_calls?: { id?: string; name: string; args: unknown }[] }).tool_calls ?? [];
-  for (const call of toolCalls) parts.push({ type: 'tool_call', ...(call.id ? { id: call.id } : {}), name: call.name, arguments: call.args });
+  for (const call of toolCalls)
+    parts.push({ type: 'tool_call', ...(call.id ? { id: call.id } : {}), name: call.name, arguments: call.args });
   return finishReason ? { role, parts, finish_reason: finishReason } : { role, parts };
 }

@@ -18,20 +18,39 @@ import { createRunTracer } from './tracer.ts';
 // The example graphs switch to a real OpenAI model when a key is set; these tests always run offline.
 delete process.env.OPENAI_API_KEY;
 
-type Invocable = { withConfig(config: Record<string, unknown>): Invocable; checkpointer?: unknown; invoke(input: unknown, config: unknown): Promise<unknown> };
+type Invocable = {
+  withConfig(config: Record<string, unknown>): Invocable;
+  checkpointer?: unknown;
+  invoke(input: unknown, config: unknown): Promise<unknown>;
+};
 
-async function translatedRuns(graph: Invocable, graphId: string, input: unknown): Promise<{ runId: string; threadId: string; runs: Run[] }> {
+async function translatedRuns(
+  graph: Invocable,
+  graphId: string,
+  input: unknown,
+): Promise<{ runId: string; threadId: string; runs: Run[] }> {
   const config: Record<string, unknown> = {};
   assert.deepEqual(validateAgainst(genAiProcessorFactory.configSchema, config, 'genai'), []);
   const sink = new Sink<'runs'>();
-  const genai = genAiProcessorFactory.create(nopSettings('processor', 'genai'), config as unknown as GenAiProcessorConfig, sink);
+  const genai = genAiProcessorFactory.create(
+    nopSettings('processor', 'genai'),
+    config as unknown as GenAiProcessorConfig,
+    sink,
+  );
   const controller = new AbortController();
   await genai.start(controller.signal);
   const bound = graph.withConfig({});
   bound.checkpointer = new MemorySaver();
   const runId = randomUUID();
   const threadId = randomUUID();
-  const tracer = createRunTracer({ next: genai, context: { project: 'default' }, runId, threadId, assistantId: 'assistant-1', graphId });
+  const tracer = createRunTracer({
+    next: genai,
+    context: { project: 'default' },
+    runId,
+    threadId,
+    assistantId: 'assistant-1',
+    graphId,
+  });
   try {
     await bound.invoke(input, { configurable: { thread_id: threadId }, callbacks: [tracer], runId });
   } catch {
@@ -70,7 +89,8 @@ describe('run traces through the genai translator', () => {
     const tool = runs.find((run) => run.run_type === 'tool')!;
     assert.equal(tool.name, 'add');
     const ids = new Set(runs.map((run) => run.id));
-    for (const run of runs) assert.ok(run.parent_run_id === undefined || ids.has(run.parent_run_id), `${run.name}: parent in trace`);
+    for (const run of runs)
+      assert.ok(run.parent_run_id === undefined || ids.has(run.parent_run_id), `${run.name}: parent in trace`);
   });
 
   it('carry a failed run as error runs with the message', async () => {

@@ -31,9 +31,18 @@ interface Traced {
   failure?: unknown;
 }
 
-type Runnable = { withConfig(config: Record<string, unknown>): Runnable; checkpointer?: unknown; invoke(input: unknown, config: unknown): Promise<unknown> };
+type Runnable = {
+  withConfig(config: Record<string, unknown>): Runnable;
+  checkpointer?: unknown;
+  invoke(input: unknown, config: unknown): Promise<unknown>;
+};
 
-async function traced(graph: Runnable, graphId: string, input: unknown, extra: { threadId?: string; sink?: Sink<'spans'>; maxSpans?: number; context?: unknown } = {}): Promise<Traced> {
+async function traced(
+  graph: Runnable,
+  graphId: string,
+  input: unknown,
+  extra: { threadId?: string; sink?: Sink<'spans'>; maxSpans?: number; context?: unknown } = {},
+): Promise<Traced> {
   const bound = graph.withConfig({});
   bound.checkpointer = new MemorySaver();
   const runId = randomUUID();
@@ -52,12 +61,18 @@ async function traced(graph: Runnable, graphId: string, input: unknown, extra: {
   });
   const out: Traced = { runId, sink, spans: [], errors };
   try {
-    out.result = await bound.invoke(input, { configurable: { thread_id: threadId }, callbacks: [tracer], context: extra.context });
+    out.result = await bound.invoke(input, {
+      configurable: { thread_id: threadId },
+      callbacks: [tracer],
+      context: extra.context,
+    });
   } catch (error) {
     out.failure = error;
   }
   await tracer.flush();
-  out.spans = sink.batches.flatMap((batch) => batch.data.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans)));
+  out.spans = sink.batches.flatMap((batch) =>
+    batch.data.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans)),
+  );
   return out;
 }
 
@@ -73,7 +88,9 @@ function root(spans: Span[]): Span {
 }
 
 function childrenOf(spans: Span[], parent: Span): Span[] {
-  return spans.filter((span) => span.parentSpanId === parent.spanId).sort((a, b) => Number(a.startTimeUnixNano - b.startTimeUnixNano));
+  return spans
+    .filter((span) => span.parentSpanId === parent.spanId)
+    .sort((a, b) => Number(a.startTimeUnixNano - b.startTimeUnixNano));
 }
 
 function assertWellFormedTree(spans: Span[], runId: string): void {
@@ -92,7 +109,12 @@ function assertWellFormedTree(spans: Span[], runId: string): void {
 
 describe('run tracer', () => {
   it('traces a tool-calling run as graph → nodes → model calls and tools', async () => {
-    const run = await traced(toolsGraph as unknown as Runnable, 'tools', { messages: [{ role: 'user', content: 'What is 2 + 40?' }] }, { threadId: 'thread-7' });
+    const run = await traced(
+      toolsGraph as unknown as Runnable,
+      'tools',
+      { messages: [{ role: 'user', content: 'What is 2 + 40?' }] },
+      { threadId: 'thread-7' },
+    );
     assert.equal(run.failure, undefined);
     assert.deepEqual(run.errors, []);
     assertWellFormedTree(run.spans, run.runId);
@@ -105,9 +127,14 @@ describe('run tracer', () => {
     assert.equal(attr(top, 'gen_ai.operation.name'), 'invoke_agent');
     assert.equal(attr(top, 'gen_ai.agent.name'), 'tools');
     assert.equal(attr(top, 'gen_ai.agent.id'), 'assistant-1');
-    assert.deepEqual(JSON.parse(attr(top, 'input.value') as string), { messages: [{ role: 'user', content: 'What is 2 + 40?' }] });
+    assert.deepEqual(JSON.parse(attr(top, 'input.value') as string), {
+      messages: [{ role: 'user', content: 'What is 2 + 40?' }],
+    });
     assert.ok(JSON.parse(attr(top, 'output.value') as string).messages.length === 4);
-    assert.deepEqual(childrenOf(run.spans, top).map((span) => span.name), ['agent', 'tools', 'agent']);
+    assert.deepEqual(
+      childrenOf(run.spans, top).map((span) => span.name),
+      ['agent', 'tools', 'agent'],
+    );
 
     const chats = run.spans.filter((span) => attr(span, 'gen_ai.operation.name') === 'chat');
     assert.equal(chats.length, 2);
@@ -128,11 +155,20 @@ describe('run tracer', () => {
     ]);
     const outputMessages = JSON.parse(attr(firstChat!, 'gen_ai.output.messages') as string);
     assert.deepEqual(outputMessages, [
-      { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_2', name: 'add', arguments: { a: 2, b: 40 } }], finish_reason: 'tool_calls' },
+      {
+        role: 'assistant',
+        parts: [{ type: 'tool_call', id: 'call_2', name: 'add', arguments: { a: 2, b: 40 } }],
+        finish_reason: 'tool_calls',
+      },
     ]);
-    assert.deepEqual(JSON.parse(attr(secondChat!, 'gen_ai.output.messages') as string)[0].parts, [{ type: 'text', content: 'The tool says: 42' }]);
+    assert.deepEqual(JSON.parse(attr(secondChat!, 'gen_ai.output.messages') as string)[0].parts, [
+      { type: 'text', content: 'The tool says: 42' },
+    ]);
     const secondInput = JSON.parse(attr(secondChat!, 'gen_ai.input.messages') as string);
-    assert.deepEqual(secondInput.at(-1), { role: 'tool', parts: [{ type: 'tool_call_response', id: 'call_2', response: '42' }] });
+    assert.deepEqual(secondInput.at(-1), {
+      role: 'tool',
+      parts: [{ type: 'tool_call_response', id: 'call_2', response: '42' }],
+    });
 
     const tool = run.spans.find((span) => attr(span, 'gen_ai.operation.name') === 'execute_tool')!;
     assert.equal(tool.name, 'execute_tool add');
@@ -154,28 +190,50 @@ describe('run tracer', () => {
     assert.deepEqual(context, { project: 'default', receiver: 'agent_api' });
     const resourceSpans = data.resourceSpans[0]!;
     assert.equal(findAttribute(resourceSpans.resource.attributes, 'service.name')?.type, 'string');
-    assert.deepEqual(findAttribute(resourceSpans.resource.attributes, 'service.name'), { type: 'string', value: 'tracepipe-agent-server' });
+    assert.deepEqual(findAttribute(resourceSpans.resource.attributes, 'service.name'), {
+      type: 'string',
+      value: 'tracepipe-agent-server',
+    });
     assert.equal(resourceSpans.scopeSpans[0]!.scope.name, TRACER_SCOPE_NAME);
   });
 
   it('records the model chosen by the assistant context', async () => {
-    const run = await traced(chatGraph as unknown as Runnable, 'chat', { messages: [{ role: 'user', content: 'hi' }] }, { context: { model_name: 'local-large' } });
+    const run = await traced(
+      chatGraph as unknown as Runnable,
+      'chat',
+      { messages: [{ role: 'user', content: 'hi' }] },
+      { context: { model_name: 'local-large' } },
+    );
     const chat = run.spans.find((span) => attr(span, 'gen_ai.operation.name') === 'chat')!;
     assert.equal(chat.name, 'chat local-large');
     assert.equal(attr(chat, 'gen_ai.request.model'), 'local-large');
   });
 
   it('nests subgraph nodes under the subgraph span', async () => {
-    const run = await traced(subgraphGraph as unknown as Runnable, 'subgraph', { messages: [{ role: 'user', content: 'research' }] });
+    const run = await traced(subgraphGraph as unknown as Runnable, 'subgraph', {
+      messages: [{ role: 'user', content: 'research' }],
+    });
     assertWellFormedTree(run.spans, run.runId);
     const top = root(run.spans);
-    assert.deepEqual(childrenOf(run.spans, top).map((span) => span.name), ['research', 'review']);
+    assert.deepEqual(
+      childrenOf(run.spans, top).map((span) => span.name),
+      ['research', 'review'],
+    );
     const write = run.spans.find((span) => span.name === 'write')!;
     let ancestor = run.spans.find((span) => span.spanId === write.parentSpanId)!;
     assert.equal(ancestor.name, 'research');
-    while (ancestor.parentSpanId !== top.spanId) ancestor = run.spans.find((span) => span.spanId === ancestor.parentSpanId)!;
+    while (ancestor.parentSpanId !== top.spanId)
+      ancestor = run.spans.find((span) => span.spanId === ancestor.parentSpanId)!;
     assert.equal(ancestor.name, 'research');
-    assert.match(String(attr(run.spans.find((span) => span.name === 'chat local-echo')!, 'langsmith.metadata.langgraph_checkpoint_ns')), /^research:/);
+    assert.match(
+      String(
+        attr(
+          run.spans.find((span) => span.name === 'chat local-echo')!,
+          'langsmith.metadata.langgraph_checkpoint_ns',
+        ),
+      ),
+      /^research:/,
+    );
   });
 
   it('marks failed spans with ERROR status and an exception event, message before stack trace', async () => {
@@ -201,7 +259,14 @@ describe('run tracer', () => {
     bound.checkpointer = new MemorySaver();
     const sink = new Sink<'spans'>();
     const runOnce = async (input: unknown) => {
-      const tracer = createRunTracer({ next: sink, context: { project: 'p' }, runId: randomUUID(), threadId, assistantId: 'assistant-1', graphId: 'interrupt' });
+      const tracer = createRunTracer({
+        next: sink,
+        context: { project: 'p' },
+        runId: randomUUID(),
+        threadId,
+        assistantId: 'assistant-1',
+        graphId: 'interrupt',
+      });
       await bound.invoke(input, { configurable: { thread_id: threadId }, callbacks: [tracer] });
       await tracer.flush();
     };
@@ -216,13 +281,25 @@ describe('run tracer', () => {
     await runOnce(new Command({ resume: 'approve' }));
     const second = sink.batches[1]!.data.resourceSpans[0]!.scopeSpans[0]!.spans;
     assert.notEqual(second[0]!.traceId, first[0]!.traceId, 'each run is its own trace');
-    assert.ok(second.some((span) => span.name === 'review' && span.status.code === StatusCode.UNSET && attr(span, 'langgraph.interrupted') === undefined));
+    assert.ok(
+      second.some(
+        (span) =>
+          span.name === 'review' &&
+          span.status.code === StatusCode.UNSET &&
+          attr(span, 'langgraph.interrupted') === undefined,
+      ),
+    );
   });
 
   it('never fails the run when the pipeline refuses the spans, and reports the refusal', async () => {
     const sink = new Sink<'spans'>();
     sink.fail = () => new ThrottleError('pipeline full', 1000);
-    const run = await traced(chatGraph as unknown as Runnable, 'chat', { messages: [{ role: 'user', content: 'hi' }] }, { sink });
+    const run = await traced(
+      chatGraph as unknown as Runnable,
+      'chat',
+      { messages: [{ role: 'user', content: 'hi' }] },
+      { sink },
+    );
     assert.equal(run.failure, undefined);
     assert.ok((run.result as { messages: unknown[] }).messages.length === 2);
     assert.equal(run.errors.length, 1);
@@ -230,7 +307,12 @@ describe('run tracer', () => {
   });
 
   it('keeps at most maxSpans spans per run, attaches the rest to kept ancestors and reports the drop', async () => {
-    const run = await traced(toolsGraph as unknown as Runnable, 'tools', { messages: [{ role: 'user', content: 'weather in Rome' }] }, { maxSpans: 3 });
+    const run = await traced(
+      toolsGraph as unknown as Runnable,
+      'tools',
+      { messages: [{ role: 'user', content: 'weather in Rome' }] },
+      { maxSpans: 3 },
+    );
     assert.equal(run.spans.length, 3);
     assertWellFormedTree(run.spans, run.runId);
     const dropped = run.errors.filter((error): error is SpansDroppedError => error instanceof SpansDroppedError);
@@ -244,20 +326,53 @@ describe('run tracer', () => {
     const runId = randomUUID();
     const tracer = createRunTracer({ next: sink, context: { project: 'p' }, runId, assistantId: 'a', graphId: 'g' });
     const graphRun = randomUUID();
-    tracer.handleChainStart!({ lc: 1, type: 'not_implemented', id: ['x', 'Graph'] }, { question: 'q' }, graphRun, undefined, [], {}, undefined, 'g');
-    tracer.handleChainStart!({ lc: 1, type: 'not_implemented', id: ['x', 'Node'] }, {}, randomUUID(), graphRun, [], { langgraph_node: 'node', langgraph_step: 1 }, undefined, 'node');
+    tracer.handleChainStart!(
+      { lc: 1, type: 'not_implemented', id: ['x', 'Graph'] },
+      { question: 'q' },
+      graphRun,
+      undefined,
+      [],
+      {},
+      undefined,
+      'g',
+    );
+    tracer.handleChainStart!(
+      { lc: 1, type: 'not_implemented', id: ['x', 'Node'] },
+      {},
+      randomUUID(),
+      graphRun,
+      [],
+      { langgraph_node: 'node', langgraph_step: 1 },
+      undefined,
+      'node',
+    );
     await Promise.all([tracer.flush(), tracer.flush()]);
     await tracer.flush();
     assert.equal(sink.batches.length, 1);
     const spans = sink.batches[0]!.data.resourceSpans[0]!.scopeSpans[0]!.spans;
-    assert.deepEqual(spans.map((span) => [span.name, attr(span, 'tracepipe.span.unfinished')]).sort(), [['g', true], ['node', true]]);
-    assert.equal(attr(spans.find((span) => span.name === 'node')!, 'langsmith.metadata.langgraph_step'), 1n);
+    assert.deepEqual(spans.map((span) => [span.name, attr(span, 'tracepipe.span.unfinished')]).sort(), [
+      ['g', true],
+      ['node', true],
+    ]);
+    assert.equal(
+      attr(
+        spans.find((span) => span.name === 'node')!,
+        'langsmith.metadata.langgraph_step',
+      ),
+      1n,
+    );
     assert.equal(attr(spans[0]!, 'langsmith.metadata.thread_id'), undefined, 'threadless runs carry no thread id');
   });
 
   it('folds hidden internal runnables into their parent', async () => {
     const sink = new Sink<'spans'>();
-    const tracer = createRunTracer({ next: sink, context: { project: 'p' }, runId: randomUUID(), assistantId: 'a', graphId: 'g' });
+    const tracer = createRunTracer({
+      next: sink,
+      context: { project: 'p' },
+      runId: randomUUID(),
+      assistantId: 'a',
+      graphId: 'g',
+    });
     const serialized = { lc: 1, type: 'not_implemented' as const, id: ['x'] };
     const [graphRun, hiddenRun, innerRun] = [randomUUID(), randomUUID(), randomUUID()];
     tracer.handleChainStart!(serialized, {}, graphRun, undefined, [], {}, undefined, 'g');
@@ -266,7 +381,10 @@ describe('run tracer', () => {
     for (const id of [innerRun, hiddenRun, graphRun]) tracer.handleChainEnd!({}, id);
     await tracer.flush();
     const spans = sink.batches[0]!.data.resourceSpans[0]!.scopeSpans[0]!.spans;
-    assert.deepEqual(spans.map((span) => span.name), ['inner', 'g']);
+    assert.deepEqual(
+      spans.map((span) => span.name),
+      ['inner', 'g'],
+    );
     assert.equal(spans[0]!.parentSpanId, spans[1]!.spanId);
   });
 });
@@ -278,7 +396,11 @@ describe('trace ids and bounded payloads', () => {
         assert.equal(traceIdFromRunId(uuid), uuid.replace(/-/g, '').toLowerCase());
       }),
     );
-    assert.notEqual(traceIdFromRunId('00000000-0000-0000-0000-000000000000'), '0'.repeat(32), 'the nil UUID is not a valid trace id');
+    assert.notEqual(
+      traceIdFromRunId('00000000-0000-0000-0000-000000000000'),
+      '0'.repeat(32),
+      'the nil UUID is not a valid trace id',
+    );
     fc.assert(
       fc.property(fc.string(), (text) => {
         assert.match(traceIdFromRunId(text), /^[0-9a-f]{32}$/);

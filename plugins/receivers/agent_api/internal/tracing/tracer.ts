@@ -14,7 +14,15 @@ import type { Consumer } from '../../../../../src/pipeline/component.ts';
 import type { RequestContext } from '../../../../../src/pipeline/data.ts';
 import { SpanKind, StatusCode } from '../../../../../src/model/spans.ts';
 import type { Attribute, Span, SpanBatch, SpanEvent } from '../../../../../src/model/spans.ts';
-import { MAX_ATTRIBUTE_CHARS, anyAttr, boolAttr, boundedJson, intAttr, plainMessage, stringAttr } from './attributes.ts';
+import {
+  MAX_ATTRIBUTE_CHARS,
+  anyAttr,
+  boolAttr,
+  boundedJson,
+  intAttr,
+  plainMessage,
+  stringAttr,
+} from './attributes.ts';
 import { toGenAiMessage } from './genai-messages.ts';
 import { newSpanId, nowUnixNano, traceIdFromRunId } from './ids.ts';
 
@@ -107,7 +115,10 @@ class GraphRunTracer extends BaseCallbackHandler {
       stringAttr('langsmith.metadata.assistant_id', options.assistantId),
       stringAttr('langsmith.metadata.graph_id', options.graphId),
       ...(options.threadId
-        ? [stringAttr('langsmith.metadata.thread_id', options.threadId), stringAttr('gen_ai.conversation.id', options.threadId)]
+        ? [
+            stringAttr('langsmith.metadata.thread_id', options.threadId),
+            stringAttr('gen_ai.conversation.id', options.threadId),
+          ]
         : []),
     ];
   }
@@ -129,7 +140,12 @@ class GraphRunTracer extends BaseCallbackHandler {
     this.guard(() => {
       if (tags?.includes(HIDDEN_TAG)) return this.hide(runId, parentRunId);
       const isRoot = this.rootSpanId === undefined;
-      const span = this.start(runId, parentRunId, isRoot ? this.options.graphId : (runName ?? serializedName(chain)), SpanKind.INTERNAL);
+      const span = this.start(
+        runId,
+        parentRunId,
+        isRoot ? this.options.graphId : (runName ?? serializedName(chain)),
+        SpanKind.INTERNAL,
+      );
       if (!span) return;
       span.attributes.push(stringAttr('langsmith.span.kind', 'chain'), stringAttr('input.value', boundedJson(inputs)));
       if (isRoot) {
@@ -213,16 +229,25 @@ class GraphRunTracer extends BaseCallbackHandler {
         usage ??= usageFromLlmOutput(output.llmOutput);
         if (messages.length > 0) {
           span.attributes.push(
-            stringAttr('gen_ai.output.messages', boundedJson(messages.map((message, i) => toGenAiMessage(message, finishReasons[i])))),
+            stringAttr(
+              'gen_ai.output.messages',
+              boundedJson(messages.map((message, i) => toGenAiMessage(message, finishReasons[i]))),
+            ),
             stringAttr('output.value', boundedJson({ messages: messages.map(plainMessage) })),
           );
         } else {
-          span.attributes.push(stringAttr('output.value', boundedJson({ generations: generations.map((g) => g.text) })));
+          span.attributes.push(
+            stringAttr('output.value', boundedJson({ generations: generations.map((g) => g.text) })),
+          );
         }
-        if (usage?.input_tokens !== undefined) span.attributes.push(intAttr('gen_ai.usage.input_tokens', usage.input_tokens));
-        if (usage?.output_tokens !== undefined) span.attributes.push(intAttr('gen_ai.usage.output_tokens', usage.output_tokens));
-        if (usage?.total_tokens !== undefined) span.attributes.push(intAttr('gen_ai.usage.total_tokens', usage.total_tokens));
-        if (responseModel ?? span.modelName) span.attributes.push(stringAttr('gen_ai.response.model', (responseModel ?? span.modelName)!));
+        if (usage?.input_tokens !== undefined)
+          span.attributes.push(intAttr('gen_ai.usage.input_tokens', usage.input_tokens));
+        if (usage?.output_tokens !== undefined)
+          span.attributes.push(intAttr('gen_ai.usage.output_tokens', usage.output_tokens));
+        if (usage?.total_tokens !== undefined)
+          span.attributes.push(intAttr('gen_ai.usage.total_tokens', usage.total_tokens));
+        if (responseModel ?? span.modelName)
+          span.attributes.push(stringAttr('gen_ai.response.model', (responseModel ?? span.modelName)!));
         if (responseId) span.attributes.push(stringAttr('gen_ai.response.id', responseId));
         const reasons = finishReasons.filter((reason) => reason !== undefined);
         if (reasons.length > 0) {
@@ -356,7 +381,11 @@ class GraphRunTracer extends BaseCallbackHandler {
           },
           schemaUrl: '',
           scopeSpans: [
-            { scope: { name: TRACER_SCOPE_NAME, version: '', attributes: [], droppedAttributesCount: 0 }, schemaUrl: '', spans },
+            {
+              scope: { name: TRACER_SCOPE_NAME, version: '', attributes: [], droppedAttributesCount: 0 },
+              schemaUrl: '',
+              spans,
+            },
           ],
         },
       ],
@@ -367,7 +396,8 @@ class GraphRunTracer extends BaseCallbackHandler {
 
   private start(runId: string, parentRunId: string | undefined, name: string, kind: number): OpenSpan | undefined {
     const limit = this.options.maxSpans ?? DEFAULT_MAX_SPANS_PER_RUN;
-    const parentSpanId = (parentRunId !== undefined ? this.spanIdOfRun.get(parentRunId) : undefined) ?? this.rootSpanId ?? '';
+    const parentSpanId =
+      (parentRunId !== undefined ? this.spanIdOfRun.get(parentRunId) : undefined) ?? this.rootSpanId ?? '';
     if (this.recorded >= limit) {
       // Children of a dropped span attach to its parent, so the kept tree stays connected.
       this.dropped++;
@@ -409,8 +439,15 @@ class GraphRunTracer extends BaseCallbackHandler {
       const error = err instanceof Error ? err : new Error(String(err));
       if (isBubbleUp(error)) {
         // An interrupt (or a command to the parent graph) is control flow, not a failure.
-        span.attributes.push(boolAttr('langgraph.interrupted', error.name === 'GraphInterrupt' || error.name === 'NodeInterrupt'));
-        span.events.push({ timeUnixNano: nowUnixNano(), name: 'langgraph.interrupt', attributes: [stringAttr('langgraph.error.type', error.name)], droppedAttributesCount: 0 });
+        span.attributes.push(
+          boolAttr('langgraph.interrupted', error.name === 'GraphInterrupt' || error.name === 'NodeInterrupt'),
+        );
+        span.events.push({
+          timeUnixNano: nowUnixNano(),
+          name: 'langgraph.interrupt',
+          attributes: [stringAttr('langgraph.error.type', error.name)],
+          droppedAttributesCount: 0,
+        });
         return;
       }
       span.status = { code: StatusCode.ERROR, message: `${error.name}: ${error.message}` };
@@ -456,15 +493,27 @@ class GraphRunTracer extends BaseCallbackHandler {
     if (tags?.includes(HIDDEN_TAG)) return this.hide(runId, parentRunId);
     const params = (extraParams?.invocation_params ?? {}) as Record<string, unknown>;
     const model =
-      stringOrUndefined(metadata?.ls_model_name) ?? stringOrUndefined(params.model) ?? stringOrUndefined(params.model_name);
+      stringOrUndefined(metadata?.ls_model_name) ??
+      stringOrUndefined(params.model) ??
+      stringOrUndefined(params.model_name);
     const provider = stringOrUndefined(metadata?.ls_provider);
-    const span = this.start(runId, parentRunId, model ? `${operation} ${model}` : (runName ?? serializedName(llm)), SpanKind.CLIENT);
+    const span = this.start(
+      runId,
+      parentRunId,
+      model ? `${operation} ${model}` : (runName ?? serializedName(llm)),
+      SpanKind.CLIENT,
+    );
     if (!span) return;
     span.modelName = model;
-    span.attributes.push(stringAttr('langsmith.span.kind', 'llm'), stringAttr('gen_ai.operation.name', operation), ...payload);
+    span.attributes.push(
+      stringAttr('langsmith.span.kind', 'llm'),
+      stringAttr('gen_ai.operation.name', operation),
+      ...payload,
+    );
     if (runName) span.attributes.push(stringAttr('langsmith.trace.name', runName));
     if (model) span.attributes.push(stringAttr('gen_ai.request.model', model));
-    if (provider) span.attributes.push(stringAttr('gen_ai.system', provider), stringAttr('gen_ai.provider.name', provider));
+    if (provider)
+      span.attributes.push(stringAttr('gen_ai.system', provider), stringAttr('gen_ai.provider.name', provider));
     for (const [param, key] of [
       ['temperature', 'gen_ai.request.temperature'],
       ['top_p', 'gen_ai.request.top_p'],
@@ -518,13 +567,16 @@ function stringOrUndefined(value: unknown): string | undefined {
 }
 
 function truncate(text: string): string {
-  return text.length > MAX_ATTRIBUTE_CHARS ? `${text.slice(0, MAX_ATTRIBUTE_CHARS)}…[truncated ${text.length - MAX_ATTRIBUTE_CHARS} chars]` : text;
+  return text.length > MAX_ATTRIBUTE_CHARS
+    ? `${text.slice(0, MAX_ATTRIBUTE_CHARS)}…[truncated ${text.length - MAX_ATTRIBUTE_CHARS} chars]`
+    : text;
 }
 
 function usageFromLlmOutput(llmOutput: Record<string, unknown> | undefined) {
   const usage = (llmOutput?.tokenUsage ?? llmOutput?.usage) as Record<string, unknown> | undefined;
   if (!usage) return undefined;
-  const number = (...keys: string[]) => keys.map((key) => usage[key]).find((value): value is number => typeof value === 'number');
+  const number = (...keys: string[]) =>
+    keys.map((key) => usage[key]).find((value): value is number => typeof value === 'number');
   return {
     input_tokens: number('input_tokens', 'promptTokens', 'prompt_tokens'),
     output_tokens: number('output_tokens', 'completionTokens', 'completion_tokens'),

@@ -36,7 +36,8 @@ export function normalizePrefix(prefix: string): string {
  */
 export function contentSecurityPolicy(indexHtml: string): string {
   const importMap = /<script type="importmap">([\s\S]*?)<\/script>/.exec(indexHtml)?.[1];
-  const mapSource = importMap === undefined ? '' : ` 'sha256-${createHash('sha256').update(importMap).digest('base64')}'`;
+  const mapSource =
+    importMap === undefined ? '' : ` 'sha256-${createHash('sha256').update(importMap).digest('base64')}'`;
   return [
     "default-src 'self'",
     `script-src 'self'${mapSource}`,
@@ -60,7 +61,10 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
   const prefix = normalizePrefix(options.prefix);
   const csp = contentSecurityPolicy(readFileSync(`${STATIC_DIR}index.html`, 'utf8'));
   const vendor = new Map(
-    Object.entries(VENDOR_MODULES).map(([name, specifier]) => [name, readFileSync(fileURLToPath(import.meta.resolve(specifier)), 'utf8')]),
+    Object.entries(VENDOR_MODULES).map(([name, specifier]) => [
+      name,
+      readFileSync(fileURLToPath(import.meta.resolve(specifier)), 'utf8'),
+    ]),
   );
   // `/` leads to the interface unless another part of the server answers it.
   const redirectRoot = prefix !== '' && !app.hasRoute({ method: 'GET', url: '/' });
@@ -96,7 +100,8 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
       },
     });
 
-    if (prefix !== '') ui.get(prefix, { schema: { hide: true } }, async (_request, reply) => reply.redirect(`${prefix}/`));
+    if (prefix !== '')
+      ui.get(prefix, { schema: { hide: true } }, async (_request, reply) => reply.redirect(`${prefix}/`));
     if (redirectRoot) ui.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect(`${prefix}/`));
   });
 }

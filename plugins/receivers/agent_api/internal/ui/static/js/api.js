@@ -68,7 +68,12 @@ export async function send(method, path, body, { signal } = {}) {
   Object.assign(headers, credentialHeaders(getApiKey()));
   let response;
   try {
-    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
   } catch (error) {
     if (error?.name === 'AbortError') throw error;
     throw new ApiError(0, `The server could not be reached (${error?.message ?? error}).`);

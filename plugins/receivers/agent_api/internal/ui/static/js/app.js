@@ -53,7 +53,13 @@ export function App() {
     () =>
       onUnauthorized(() => {
         if (dismissed.current) return;
-        setKeyDialog((open) => (open === false ? (getApiKey() ? 'The server refused this key. Enter another one.' : 'The server needs an API key.') : open));
+        setKeyDialog((open) =>
+          open === false
+            ? getApiKey()
+              ? 'The server refused this key. Enter another one.'
+              : 'The server needs an API key.'
+            : open,
+        );
       }),
     [],
   );
@@ -88,12 +94,15 @@ export function App() {
     </header>
     <div class="notice" role="status" aria-live="polite">${notice}</div>
     <main id="main" tabindex="-1" key=${keyVersion}>
-      ${route.page === 'studio'
-        ? html`<${StudioPage} initialAssistantId=${route.assistantId} announce=${announce} />`
-        : html`<${AssistantsPage} route=${route} announce=${announce} />`}
+      ${
+        route.page === 'studio'
+          ? html`<${StudioPage} initialAssistantId=${route.assistantId} announce=${announce} />`
+          : html`<${AssistantsPage} route=${route} announce=${announce} />`
+      }
     </main>
-    ${keyDialog !== false &&
-    html`<${ApiKeyDialog}
+    ${
+      keyDialog !== false &&
+      html`<${ApiKeyDialog}
       reason=${keyDialog}
       onClose=${() => setKeyDialog(false)}
       onDismissed=${() => (dismissed.current = true)}
@@ -101,5 +110,6 @@ export function App() {
         dismissed.current = false;
         setKeyVersion((n) => n + 1);
       }}
-    />`}`;
+    />`
+    }`;
 }

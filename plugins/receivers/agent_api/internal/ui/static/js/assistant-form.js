@@ -18,7 +18,8 @@ function Field({ id, label, hint, error, children }) {
     </div>`;
 }
 
-const describedBy = (id, hint, error) => [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+const describedBy = (id, hint, error) =>
+  [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
 
 /** The keys a graph reads from its context, from its schema; empty when the schema is unknown. */
 function useContextKeys(graphId) {
@@ -31,7 +32,14 @@ function useContextKeys(graphId) {
       .assistantSchemas(graphId)
       .then((schemas) => {
         const properties = (schemas.context_schema ?? schemas.config_schema)?.properties ?? {};
-        if (live) setKeys(Object.entries(properties).map(([key, schema]) => ({ key, type: schema?.type, description: schema?.description })));
+        if (live)
+          setKeys(
+            Object.entries(properties).map(([key, schema]) => ({
+              key,
+              type: schema?.type,
+              description: schema?.description,
+            })),
+          );
       })
       .catch(() => live && setKeys([]));
     return () => {
@@ -83,7 +91,12 @@ export function AssistantForm({ mode, graphs, initial, onSubmit, onCancel }) {
       form.current.querySelector(`#${prefix}-${firstInvalid}`)?.focus();
       return;
     }
-    const body = { name: name.trim(), description: description.trim() || null, context: parsedContext.value, metadata: parsedMetadata.value };
+    const body = {
+      name: name.trim(),
+      description: description.trim() || null,
+      context: parsedContext.value,
+      metadata: parsedMetadata.value,
+    };
     if (mode === 'create') body.graph_id = graphId;
     setBusy(true);
     try {
@@ -117,9 +130,11 @@ export function AssistantForm({ mode, graphs, initial, onSubmit, onCancel }) {
         <textarea id=${`${prefix}-description`} rows="2" value=${description} onInput=${input(setDescription)}></textarea>
       <//>
       <${Field} id=${`${prefix}-context`} label="Configuration (context, JSON object)" error=${errors.context}
-        hint=${contextKeys.length > 0
-          ? html`This graph reads: ${contextKeys.map((k, i) => html`${i > 0 ? ', ' : ''}<code>${k.key}</code>${k.description ? ` (${k.description.replace(/\.$/, '')})` : ''}`)}.`
-          : 'The keys the graph reads from its context, for example {"system_prompt": "…"}.'}>
+        hint=${
+          contextKeys.length > 0
+            ? html`This graph reads: ${contextKeys.map((k, i) => html`${i > 0 ? ', ' : ''}<code>${k.key}</code>${k.description ? ` (${k.description.replace(/\.$/, '')})` : ''}`)}.`
+            : 'The keys the graph reads from its context, for example {"system_prompt": "…"}.'
+        }>
         <textarea id=${`${prefix}-context`} class="code" rows="7" spellcheck="false" value=${context}
           onInput=${jsonInput('context', setContext)}
           aria-invalid=${errors.context ? 'true' : undefined} aria-describedby=${describedBy(`${prefix}-context`, true, errors.context)}></textarea>

@@ -74,7 +74,10 @@ function AssistantDetail({ assistantId, graphs, announce, onChanged }) {
   const load = useCallback(async () => {
     setError('');
     try {
-      const [current, history] = await Promise.all([api.getAssistant(assistantId), api.assistantVersions(assistantId).catch(() => [])]);
+      const [current, history] = await Promise.all([
+        api.getAssistant(assistantId),
+        api.assistantVersions(assistantId).catch(() => []),
+      ]);
       setAssistant(current);
       setVersions(history);
       // The form restarts from the active version whenever it changes.
@@ -150,10 +153,12 @@ function AssistantDetail({ assistantId, graphs, announce, onChanged }) {
         <${AssistantForm} key=${formKey} mode="edit" graphs=${graphs} initial=${assistant} onSubmit=${save} />
       </section>
       <${VersionList} assistant=${assistant} versions=${versions} onActivated=${activated} />
-      ${confirming &&
-      html`<${ConfirmDialog} title="Delete this assistant?" confirmLabel="Delete assistant" onConfirm=${remove} onCancel=${() => setConfirming(false)}>
+      ${
+        confirming &&
+        html`<${ConfirmDialog} title="Delete this assistant?" confirmLabel="Delete assistant" onConfirm=${remove} onCancel=${() => setConfirming(false)}>
         <p>“${assistant.name}” and all of its ${versions.length} version${versions.length === 1 ? '' : 's'} will be removed. This cannot be undone.</p>
-      <//>`}
+      <//>`
+      }
     </section>`;
 }
 
@@ -187,23 +192,26 @@ export function AssistantsPage({ route, announce }) {
     // (graph filter, a change made on this page) reloads at once.
     const typing = searchedName.current !== filter.name;
     searchedName.current = filter.name;
-    const timer = setTimeout(async () => {
-      setLoading(true);
-      try {
-        const query = { limit: 100 };
-        if (filter.name.trim()) query.name = filter.name.trim();
-        if (filter.graph) query.graph_id = filter.graph;
-        const found = await api.searchAssistants(query);
-        if (live) {
-          setAssistants(found);
-          setError('');
+    const timer = setTimeout(
+      async () => {
+        setLoading(true);
+        try {
+          const query = { limit: 100 };
+          if (filter.name.trim()) query.name = filter.name.trim();
+          if (filter.graph) query.graph_id = filter.graph;
+          const found = await api.searchAssistants(query);
+          if (live) {
+            setAssistants(found);
+            setError('');
+          }
+        } catch (failure) {
+          if (live) setError(failure.message);
+        } finally {
+          if (live) setLoading(false);
         }
-      } catch (failure) {
-        if (live) setError(failure.message);
-      } finally {
-        if (live) setLoading(false);
-      }
-    }, typing ? 200 : 0);
+      },
+      typing ? 200 : 0,
+    );
     return () => {
       live = false;
       clearTimeout(timer);
@@ -220,10 +228,12 @@ export function AssistantsPage({ route, announce }) {
         <${AssistantSearch} graphs=${graphs} filter=${filter} onChange=${setFilter} />
         <${AssistantTable} assistants=${assistants} selectedId=${route.assistantId} loading=${loading} error=${error} />
       </section>
-      ${route.create
-        ? html`<${CreatePanel} graphs=${graphs} announce=${announce} onChanged=${reload} />`
-        : route.assistantId
-          ? html`<${AssistantDetail} key=${route.assistantId} assistantId=${route.assistantId} graphs=${graphs} announce=${announce} onChanged=${reload} />`
-          : html`<section class="detail empty-detail"><p class="muted">Choose an assistant to edit it, see its versions or delete it, or create a new one.</p></section>`}
+      ${
+        route.create
+          ? html`<${CreatePanel} graphs=${graphs} announce=${announce} onChanged=${reload} />`
+          : route.assistantId
+            ? html`<${AssistantDetail} key=${route.assistantId} assistantId=${route.assistantId} graphs=${graphs} announce=${announce} onChanged=${reload} />`
+            : html`<section class="detail empty-detail"><p class="muted">Choose an assistant to edit it, see its versions or delete it, or create a new one.</p></section>`
+      }
     </div>`;
 }

@@ -3,7 +3,9 @@
 export function formatTime(iso) {
   if (!iso) return '';
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+  return Number.isNaN(date.getTime())
+    ? iso
+    : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 }
 
 /** Time of day for today, else the date: short enough for a select option. */
@@ -11,7 +13,9 @@ export function formatShortTime(iso) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso ?? '';
   const today = new Date().toDateString() === date.toDateString();
-  return today ? date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }) : date.toLocaleDateString(undefined, { dateStyle: 'medium' });
+  return today
+    ? date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+    : date.toLocaleDateString(undefined, { dateStyle: 'medium' });
 }
 
 /** The first block of a UUID: enough to tell threads apart in a list. */

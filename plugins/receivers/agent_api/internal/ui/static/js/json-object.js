@@ -11,7 +11,9 @@ export function parseJsonObject(text) {
     return { error: `Not valid JSON: ${error.message}` };
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return { error: `Must be a JSON object such as {"key": "value"}, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}.` };
+    return {
+      error: `Must be a JSON object such as {"key": "value"}, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}.`,
+    };
   }
   return { value };
 }

@@ -7,11 +7,21 @@ export function messageText(content) {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return content == null ? '' : JSON.stringify(content);
   return content
-    .map((block) => (typeof block === 'string' ? block : block?.type === 'text' ? block.text : block?.type ? `[${block.type}]` : ''))
+    .map((block) =>
+      typeof block === 'string' ? block : block?.type === 'text' ? block.text : block?.type ? `[${block.type}]` : '',
+    )
     .join('');
 }
 
-const ROLE = { human: 'user', user: 'user', ai: 'assistant', AIMessageChunk: 'assistant', tool: 'tool', ToolMessage: 'tool', system: 'system' };
+const ROLE = {
+  human: 'user',
+  user: 'user',
+  ai: 'assistant',
+  AIMessageChunk: 'assistant',
+  tool: 'tool',
+  ToolMessage: 'tool',
+  system: 'system',
+};
 
 export function messageRole(message) {
   return ROLE[message?.type ?? message?.role] ?? String(message?.type ?? message?.role ?? 'message');
@@ -24,7 +34,11 @@ export function messageRole(message) {
 export function addChunk(streamed, chunk) {
   const id = chunk?.id ?? `chunk-${streamed.length}`;
   const index = streamed.findIndex((message) => message.id === id);
-  if (index === -1) return [...streamed, { id, type: messageRole(chunk) === 'tool' ? 'tool' : 'ai', content: messageText(chunk?.content) }];
+  if (index === -1)
+    return [
+      ...streamed,
+      { id, type: messageRole(chunk) === 'tool' ? 'tool' : 'ai', content: messageText(chunk?.content) },
+    ];
   const copy = streamed.slice();
   copy[index] = { ...copy[index], content: copy[index].content + messageText(chunk?.content) };
   return copy;

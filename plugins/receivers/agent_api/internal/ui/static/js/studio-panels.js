@@ -32,15 +32,17 @@ export function RunPanel({ run }) {
   return html`
     <section class="panel" aria-labelledby="run-title">
       <h3 id="run-title">Run</h3>
-      ${run
-        ? html`<dl class="facts">
+      ${
+        run
+          ? html`<dl class="facts">
             <dt>Status</dt><dd><span class=${`status status-${run.status}`} data-testid="run-status">${run.status}</span></dd>
             ${run.input && html`<dt>Input</dt><dd class="run-input">${run.input}</dd>`}
             ${run.chunks > 0 && html`<dt>Streamed</dt><dd data-testid="run-chunks">${run.chunks} message chunk${run.chunks === 1 ? '' : 's'}</dd>`}
             ${run.id && html`<dt>Run</dt><dd><code>${run.id}</code></dd>`}
           </dl>
           ${run.error && html`<div class="error-banner" role="alert">${run.error}</div>`}`
-        : html`<p class="muted">No run yet.</p>`}
+          : html`<p class="muted">No run yet.</p>`
+      }
     </section>`;
 }
 
@@ -48,9 +50,10 @@ export function UpdatesPanel({ updates }) {
   return html`
     <section class="panel" aria-labelledby="updates-title">
       <h3 id="updates-title">Node updates</h3>
-      ${updates.length === 0
-        ? html`<p class="muted">None yet.</p>`
-        : html`<ol class="updates">
+      ${
+        updates.length === 0
+          ? html`<p class="muted">None yet.</p>`
+          : html`<ol class="updates">
             ${updates.map(
               (update, index) => html`<li key=${index}>
                 <details>
@@ -59,7 +62,8 @@ export function UpdatesPanel({ updates }) {
                 </details>
               </li>`,
             )}
-          </ol>`}
+          </ol>`
+      }
     </section>`;
 }
 
@@ -79,8 +83,9 @@ export function StatePanel({ state, onRefresh }) {
         <h3 id="state-title">Thread state</h3>
         <button type="button" class="secondary small" onClick=${onRefresh} disabled=${!onRefresh}>Refresh</button>
       </div>
-      ${state
-        ? html`<dl class="facts">
+      ${
+        state
+          ? html`<dl class="facts">
               <dt>Next</dt><dd>${state.next?.length ? state.next.join(', ') : 'nothing pending'}</dd>
               <dt>Step</dt><dd>${state.metadata?.step ?? '—'}</dd>
               <dt>Messages</dt><dd>${state.values?.messages?.length ?? 0}</dd>
@@ -89,6 +94,7 @@ export function StatePanel({ state, onRefresh }) {
               <summary>Values (JSON)</summary>
               <pre class="code" data-testid="thread-state">${formatJson(state.values)}</pre>
             </details>`
-        : html`<p class="muted">Choose or start a thread.</p>`}
+          : html`<p class="muted">Choose or start a thread.</p>`
+      }
     </section>`;
 }

@@ -39,7 +39,9 @@ export function StudioPage({ initialAssistantId, announce }) {
     api.searchAssistants({ limit: 1000 }).then(
       (found) => {
         setAssistants(found);
-        setAssistantId((current) => current || found.find(isSystemAssistant)?.assistant_id || found[0]?.assistant_id || '');
+        setAssistantId(
+          (current) => current || found.find(isSystemAssistant)?.assistant_id || found[0]?.assistant_id || '',
+        );
       },
       (failure) => setError(failure.message),
     );
@@ -55,7 +57,9 @@ export function StudioPage({ initialAssistantId, announce }) {
     if (!assistantId || assistants.length === 0 || assistants.some((a) => a.assistant_id === assistantId)) return;
     api.getAssistant(assistantId).then(
       (found) => {
-        setAssistants((current) => (current.some((a) => a.assistant_id === found.assistant_id) ? current : [...current, found]));
+        setAssistants((current) =>
+          current.some((a) => a.assistant_id === found.assistant_id) ? current : [...current, found],
+        );
         setAssistantId(found.assistant_id);
       },
       (failure) => setError(failure.message),
@@ -141,7 +145,11 @@ export function StudioPage({ initialAssistantId, announce }) {
     try {
       const response = await api.streamRun(
         target,
-        { assistant_id: assistantId, input: { ...extra.value, messages: [{ role: 'user', content: text }] }, stream_mode: STREAM_MODES },
+        {
+          assistant_id: assistantId,
+          input: { ...extra.value, messages: [{ role: 'user', content: text }] },
+          stream_mode: STREAM_MODES,
+        },
         controller.signal,
       );
       await readSse(response, ({ event: name, data }) => {
@@ -214,7 +222,10 @@ export function StudioPage({ initialAssistantId, announce }) {
         <h1>Studio</h1>
         <div class="field">
           <label for="studio-assistant">Assistant</label>
-          <select id="studio-assistant" value=${assistantId} onChange=${(e) => { setAssistantId(e.currentTarget.value); navigate(href.studio(e.currentTarget.value)); }}>
+          <select id="studio-assistant" value=${assistantId} onChange=${(e) => {
+            setAssistantId(e.currentTarget.value);
+            navigate(href.studio(e.currentTarget.value));
+          }}>
             ${assistants.length === 0 && html`<option value="">No assistants</option>`}
             ${assistants.map((a) => html`<option value=${a.assistant_id}>${a.name}${isSystemAssistant(a) ? '' : ` (${a.graph_id}, v${a.version})`}</option>`)}
           </select>
@@ -245,7 +256,10 @@ export function StudioPage({ initialAssistantId, announce }) {
             <div class=${`field${extraError ? ' invalid' : ''}`}>
               <label for="studio-extra-input">Other input keys (JSON object, sent beside the message)</label>
               <textarea id="studio-extra-input" class="code" rows="2" spellcheck="false" placeholder='{"delay_ms": 2000}'
-                value=${extraInput} onInput=${(e) => { setExtraInput(e.currentTarget.value); if (extraError) setExtraError(parseJsonObject(e.currentTarget.value).error ?? ''); }}
+                value=${extraInput} onInput=${(e) => {
+                  setExtraInput(e.currentTarget.value);
+                  if (extraError) setExtraError(parseJsonObject(e.currentTarget.value).error ?? '');
+                }}
                 aria-invalid=${extraError ? 'true' : undefined} aria-describedby=${extraError ? 'studio-extra-input-error' : undefined}></textarea>
               ${extraError && html`<p class="field-error" id="studio-extra-input-error">${extraError}</p>`}
             </div>

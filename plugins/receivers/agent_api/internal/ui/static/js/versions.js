@@ -41,11 +41,13 @@ export function VersionList({ assistant, versions, onActivated }) {
                 <span>${version.name}</span>
                 <code class="inline-json">${JSON.stringify(version.context ?? {})}</code>
               </div>
-              ${!active &&
-              html`<button type="button" class="secondary small" disabled=${busyVersion !== null}
+              ${
+                !active &&
+                html`<button type="button" class="secondary small" disabled=${busyVersion !== null}
                   aria-label=${`Make version ${version.version} active`} onClick=${() => activate(version.version)}>
                   ${busyVersion === version.version ? 'Activating…' : 'Make active'}
-                </button>`}
+                </button>`
+              }
             </li>`;
         })}
       </ol>
