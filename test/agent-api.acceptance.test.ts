@@ -1,5 +1,6 @@
-// Acceptance suite for the agent deployment server (`receivers.agent_api`), written against
-// spec/agent-deployment-api.md and the reference server's wire behaviour: a real server on a
+// Acceptance suite for the agent deployment server (`receivers.agent_api`), written against the
+// Agent Deployment API as plugins/receivers/agent_api/README.md describes it and the reference
+// server's (LangGraph.js's `langgraph-api`) wire behaviour: a real server on a
 // loopback port, driven the way a user would drive it — with the official
 // `@langchain/langgraph-sdk` client, and with raw HTTP where the wire itself is the contract
 // (status codes, headers, SSE framing, error bodies).
@@ -23,7 +24,7 @@ import { collect, eventually, failureOf, request, requestStream } from './suppor
 import { anyObject, anyString, assertMatches, matching } from './support/match-object.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-// ISO 8601 with a UTC offset, as the spec's resource tables require.
+// ISO 8601 with a UTC offset, as the API's resources carry them.
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 type Json = Record<string, any>;
@@ -63,7 +64,7 @@ function lastAiText(values: Json): string {
   return typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
 }
 
-describe('the spec example flow', () => {
+describe('the API example flow', () => {
   test('assistant with context → background run on a thread → state → PATCH v2 → latest v1 → delete', async () => {
     const assistant = await client.assistants.create({
       graphId: 'chat',
@@ -80,7 +81,7 @@ describe('the spec example flow', () => {
     assert.match(assistant.updated_at, ISO);
     assert.equal(assistant.version, 1);
 
-    // The thread record as the spec lists it, read off the wire.
+    // The thread record with every field the API documents, read off the wire.
     const created = await request(url, 'POST', '/threads', { body: {} });
     assert.equal(created.status, 200);
     const thread = created.json as Json;
@@ -237,7 +238,7 @@ describe('the spec example flow', () => {
   });
 });
 
-describe('the spec message fields on a tool-calling run', () => {
+describe('the API message fields on a tool-calling run', () => {
   test('human, ai (with tool_calls and integer usage), tool (tool_call_id, artifact, status)', async () => {
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, 'tools', {
@@ -2354,7 +2355,7 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
     };
   }
 
-  test('serves the spec flow on the port it reports, and stops cleanly on SIGTERM', async () => {
+  test('serves the API example flow on the port it reports, and stops cleanly on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'agent-acceptance-cli-'));
     const cli = await startCli(dataDir);
     try {

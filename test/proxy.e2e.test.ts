@@ -1,5 +1,5 @@
 // The trace collector proxy end to end, as a user runs it: `tracepipe --config configs/proxy.yaml`
-// configured only through the spec's environment variables, fed by the OpenTelemetry JS SDK's
+// configured only through its environment variables (README.md, "Ready-made configs"), fed by the OpenTelemetry JS SDK's
 // OTLP exporters, uploading to a backend stand-in that parses each body with the platform's own
 // multipart parser (not ours), so the wire format is checked independently.
 

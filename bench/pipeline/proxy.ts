@@ -1,5 +1,5 @@
 // End-to-end benchmark of the proxy pipeline (otlp receiver → genai → batch → backend exporter):
-// runs the real CLI as a child process with the spec's defaults, sends OTLP/protobuf requests from
+// runs the real CLI as a child process with configs/proxy.yaml's defaults, sends OTLP/protobuf requests from
 // concurrent clients, and measures against a local backend stub:
 //   - spans/s end to end (first request sent → last run accepted by the stub),
 //   - the proxy's CPU seconds per 100k spans and peak RSS (from /proc, Linux),

@@ -44,7 +44,7 @@ const costs: Record<(typeof stages)[number], number[]> = { decode: [], genai: []
 
 for (let round = 0; round < rounds; round++) {
   const bodies = Array.from({ length: requests }, (_, i) => Buffer.from(makeRequest(perRequest, round * requests + i)));
-  // The spec's defaults (configs/proxy.yaml), as the proxy runs them.
+  // The defaults of configs/proxy.yaml, as the proxy runs them.
   const genai = new GenAiProcessor(
     nopSettings('processor', 'genai'),
     { filter_non_genai: false, generic_otel: false, root_cache_ttl_ms: 300_000, root_cache_max_entries: 100_000 },

@@ -1,7 +1,8 @@
 // The tracing backend's run record, as it flows through a `runs` pipeline and is uploaded.
 //
 // Field names are the backend's (snake_case JSON keys), so that an exporter can serialise a run as
-// it is. See ../shared/reference/trace-model.md §2 for what each field means to the backend.
+// it is. Each field's meaning is noted on it below; how spans fill them is in the genai
+// processor's README (plugins/processors/genai/README.md).
 
 export const RUN_TYPES = ['tool', 'chain', 'llm', 'retriever', 'embedding', 'prompt', 'parser'] as const;
 export type RunType = (typeof RUN_TYPES)[number];

@@ -29,7 +29,7 @@ export function isHex(text: string): boolean {
 
 /**
  * Reads a JSON id of `byteLength` bytes. OpenTelemetry SDK exporters write hex (OTLP/HTTP JSON
- * rule); the proxy spec's examples write base64 (protobuf's JSON mapping for `bytes`). The two are
+ * rule); protobuf's general JSON mapping writes `bytes` as base64. The two are
  * told apart by length: 2×bytes hex characters is hex, otherwise padded base64 of exactly
  * `byteLength` bytes. Returns lowercase hex, or undefined when the text is neither.
  */

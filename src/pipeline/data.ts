@@ -15,7 +15,7 @@ export interface DataOf {
 }
 
 /**
- * Who sent the data. Resolved by the receiver (the proxy spec's Authentication section) and carried
+ * Who sent the data. Resolved by the receiver (the `X-API-Key` and `Service-Project` headers, else its defaults) and carried
  * unchanged to the exporters, so that each tenant's data is uploaded with that tenant's key.
  * Batchers never mix two contexts whose `apiKey` differs in one upload.
  */

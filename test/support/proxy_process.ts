@@ -1,5 +1,5 @@
 // The real proxy as a child process, for fault tests and benchmarks: `node bin/tracepipe.js
-// --config configs/proxy.yaml` configured through the spec's environment variables (HTTP_PORT=0
+// --config configs/proxy.yaml` configured through its environment variables (HTTP_PORT=0
 // on 127.0.0.1), its OTLP port read from the "Receiving OTLP traces." log line, every stdout line
 // kept (parsed when JSON), stopped with SIGTERM (exit code, whether it said "Stopped cleanly.") or
 // killed with SIGKILL, and restarted on the same DATA_DIR.

@@ -1,5 +1,5 @@
-// Config of the `backend` exporter. Retry defaults are the proxy spec's (MAX_RETRIES 3 after the
-// first attempt, RETRY_BACKOFF_MS 100); the blocks are the shared exporter helper's.
+// Config of the `backend` exporter. Retry defaults are the proxy's environment defaults
+// (MAX_RETRIES 3 after the first attempt, RETRY_BACKOFF_MS 100, see configs/proxy.yaml); the blocks are the shared exporter helper's.
 
 import type { QueuedExporterBlocksConfig } from '../../../src/exporterhelper/schema.ts';
 import { httpEndpointSchema, queuedExporterBlocks } from '../../../src/exporterhelper/schema.ts';

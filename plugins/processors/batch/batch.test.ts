@@ -171,7 +171,7 @@ describe('batch: flush triggers', () => {
 });
 
 describe('batch: trace order', () => {
-  it('holds children that arrive first, across separate consume() calls, until their parents come (reference TV6.0)', async () => {
+  it('holds children that arrive first, across separate consume() calls, until their parents come', async () => {
     const { processor, sink, metric } = create({ flush_interval_ms: 60_000 });
     const rootSpanAlias = '00000000-0000-0000-1111-111111111111';
     const child = rid(0x22);

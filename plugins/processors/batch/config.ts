@@ -9,7 +9,7 @@ export const configSchema = {
       minimum: 1,
       default: 100,
       description:
-        "Runs per upload batch: a batch is sent as soon as it holds this many (the proxy spec's `BATCH_SIZE`).",
+        'Runs per upload batch: a batch is sent as soon as it holds this many (`BATCH_SIZE` in `configs/proxy.yaml`).',
     },
     flush_interval_ms: {
       type: 'integer',

@@ -27,13 +27,14 @@ export const configSchema = {
       type: 'string',
       default: '',
       description:
-        "Backend API key used when a request has no `X-API-Key` header (the spec's `SERVICE_API_KEY`); empty means none.",
+        'Backend API key used when a request has no `X-API-Key` header (`SERVICE_API_KEY` in `configs/proxy.yaml`); empty means none.',
     },
     project: {
       type: 'string',
       minLength: 1,
       default: 'default',
-      description: "Project used when a request has no `Service-Project` header (the spec's `SERVICE_PROJECT`).",
+      description:
+        'Project used when a request has no `Service-Project` header (`SERVICE_PROJECT` in `configs/proxy.yaml`).',
     },
     require_api_key: {
       type: 'boolean',

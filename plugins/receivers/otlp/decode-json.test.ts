@@ -44,7 +44,7 @@ function decodeError(text: string): string {
 }
 
 describe('JSON decoding', () => {
-  it("reads the spec's form: base64 ids, enum names, intValue as a decimal string", () => {
+  it("reads protobuf's JSON mapping: base64 ids, enum names, intValue as a decimal string", () => {
     const span = onlySpan(
       requestWith([
         {
@@ -99,7 +99,7 @@ describe('JSON decoding', () => {
     assert.deepEqual(span.status, { code: 1, message: '' });
   });
 
-  it("reads 64-bit bare numbers exactly, as the proxy spec's own example writes timestamps", () => {
+  it('reads 64-bit bare numbers exactly, as some senders write timestamps', () => {
     // JSON.parse alone would round these to the nearest double (…185224000, 9007199254740992).
     const text =
       '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"T6nh/mMkIONaoHewS9UWIw==","spanId":"0tEqJwCpvU0=",' +

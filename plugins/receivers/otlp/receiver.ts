@@ -282,7 +282,8 @@ export class OtlpReceiver implements Receiver {
           'retry-after': String(retryAfterSeconds(error.retryAfterMs)),
         });
       }
-      // Anything unclassified counts as retryable (CONVENTIONS.md §8).
+      // Anything unclassified counts as retryable: only PermanentError is a refusal of the data
+      // (docs/writing-a-plugin.md, "consume(batch, context)").
       this.settings.logger.warn(
         { err: error },
         'The pipeline failed to take a request; the client was asked to retry.',

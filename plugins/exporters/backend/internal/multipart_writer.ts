@@ -1,4 +1,5 @@
-// Writes one upload body in the backend's multipart ingestion format (trace-model.md §7.1) straight
+// Writes one upload body in the backend's multipart ingestion format (see the exporter's README,
+// "Body format") straight
 // into a zstd stream: for each run a `post.<id>` part (the run without inputs and outputs), then
 // `post.<id>.inputs` and `post.<id>.outputs` when present, each part with `Content-Type:
 // application/json` and `Content-Length`, closed by `--<boundary>--`.

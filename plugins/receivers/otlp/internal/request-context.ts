@@ -1,4 +1,4 @@
-// Resolves who a request is for, as the proxy spec's Authentication section says: the key from the
+// Resolves who a request is for: the key from the
 // `X-API-Key` header, else the configured default; the project from `Service-Project`, else the
 // configured default (which itself defaults to `default`).
 

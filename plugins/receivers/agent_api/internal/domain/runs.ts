@@ -45,7 +45,7 @@ export interface RunCreate {
   langsmith_tracer?: { project_name?: string; example_id?: string };
 }
 
-/** The run parameters kept with a run (`kwargs`), as the spec lists them. */
+/** The run parameters kept with a run (`kwargs`), as the API's run record lists them. */
 export interface RunKwargs {
   input: unknown;
   command: RunCreate['command'] | null;

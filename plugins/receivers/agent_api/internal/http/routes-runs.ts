@@ -23,7 +23,7 @@ import { writeHeartbeat, writeSSE } from './sse.ts';
 type ThreadParams = { thread_id: string };
 type RunParams = { thread_id: string; run_id: string };
 
-/** The public run record (the spec's fields only). */
+/** The public run record: the API's fields only, none of the server's bookkeeping. */
 export function publicRun(run: RunRecord): Run {
   const { error: _error, attempt: _attempt, temporary: _temporary, ...rest } = run;
   return rest;
