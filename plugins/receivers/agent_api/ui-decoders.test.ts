@@ -1,44 +1,20 @@
 // The decoders of the web interface, run in Node (they are plain ES modules with no DOM use):
 // the SSE parser reads back exactly the frames the server's own SSE writer produced, however the
 // network splits them; the JSON-object field accepts objects only; streamed message chunks add up
-// to the whole message.
+// to the whole message. The modules and their JSDoc types (types.js) are the interface's own, so
+// the test and the interface share one definition of what they decode.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { formatSSE } from './internal/http/sse.ts';
+import type { SseEvent, StreamedMessage } from './internal/ui/static/js/types.js';
+import { parseJsonObject } from './internal/ui/static/js/json-object.js';
+import { addChunk, mergeMessages, messageText } from './internal/ui/static/js/messages.js';
+import { createSseParser } from './internal/ui/static/js/sse.js';
 
-interface ParsedEvent {
-  event: string;
-  data: string;
-  id?: string;
-}
-interface SseModule {
-  createSseParser(onEvent: (event: ParsedEvent) => void): { push(chunk: string): void; end(): void };
-}
-interface JsonObjectModule {
-  parseJsonObject(text: string): { value?: Record<string, unknown>; error?: string };
-}
-interface StreamedMessage {
-  id: string;
-  type: string;
-  content: string;
-}
-interface MessagesModule {
-  addChunk(streamed: StreamedMessage[], chunk: unknown): StreamedMessage[];
-  mergeMessages(state: Array<{ id?: string }>, streamed: StreamedMessage[]): Array<{ id?: string }>;
-  messageText(content: unknown): string;
-}
-
-// Loaded by URL: they are browser files, outside the TypeScript program.
-const browserModule = async <T>(name: string): Promise<T> =>
-  (await import(new URL(`./internal/ui/static/js/${name}`, import.meta.url).href)) as T;
-const { createSseParser } = await browserModule<SseModule>('sse.js');
-const { parseJsonObject } = await browserModule<JsonObjectModule>('json-object.js');
-const { addChunk, mergeMessages, messageText } = await browserModule<MessagesModule>('messages.js');
-
-function parseAll(chunks: readonly string[]): ParsedEvent[] {
-  const events: ParsedEvent[] = [];
+function parseAll(chunks: readonly string[]): SseEvent[] {
+  const events: SseEvent[] = [];
   const parser = createSseParser((event) => events.push(event));
   for (const chunk of chunks) parser.push(chunk);
   parser.end();

@@ -1,3 +1,4 @@
+// @ts-check
 // The application shell: header with the two screens (Assistants, Studio), the API-key setting,
 // a polite live region for confirmations, and the routed page. When the server answers 401, the
 // shell asks for the key by opening the API-key dialog itself — once: dismissing the dialog stops
@@ -10,21 +11,27 @@ import { html } from './html.js';
 import { href, useRoute } from './route.js';
 import { StudioPage } from './studio.js';
 
+/** @typedef {import('./html.js').FieldEvent} FieldEvent */
+
+/**
+ * @param {{ reason: string, onClose: () => void, onSaved: () => void, onDismissed: () => void }} props
+ */
 function ApiKeyDialog({ reason, onClose, onSaved, onDismissed }) {
-  const dialog = useRef(null);
+  const dialog = useRef(/** @type {HTMLDialogElement | null} */ (null));
   const [value, setValue] = useState(getApiKey());
   useEffect(() => {
-    dialog.current.showModal();
+    /** @type {HTMLDialogElement} */ (dialog.current).showModal();
   }, []);
+  /** @param {SubmitEvent} event */
   const save = (event) => {
     event.preventDefault();
     setApiKey(value.trim());
     onSaved();
-    dialog.current.close();
+    /** @type {HTMLDialogElement} */ (dialog.current).close();
   };
   const cancel = () => {
     onDismissed();
-    dialog.current.close();
+    /** @type {HTMLDialogElement} */ (dialog.current).close();
   };
   return html`
     <dialog ref=${dialog} class="dialog" aria-labelledby="api-key-title" aria-describedby=${reason ? 'api-key-reason' : undefined} onClose=${onClose} onCancel=${onDismissed}>
@@ -33,7 +40,7 @@ function ApiKeyDialog({ reason, onClose, onSaved, onDismissed }) {
         ${reason && html`<p id="api-key-reason" class="field-error" role="alert">${reason}</p>`}
         <p class="hint">Sent as <code>X-Api-Key</code> with every request when the server requires one; a value starting with <code>Bearer </code> is sent as the <code>Authorization</code> header instead. Kept for this tab only.</p>
         <label for="api-key-input">Key</label>
-        <input id="api-key-input" type="password" autocomplete="off" value=${value} onInput=${(e) => setValue(e.currentTarget.value)} />
+        <input id="api-key-input" type="password" autocomplete="off" value=${value} onInput=${(/** @type {FieldEvent} */ e) => setValue(e.currentTarget.value)} />
         <div class="actions">
           <button type="button" class="secondary" onClick=${cancel}>Cancel</button>
           <button type="submit">Save</button>
@@ -46,7 +53,7 @@ export function App() {
   const route = useRoute();
   const [notice, setNotice] = useState('');
   // false, or the dialog's reason line ('' when opened from the button).
-  const [keyDialog, setKeyDialog] = useState(false);
+  const [keyDialog, setKeyDialog] = useState(/** @type {false | string} */ (false));
   // Set once the user dismisses a dialog the server's 401 opened: then the page stops asking.
   const dismissed = useRef(false);
   useEffect(
@@ -68,10 +75,14 @@ export function App() {
   // A notice goes away on the next navigation, unless it announces that navigation (`carry`:
   // "Deleted …" is shown on the list the page moves to).
   const keepNotice = useRef(false);
-  const announce = useCallback((message, { carry = false } = {}) => {
-    keepNotice.current = carry;
-    setNotice(message);
-  }, []);
+  const announce = useCallback(
+    /** @type {import('./types.js').Announce} */
+    (message, { carry = false } = {}) => {
+      keepNotice.current = carry;
+      setNotice(message);
+    },
+    [],
+  );
   const routeKey = `${route.page}/${route.assistantId ?? ''}/${route.create ? 'new' : ''}`;
   useEffect(() => {
     if (keepNotice.current) keepNotice.current = false;

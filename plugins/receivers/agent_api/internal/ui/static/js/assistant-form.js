@@ -1,3 +1,4 @@
+// @ts-check
 // The assistant form, for creating (graph, name, description, configuration) and for editing,
 // which writes a new active version: the form always sends the whole context and metadata, since
 // an update keeps nothing from the previous version. Fields are checked before sending; a
@@ -8,6 +9,15 @@ import { api } from './api.js';
 import { html } from './html.js';
 import { formatJson, parseJsonObject } from './json-object.js';
 
+/** @typedef {import('./types.js').AssistantBody} AssistantBody */
+/** @typedef {import('./html.js').FieldEvent} FieldEvent */
+/** @typedef {'graph' | 'name' | 'context' | 'metadata'} FieldName */
+/** @typedef {Partial<Record<FieldName, string>>} FieldErrors */
+/** @typedef {{ key: string, type: string | undefined, description: string | undefined }} ContextKey */
+
+/**
+ * @param {{ id: string, label: string, hint?: import('./html.js').Children, error?: string, children: import('./html.js').Children }} props
+ */
 function Field({ id, label, hint, error, children }) {
   return html`
     <div class=${`field${error ? ' invalid' : ''}`}>
@@ -18,12 +28,22 @@ function Field({ id, label, hint, error, children }) {
     </div>`;
 }
 
+/**
+ * @param {string} id
+ * @param {boolean} hint Whether the field shows a hint.
+ * @param {string | undefined} error
+ * @returns {string | undefined}
+ */
 const describedBy = (id, hint, error) =>
   [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
 
-/** The keys a graph reads from its context, from its schema; empty when the schema is unknown. */
+/**
+ * The keys a graph reads from its context, from its schema; empty when the schema is unknown.
+ * @param {string} graphId
+ * @returns {ContextKey[]}
+ */
 function useContextKeys(graphId) {
-  const [keys, setKeys] = useState([]);
+  const [keys, setKeys] = useState(/** @type {ContextKey[]} */ ([]));
   useEffect(() => {
     setKeys([]);
     if (!graphId) return undefined;
@@ -50,7 +70,7 @@ function useContextKeys(graphId) {
 }
 
 /**
- * @param {{ mode: 'create' | 'edit', graphs: string[], initial?: object, onSubmit: (body) => Promise<void>, onCancel?: () => void }} props
+ * @param {{ mode: 'create' | 'edit', graphs: string[], initial?: import('./types.js').Assistant, onSubmit: (body: AssistantBody) => Promise<void>, onCancel?: () => void }} props
  */
 export function AssistantForm({ mode, graphs, initial, onSubmit, onCancel }) {
   const prefix = `assistant-${mode}`;
@@ -59,25 +79,31 @@ export function AssistantForm({ mode, graphs, initial, onSubmit, onCancel }) {
   const [description, setDescription] = useState(initial?.description ?? '');
   const [context, setContext] = useState(formatJson(initial?.context));
   const [metadata, setMetadata] = useState(formatJson(initial?.metadata));
-  const [errors, setErrors] = useState({});
+  const [errors, setErrors] = useState(/** @type {FieldErrors} */ ({}));
   const [serverError, setServerError] = useState('');
   const [busy, setBusy] = useState(false);
-  const form = useRef(null);
+  const form = useRef(/** @type {HTMLFormElement | null} */ (null));
   const contextKeys = useContextKeys(graphId);
 
   // Once a field shows an error, it is re-checked as the user types, so the message goes away (or
   // changes) without another submit. Checking on blur instead would shift the layout under the
   // pointer between pressing and releasing the submit button, and the click would miss it.
-  const jsonInput = (field, setter) => (event) => {
+  /**
+   * @param {'context' | 'metadata'} field
+   * @param {(text: string) => void} setter
+   */
+  const jsonInput = (field, setter) => (/** @type {FieldEvent} */ event) => {
     const text = event.currentTarget.value;
     setter(text);
     if (errors[field]) setErrors((current) => ({ ...current, [field]: parseJsonObject(text).error }));
   };
 
+  /** @param {SubmitEvent} event */
   const submit = async (event) => {
     event.preventDefault();
     const parsedContext = parseJsonObject(context);
     const parsedMetadata = parseJsonObject(metadata);
+    /** @type {FieldErrors} */
     const found = {
       graph: graphId ? undefined : 'Choose the graph this assistant runs.',
       name: name.trim() ? undefined : 'Give the assistant a name.',
@@ -86,11 +112,15 @@ export function AssistantForm({ mode, graphs, initial, onSubmit, onCancel }) {
     };
     setErrors(found);
     setServerError('');
-    const firstInvalid = ['graph', 'name', 'context', 'metadata'].find((field) => found[field]);
+    const firstInvalid = /** @type {FieldName[]} */ (['graph', 'name', 'context', 'metadata']).find(
+      (field) => found[field],
+    );
     if (firstInvalid) {
-      form.current.querySelector(`#${prefix}-${firstInvalid}`)?.focus();
+      const field = /** @type {HTMLFormElement} */ (form.current).querySelector(`#${prefix}-${firstInvalid}`);
+      /** @type {HTMLElement | null} */ (field)?.focus();
       return;
     }
+    /** @type {AssistantBody} */
     const body = {
       name: name.trim(),
       description: description.trim() || null,
@@ -102,13 +132,14 @@ export function AssistantForm({ mode, graphs, initial, onSubmit, onCancel }) {
     try {
       await onSubmit(body);
     } catch (error) {
-      setServerError(error.message);
+      setServerError(/** @type {Error} */ (error).message);
     } finally {
       setBusy(false);
     }
   };
 
-  const input = (setter) => (event) => setter(event.currentTarget.value);
+  /** @param {(value: string) => void} setter */
+  const input = (setter) => (/** @type {FieldEvent} */ event) => setter(event.currentTarget.value);
 
   return html`
     <form ref=${form} class="assistant-form" onSubmit=${submit} noValidate aria-describedby=${serverError ? `${prefix}-server-error` : undefined}>

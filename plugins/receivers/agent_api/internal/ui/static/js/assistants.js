@@ -1,3 +1,4 @@
+// @ts-check
 // The Assistants screen: search (graph filter, name), the list, and beside it either the
 // creation form or the selected assistant — edit (a new active version), versions with
 // "Make active", delete after confirmation, and a link to try it in the studio.
@@ -11,25 +12,37 @@ import { html } from './html.js';
 import { href, navigate } from './route.js';
 import { VersionList } from './versions.js';
 
+/** @typedef {import('./types.js').Announce} Announce */
+/** @typedef {import('./types.js').Assistant} Assistant */
+/** @typedef {import('./types.js').AssistantBody} AssistantBody */
+/** @typedef {import('./types.js').AssistantQuery} AssistantQuery */
+/** @typedef {import('./types.js').AssistantVersion} AssistantVersion */
+/** @typedef {import('./html.js').FieldEvent} FieldEvent */
+/** @typedef {{ name: string, graph: string }} AssistantFilter */
+
+/** @returns {string[]} the deployment's graph ids, once known. */
 function useGraphs() {
-  const [graphs, setGraphs] = useState([]);
+  const [graphs, setGraphs] = useState(/** @type {string[]} */ ([]));
   useEffect(() => {
     listGraphs().then(setGraphs, () => setGraphs([]));
   }, []);
   return graphs;
 }
 
+/**
+ * @param {{ graphs: string[], filter: AssistantFilter, onChange: (filter: AssistantFilter) => void }} props
+ */
 function AssistantSearch({ graphs, filter, onChange }) {
   return html`
-    <form role="search" class="search" aria-label="Search assistants" onSubmit=${(e) => e.preventDefault()}>
+    <form role="search" class="search" aria-label="Search assistants" onSubmit=${(/** @type {SubmitEvent} */ e) => e.preventDefault()}>
       <div class="field">
         <label for="search-name">Name</label>
         <input id="search-name" type="search" placeholder="Any name" value=${filter.name}
-          onInput=${(e) => onChange({ ...filter, name: e.currentTarget.value })} />
+          onInput=${(/** @type {FieldEvent} */ e) => onChange({ ...filter, name: e.currentTarget.value })} />
       </div>
       <div class="field">
         <label for="search-graph">Graph</label>
-        <select id="search-graph" value=${filter.graph} onChange=${(e) => onChange({ ...filter, graph: e.currentTarget.value })}>
+        <select id="search-graph" value=${filter.graph} onChange=${(/** @type {FieldEvent} */ e) => onChange({ ...filter, graph: e.currentTarget.value })}>
           <option value="">All graphs</option>
           ${graphs.map((graph) => html`<option value=${graph}>${graph}</option>`)}
         </select>
@@ -37,6 +50,9 @@ function AssistantSearch({ graphs, filter, onChange }) {
     </form>`;
 }
 
+/**
+ * @param {{ assistants: Assistant[], selectedId: string | undefined, loading: boolean, error: string }} props
+ */
 function AssistantTable({ assistants, selectedId, loading, error }) {
   if (error) return html`<div class="error-banner" role="alert">${error}</div>`;
   if (!loading && assistants.length === 0) return html`<p class="empty">No assistants match.</p>`;
@@ -62,14 +78,17 @@ function AssistantTable({ assistants, selectedId, loading, error }) {
     </table>`;
 }
 
+/**
+ * @param {{ assistantId: string, graphs: string[], announce: Announce, onChanged: () => void }} props
+ */
 function AssistantDetail({ assistantId, graphs, announce, onChanged }) {
-  const [assistant, setAssistant] = useState(null);
-  const [versions, setVersions] = useState([]);
+  const [assistant, setAssistant] = useState(/** @type {Assistant | null} */ (null));
+  const [versions, setVersions] = useState(/** @type {AssistantVersion[]} */ ([]));
   const [error, setError] = useState('');
   const [confirming, setConfirming] = useState(false);
   const [deleteError, setDeleteError] = useState('');
   const [formKey, setFormKey] = useState(0);
-  const heading = useRef(null);
+  const heading = useRef(/** @type {HTMLHeadingElement | null} */ (null));
 
   const load = useCallback(async () => {
     setError('');
@@ -84,7 +103,7 @@ function AssistantDetail({ assistantId, graphs, announce, onChanged }) {
       setFormKey((key) => key + 1);
     } catch (failure) {
       setAssistant(null);
-      setError(failure.message);
+      setError(/** @type {Error} */ (failure).message);
     }
   }, [assistantId]);
 
@@ -100,6 +119,7 @@ function AssistantDetail({ assistantId, graphs, announce, onChanged }) {
     if (loaded) heading.current?.focus();
   }, [loaded]);
 
+  /** @param {AssistantBody} body */
   const save = async (body) => {
     const updated = await api.updateAssistant(assistantId, body);
     await load();
@@ -109,6 +129,10 @@ function AssistantDetail({ assistantId, graphs, announce, onChanged }) {
     announce(`Saved “${updated.name}” as version ${updated.version}, now active.`);
   };
 
+  /**
+   * @param {Assistant} _updated
+   * @param {number} version
+   */
   const activated = async (_updated, version) => {
     await load();
     heading.current?.focus();
@@ -122,11 +146,12 @@ function AssistantDetail({ assistantId, graphs, announce, onChanged }) {
       await api.deleteAssistant(assistantId);
       setConfirming(false);
       onChanged();
-      announce(`Deleted “${assistant.name}” and all its versions.`, { carry: true });
+      // Deleting is offered once the assistant is shown.
+      announce(`Deleted “${/** @type {Assistant} */ (assistant).name}” and all its versions.`, { carry: true });
       navigate(href.assistants());
     } catch (failure) {
       setConfirming(false);
-      setDeleteError(failure.message);
+      setDeleteError(/** @type {Error} */ (failure).message);
     }
   };
 
@@ -162,7 +187,9 @@ function AssistantDetail({ assistantId, graphs, announce, onChanged }) {
     </section>`;
 }
 
+/** @param {{ graphs: string[], announce: Announce, onChanged: () => void }} props */
 function CreatePanel({ graphs, announce, onChanged }) {
+  /** @param {AssistantBody} body */
   const create = async (body) => {
     const created = await api.createAssistant(body);
     onChanged();
@@ -176,10 +203,11 @@ function CreatePanel({ graphs, announce, onChanged }) {
     </section>`;
 }
 
+/** @param {{ route: import('./route.js').Route, announce: Announce }} props */
 export function AssistantsPage({ route, announce }) {
   const graphs = useGraphs();
   const [filter, setFilter] = useState({ name: '', graph: '' });
-  const [assistants, setAssistants] = useState([]);
+  const [assistants, setAssistants] = useState(/** @type {Assistant[]} */ ([]));
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState('');
   const [reloads, setReloads] = useState(0);
@@ -196,6 +224,7 @@ export function AssistantsPage({ route, announce }) {
       async () => {
         setLoading(true);
         try {
+          /** @type {AssistantQuery} */
           const query = { limit: 100 };
           if (filter.name.trim()) query.name = filter.name.trim();
           if (filter.graph) query.graph_id = filter.graph;
@@ -205,7 +234,7 @@ export function AssistantsPage({ route, announce }) {
             setError('');
           }
         } catch (failure) {
-          if (live) setError(failure.message);
+          if (live) setError(/** @type {Error} */ (failure).message);
         } finally {
           if (live) setLoading(false);
         }

@@ -1,16 +1,21 @@
+// @ts-check
 // A modal confirmation built on <dialog>: the browser traps focus inside it, Escape cancels, and
 // focus returns to the button that opened it.
 
 import { useEffect, useRef } from 'preact/hooks';
 import { html } from './html.js';
 
+/**
+ * @param {{ title: string, children: import('./html.js').Children, confirmLabel: string, onConfirm: () => void, onCancel: () => void }} props
+ */
 export function ConfirmDialog({ title, children, confirmLabel, onConfirm, onCancel }) {
-  const dialog = useRef(null);
+  const dialog = useRef(/** @type {HTMLDialogElement | null} */ (null));
   useEffect(() => {
-    const opener = document.activeElement;
-    dialog.current.showModal();
+    const opener = /** @type {HTMLElement | null} */ (document.activeElement);
+    /** @type {HTMLDialogElement} */ (dialog.current).showModal();
     return () => opener?.focus?.();
   }, []);
+  /** @param {SubmitEvent} event */
   const confirm = (event) => {
     event.preventDefault();
     onConfirm();

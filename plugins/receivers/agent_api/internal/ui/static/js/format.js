@@ -1,5 +1,10 @@
+// @ts-check
 // Display formatting shared by the screens: dates in the reader's locale, short ids.
 
+/**
+ * @param {string | undefined} iso
+ * @returns {string}
+ */
 export function formatTime(iso) {
   if (!iso) return '';
   const date = new Date(iso);
@@ -8,9 +13,13 @@ export function formatTime(iso) {
     : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 }
 
-/** Time of day for today, else the date: short enough for a select option. */
+/**
+ * Time of day for today, else the date: short enough for a select option.
+ * @param {string | undefined} iso
+ * @returns {string}
+ */
 export function formatShortTime(iso) {
-  const date = new Date(iso);
+  const date = new Date(/** @type {string} */ (iso));
   if (Number.isNaN(date.getTime())) return iso ?? '';
   const today = new Date().toDateString() === date.toDateString();
   return today
@@ -18,9 +27,18 @@ export function formatShortTime(iso) {
     : date.toLocaleDateString(undefined, { dateStyle: 'medium' });
 }
 
-/** The first block of a UUID: enough to tell threads apart in a list. */
+/**
+ * The first block of a UUID: enough to tell threads apart in a list.
+ * @param {string | null | undefined} id
+ * @returns {string}
+ */
 export function shortId(id) {
   return String(id ?? '').split('-')[0];
 }
 
+/**
+ * Whether `assistant` is a graph's system assistant (the server creates one per graph).
+ * @param {import('./types.js').Assistant | null | undefined} assistant
+ * @returns {boolean}
+ */
 export const isSystemAssistant = (assistant) => assistant?.metadata?.created_by === 'system';

@@ -1,8 +1,21 @@
+// @ts-check
 // Hash routing: `#/assistants`, `#/assistants/new`, `#/assistants/<id>`, `#/studio[/<assistant id>]`.
 // The hash keeps every screen bookmarkable without server-side routes, and the back button works.
 
 import { useEffect, useState } from 'preact/hooks';
 
+/**
+ * The screen a hash names.
+ * @typedef {object} Route
+ * @property {'assistants' | 'studio'} page
+ * @property {string} [assistantId]
+ * @property {boolean} [create] The creation form of the Assistants screen.
+ */
+
+/**
+ * @param {string} hash `location.hash`
+ * @returns {Route}
+ */
 export function parseRoute(hash) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'studio') return { page: 'studio', assistantId: parts[1] };
@@ -14,14 +27,18 @@ export function parseRoute(hash) {
 export const href = {
   assistants: () => '#/assistants',
   newAssistant: () => '#/assistants/new',
+  /** @param {string} assistantId */
   assistant: (assistantId) => `#/assistants/${encodeURIComponent(assistantId)}`,
+  /** @param {string} [assistantId] */
   studio: (assistantId) => (assistantId ? `#/studio/${encodeURIComponent(assistantId)}` : '#/studio'),
 };
 
+/** @param {string} target A hash from `href`. */
 export function navigate(target) {
   window.location.hash = target;
 }
 
+/** @returns {Route} the current route, following hash changes. */
 export function useRoute() {
   const [route, setRoute] = useState(() => parseRoute(window.location.hash));
   useEffect(() => {

@@ -1,15 +1,26 @@
+// @ts-check
 // Server-sent events from a fetch() response body. EventSource cannot POST a run request, so the
 // studio reads the stream itself; the parser follows the WHATWG rules (fields per line, `data`
 // lines joined with a newline, comments ignored, CR, LF and CRLF all end a line, an event ends at
 // a blank line) and copes with chunks that split a line or a CRLF pair anywhere.
 
-/** Feeds text chunks in, calls `onEvent({event, data, id})` per complete event. */
+/** @typedef {import('./types.js').SseEvent} SseEvent */
+/** @typedef {import('./types.js').StreamEvent} StreamEvent */
+
+/**
+ * Feeds text chunks in, calls `onEvent({event, data, id})` per complete event.
+ * @param {(event: SseEvent) => void} onEvent
+ * @returns {{ push(chunk: string): void, end(): void }}
+ */
 export function createSseParser(onEvent) {
   let buffer = '';
   let event = '';
+  /** @type {string[]} */
   let data = [];
+  /** @type {string | undefined} */
   let lastId;
 
+  /** @param {string} text */
   const line = (text) => {
     if (text === '') {
       if (data.length > 0) onEvent({ event: event || 'message', data: data.join('\n'), id: lastId });
@@ -47,9 +58,14 @@ export function createSseParser(onEvent) {
   };
 }
 
-/** Reads the whole stream; each event's data is parsed as JSON (kept as text when it is not). */
+/**
+ * Reads the whole stream; each event's data is parsed as JSON (kept as text when it is not).
+ * @param {Response} response A response with a body (a streamed run's).
+ * @param {(event: StreamEvent) => void} onEvent
+ */
 export async function readSse(response, onEvent) {
   const parser = createSseParser(({ event, data, id }) => {
+    /** @type {unknown} */
     let value = data;
     try {
       value = JSON.parse(data);
@@ -58,7 +74,10 @@ export async function readSse(response, onEvent) {
     }
     onEvent({ event, data: value, id });
   });
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  // A streamed run's response always has a body.
+  const reader = /** @type {NonNullable<Response['body']>} */ (response.body)
+    .pipeThrough(new TextDecoderStream())
+    .getReader();
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;

@@ -1,3 +1,4 @@
+// @ts-check
 // The studio's read-only panels: the conversation (with the answer growing as tokens arrive),
 // the run (status, input, streamed chunks, error), the node updates in arrival order, and the
 // thread state.
@@ -7,8 +8,11 @@ import { html } from './html.js';
 import { formatJson } from './json-object.js';
 import { messageRole, messageText } from './messages.js';
 
+/**
+ * @param {{ messages: import('./types.js').Message[], streaming: boolean, hasState: boolean }} props
+ */
 export function Conversation({ messages, streaming, hasState }) {
-  const end = useRef(null);
+  const end = useRef(/** @type {HTMLLIElement | null} */ (null));
   useEffect(() => {
     end.current?.scrollIntoView?.({ block: 'end' });
   }, [messages]);
@@ -28,6 +32,7 @@ export function Conversation({ messages, streaming, hasState }) {
     </ol>`;
 }
 
+/** @param {{ run: import('./types.js').RunView | null }} props */
 export function RunPanel({ run }) {
   return html`
     <section class="panel" aria-labelledby="run-title">
@@ -37,7 +42,7 @@ export function RunPanel({ run }) {
           ? html`<dl class="facts">
             <dt>Status</dt><dd><span class=${`status status-${run.status}`} data-testid="run-status">${run.status}</span></dd>
             ${run.input && html`<dt>Input</dt><dd class="run-input">${run.input}</dd>`}
-            ${run.chunks > 0 && html`<dt>Streamed</dt><dd data-testid="run-chunks">${run.chunks} message chunk${run.chunks === 1 ? '' : 's'}</dd>`}
+            ${(run.chunks ?? 0) > 0 && html`<dt>Streamed</dt><dd data-testid="run-chunks">${run.chunks} message chunk${run.chunks === 1 ? '' : 's'}</dd>`}
             ${run.id && html`<dt>Run</dt><dd><code>${run.id}</code></dd>`}
           </dl>
           ${run.error && html`<div class="error-banner" role="alert">${run.error}</div>`}`
@@ -46,6 +51,7 @@ export function RunPanel({ run }) {
     </section>`;
 }
 
+/** @param {{ updates: import('./types.js').NodeUpdate[] }} props */
 export function UpdatesPanel({ updates }) {
   return html`
     <section class="panel" aria-labelledby="updates-title">
@@ -67,6 +73,11 @@ export function UpdatesPanel({ updates }) {
     </section>`;
 }
 
+/**
+ * The keys a node updated, with the length of each list.
+ * @param {unknown} value
+ * @returns {string}
+ */
 function summarizeUpdate(value) {
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     return Object.entries(value)
@@ -76,6 +87,9 @@ function summarizeUpdate(value) {
   return '';
 }
 
+/**
+ * @param {{ state: import('./types.js').ThreadState | null, onRefresh: (() => void) | null }} props
+ */
 export function StatePanel({ state, onRefresh }) {
   return html`
     <section class="panel" aria-labelledby="state-title">

@@ -1,3 +1,4 @@
+// @ts-check
 // The Studio screen: pick an assistant and a thread (or start one), send a message, and watch the
 // run: the answer streams token by token (`messages-tuple`), node updates arrive as they happen
 // (`updates`), the state follows (`values`), then the run's final status and the thread state
@@ -13,25 +14,37 @@ import { href, navigate } from './route.js';
 import { readSse } from './sse.js';
 import { Conversation, RunPanel, StatePanel, UpdatesPanel } from './studio-panels.js';
 
+/** @typedef {import('./types.js').Assistant} Assistant */
+/** @typedef {import('./html.js').FieldEvent} FieldEvent */
+/** @typedef {import('./types.js').Message} Message */
+/** @typedef {import('./types.js').NodeUpdate} NodeUpdate */
+/** @typedef {import('./types.js').RunView} RunView */
+/** @typedef {import('./types.js').StreamedMessage} StreamedMessage */
+/** @typedef {import('./types.js').Thread} Thread */
+/** @typedef {import('./types.js').ThreadState} ThreadState */
+
 const STREAM_MODES = ['messages-tuple', 'values', 'updates'];
 
+/**
+ * @param {{ initialAssistantId: string | undefined, announce: import('./types.js').Announce }} props
+ */
 export function StudioPage({ initialAssistantId, announce }) {
-  const [assistants, setAssistants] = useState([]);
+  const [assistants, setAssistants] = useState(/** @type {Assistant[]} */ ([]));
   const [assistantId, setAssistantId] = useState(initialAssistantId ?? '');
-  const [threads, setThreads] = useState([]);
+  const [threads, setThreads] = useState(/** @type {Thread[]} */ ([]));
   const [threadId, setThreadId] = useState('');
-  const [threadState, setThreadState] = useState(null);
-  const [stateMessages, setStateMessages] = useState([]);
-  const [streamed, setStreamed] = useState([]);
-  const [updates, setUpdates] = useState([]);
-  const [run, setRun] = useState(null);
+  const [threadState, setThreadState] = useState(/** @type {ThreadState | null} */ (null));
+  const [stateMessages, setStateMessages] = useState(/** @type {Message[]} */ ([]));
+  const [streamed, setStreamed] = useState(/** @type {StreamedMessage[]} */ ([]));
+  const [updates, setUpdates] = useState(/** @type {NodeUpdate[]} */ ([]));
+  const [run, setRun] = useState(/** @type {RunView | null} */ (null));
   const [draft, setDraft] = useState('');
   // Input keys besides the message, for graphs whose state has more than `messages`.
   const [extraInput, setExtraInput] = useState('');
   const [extraError, setExtraError] = useState('');
   const [error, setError] = useState('');
   const [streaming, setStreaming] = useState(false);
-  const abort = useRef(null);
+  const abort = useRef(/** @type {AbortController | null} */ (null));
 
   useEffect(() => () => abort.current?.abort(), []);
 
@@ -70,25 +83,29 @@ export function StudioPage({ initialAssistantId, announce }) {
     try {
       setThreads(await api.searchThreads({ limit: 50, sort_by: 'updated_at', sort_order: 'desc' }));
     } catch (failure) {
-      setError(failure.message);
+      setError(/** @type {Error} */ (failure).message);
     }
   }, []);
   useEffect(() => {
     loadThreads();
   }, [loadThreads]);
 
-  const loadState = useCallback(async (id) => {
+  const loadState = useCallback(async (/** @type {string} */ id) => {
     if (!id) return;
     try {
       const state = await api.threadState(id);
       setThreadState(state);
       setStateMessages(Array.isArray(state?.values?.messages) ? state.values.messages : []);
     } catch (failure) {
-      setError(failure.message);
+      setError(/** @type {Error} */ (failure).message);
     }
   }, []);
 
-  /** Shows thread `id`; `load: false` for a thread just created, which has no state to read. */
+  /**
+   * Shows thread `id`; `load: false` for a thread just created, which has no state to read.
+   * @param {string} id
+   * @param {{ load?: boolean }} [options]
+   */
   const pickThread = (id, { load = true } = {}) => {
     setThreadId(id);
     setStreamed([]);
@@ -109,11 +126,12 @@ export function StudioPage({ initialAssistantId, announce }) {
       announce(`Started thread ${shortId(thread.thread_id)}.`);
       return thread.thread_id;
     } catch (failure) {
-      setError(failure.message);
+      setError(/** @type {Error} */ (failure).message);
       return null;
     }
   };
 
+  /** @param {Event} event A submit, or the Enter key in the message box. */
   const send = async (event) => {
     event.preventDefault();
     const text = draft.trim();
@@ -125,14 +143,15 @@ export function StudioPage({ initialAssistantId, announce }) {
     const extra = parseJsonObject(extraInput);
     setExtraError(extra.error ?? '');
     if (extra.error) {
-      const field = document.getElementById('studio-extra-input');
-      field.closest('details').open = true;
+      const field = /** @type {HTMLTextAreaElement} */ (document.getElementById('studio-extra-input'));
+      /** @type {HTMLDetailsElement} */ (field.closest('details')).open = true;
       field.focus();
       return;
     }
     setError('');
     const target = threadId || (await newThread());
     if (!target) return;
+    /** @type {Message} */
     const userMessage = { id: `local-${Date.now()}`, type: 'human', content: text };
     setStateMessages((current) => [...current, userMessage]);
     setStreamed([]);
@@ -141,6 +160,7 @@ export function StudioPage({ initialAssistantId, announce }) {
     setRun({ status: 'pending', input: text });
     setStreaming(true);
     const controller = (abort.current = new AbortController());
+    /** @type {string | undefined} */
     let runId;
     try {
       const response = await api.streamRun(
@@ -154,17 +174,19 @@ export function StudioPage({ initialAssistantId, announce }) {
       );
       await readSse(response, ({ event: name, data }) => {
         if (name === 'metadata') {
-          runId = data?.run_id;
+          runId = /** @type {{ run_id?: string } | null} */ (data)?.run_id;
           setRun((current) => ({ input: current?.input, id: runId, status: 'running' }));
         } else if (name === 'messages' && Array.isArray(data)) {
           setStreamed((current) => addChunk(current, data[0]));
           setRun((current) => ({ ...current, chunks: (current?.chunks ?? 0) + 1 }));
-        } else if (name === 'values' && Array.isArray(data?.messages)) {
-          setStateMessages(data.messages);
+        } else if (name === 'values' && Array.isArray(/** @type {{ messages?: unknown } | null} */ (data)?.messages)) {
+          setStateMessages(/** @type {{ messages: Message[] }} */ (data).messages);
         } else if (name === 'updates' && data && typeof data === 'object') {
           setUpdates((current) => [...current, ...Object.entries(data).map(([node, value]) => ({ node, value }))]);
         } else if (name === 'error') {
-          const message = typeof data === 'string' ? data : [data?.error, data?.message].filter(Boolean).join(': ');
+          const problem = /** @type {{ error?: string, message?: string } | null} */ (data);
+          const message =
+            typeof data === 'string' ? data : [problem?.error, problem?.message].filter(Boolean).join(': ');
           setRun((current) => ({ ...current, status: 'error', error: message || 'The run failed.' }));
         }
       });
@@ -177,8 +199,12 @@ export function StudioPage({ initialAssistantId, announce }) {
         }
       }
     } catch (failure) {
-      if (failure?.name !== 'AbortError') {
-        setRun((current) => ({ ...current, status: current?.id ? 'error' : 'not started', error: failure.message }));
+      if (/** @type {Error | undefined} */ (failure)?.name !== 'AbortError') {
+        setRun((current) => ({
+          ...current,
+          status: current?.id ? 'error' : 'not started',
+          error: /** @type {Error} */ (failure).message,
+        }));
       }
     } finally {
       setStreaming(false);
@@ -195,10 +221,11 @@ export function StudioPage({ initialAssistantId, announce }) {
       await api.cancelRun(threadId, run.id);
       announce('Cancelling the run…');
     } catch (failure) {
-      setRun((current) => ({ ...current, error: failure.message }));
+      setRun((current) => ({ ...current, error: /** @type {Error} */ (failure).message }));
     }
   };
 
+  /** @param {KeyboardEvent} event */
   const onKeyDown = (event) => {
     // Enter sends; Shift+Enter starts a new line, as in most chat tools.
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) send(event);
@@ -209,6 +236,7 @@ export function StudioPage({ initialAssistantId, announce }) {
   // A thread's state is shaped by the graph that ran on it, so only threads of the chosen
   // assistant's graph (or never run) are offered, and switching graphs leaves the current thread.
   const graphId = selected?.graph_id;
+  /** @param {Thread} thread */
   const fitsGraph = (thread) => !thread.metadata?.graph_id || thread.metadata.graph_id === graphId;
   const offeredThreads = threads.filter(fitsGraph);
   useEffect(() => {
@@ -222,7 +250,7 @@ export function StudioPage({ initialAssistantId, announce }) {
         <h1>Studio</h1>
         <div class="field">
           <label for="studio-assistant">Assistant</label>
-          <select id="studio-assistant" value=${assistantId} onChange=${(e) => {
+          <select id="studio-assistant" value=${assistantId} onChange=${(/** @type {FieldEvent} */ e) => {
             setAssistantId(e.currentTarget.value);
             navigate(href.studio(e.currentTarget.value));
           }}>
@@ -233,7 +261,7 @@ export function StudioPage({ initialAssistantId, announce }) {
         </div>
         <div class="field">
           <label for="studio-thread">Thread</label>
-          <select id="studio-thread" value=${threadId} onChange=${(e) => pickThread(e.currentTarget.value)}>
+          <select id="studio-thread" value=${threadId} onChange=${(/** @type {FieldEvent} */ e) => pickThread(e.currentTarget.value)}>
             <option value="">New thread on first message</option>
             ${offeredThreads.map((t) => html`<option value=${t.thread_id}>${shortId(t.thread_id)} · ${t.status} · ${formatShortTime(t.updated_at)}</option>`)}
           </select>
@@ -250,13 +278,13 @@ export function StudioPage({ initialAssistantId, announce }) {
         <form class="composer" onSubmit=${send}>
           <label for="studio-message" class="visually-hidden">Message</label>
           <textarea id="studio-message" rows="3" placeholder="Write a message — Enter sends, Shift+Enter adds a line"
-            value=${draft} onInput=${(e) => setDraft(e.currentTarget.value)} onKeyDown=${onKeyDown}></textarea>
+            value=${draft} onInput=${(/** @type {FieldEvent} */ e) => setDraft(e.currentTarget.value)} onKeyDown=${onKeyDown}></textarea>
           <details class="extra-input">
             <summary>More input</summary>
             <div class=${`field${extraError ? ' invalid' : ''}`}>
               <label for="studio-extra-input">Other input keys (JSON object, sent beside the message)</label>
               <textarea id="studio-extra-input" class="code" rows="2" spellcheck="false" placeholder='{"delay_ms": 2000}'
-                value=${extraInput} onInput=${(e) => {
+                value=${extraInput} onInput=${(/** @type {FieldEvent} */ e) => {
                   setExtraInput(e.currentTarget.value);
                   if (extraError) setExtraError(parseJsonObject(e.currentTarget.value).error ?? '');
                 }}

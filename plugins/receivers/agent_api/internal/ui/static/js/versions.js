@@ -1,3 +1,4 @@
+// @ts-check
 // The versions of one assistant, newest first, with "Make active" on every inactive one
 // (`POST /assistants/{id}/latest`). Runs use the active version.
 
@@ -6,10 +7,18 @@ import { api } from './api.js';
 import { formatTime } from './format.js';
 import { html } from './html.js';
 
+/**
+ * @param {{
+ *   assistant: import('./types.js').Assistant,
+ *   versions: import('./types.js').AssistantVersion[],
+ *   onActivated: (updated: import('./types.js').Assistant, version: number) => Promise<void>,
+ * }} props
+ */
 export function VersionList({ assistant, versions, onActivated }) {
-  const [busyVersion, setBusyVersion] = useState(null);
+  const [busyVersion, setBusyVersion] = useState(/** @type {number | null} */ (null));
   const [error, setError] = useState('');
 
+  /** @param {number} version */
   const activate = async (version) => {
     setBusyVersion(version);
     setError('');
@@ -17,7 +26,7 @@ export function VersionList({ assistant, versions, onActivated }) {
       const updated = await api.setLatestVersion(assistant.assistant_id, version);
       await onActivated(updated ?? { ...assistant, version }, version);
     } catch (failure) {
-      setError(failure.message);
+      setError(/** @type {Error} */ (failure).message);
     } finally {
       setBusyVersion(null);
     }

@@ -1,0 +1,183 @@
+// @ts-check
+// The shapes of the API objects the interface reads, as JSDoc types: the records of the Agent
+// Deployment API (only the fields the screens use; the server sends more) and the state the screens
+// build from them. Type-only: this module exports no values. The decoder tests import these types
+// too (`ui-decoders.test.ts`), so the interface and its tests share one definition.
+
+/** @typedef {Record<string, unknown>} JsonObject A JSON object (context, metadata, values). */
+
+/**
+ * An assistant, as `GET /assistants/{id}` and `POST /assistants/search` answer it: its active
+ * version.
+ * @typedef {object} Assistant
+ * @property {string} assistant_id
+ * @property {string} graph_id
+ * @property {string} name
+ * @property {string | null} [description]
+ * @property {number} version
+ * @property {JsonObject} [context]
+ * @property {JsonObject} [config]
+ * @property {JsonObject & { created_by?: string }} [metadata] `created_by: 'system'` for a
+ *   graph's system assistant.
+ * @property {string} [created_at]
+ * @property {string} [updated_at]
+ */
+
+/**
+ * One version of an assistant (`POST /assistants/{id}/versions`).
+ * @typedef {object} AssistantVersion
+ * @property {string} assistant_id
+ * @property {number} version
+ * @property {string} name
+ * @property {JsonObject} [context]
+ * @property {JsonObject} [metadata]
+ * @property {string} [created_at]
+ */
+
+/**
+ * The body of `POST /assistants` and `PATCH /assistants/{id}` as the form sends it; `graph_id`
+ * only on creation.
+ * @typedef {object} AssistantBody
+ * @property {string} name
+ * @property {string | null} description
+ * @property {JsonObject | undefined} context
+ * @property {JsonObject | undefined} metadata
+ * @property {string} [graph_id]
+ */
+
+/**
+ * The query of `POST /assistants/search`.
+ * @typedef {object} AssistantQuery
+ * @property {number} [limit]
+ * @property {string} [name]
+ * @property {string} [graph_id]
+ * @property {JsonObject} [metadata]
+ */
+
+/**
+ * A JSON Schema, as far as the form reads one: the properties of a graph's context.
+ * @typedef {object} JsonSchema
+ * @property {string} [type]
+ * @property {string} [description]
+ * @property {Record<string, JsonSchema>} [properties]
+ */
+
+/**
+ * `GET /assistants/{id}/schemas`: `context_schema` (newer graphs) or `config_schema`.
+ * @typedef {object} AssistantSchemas
+ * @property {JsonSchema | null} [context_schema]
+ * @property {JsonSchema | null} [config_schema]
+ */
+
+/**
+ * `GET /info`; `graphs` only when the server lists them.
+ * @typedef {object} ServerInfo
+ * @property {string[]} [graphs]
+ */
+
+/**
+ * A thread (`POST /threads`, `POST /threads/search`).
+ * @typedef {object} Thread
+ * @property {string} thread_id
+ * @property {string} status `idle`, `busy`, `interrupted` or `error`.
+ * @property {string} [created_at]
+ * @property {string} [updated_at]
+ * @property {JsonObject & { graph_id?: string }} [metadata] `graph_id`: the graph that last ran
+ *   on the thread.
+ */
+
+/**
+ * The query of `POST /threads/search`.
+ * @typedef {object} ThreadQuery
+ * @property {number} [limit]
+ * @property {string} [sort_by]
+ * @property {'asc' | 'desc'} [sort_order]
+ */
+
+/**
+ * A thread's state (`GET /threads/{id}/state`).
+ * @typedef {object} ThreadState
+ * @property {JsonObject & { messages?: Message[] }} [values]
+ * @property {string[]} [next] The nodes that run next (empty when the graph is done).
+ * @property {JsonObject | null} [checkpoint]
+ * @property {(JsonObject & { step?: number }) | null} [metadata]
+ */
+
+/**
+ * A run (`GET /threads/{thread_id}/runs/{run_id}`).
+ * @typedef {object} Run
+ * @property {string} run_id
+ * @property {string} thread_id
+ * @property {string} [assistant_id]
+ * @property {string} status `pending`, `running`, `error`, `success`, `timeout` or `interrupted`.
+ */
+
+/**
+ * The body of `POST /threads/{id}/runs/stream` as the studio sends it.
+ * @typedef {object} RunStreamBody
+ * @property {string} assistant_id
+ * @property {JsonObject} input
+ * @property {string[]} stream_mode
+ */
+
+/**
+ * A message: in a thread's state (`type` human/ai/tool, string or block content), as a streamed
+ * `messages` chunk (`type` AIMessageChunk, …), or as sent (`role` user).
+ * @typedef {object} Message
+ * @property {string} [id]
+ * @property {string} [type]
+ * @property {string} [role]
+ * @property {unknown} [content] A string, or an array of content blocks.
+ */
+
+/**
+ * A message the studio assembled from streamed chunks (see messages.js).
+ * @typedef {object} StreamedMessage
+ * @property {string} id
+ * @property {'ai' | 'tool'} type
+ * @property {string} content
+ */
+
+/**
+ * One server-sent event as the parser reads it: `data` is the text of its `data` lines.
+ * @typedef {object} SseEvent
+ * @property {string} event The event name; `message` when the frame names none.
+ * @property {string} data
+ * @property {string | undefined} id The last id seen on the stream, as EventSource keeps it.
+ */
+
+/**
+ * One server-sent event with its data parsed as JSON (the text itself when it is not JSON).
+ * @typedef {object} StreamEvent
+ * @property {string} event
+ * @property {unknown} data
+ * @property {string | undefined} id
+ */
+
+/**
+ * The studio's view of the current run, built from the stream and read back when it ends.
+ * @typedef {object} RunView
+ * @property {string} [id] The run id, once the stream's `metadata` names it.
+ * @property {string} [status] `pending` until the stream starts, then the run's status.
+ * @property {string} [input] The message that started it.
+ * @property {number} [chunks] Message chunks streamed so far.
+ * @property {string} [error]
+ */
+
+/**
+ * One node's update from the `updates` stream mode.
+ * @typedef {object} NodeUpdate
+ * @property {string} node
+ * @property {unknown} value
+ */
+
+/**
+ * Shows a message in the shell's live region; `carry` keeps it across the navigation it
+ * announces.
+ * @callback Announce
+ * @param {string} message
+ * @param {{ carry?: boolean }} [options]
+ * @returns {void}
+ */
+
+export {};
