@@ -38,6 +38,7 @@ import { CheckpointDatabase } from './internal/storage/checkpoints.ts';
 import { SqliteStorage } from './internal/storage/sqlite.ts';
 import { SqliteStore } from './internal/storage/store.ts';
 import type { Assistant, RunRecord } from './internal/storage/storage.ts';
+import { registerGlobalRunTracing } from './internal/tracing/global.ts';
 import { createRunTracer } from './internal/tracing/tracer.ts';
 import type { RunTracer } from './internal/tracing/tracer.ts';
 
@@ -103,6 +104,7 @@ export class AgentApiReceiver implements Receiver {
         droppedEvents.warn({ run_id: runId });
       },
     });
+    if (config.tracing.enabled) this.registerTracingGlobals();
     const runner = (this.runner = new GraphRunner({
       storage,
       graphs,
@@ -235,6 +237,20 @@ export class AgentApiReceiver implements Receiver {
       this.settings.logger.warn(
         { marked_error: cutOff.length, resumed_pending: pending.length },
         'Recovered runs left by a previous process.',
+      );
+    }
+  }
+
+  /**
+   * Makes run tracing the process's OpenTelemetry globals, so that graph code's own spans nest
+   * under the run; a provider or context manager the host registered first is left in place.
+   */
+  private registerTracingGlobals(): void {
+    const registration = registerGlobalRunTracing();
+    if (registration.tracerProvider === 'foreign' || registration.contextManager === 'foreign') {
+      this.settings.logger.warn(
+        registration,
+        'Another OpenTelemetry tracer provider or context manager is registered globally; spans that graph code opens itself go to it and may not nest under their run (the runs are traced as usual).',
       );
     }
   }
