@@ -16,7 +16,7 @@ import { counter, histogram } from '../../../src/telemetry/metrics.ts';
 import type { AgentApiConfig } from './config.ts';
 import { Assistants } from './internal/domain/assistants.ts';
 import { isoNow } from './internal/domain/clock.ts';
-import { Runs, settleThread } from './internal/domain/runs.ts';
+import { RunService, settleThread } from './internal/domain/runs.ts';
 import { Threads } from './internal/domain/threads.ts';
 import { GraphRegistry, parseGraphEnv, parseGraphSpecs } from './internal/graphs/registry.ts';
 import { HeaderFilter } from './internal/domain/configurable-headers.ts';
@@ -30,16 +30,17 @@ import { isLoopbackName, registerRequestGuard } from './internal/http/request-gu
 import type { AgentServices } from './internal/http/services.ts';
 import { normalizePrefix, registerUi } from './internal/ui/register.ts';
 import { StreamBroker } from './internal/runs/broker.ts';
-import { Execution } from './internal/runs/execution.ts';
-import { RunExecutor } from './internal/runs/executor.ts';
-import type { RunTracer } from './internal/runs/executor.ts';
-import { RunQueue } from './internal/runs/queue.ts';
+import { RunCoordinator } from './internal/runs/coordinator.ts';
+import { GraphRunner } from './internal/runs/graph-runner.ts';
+import { WorkerPool } from './internal/runs/worker-pool.ts';
 import { ThrottledWarning } from './internal/runs/throttled-warning.ts';
 import { CheckpointDatabase } from './internal/storage/checkpoints.ts';
 import { SqliteStorage } from './internal/storage/sqlite.ts';
 import { SqliteStore } from './internal/storage/store.ts';
 import type { Assistant, RunRecord } from './internal/storage/storage.ts';
+import { registerGlobalRunTracing } from './internal/tracing/global.ts';
 import { createRunTracer } from './internal/tracing/tracer.ts';
+import type { RunTracer } from './internal/tracing/tracer.ts';
 
 const RESTART_MESSAGE = 'The server stopped while this run was executing; start a new run to retry.';
 
@@ -48,9 +49,9 @@ export class AgentApiReceiver implements Receiver {
   private storage?: SqliteStorage;
   private checkpoints?: CheckpointDatabase;
   private store?: SqliteStore;
-  private queue?: RunQueue;
-  private executor?: RunExecutor;
-  private execution?: Execution;
+  private workerPool?: WorkerPool;
+  private runner?: GraphRunner;
+  private coordinator?: RunCoordinator;
   private boundPort?: number;
   private stopping?: Promise<void>;
   private readonly tracingWarning: ThrottledWarning;
@@ -103,7 +104,8 @@ export class AgentApiReceiver implements Receiver {
         droppedEvents.warn({ run_id: runId });
       },
     });
-    const executor = (this.executor = new RunExecutor({
+    if (config.tracing.enabled) this.registerTracingGlobals();
+    const runner = (this.runner = new GraphRunner({
       storage,
       graphs,
       checkpoints,
@@ -128,13 +130,13 @@ export class AgentApiReceiver implements Receiver {
         maxAttempts: config.webhooks.max_attempts,
       },
     }));
-    const queue = (this.queue = new RunQueue(storage, executor, config.workers, logger));
-    const execution = (this.execution = new Execution(storage, broker, executor, () => queue));
+    const workerPool = (this.workerPool = new WorkerPool(storage, runner, config.workers, logger));
+    const coordinator = (this.coordinator = new RunCoordinator(storage, broker, runner, () => workerPool));
     const graphForThread = (graphId: string, runConfig: RunnableConfig) =>
       graphs.get(graphId, { config: runConfig, checkpointer: checkpoints.saver, store });
     // Threads and runs refer to each other (deleting a thread cancels its runs); `runs` is set
     // right below, before any request can arrive.
-    let runs: Runs | undefined;
+    let runs: RunService | undefined;
     const threads = new Threads(storage, checkpoints, graphForThread, (threadId) => runs!.cancelThreadRuns(threadId));
     const assistants = new Assistants(
       storage,
@@ -142,10 +144,10 @@ export class AgentApiReceiver implements Receiver {
       (threadId) => threads.delete(threadId),
       (assistantId) => runs!.cancelAssistantRuns(assistantId),
     );
-    runs = new Runs(
+    runs = new RunService(
       storage,
       assistants,
-      execution,
+      coordinator,
       (graphId) => graphs.has(graphId),
       async (threadId, checkpointId, checkpointNs) =>
         (await checkpoints.saver.getTuple({
@@ -166,8 +168,8 @@ export class AgentApiReceiver implements Receiver {
       store,
       graphs,
       broker,
-      executor,
-      execution,
+      runner,
+      coordinator,
       logger,
       access: new Access(customAuth),
       testRoutes: config.test_routes,
@@ -190,7 +192,7 @@ export class AgentApiReceiver implements Receiver {
     });
     await app.register(agentApiPlugin(services));
     if (config.ui.enabled) await registerUi(app, { prefix: config.ui.path });
-    queue.start();
+    workerPool.start();
     this.boundPort = await listen(app, config.host, config.port);
     const auth = {
       api_keys: apiKeys.length,
@@ -239,14 +241,27 @@ export class AgentApiReceiver implements Receiver {
     }
   }
 
+  /**
+   * Makes run tracing the process's OpenTelemetry globals, so that graph code's own spans nest
+   * under the run; a provider or context manager the host registered first is left in place.
+   */
+  private registerTracingGlobals(): void {
+    const registration = registerGlobalRunTracing();
+    if (registration.tracerProvider === 'foreign' || registration.contextManager === 'foreign') {
+      this.settings.logger.warn(
+        registration,
+        'Another OpenTelemetry tracer provider or context manager is registered globally; spans that graph code opens itself go to it and may not nest under their run (the runs are traced as usual).',
+      );
+    }
+  }
+
   private tracerFor(
     run: RunRecord,
     assistant: Assistant,
     failures: { inc(labels: { component_id: string }): void },
   ): RunTracer {
     const { tracing } = this.config;
-    const kwargs = run.kwargs as { config?: { configurable?: Record<string, unknown> } };
-    const project = kwargs.config?.configurable?.['x-project'];
+    const project = run.kwargs.config.configurable['x-project'];
     return createRunTracer({
       next: this.next,
       context: {
@@ -306,15 +321,15 @@ export class AgentApiReceiver implements Receiver {
   private async stop(deadline: number): Promise<void> {
     // Stop taking requests first, then let running runs finish until shortly before the deadline.
     const closing = this.app?.close();
-    if (this.queue) {
+    if (this.workerPool) {
       const remaining = Math.max(0, deadline - Date.now() - 500);
-      const timer = setTimeout(() => this.executor?.abortAll('shutdown'), remaining);
-      await this.queue.stop();
+      const timer = setTimeout(() => this.runner?.abortAll('shutdown'), remaining);
+      await this.workerPool.stop();
       clearTimeout(timer);
     }
     // Streams and waits on runs that will not run in this process end now, so closing the server
     // does not wait for them.
-    this.execution?.stop();
+    this.coordinator?.stop();
     // Responses that ended after `close()` began leave idle keep-alive sockets that Node would
     // otherwise hold until their keep-alive timeout; close them as they appear.
     const sweep = setInterval(() => this.app?.server.closeIdleConnections(), 20);

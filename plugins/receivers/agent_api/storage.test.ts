@@ -32,7 +32,7 @@ function run(id: string, threadId: string, createdAt = isoNow()): RunRecord {
     updated_at: createdAt,
     status: 'pending',
     metadata: {},
-    kwargs: {},
+    kwargs: {} as RunRecord['kwargs'],
     multitask_strategy: 'enqueue',
     error: null,
     attempt: 0,

@@ -1,11 +1,13 @@
-// Runs: creation (assistant and thread resolution, config/context/metadata merging, the
-// multitask strategies), reads, cancel and delete. Execution itself is the worker pool's
-// (`../runs/`); this module decides what a run is and which state changes it causes.
+// The domain service for run records: creation (assistant and thread resolution,
+// config/context/metadata merging, the multitask strategies), reads, cancel and delete. Executing
+// runs is the worker pool's (`../runs/`), reached through `RunControl`; this module decides what a
+// run is and which state changes it causes.
 
 import { v7 as uuid7 } from 'uuid';
 import type {
   JsonObject,
   MultitaskStrategy,
+  RunKwargs,
   RunQuery,
   RunRecord,
   Storage,
@@ -45,24 +47,8 @@ export interface RunCreate {
   langsmith_tracer?: { project_name?: string; example_id?: string };
 }
 
-/** The run parameters kept with a run (`kwargs`), as the API's run record lists them. */
-export interface RunKwargs {
-  input: unknown;
-  command: RunCreate['command'] | null;
-  config: JsonObject & { configurable: JsonObject; metadata: JsonObject; tags?: string[]; recursion_limit?: number };
-  context: unknown;
-  stream_mode: ApiStreamMode[];
-  interrupt_before: '*' | string[] | null;
-  interrupt_after: '*' | string[] | null;
-  webhook: string | null;
-  feedback_keys: string[] | null;
-  temporary: boolean;
-  subgraphs: boolean;
-  resumable: boolean;
-}
-
-/** What the worker pool offers the domain. */
-export interface RunExecution {
+/** What the run machinery (worker pool, event logs) offers the domain to signal, stop and await runs. */
+export interface RunControl {
   /** A new pending run exists: wake an idle worker. */
   notify(): void;
   /** Opens the run's event log, so that streams may wait on it before it starts. */
@@ -91,7 +77,7 @@ export interface RunAccess {
   readonly auth?: AuthContext;
 }
 
-export interface RunsOptions {
+export interface RunServiceOptions {
   /** Which request headers reach `configurable` (default: `HeaderFilter`'s defaults). */
   readonly headerFilter?: HeaderFilter;
   /** What is wrong with a webhook URL (a refused address, ...), or undefined; a problem is a 422. */
@@ -127,11 +113,11 @@ export async function settleThread(
   return next;
 }
 
-export class Runs {
+export class RunService {
   constructor(
     private readonly storage: Storage,
     private readonly assistants: Assistants,
-    private readonly execution: RunExecution,
+    private readonly execution: RunControl,
     private readonly graphDeployed: (graphId: string) => boolean,
     /** Whether the thread has this checkpoint (namespace `''` is the root graph's). */
     private readonly checkpointExists: (
@@ -139,7 +125,7 @@ export class Runs {
       checkpointId: string,
       checkpointNs: string,
     ) => Promise<boolean> = async () => true,
-    private readonly options: RunsOptions = {},
+    private readonly options: RunServiceOptions = {},
   ) {
     this.headerFilter = options.headerFilter ?? new HeaderFilter();
   }
@@ -289,7 +275,7 @@ export class Runs {
         updated_at: now,
         status: 'pending',
         metadata,
-        kwargs: kwargs as unknown as JsonObject,
+        kwargs,
         multitask_strategy: strategy,
         error: null,
         attempt: 0,

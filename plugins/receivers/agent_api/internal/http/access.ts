@@ -17,7 +17,7 @@ import { matchesAuthFilters } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
 import { notFound } from '../domain/api-errors.ts';
 import type { Assistants } from '../domain/assistants.ts';
-import type { RunCreate, Runs } from '../domain/runs.ts';
+import type { RunCreate, RunService } from '../domain/runs.ts';
 import type { Threads } from '../domain/threads.ts';
 import type { Assistant, RunRecord, Storage, Thread } from '../storage/storage.ts';
 
@@ -97,7 +97,7 @@ export interface AccessServices {
   readonly access: Access;
   readonly threads: Threads;
   readonly assistants: Assistants;
-  readonly runs: Runs;
+  readonly runs: RunService;
   readonly storage: Storage;
 }
 

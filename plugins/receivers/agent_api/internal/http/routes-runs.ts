@@ -3,7 +3,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RunCreate } from '../domain/runs.ts';
-import { describeError } from '../runs/executor.ts';
+import { describeError } from '../runs/graph-runner.ts';
 import type { Run, RunRecord, RunStatus } from '../storage/storage.ts';
 import { authorizeRun, authorizeThread, createRun } from './access.ts';
 import { isTrue, withoutNulls } from './request-body.ts';
@@ -58,7 +58,7 @@ function lastEventId(request: FastifyRequest): number {
 }
 
 export function registerRunRoutes(app: FastifyInstance, services: AgentServices): void {
-  const { runs, broker, execution } = services;
+  const { runs, broker, coordinator } = services;
 
   /** Ends a hijacked response; while the server stops, also its connection (Fastify no longer can). */
   function endResponse(raw: FastifyReply['raw'], body?: string): void {
@@ -193,12 +193,12 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
     const keepAlive = setInterval(() => raw.write('\n'), 1000);
     keepAlive.unref();
     try {
-      await execution.waitFor(run.run_id, controller.signal);
+      await coordinator.waitFor(run.run_id, controller.signal);
       if (controller.signal.aborted) {
         if (body.on_disconnect === 'cancel') await runs.cancelIfActive(run.run_id);
         return;
       }
-      endResponse(raw, JSON.stringify(await execution.result(run.run_id, threadless ? undefined : run.thread_id)));
+      endResponse(raw, JSON.stringify(await coordinator.result(run.run_id, threadless ? undefined : run.thread_id)));
     } catch (error) {
       endResponse(raw, JSON.stringify({ __error__: describeError(error) }));
     } finally {
@@ -235,8 +235,8 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
       (await runs.get(params.thread_id, params.run_id));
     const controller = new AbortController();
     request.raw.on('close', () => controller.abort());
-    await execution.waitFor(run.run_id, controller.signal);
-    return execution.result(run.run_id, run.thread_id);
+    await coordinator.waitFor(run.run_id, controller.signal);
+    return coordinator.result(run.run_id, run.thread_id);
   });
 
   const joinStream = (threadless: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {

@@ -3,12 +3,12 @@
 import type { Logger } from 'pino';
 import type { Host } from '../../../../../src/pipeline/component.ts';
 import type { Assistants } from '../domain/assistants.ts';
-import type { Runs } from '../domain/runs.ts';
+import type { RunService } from '../domain/runs.ts';
 import type { Threads } from '../domain/threads.ts';
 import type { GraphRegistry } from '../graphs/registry.ts';
 import type { StreamBroker } from '../runs/broker.ts';
-import type { RunExecutor } from '../runs/executor.ts';
-import type { Execution } from '../runs/execution.ts';
+import type { RunCoordinator } from '../runs/coordinator.ts';
+import type { GraphRunner } from '../runs/graph-runner.ts';
 import type { CheckpointDatabase } from '../storage/checkpoints.ts';
 import type { SqliteStore } from '../storage/store.ts';
 import type { Storage } from '../storage/storage.ts';
@@ -17,14 +17,14 @@ import type { Access } from './access.ts';
 export interface AgentServices {
   readonly assistants: Assistants;
   readonly threads: Threads;
-  readonly runs: Runs;
+  readonly runs: RunService;
   readonly storage: Storage;
   readonly checkpoints: CheckpointDatabase;
   readonly store: SqliteStore;
   readonly graphs: GraphRegistry;
   readonly broker: StreamBroker;
-  readonly executor: RunExecutor;
-  readonly execution: Execution;
+  readonly runner: GraphRunner;
+  readonly coordinator: RunCoordinator;
   readonly logger: Logger;
   /** Authorization by the custom auth handler (a no-op without one); see `access.ts`. */
   readonly access: Access;

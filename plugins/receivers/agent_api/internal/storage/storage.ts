@@ -3,6 +3,7 @@
 // Implementations: `sqlite.ts` (embedded, the default); a PostgreSQL one shares this contract.
 
 import type { AuthFilters } from '../auth/filters.ts';
+import type { ApiStreamMode } from '../runs/stream-modes.ts';
 
 /** A JSON object as stored: plain data only, never class instances. */
 export type JsonObject = Record<string, unknown>;
@@ -49,6 +50,32 @@ export interface Thread {
   interrupts: JsonObject | null;
 }
 
+/** A `Command` to resume or steer a graph, as a run's creation request sends it. */
+export interface RunCommand {
+  resume?: unknown;
+  update?: unknown;
+  goto?: unknown;
+}
+
+/**
+ * The run parameters kept with a run (`kwargs`), as the spec lists them. Written whole when the
+ * run is created (`RunService.create`) and read by the worker that executes it.
+ */
+export interface RunKwargs {
+  input: unknown;
+  command: RunCommand | null;
+  config: JsonObject & { configurable: JsonObject; metadata: JsonObject; tags?: string[]; recursion_limit?: number };
+  context: unknown;
+  stream_mode: ApiStreamMode[];
+  interrupt_before: '*' | string[] | null;
+  interrupt_after: '*' | string[] | null;
+  webhook: string | null;
+  feedback_keys: string[] | null;
+  temporary: boolean;
+  subgraphs: boolean;
+  resumable: boolean;
+}
+
 export interface Run {
   run_id: string;
   thread_id: string;
@@ -57,7 +84,7 @@ export interface Run {
   updated_at: string;
   status: RunStatus;
   metadata: JsonObject;
-  kwargs: JsonObject;
+  kwargs: RunKwargs;
   multitask_strategy: MultitaskStrategy;
 }
 

@@ -1,46 +1,15 @@
-// Building OTLP attributes (the tagged AnyValue of src/model/spans.ts) from JavaScript values, and
-// the bounded JSON text that span payloads (`input.value`, `gen_ai.input.messages`, ...) are
-// written as.
+// The bounded text that span payloads (`input.value`, `gen_ai.input.messages`, ...) are written
+// as: JSON with LangChain messages compacted, cut at a size limit with a marker.
 
 import { isBaseMessage } from '@langchain/core/messages';
 import type { BaseMessage } from '@langchain/core/messages';
-import type { AnyValue, Attribute } from '../../../../../src/model/spans.ts';
 
 /** Longest JSON text written into one attribute; longer payloads are cut and marked. */
 export const MAX_ATTRIBUTE_CHARS = 64 * 1024;
 
-export function stringAttr(key: string, value: string): Attribute {
-  return { key, value: { type: 'string', value } };
-}
-
-export function intAttr(key: string, value: number | bigint): Attribute {
-  return { key, value: { type: 'int', value: BigInt(typeof value === 'number' ? Math.trunc(value) : value) } };
-}
-
-export function boolAttr(key: string, value: boolean): Attribute {
-  return { key, value: { type: 'bool', value } };
-}
-
-/** A scalar as its natural AnyValue; anything else as JSON text. */
-export function anyAttr(key: string, value: unknown): Attribute {
-  return { key, value: toAnyValue(value) };
-}
-
-function toAnyValue(value: unknown): AnyValue {
-  switch (typeof value) {
-    case 'string':
-      return { type: 'string', value };
-    case 'boolean':
-      return { type: 'bool', value };
-    case 'bigint':
-      return { type: 'int', value };
-    case 'number':
-      return Number.isInteger(value) ? { type: 'int', value: BigInt(value) } : { type: 'double', value };
-    case 'undefined':
-      return { type: 'empty' };
-    default:
-      return value === null ? { type: 'empty' } : { type: 'string', value: boundedJson(value) };
-  }
+/** `text`, cut at `MAX_ATTRIBUTE_CHARS` with a marker saying how much was cut. */
+export function boundedText(text: string, maxChars = MAX_ATTRIBUTE_CHARS): string {
+  return text.length > maxChars ? `${text.slice(0, maxChars)}…[truncated ${text.length - maxChars} chars]` : text;
 }
 
 /** A message in the compact shape LangSmith shows (`{role, content, tool_calls?, ...}`). */
@@ -96,5 +65,5 @@ export function boundedJson(value: unknown, maxChars = MAX_ATTRIBUTE_CHARS): str
   } catch (error) {
     text = JSON.stringify({ unserializable: (error as Error).message });
   }
-  return text.length > maxChars ? `${text.slice(0, maxChars)}…[truncated ${text.length - maxChars} chars]` : text;
+  return boundedText(text, maxChars);
 }

@@ -1,16 +1,16 @@
-// The run queue: a fixed pool of worker loops that claim due `pending` runs from storage (runs of
-// one thread one at a time, oldest first) and execute them. Runs wait in storage, not in memory,
-// so the queue is bounded by the database and survives a restart.
+// The worker pool: a fixed number of worker loops that claim due `pending` runs from storage (runs
+// of one thread one at a time, oldest first) and hand each to the graph runner. Runs wait in
+// storage, not in memory, so the queue is bounded by the database and survives a restart.
 
 import type { Logger } from 'pino';
 import type { Storage } from '../storage/storage.ts';
 import { isoNow } from '../domain/clock.ts';
-import type { RunExecutor } from './executor.ts';
+import type { GraphRunner } from './graph-runner.ts';
 
 /** How often idle workers look for runs that became due (`after_seconds`) without a notify. */
 const POLL_INTERVAL_MS = 1000;
 
-export class RunQueue {
+export class WorkerPool {
   private stopped = true;
   private loops: Promise<void>[] = [];
   private wakers = new Set<() => void>();
@@ -19,7 +19,7 @@ export class RunQueue {
 
   constructor(
     private readonly storage: Storage,
-    private readonly executor: RunExecutor,
+    private readonly runner: GraphRunner,
     private readonly workers: number,
     private readonly logger: Logger,
   ) {}
@@ -57,7 +57,7 @@ export class RunQueue {
       }
       this.claimed.add(run.run_id);
       try {
-        await this.executor.execute(run);
+        await this.runner.execute(run);
       } catch (error) {
         this.logger.error({ run_id: run.run_id, err: error }, 'A run failed outside its graph.');
       } finally {

@@ -3,17 +3,16 @@
 // (with an `error` event), `interrupted` (cancelled), `timeout` — on the run and its thread.
 // A failing run records its own error and never affects another run.
 
-import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { StreamEvent as LangChainEvent } from '@langchain/core/tracers/log_stream';
 import { Command, Send } from '@langchain/langgraph';
 import type { BaseStore } from '@langchain/langgraph';
 import type { Logger } from 'pino';
 import type { GraphRegistry } from '../graphs/registry.ts';
 import type { CheckpointDatabase } from '../storage/checkpoints.ts';
-import type { Assistant, JsonObject, RunRecord, RunStatus, Storage } from '../storage/storage.ts';
+import type { Assistant, JsonObject, RunKwargs, RunRecord, RunStatus, Storage } from '../storage/storage.ts';
 import { isoNow } from '../domain/clock.ts';
 import { settleThread } from '../domain/runs.ts';
-import type { RunKwargs } from '../domain/runs.ts';
+import type { RunTracer } from '../tracing/tracer.ts';
 import type { StreamBroker } from './broker.ts';
 import { interruptsOf } from './state.ts';
 import { toWire } from './serialize.ts';
@@ -22,23 +21,20 @@ import { ThrottledWarning } from './throttled-warning.ts';
 import { sendWebhook } from './webhook.ts';
 import type { WebhookOptions } from './webhook.ts';
 
-/** A callback handler recording one run as spans; `flush` sends what it holds. */
-export type RunTracer = BaseCallbackHandler & { flush(): Promise<void> };
-
-export interface ExecutorMetrics {
+export interface GraphRunnerMetrics {
   runFinished(status: RunStatus, seconds: number): void;
   tracingFailed(): void;
   webhookFailed(): void;
 }
 
-export interface ExecutorOptions {
+export interface GraphRunnerOptions {
   readonly storage: Storage;
   readonly graphs: GraphRegistry;
   readonly checkpoints: CheckpointDatabase;
   readonly store: BaseStore;
   readonly broker: StreamBroker;
   readonly logger: Logger;
-  readonly metrics: ExecutorMetrics;
+  readonly metrics: GraphRunnerMetrics;
   /** 0: no limit. */
   readonly runTimeoutMs: number;
   readonly tracer?: (run: RunRecord, assistant: Assistant) => RunTracer | undefined;
@@ -79,14 +75,14 @@ function toCommand(command: NonNullable<RunKwargs['command']>): Command {
 
 const MAX_RESULTS = 2000;
 
-export class RunExecutor {
+export class GraphRunner {
   private readonly tracingWarning: ThrottledWarning;
   private readonly webhookWarning: ThrottledWarning;
   private readonly active = new Map<string, AbortController>();
   /** The last root `values` of recently finished runs, for wait/join (bounded, oldest dropped). */
   private readonly results = new Map<string, unknown>();
 
-  constructor(private readonly options: ExecutorOptions) {
+  constructor(private readonly options: GraphRunnerOptions) {
     this.tracingWarning = new ThrottledWarning(options.logger, 'Tracing a run failed; the run itself is unaffected.');
     this.webhookWarning = new ThrottledWarning(options.logger, 'Could not deliver a run webhook.');
   }
@@ -130,7 +126,7 @@ export class RunExecutor {
     let failure: { error: string; message: string } | undefined;
     let tracer: RunTracer | undefined;
     let assistant: Assistant | undefined;
-    const kwargs = run.kwargs as unknown as RunKwargs;
+    const { kwargs } = run;
     try {
       assistant = await this.options.storage.getAssistant(run.assistant_id);
       if (!assistant) throw new Error(`Assistant ${run.assistant_id} was deleted before the run started`);
@@ -283,7 +279,7 @@ export class RunExecutor {
     if (assistant && this.options.graphs.has(assistant.graph_id)) {
       try {
         const graph = await this.options.graphs.get(assistant.graph_id, {
-          config: { configurable: (run.kwargs as unknown as RunKwargs).config?.configurable ?? {} },
+          config: { configurable: run.kwargs.config.configurable },
           checkpointer: checkpoints.saver,
           store: this.options.store,
         });

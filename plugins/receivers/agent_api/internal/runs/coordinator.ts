@@ -1,24 +1,25 @@
-// The run machinery as the domain and the routes see it: wake workers, stop runs, wait for a run
-// to end and read its result (the last root values, or `{__error__: {error, message}}`).
+// The run machinery as the domain and the routes see it (the domain's `RunControl`): wakes the
+// worker pool, stops runs, opens and closes their event logs, waits for a run to end and reads its
+// result (the last root values, or `{__error__: {error, message}}`).
 
-import type { RunExecution } from '../domain/runs.ts';
+import type { RunControl } from '../domain/runs.ts';
 import type { Storage } from '../storage/storage.ts';
 import type { StreamBroker } from './broker.ts';
-import type { RunExecutor } from './executor.ts';
-import type { RunQueue } from './queue.ts';
+import type { GraphRunner } from './graph-runner.ts';
+import type { WorkerPool } from './worker-pool.ts';
 
-export class Execution implements RunExecution {
+export class RunCoordinator implements RunControl {
   private stopped = false;
 
   constructor(
     private readonly storage: Storage,
     private readonly broker: StreamBroker,
-    private readonly executor: RunExecutor,
-    private readonly queue: () => RunQueue,
+    private readonly runner: GraphRunner,
+    private readonly workers: () => WorkerPool,
   ) {}
 
   notify(): void {
-    this.queue().notify();
+    this.workers().notify();
   }
 
   open(runId: string): void {
@@ -26,7 +27,7 @@ export class Execution implements RunExecution {
   }
 
   abort(runId: string, action: 'interrupt' | 'rollback'): boolean {
-    return this.executor.abort(runId, action);
+    return this.runner.abort(runId, action);
   }
 
   close(runId: string): void {
@@ -86,7 +87,7 @@ export class Execution implements RunExecution {
         },
       };
     }
-    const values = this.executor.result(runId);
+    const values = this.runner.result(runId);
     if (values !== undefined) return values;
     const thread = threadId ? await this.storage.getThread(threadId) : undefined;
     if ((thread?.values ?? null) === null && run?.status === 'interrupted') {
