@@ -4,7 +4,7 @@
 // host and cross-site guards, authentication) is in request-guard.ts.
 
 import swagger from '@fastify/swagger';
-import type { FastifyError, FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifySchemaValidationError } from 'fastify';
 import { TracepipeError } from '../../../../../src/errors.ts';
 import { AuthRefusal } from '../auth/custom.ts';
 import { GraphLoadError, GraphNotFoundError } from '../graphs/registry.ts';
@@ -34,12 +34,7 @@ export function errorBody(statusCode: number, code: string, message: string) {
   return { statusCode, error: REASONS[statusCode] ?? 'Error', code, message };
 }
 
-interface ValidationIssue {
-  instancePath: string;
-  message?: string;
-  keyword: string;
-  params: Record<string, unknown>;
-}
+type ValidationIssue = Pick<FastifySchemaValidationError, 'instancePath' | 'message' | 'keyword' | 'params'>;
 
 /** `body.assistant_id: is required`, `querystring.limit: must be <= 1000`, one per issue. */
 export function validationMessage(context: string | undefined, issues: readonly ValidationIssue[]): string {
@@ -77,7 +72,7 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
 
     app.setErrorHandler((error: FastifyError & { validationContext?: string }, request, reply) => {
       if (error.validation) {
-        const message = validationMessage(error.validationContext, error.validation as unknown as ValidationIssue[]);
+        const message = validationMessage(error.validationContext, error.validation);
         return reply.code(422).send(errorBody(422, 'TP_ERR_API_INVALID', message));
       }
       if (error instanceof TracepipeError)
