@@ -4,6 +4,7 @@
 // host and cross-site guards, authentication) is in request-guard.ts.
 
 import swagger from '@fastify/swagger';
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifySchemaValidationError } from 'fastify';
 import { TracepipeError } from '../../../../../src/errors.ts';
 import { AuthRefusal } from '../auth/custom.ts';
@@ -15,7 +16,7 @@ import { registerMetaRoutes } from './routes-meta.ts';
 import { registerRunRoutes } from './routes-runs.ts';
 import { registerStoreRoutes } from './routes-store.ts';
 import { registerThreadRoutes } from './routes-threads.ts';
-import type { AgentServices } from './services.ts';
+import type { AgentApp, AgentServices } from './services.ts';
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request',
@@ -131,10 +132,11 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     await registerDocsAndMetrics(app, services);
 
-    registerMetaRoutes(app, services);
-    registerAssistantRoutes(app, services);
-    registerThreadRoutes(app, services);
-    registerRunRoutes(app, services);
-    registerStoreRoutes(app, services);
+    const api: AgentApp = app.withTypeProvider<JsonSchemaToTsProvider>();
+    registerMetaRoutes(api, services);
+    registerAssistantRoutes(api, services);
+    registerThreadRoutes(api, services);
+    registerRunRoutes(api, services);
+    registerStoreRoutes(api, services);
   };
 }
