@@ -4,7 +4,9 @@
 // makes any earlier version active again (restoring all of its fields); delete removes the
 // assistant with every version — a single version cannot be removed.
 
+import type { FromSchema } from 'json-schema-to-ts';
 import { v7 as uuid7 } from 'uuid';
+import type { RequestPayload, assistantCreate, assistantPatch } from '../http/schemas.ts';
 import { systemAssistantId } from '../graphs/registry.ts';
 import type { Assistant, AssistantQuery, AssistantVersion, JsonObject, Storage } from '../storage/storage.ts';
 import { matchesAuthFilters } from '../auth/filters.ts';
@@ -12,25 +14,11 @@ import type { AuthFilters } from '../auth/filters.ts';
 import { conflict, invalid, notFound } from './api-errors.ts';
 import { isoNow } from './clock.ts';
 
-export interface AssistantCreate {
-  graph_id: string;
-  assistant_id?: string;
-  name?: string;
-  description?: string | null;
-  config?: JsonObject;
-  context?: unknown;
-  metadata?: JsonObject;
-  if_exists?: 'raise' | 'do_nothing';
-}
+/** An assistant's creation parameters: the request body (`assistantCreate` in http/schemas.ts), nulls dropped. */
+export type AssistantCreate = RequestPayload<FromSchema<typeof assistantCreate>>;
 
-export interface AssistantPatch {
-  graph_id?: string;
-  name?: string;
-  description?: string | null;
-  config?: JsonObject;
-  context?: unknown;
-  metadata?: JsonObject;
-}
+/** The fields of an assistant's new version: the request body (`assistantPatch`), nulls dropped. */
+export type AssistantPatch = RequestPayload<FromSchema<typeof assistantPatch>>;
 
 /** The graphs an assistant may name: the deployment's loaded graphs. */
 export interface GraphCatalog {

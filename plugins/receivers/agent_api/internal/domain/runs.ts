@@ -3,6 +3,7 @@
 // runs is the worker pool's (`../runs/`), reached through `RunControl`; this module decides what a
 // run is and which state changes it causes.
 
+import type { FromSchema } from 'json-schema-to-ts';
 import { v7 as uuid7 } from 'uuid';
 import type {
   JsonObject,
@@ -15,6 +16,7 @@ import type {
   Thread,
 } from '../storage/storage.ts';
 import type { ApiStreamMode } from '../runs/stream-modes.ts';
+import type { RequestPayload, runCreate } from '../http/schemas.ts';
 import type { Assistants } from './assistants.ts';
 import type { AuthContext } from '../auth/custom.ts';
 import { matchesAuthFilters } from '../auth/filters.ts';
@@ -23,29 +25,8 @@ import { conflict, invalid, notFound } from './api-errors.ts';
 import { isoNow } from './clock.ts';
 import { HeaderFilter } from './configurable-headers.ts';
 
-export interface RunCreate {
-  assistant_id: string;
-  input?: unknown;
-  command?: { resume?: unknown; update?: unknown; goto?: unknown } | null;
-  checkpoint_id?: string;
-  checkpoint?: { checkpoint_id?: string; checkpoint_ns?: string | null; checkpoint_map?: JsonObject | null } | null;
-  metadata?: JsonObject;
-  context?: unknown;
-  config?: JsonObject & { configurable?: JsonObject; tags?: string[]; recursion_limit?: number };
-  webhook?: string;
-  interrupt_before?: '*' | string[];
-  interrupt_after?: '*' | string[];
-  on_disconnect?: 'cancel' | 'continue';
-  multitask_strategy?: MultitaskStrategy;
-  stream_mode?: ApiStreamMode | ApiStreamMode[];
-  stream_subgraphs?: boolean;
-  stream_resumable?: boolean;
-  after_seconds?: number;
-  if_not_exists?: 'reject' | 'create';
-  on_completion?: 'delete' | 'keep';
-  feedback_keys?: string[];
-  langsmith_tracer?: { project_name?: string; example_id?: string };
-}
+/** What a run is created from: the request body (`runCreate` in http/schemas.ts), nulls dropped. */
+export type RunCreate = RequestPayload<FromSchema<typeof runCreate>>;
 
 /** What the run machinery (worker pool, event logs) offers the domain to signal, stop and await runs. */
 export interface RunControl {
@@ -171,7 +152,7 @@ export class RunService {
       const now = isoNow();
       const runId = access.runId ?? uuid7();
       const temporary = threadId === undefined && (body.on_completion ?? 'delete') === 'delete';
-      const runConfig = isObject(body.config) ? body.config : {};
+      const runConfig: JsonObject = isObject(body.config) ? body.config : {};
       let thread = threadId === undefined ? undefined : await tx.getThread(threadId);
       // A thread the user's filter hides answers as a missing one, and is never created over.
       if (thread && !matchesAuthFilters(thread.metadata, access.threadVisible))

@@ -4,6 +4,7 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { InvalidUpdateError } from '@langchain/langgraph';
 import type { StateSnapshot } from '@langchain/langgraph';
+import type { FromSchema } from 'json-schema-to-ts';
 import { v7 as uuid7 } from 'uuid';
 import type { CompiledGraphLike } from '../graphs/registry.ts';
 import { EMPTY_STATE, checkpointRef, interruptsOf, snapshotToThreadState } from '../runs/state.ts';
@@ -11,34 +12,27 @@ import type { ThreadState } from '../runs/state.ts';
 import { toWire } from '../runs/serialize.ts';
 import type { JsonObject, Storage, Thread, ThreadQuery } from '../storage/storage.ts';
 import type { CheckpointDatabase } from '../storage/checkpoints.ts';
+import type { RequestPayload, checkpoint, stateUpdate, threadCreate } from '../http/schemas.ts';
 import { conflict, invalid, notFound } from './api-errors.ts';
 import { isoNow } from './clock.ts';
 
-export interface ThreadCreate {
-  thread_id?: string;
-  metadata?: JsonObject;
-  if_exists?: 'raise' | 'do_nothing';
-  /** Updates applied right after creation, one superstep after the other (needs `metadata.graph_id`). */
-  supersteps?: { updates: { values?: unknown; command?: unknown; as_node: string }[] }[];
-}
+/** A thread's creation parameters: the request body (`threadCreate` in http/schemas.ts), nulls dropped. */
+export type ThreadCreate = RequestPayload<FromSchema<typeof threadCreate>>;
 
-export interface CheckpointSelector {
-  checkpoint_id?: string;
-  checkpoint_ns?: string | null;
-  checkpoint_map?: JsonObject | null;
-}
+/** Which checkpoint to read or write from (`checkpoint` in http/schemas.ts). */
+export type CheckpointSelector = NonNullable<FromSchema<typeof checkpoint>>;
 
-export interface StateUpdate {
-  values?: unknown;
-  as_node?: string;
-  checkpoint_id?: string;
-  checkpoint?: CheckpointSelector | null;
-}
+/** A state write: the request body (`stateUpdate` in http/schemas.ts), nulls dropped. */
+export type StateUpdate = RequestPayload<FromSchema<typeof stateUpdate>>;
 
+/** A history page's query: the request body or query string with `limit` defaulted. */
 export interface HistoryQuery {
   limit: number;
-  /** A checkpoint id, a checkpoint reference `{checkpoint_id}` or a config `{configurable: {checkpoint_id}}`. */
-  before?: string | { checkpoint_id?: string; configurable?: { checkpoint_id?: string } };
+  /**
+   * A checkpoint id, a checkpoint reference `{checkpoint_id}` or a config `{configurable:
+   * {checkpoint_id}}`; the schema checks no more than that it is a string or an object.
+   */
+  before?: string | JsonObject;
   metadata?: JsonObject;
   checkpoint?: CheckpointSelector | null;
 }
@@ -61,6 +55,11 @@ async function rejectingInvalidUpdates<T>(
     const unknownNode = asNodes.some((node) => node !== undefined && !node.startsWith('__') && !(node in nodes));
     throw invalid(`body.${unknownNode ? 'as_node' : 'values'}: ${error.message.split('\n')[0]}`);
   }
+}
+
+/** `value[key]` when `value` is an object, else undefined (as `value?.[key]` reads a string's). */
+function fieldOf(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null ? Reflect.get(value, key) : undefined;
 }
 
 /** A graph bound to the server's checkpointer and store, loaded for a thread's config. */
@@ -251,7 +250,7 @@ export class Threads {
     const before =
       typeof query.before === 'string'
         ? query.before
-        : (query.before?.checkpoint_id ?? query.before?.configurable?.checkpoint_id);
+        : (query.before?.checkpoint_id ?? fieldOf(query.before?.configurable, 'checkpoint_id'));
     const snapshots: StateSnapshot[] = [];
     const iterator = graph.getStateHistory(this.configFor(threadId, query.checkpoint), {
       limit: query.limit,

@@ -4,7 +4,8 @@
 // host and cross-site guards, authentication) is in request-guard.ts.
 
 import swagger from '@fastify/swagger';
-import type { FastifyError, FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifySchemaValidationError } from 'fastify';
 import { TracepipeError } from '../../../../../src/errors.ts';
 import { AuthRefusal } from '../auth/custom.ts';
 import { GraphLoadError, GraphNotFoundError } from '../graphs/registry.ts';
@@ -15,7 +16,7 @@ import { registerMetaRoutes } from './routes-meta.ts';
 import { registerRunRoutes } from './routes-runs.ts';
 import { registerStoreRoutes } from './routes-store.ts';
 import { registerThreadRoutes } from './routes-threads.ts';
-import type { AgentServices } from './services.ts';
+import type { AgentApp, AgentServices } from './services.ts';
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request',
@@ -34,12 +35,7 @@ export function errorBody(statusCode: number, code: string, message: string) {
   return { statusCode, error: REASONS[statusCode] ?? 'Error', code, message };
 }
 
-interface ValidationIssue {
-  instancePath: string;
-  message?: string;
-  keyword: string;
-  params: Record<string, unknown>;
-}
+type ValidationIssue = Pick<FastifySchemaValidationError, 'instancePath' | 'message' | 'keyword' | 'params'>;
 
 /** `body.assistant_id: is required`, `querystring.limit: must be <= 1000`, one per issue. */
 export function validationMessage(context: string | undefined, issues: readonly ValidationIssue[]): string {
@@ -77,7 +73,7 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
 
     app.setErrorHandler((error: FastifyError & { validationContext?: string }, request, reply) => {
       if (error.validation) {
-        const message = validationMessage(error.validationContext, error.validation as unknown as ValidationIssue[]);
+        const message = validationMessage(error.validationContext, error.validation);
         return reply.code(422).send(errorBody(422, 'TP_ERR_API_INVALID', message));
       }
       if (error instanceof TracepipeError)
@@ -136,10 +132,11 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     await registerDocsAndMetrics(app, services);
 
-    registerMetaRoutes(app, services);
-    registerAssistantRoutes(app, services);
-    registerThreadRoutes(app, services);
-    registerRunRoutes(app, services);
-    registerStoreRoutes(app, services);
+    const api: AgentApp = app.withTypeProvider<JsonSchemaToTsProvider>();
+    registerMetaRoutes(api, services);
+    registerAssistantRoutes(api, services);
+    registerThreadRoutes(api, services);
+    registerRunRoutes(api, services);
+    registerStoreRoutes(api, services);
   };
 }

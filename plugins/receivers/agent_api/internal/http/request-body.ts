@@ -1,12 +1,19 @@
 // Small request/response shaping shared by the route modules: nulls as absent fields, `select`
-// narrowing, and the pagination headers of search endpoints.
+// narrowing, the pagination headers of search endpoints, and the parameters routes read without
+// a schema declaring them.
 
 import type { FastifyReply } from 'fastify';
 
+/** `T` after `withoutNulls`: a field that could be null may be missing instead, never null. */
+export type WithoutNulls<T> = { [K in keyof T]: null extends T[K] ? Exclude<T[K], null> | undefined : T[K] };
+
 /** A top-level null means "not given" (the Python SDK sends null for every unset option). */
-export function withoutNulls<T extends object>(body: T | null | undefined): Partial<T> {
+export function withoutNulls<T extends object>(body: T): WithoutNulls<T>;
+export function withoutNulls<T extends object>(body: T | null | undefined): Partial<WithoutNulls<T>>;
+export function withoutNulls<T extends object>(body: T | null | undefined): Partial<WithoutNulls<T>> {
   if (!body || typeof body !== 'object') return {};
-  return Object.fromEntries(Object.entries(body).filter(([, value]) => value !== null)) as Partial<T>;
+  // The entries are the body's own, less its nulls: what `WithoutNulls<T>` describes.
+  return Object.fromEntries(Object.entries(body).filter(([, value]) => value !== null)) as Partial<WithoutNulls<T>>;
 }
 
 export function selectFields<T extends object>(items: T[], select: readonly string[] | undefined): Partial<T>[] {
@@ -24,4 +31,23 @@ export function setPagination(reply: FastifyReply, total: number, offset: number
 
 export function isTrue(value: unknown): boolean {
   return value === true || value === '1' || value === 'true' || value === 'yes';
+}
+
+/**
+ * A query-string or path parameter that the route's schema does not declare (declaring it would
+ * change what the route accepts or its OpenAPI document). Fastify's parsers give a string, or an
+ * array of strings for a query parameter given more than once.
+ */
+export function requestParameter(part: unknown, name: string): string | string[] | undefined {
+  if (typeof part !== 'object' || part === null) return undefined;
+  const value: unknown = Reflect.get(part, name);
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string');
+  return undefined;
+}
+
+/** A path parameter of the route's own path, which Fastify always sets (to a string). */
+export function pathParameter(params: unknown, name: string): string {
+  const value = requestParameter(params, name);
+  return typeof value === 'string' ? value : '';
 }

@@ -3,11 +3,10 @@
 // custom auth handler, each route runs the handler of its `assistants:*` event first, and an
 // assistant its filter hides answers 404 (see access.ts).
 
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AssistantCreate, AssistantPatch } from '../domain/assistants.ts';
+import type { FastifyRequest } from 'fastify';
 import type { AssistantQuery, JsonObject } from '../storage/storage.ts';
 import { authorizeAssistant, visibleForCreate } from './access.ts';
-import { isTrue, selectFields, setPagination, withoutNulls } from './request-body.ts';
+import { isTrue, pathParameter, requestParameter, selectFields, setPagination, withoutNulls } from './request-body.ts';
 import {
   assistantCount,
   assistantCreate,
@@ -17,20 +16,17 @@ import {
   setLatest,
   versionsQuery,
 } from './schemas.ts';
-import type { AgentServices } from './services.ts';
+import type { AgentApp, AgentServices } from './services.ts';
 
-type IdParams = { assistant_id: string };
-
-export function registerAssistantRoutes(app: FastifyInstance, services: AgentServices): void {
+export function registerAssistantRoutes(app: AgentApp, services: AgentServices): void {
   const { assistants, graphs, access } = services;
-  const assistantId = (request: FastifyRequest) => (request.params as IdParams).assistant_id;
   /** The assistant of the path, after `assistants:read`: one the user may not see is a 404. */
-  const readable = async (request: FastifyRequest) =>
-    (await authorizeAssistant(services, request, 'assistants:read', assistantId(request))).assistant ??
-    assistants.get(assistantId(request));
+  const readable = async (request: FastifyRequest, assistantId: string) =>
+    (await authorizeAssistant(services, request, 'assistants:read', assistantId)).assistant ??
+    assistants.get(assistantId);
 
   app.post('/assistants', { schema: { body: assistantCreate } }, async (request) => {
-    const body = withoutNulls(request.body as AssistantCreate) as AssistantCreate;
+    const body = withoutNulls(request.body);
     // The handler may set metadata (an owner); the assistant is created with what it leaves.
     const value = { ...body, assistant_id: body.assistant_id, metadata: body.metadata };
     const filters = await access.authorize(request, 'assistants:create', value);
@@ -47,7 +43,7 @@ export function registerAssistantRoutes(app: FastifyInstance, services: AgentSer
   });
 
   app.post('/assistants/search', { schema: { body: assistantSearch } }, async (request, reply) => {
-    const body = withoutNulls(request.body as Partial<AssistantQuery> & { select?: string[] });
+    const body = withoutNulls(request.body);
     const query: AssistantQuery = {
       graph_id: body.graph_id,
       name: body.name,
@@ -69,7 +65,7 @@ export function registerAssistantRoutes(app: FastifyInstance, services: AgentSer
   });
 
   app.post('/assistants/count', { schema: { body: assistantCount } }, async (request) => {
-    const body = withoutNulls(request.body as { graph_id?: string; name?: string; metadata?: JsonObject });
+    const body = withoutNulls(request.body);
     const auth = await access.authorize(request, 'assistants:search', {
       graph_id: body.graph_id,
       metadata: body.metadata,
@@ -87,39 +83,44 @@ export function registerAssistantRoutes(app: FastifyInstance, services: AgentSer
     return page.total;
   });
 
-  app.get('/assistants/:assistant_id', { schema: { params: assistantIdParams } }, async (request) => readable(request));
+  app.get('/assistants/:assistant_id', { schema: { params: assistantIdParams } }, async (request) =>
+    readable(request, request.params.assistant_id),
+  );
 
   app.patch(
     '/assistants/:assistant_id',
     { schema: { params: assistantIdParams, body: assistantPatch } },
     async (request) => {
-      const patch = withoutNulls(request.body as AssistantPatch);
-      const value = { ...patch, assistant_id: assistants.resolveId(assistantId(request)) };
+      const { assistant_id: assistantId } = request.params;
+      const patch = withoutNulls(request.body);
+      const value = { ...patch, assistant_id: assistants.resolveId(assistantId) };
       const visible = await access.authorize(request, 'assistants:update', value);
-      return assistants.update(assistantId(request), { ...patch, metadata: value.metadata ?? undefined }, { visible });
+      return assistants.update(assistantId, { ...patch, metadata: value.metadata ?? undefined }, { visible });
     },
   );
 
   app.delete('/assistants/:assistant_id', { schema: { params: assistantIdParams } }, async (request) => {
-    const deleteThreads = isTrue((request.query as { delete_threads?: string }).delete_threads);
+    const { assistant_id: assistantId } = request.params;
+    const deleteThreads = isTrue(requestParameter(request.query, 'delete_threads'));
     const visible = await access.authorize(request, 'assistants:delete', {
-      assistant_id: assistants.resolveId(assistantId(request)),
+      assistant_id: assistants.resolveId(assistantId),
     });
     // Deleting its threads deletes threads: only those the user could delete one by one.
     const threadsVisible = deleteThreads ? await access.authorize(request, 'threads:delete', {}) : undefined;
-    return assistants.delete(assistantId(request), deleteThreads, { visible, threadsVisible });
+    return assistants.delete(assistantId, deleteThreads, { visible, threadsVisible });
   });
 
   app.post(
     '/assistants/:assistant_id/latest',
     { schema: { params: assistantIdParams, body: setLatest } },
     async (request) => {
-      const version = (request.body as { version: number }).version;
-      await authorizeAssistant(services, request, 'assistants:update', assistantId(request), {
-        assistant_id: assistants.resolveId(assistantId(request)),
+      const { assistant_id: assistantId } = request.params;
+      const { version } = request.body;
+      await authorizeAssistant(services, request, 'assistants:update', assistantId, {
+        assistant_id: assistants.resolveId(assistantId),
         version,
       });
-      return assistants.setLatest(assistantId(request), version);
+      return assistants.setLatest(assistantId, version);
     },
   );
 
@@ -127,9 +128,9 @@ export function registerAssistantRoutes(app: FastifyInstance, services: AgentSer
     '/assistants/:assistant_id/versions',
     { schema: { params: assistantIdParams, body: versionsQuery } },
     async (request) => {
-      await readable(request);
-      const body = withoutNulls(request.body as { metadata?: JsonObject; limit?: number; offset?: number });
-      return assistants.versions((request.params as IdParams).assistant_id, {
+      await readable(request, request.params.assistant_id);
+      const body = withoutNulls(request.body);
+      return assistants.versions(request.params.assistant_id, {
         metadata: body.metadata,
         limit: body.limit ?? 10,
         offset: body.offset ?? 0,
@@ -138,9 +139,10 @@ export function registerAssistantRoutes(app: FastifyInstance, services: AgentSer
   );
 
   app.get('/assistants/:assistant_id/graph', { schema: { params: assistantIdParams } }, async (request) => {
-    const assistant = await readable(request);
-    const xray = (request.query as { xray?: string }).xray;
-    const depth = xray !== undefined && /^\d+$/.test(xray) ? Number(xray) : isTrue(xray);
+    const assistant = await readable(request, request.params.assistant_id);
+    const xray = requestParameter(request.query, 'xray');
+    // A repeated parameter is an array, which is no depth (and not true).
+    const depth = typeof xray === 'string' && /^\d+$/.test(xray) ? Number(xray) : isTrue(xray);
     return graphs.drawable(assistant.graph_id, {
       xray: depth,
       config: { configurable: (assistant.config.configurable as JsonObject) ?? {} },
@@ -148,24 +150,25 @@ export function registerAssistantRoutes(app: FastifyInstance, services: AgentSer
   });
 
   app.get('/assistants/:assistant_id/schemas', { schema: { params: assistantIdParams } }, async (request) => {
-    const assistant = await readable(request);
+    const assistant = await readable(request, request.params.assistant_id);
     const schemas = await graphs.schemas(assistant.graph_id, {
       config: { configurable: (assistant.config.configurable as JsonObject) ?? {} },
     });
     return { graph_id: assistant.graph_id, ...schemas };
   });
 
-  const subgraphs = async (request: FastifyRequest, namespace: string | undefined) => {
-    const assistant = await readable(request);
-    const recurse = (request.query as { recurse?: string }).recurse;
+  const subgraphs = async (request: FastifyRequest, assistantId: string, namespace: string | undefined) => {
+    const assistant = await readable(request, assistantId);
+    const recurse = requestParameter(request.query, 'recurse');
     return graphs.subgraphs(assistant.graph_id, namespace, isTrue(recurse), {
       configurable: (assistant.config.configurable as JsonObject) ?? {},
     });
   };
   app.get('/assistants/:assistant_id/subgraphs', { schema: { params: assistantIdParams } }, async (request) =>
-    subgraphs(request, undefined),
+    subgraphs(request, request.params.assistant_id, undefined),
   );
+  // No params schema here (the OpenAPI document has none for this route): both come from the path.
   app.get('/assistants/:assistant_id/subgraphs/:namespace', async (request) =>
-    subgraphs(request, (request.params as { namespace: string }).namespace),
+    subgraphs(request, pathParameter(request.params, 'assistant_id'), pathParameter(request.params, 'namespace')),
   );
 }

@@ -2,9 +2,8 @@
 // for test suites, keeping the system assistants: a route no server others can reach should have).
 
 import { createRequire } from 'node:module';
-import type { FastifyInstance } from 'fastify';
 import { truncateBody } from './schemas.ts';
-import type { AgentServices } from './services.ts';
+import type { AgentApp, AgentServices } from './services.ts';
 
 const require = createRequire(import.meta.url);
 const langgraphVersion = (() => {
@@ -15,7 +14,7 @@ const langgraphVersion = (() => {
   }
 })();
 
-export function registerMetaRoutes(app: FastifyInstance, services: AgentServices): void {
+export function registerMetaRoutes(app: AgentApp, services: AgentServices): void {
   app.get('/ok', async () => ({ ok: true }));
 
   app.get('/info', async () => ({
@@ -28,13 +27,7 @@ export function registerMetaRoutes(app: FastifyInstance, services: AgentServices
 
   if (!services.testRoutes) return;
   app.post('/internal/truncate', { schema: { body: truncateBody, hide: true } }, async (request) => {
-    const body = (request.body ?? {}) as {
-      runs?: boolean;
-      threads?: boolean;
-      assistants?: boolean;
-      checkpointer?: boolean;
-      store?: boolean;
-    };
+    const body: NonNullable<typeof request.body> = request.body ?? {};
     await services.storage.truncate(body, services.assistants.systemIds());
     if (body.checkpointer) services.checkpoints.truncate();
     if (body.store) services.store.truncate();

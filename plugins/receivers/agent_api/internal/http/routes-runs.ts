@@ -1,12 +1,12 @@
 // Run routes, on a thread and threadless: create in the background, stream (SSE), wait, list,
 // get, join, join the stream (replaying after `Last-Event-ID`), cancel, delete, and batch.
 
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RunCreate } from '../domain/runs.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FromSchema } from 'json-schema-to-ts';
 import { describeError } from '../runs/graph-runner.ts';
-import type { Run, RunRecord, RunStatus } from '../storage/storage.ts';
+import type { Run, RunRecord } from '../storage/storage.ts';
 import { authorizeRun, authorizeThread, createRun } from './access.ts';
-import { isTrue, withoutNulls } from './request-body.ts';
+import { isTrue, requestParameter, withoutNulls } from './request-body.ts';
 import {
   cancelQuery,
   joinStreamQuery,
@@ -17,11 +17,10 @@ import {
   threadIdParams,
   threadlessRunParams,
 } from './schemas.ts';
-import type { AgentServices } from './services.ts';
+import type { AgentApp, AgentServices } from './services.ts';
 import { writeHeartbeat, writeSSE } from './sse.ts';
 
-type ThreadParams = { thread_id: string };
-type RunParams = { thread_id: string; run_id: string };
+type RunCreateBody = FromSchema<typeof runCreate>;
 
 /** The public run record: the API's fields only, none of the server's bookkeeping. */
 export function publicRun(run: RunRecord): Run {
@@ -57,7 +56,7 @@ function lastEventId(request: FastifyRequest): number {
   return value !== undefined && /^-?\d+$/.test(value.trim()) ? Number(value) : -1;
 }
 
-export function registerRunRoutes(app: FastifyInstance, services: AgentServices): void {
+export function registerRunRoutes(app: AgentApp, services: AgentServices): void {
   const { runs, broker, coordinator } = services;
 
   /** Ends a hijacked response; while the server stops, also its connection (Fastify no longer can). */
@@ -123,61 +122,64 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
     }
   }
 
-  const createBody = (request: FastifyRequest): RunCreate => withoutNulls(request.body as RunCreate) as RunCreate;
-
   // --- background runs -------------------------------------------------------------------------
   app.post(
     '/threads/:thread_id/runs',
     { schema: { params: threadIdParams, body: runCreate } },
     async (request, reply) => {
-      const run = await createRun(services, request, (request.params as ThreadParams).thread_id, createBody(request));
+      const run = await createRun(services, request, request.params.thread_id, withoutNulls(request.body));
       reply.header('content-location', contentLocation(run, false));
       return publicRun(run);
     },
   );
 
   app.post('/runs', { schema: { body: runCreate } }, async (request, reply) => {
-    const run = await createRun(services, request, undefined, createBody(request));
+    const run = await createRun(services, request, undefined, withoutNulls(request.body));
     reply.header('content-location', contentLocation(run, true));
     return publicRun(run);
   });
 
   app.post('/runs/batch', { schema: { body: runBatch } }, async (request) => {
     const created: Run[] = [];
-    for (const body of request.body as RunCreate[])
-      created.push(publicRun(await createRun(services, request, undefined, withoutNulls(body) as RunCreate)));
+    for (const body of request.body)
+      created.push(publicRun(await createRun(services, request, undefined, withoutNulls(body))));
     return created;
   });
 
   // --- streamed runs ---------------------------------------------------------------------------
-  const streamRoute = (threadless: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const body = createBody(request);
-    const run = await createRun(
-      services,
-      request,
-      threadless ? undefined : (request.params as ThreadParams).thread_id,
-      body,
-    );
-    const location = contentLocation(run, threadless);
+  /** A thread's run when `threadId` is given, else a threadless one. */
+  async function streamRun(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    threadId: string | undefined,
+    requestBody: RunCreateBody,
+  ): Promise<void> {
+    const body = withoutNulls(requestBody);
+    const run = await createRun(services, request, threadId, body);
+    const location = contentLocation(run, threadId === undefined);
     const onDisconnect = body.on_disconnect === 'cancel' ? () => runs.cancelIfActive(run.run_id) : undefined;
     await pipeRun(reply, run, -1, { 'content-location': location, location: `${location}/stream` }, onDisconnect);
-  };
+  }
   app.post(
     '/threads/:thread_id/runs/stream',
     { schema: { params: threadIdParams, body: runCreate } },
-    streamRoute(false),
+    async (request, reply) => streamRun(request, reply, request.params.thread_id, request.body),
   );
-  app.post('/runs/stream', { schema: { body: runCreate } }, streamRoute(true));
+  app.post('/runs/stream', { schema: { body: runCreate } }, async (request, reply) =>
+    streamRun(request, reply, undefined, request.body),
+  );
 
   // --- wait ------------------------------------------------------------------------------------
-  const waitRoute = (threadless: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const body = createBody(request);
-    const run = await createRun(
-      services,
-      request,
-      threadless ? undefined : (request.params as ThreadParams).thread_id,
-      body,
-    );
+  /** A thread's run when `threadId` is given, else a threadless one. */
+  async function waitRun(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    threadId: string | undefined,
+    requestBody: RunCreateBody,
+  ): Promise<void> {
+    const threadless = threadId === undefined;
+    const body = withoutNulls(requestBody);
+    const run = await createRun(services, request, threadId, body);
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {
@@ -204,24 +206,29 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
     } finally {
       clearInterval(keepAlive);
     }
-  };
-  app.post('/threads/:thread_id/runs/wait', { schema: { params: threadIdParams, body: runCreate } }, waitRoute(false));
-  app.post('/runs/wait', { schema: { body: runCreate } }, waitRoute(true));
+  }
+  app.post(
+    '/threads/:thread_id/runs/wait',
+    { schema: { params: threadIdParams, body: runCreate } },
+    async (request, reply) => waitRun(request, reply, request.params.thread_id, request.body),
+  );
+  app.post('/runs/wait', { schema: { body: runCreate } }, async (request, reply) =>
+    waitRun(request, reply, undefined, request.body),
+  );
 
   // --- reads -----------------------------------------------------------------------------------
   app.get(
     '/threads/:thread_id/runs',
     { schema: { params: threadIdParams, querystring: runListQuery } },
     async (request) => {
-      const query = request.query as { limit: number; offset: number; status?: RunStatus };
-      await authorizeThread(services, request, 'threads:read', (request.params as ThreadParams).thread_id);
-      const list = await runs.list((request.params as ThreadParams).thread_id, query);
+      await authorizeThread(services, request, 'threads:read', request.params.thread_id);
+      const list = await runs.list(request.params.thread_id, request.query);
       return list.map(publicRun);
     },
   );
 
   app.get('/threads/:thread_id/runs/:run_id', { schema: { params: runIdParams } }, async (request) => {
-    const params = request.params as RunParams;
+    const { params } = request;
     return publicRun(
       (await authorizeRun(services, request, 'threads:read', params.thread_id, params.run_id)) ??
         (await runs.get(params.thread_id, params.run_id)),
@@ -229,7 +236,7 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
   });
 
   app.get('/threads/:thread_id/runs/:run_id/join', { schema: { params: runIdParams } }, async (request) => {
-    const params = request.params as RunParams;
+    const { params } = request;
     const run =
       (await authorizeRun(services, request, 'threads:read', params.thread_id, params.run_id)) ??
       (await runs.get(params.thread_id, params.run_id));
@@ -239,37 +246,41 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
     return coordinator.result(run.run_id, run.thread_id);
   });
 
-  const joinStream = (threadless: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const params = request.params as Partial<RunParams> & { run_id: string };
-    const threadId = threadless ? undefined : params.thread_id;
+  /** A thread's run when `threadId` is given, else a threadless one. */
+  async function joinStream(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    threadId: string | undefined,
+    runId: string,
+    query: FromSchema<typeof joinStreamQuery>,
+  ): Promise<void> {
     const run =
-      (await authorizeRun(services, request, 'threads:read', threadId, params.run_id)) ??
-      (await runs.get(threadId, params.run_id));
-    const query = request.query as { cancel_on_disconnect?: string };
+      (await authorizeRun(services, request, 'threads:read', threadId, runId)) ?? (await runs.get(threadId, runId));
     const onDisconnect = isTrue(query.cancel_on_disconnect) ? () => runs.cancelIfActive(run.run_id) : undefined;
     await pipeRun(reply, run, lastEventId(request), {}, onDisconnect);
-  };
+  }
   app.get(
     '/threads/:thread_id/runs/:run_id/stream',
     { schema: { params: runIdParams, querystring: joinStreamQuery } },
-    joinStream(false),
+    async (request, reply) =>
+      joinStream(request, reply, request.params.thread_id, request.params.run_id, request.query),
   );
   app.get(
     '/runs/:run_id/stream',
     { schema: { params: threadlessRunParams, querystring: joinStreamQuery } },
-    joinStream(true),
+    async (request, reply) => joinStream(request, reply, undefined, request.params.run_id, request.query),
   );
 
   // A thread's stream: the events of every run on the thread, the ones in flight now and those
   // started later, until the client leaves. Event ids are `<run_id>:<position>`, so a reconnect
   // with `Last-Event-ID` resumes inside the run it names and skips the runs before it.
   app.get('/threads/:thread_id/stream', { schema: { params: threadIdParams } }, async (request, reply) => {
-    const threadId = (request.params as ThreadParams).thread_id;
+    const threadId = request.params.thread_id;
     if (!(await authorizeThread(services, request, 'threads:read', threadId)).thread)
       await services.threads.get(threadId);
     const header = request.headers['last-event-id'];
     const [lastRun, lastSeq] = (typeof header === 'string' ? header : '').split(':');
-    const modes = parseStreamModes((request.query as { stream_mode?: string | string[] }).stream_mode);
+    const modes = parseStreamModes(requestParameter(request.query, 'stream_mode'));
     const wanted = (event: string) =>
       modes.length === 0 || event === 'metadata' || event === 'error' || modes.includes(event.split('|')[0]);
     const stream = openStream(reply, {});
@@ -315,8 +326,7 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
     '/threads/:thread_id/runs/:run_id/cancel',
     { schema: { params: runIdParams, querystring: cancelQuery } },
     async (request, reply) => {
-      const params = request.params as RunParams;
-      const query = request.query as { wait?: string; action: 'interrupt' | 'rollback' };
+      const { params, query } = request;
       const wait = isTrue(query.wait);
       await authorizeRun(services, request, 'threads:update', params.thread_id, params.run_id, {
         thread_id: params.thread_id,
@@ -328,7 +338,7 @@ export function registerRunRoutes(app: FastifyInstance, services: AgentServices)
   );
 
   app.delete('/threads/:thread_id/runs/:run_id', { schema: { params: runIdParams } }, async (request, reply) => {
-    const params = request.params as RunParams;
+    const { params } = request;
     await authorizeRun(services, request, 'threads:delete', params.thread_id, params.run_id, {
       thread_id: params.thread_id,
       run_id: params.run_id,

@@ -1,12 +1,12 @@
 // Store routes: the same key-value store graphs use (`config.store`), by namespace and key.
 
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { Item } from '@langchain/langgraph';
 import { invalid } from '../domain/api-errors.ts';
 import { withoutNulls } from './request-body.ts';
 import { checkStoreWrite, itemVisible, namespaceVisible, storeItemMetadata } from './store-access.ts';
 import { storeDelete, storeGetQuery, storeNamespaces, storePut, storeSearch } from './schemas.ts';
-import type { AgentServices } from './services.ts';
+import type { AgentApp, AgentServices } from './services.ts';
 
 /** The store's camelCase timestamps as the API's snake_case fields. */
 function itemToWire(item: Item) {
@@ -56,20 +56,22 @@ async function storeCall<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-const bodyOf = (request: FastifyRequest): Record<string, unknown> =>
-  typeof request.body === 'object' && request.body !== null ? (request.body as Record<string, unknown>) : {};
+/** A field of the body as sent: `preValidation` runs before the schema has checked it. */
+const sentField = (request: FastifyRequest, name: string): unknown =>
+  typeof request.body === 'object' && request.body !== null ? Reflect.get(request.body, name) : undefined;
 
-export function registerStoreRoutes(app: FastifyInstance, services: AgentServices): void {
+export function registerStoreRoutes(app: AgentApp, services: AgentServices): void {
   const { store, access } = services;
 
   app.put(
     '/store/items',
     {
       schema: { body: storePut },
-      preValidation: async (request) => checkNamespace(bodyOf(request).namespace, 'body.namespace', { write: true }),
+      preValidation: async (request) =>
+        checkNamespace(sentField(request, 'namespace'), 'body.namespace', { write: true }),
     },
     async (request, reply) => {
-      const body = { ...(request.body as { namespace: string[]; key: string; value: Record<string, unknown> }) };
+      const body = { ...request.body };
       // The handler may rewrite namespace, key or value; what it leaves is written.
       const filters = await access.authorize(request, 'store:put', body);
       if (access.enabled) checkNamespace(body.namespace, 'body.namespace', { write: true });
@@ -85,7 +87,7 @@ export function registerStoreRoutes(app: FastifyInstance, services: AgentService
   );
 
   app.get('/store/items', { schema: { querystring: storeGetQuery } }, async (request) => {
-    const query = request.query as { namespace?: string; key: string };
+    const { query } = request;
     const namespace = query.namespace ? query.namespace.split('.') : [];
     checkNamespace(namespace, 'querystring.namespace');
     const filters = await access.authorize(request, 'store:get', { namespace, key: query.key });
@@ -98,10 +100,10 @@ export function registerStoreRoutes(app: FastifyInstance, services: AgentService
     '/store/items',
     {
       schema: { body: storeDelete },
-      preValidation: async (request) => checkNamespace(bodyOf(request).namespace, 'body.namespace'),
+      preValidation: async (request) => checkNamespace(sentField(request, 'namespace'), 'body.namespace'),
     },
     async (request, reply) => {
-      const body = { ...(request.body as { namespace?: string[]; key: string }) };
+      const body = { ...request.body };
       const filters = await access.authorize(request, 'store:delete', body);
       if (filters) {
         const existing = await store.get(body.namespace ?? [], body.key);
@@ -122,18 +124,10 @@ export function registerStoreRoutes(app: FastifyInstance, services: AgentService
     '/store/items/search',
     {
       schema: { body: storeSearch },
-      preValidation: async (request) => checkNamespace(bodyOf(request).namespace_prefix, 'body.namespace_prefix'),
+      preValidation: async (request) => checkNamespace(sentField(request, 'namespace_prefix'), 'body.namespace_prefix'),
     },
     async (request) => {
-      const body = withoutNulls(
-        request.body as {
-          namespace_prefix?: string[];
-          filter?: Record<string, unknown>;
-          limit?: number;
-          offset?: number;
-          query?: string;
-        },
-      );
+      const body = withoutNulls(request.body);
       const filters = await access.authorize(request, 'store:search', {
         namespace: body.namespace_prefix,
         filter: body.filter,
@@ -166,14 +160,12 @@ export function registerStoreRoutes(app: FastifyInstance, services: AgentService
     {
       schema: { body: storeNamespaces },
       preValidation: async (request) => {
-        checkNamespace(bodyOf(request).prefix, 'body.prefix');
-        checkNamespace(bodyOf(request).suffix, 'body.suffix');
+        checkNamespace(sentField(request, 'prefix'), 'body.prefix');
+        checkNamespace(sentField(request, 'suffix'), 'body.suffix');
       },
     },
     async (request) => {
-      const body = withoutNulls(
-        request.body as { prefix?: string[]; suffix?: string[]; max_depth?: number; limit?: number; offset?: number },
-      );
+      const body = withoutNulls(request.body);
       const filters = await access.authorize(request, 'store:list_namespaces', {
         namespace: body.prefix,
         suffix: body.suffix,

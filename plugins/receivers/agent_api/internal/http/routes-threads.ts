@@ -2,12 +2,11 @@
 // at a checkpoint), update, history. With a custom auth handler, each route runs the handler of
 // its `threads:*` event first, and a thread its filter hides answers 404 (see access.ts).
 
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { v7 as uuid7 } from 'uuid';
-import type { CheckpointSelector, HistoryQuery, StateUpdate, ThreadCreate } from '../domain/threads.ts';
-import type { JsonObject, ThreadQuery, ThreadStatus } from '../storage/storage.ts';
+import type { JsonObject, ThreadQuery } from '../storage/storage.ts';
 import { authorizeThread, visibleForCreate } from './access.ts';
-import { isTrue, selectFields, setPagination, withoutNulls } from './request-body.ts';
+import { isTrue, pathParameter, requestParameter, selectFields, setPagination, withoutNulls } from './request-body.ts';
 import {
   historyBody,
   historyQuery,
@@ -19,18 +18,16 @@ import {
   threadPatch,
   threadSearch,
 } from './schemas.ts';
-import type { AgentServices } from './services.ts';
+import type { AgentApp, AgentServices } from './services.ts';
 
-type ThreadParams = { thread_id: string };
-
-export function registerThreadRoutes(app: FastifyInstance, services: AgentServices): void {
+export function registerThreadRoutes(app: AgentApp, services: AgentServices): void {
   const { threads, access } = services;
-  const threadId = (request: FastifyRequest) => (request.params as ThreadParams).thread_id;
   /** `threads:read` on the thread of the path: a thread the user may not see is a 404. */
-  const readable = (request: FastifyRequest) => authorizeThread(services, request, 'threads:read', threadId(request));
+  const readable = (request: FastifyRequest, threadId: string) =>
+    authorizeThread(services, request, 'threads:read', threadId);
 
   app.post('/threads', { schema: { body: threadCreate } }, async (request) => {
-    const body = withoutNulls(request.body as ThreadCreate);
+    const body = withoutNulls(request.body);
     // The handler may set metadata (an owner); the thread is created with what it leaves.
     const value = { thread_id: body.thread_id, metadata: body.metadata, if_exists: body.if_exists };
     const filters = await access.authorize(request, 'threads:create', value);
@@ -47,12 +44,7 @@ export function registerThreadRoutes(app: FastifyInstance, services: AgentServic
   });
 
   app.post('/threads/search', { schema: { body: threadSearch } }, async (request, reply) => {
-    const body = withoutNulls(
-      request.body as Partial<Omit<ThreadQuery, 'sort_by'>> & {
-        sort_by?: ThreadQuery['sort_by'] | 'state_updated_at';
-        select?: string[];
-      },
-    );
+    const body = withoutNulls(request.body);
     const query: ThreadQuery = {
       ids: body.ids,
       metadata: body.metadata,
@@ -77,7 +69,7 @@ export function registerThreadRoutes(app: FastifyInstance, services: AgentServic
   });
 
   app.post('/threads/count', { schema: { body: threadCount } }, async (request) => {
-    const body = withoutNulls(request.body as { metadata?: JsonObject; values?: JsonObject; status?: ThreadStatus });
+    const body = withoutNulls(request.body);
     const auth = await access.authorize(request, 'threads:search', { ...body, limit: 0, offset: 0 });
     const page = await threads.search({
       ...body,
@@ -91,71 +83,81 @@ export function registerThreadRoutes(app: FastifyInstance, services: AgentServic
   });
 
   app.get('/threads/:thread_id', { schema: { params: threadIdParams } }, async (request) => {
-    return (await readable(request)).thread ?? threads.get(threadId(request));
+    const { thread_id: threadId } = request.params;
+    return (await readable(request, threadId)).thread ?? threads.get(threadId);
   });
 
   app.patch('/threads/:thread_id', { schema: { params: threadIdParams, body: threadPatch } }, async (request) => {
-    const value = { thread_id: threadId(request), metadata: (request.body as { metadata: JsonObject }).metadata };
-    await authorizeThread(services, request, 'threads:update', threadId(request), value);
-    return threads.patch(threadId(request), value.metadata ?? {});
+    const { thread_id: threadId } = request.params;
+    const value = { thread_id: threadId, metadata: request.body.metadata };
+    await authorizeThread(services, request, 'threads:update', threadId, value);
+    return threads.patch(threadId, value.metadata ?? {});
   });
 
   app.delete('/threads/:thread_id', { schema: { params: threadIdParams } }, async (request, reply) => {
-    await authorizeThread(services, request, 'threads:delete', threadId(request));
-    await threads.delete(threadId(request));
+    const { thread_id: threadId } = request.params;
+    await authorizeThread(services, request, 'threads:delete', threadId);
+    await threads.delete(threadId);
     return reply.code(204).send();
   });
 
   app.post('/threads/:thread_id/copy', { schema: { params: threadIdParams } }, async (request) => {
-    const { thread } = await readable(request);
+    const { thread_id: threadId } = request.params;
+    const { thread } = await readable(request, threadId);
     // The copy is a new thread: the user must be allowed to create one, and the handler may mark it.
-    const source = thread ?? (await threads.get(threadId(request)));
+    const source = thread ?? (await threads.get(threadId));
     const value = {
       thread_id: uuid7(),
       metadata: { ...source.metadata } as Record<string, unknown> | null | undefined,
     };
     await access.authorize(request, 'threads:create', value);
-    return threads.copy(threadId(request), {
+    return threads.copy(threadId, {
       threadId: value.thread_id,
-      metadata: (value.metadata ?? {}) as JsonObject,
+      metadata: value.metadata ?? {},
     });
   });
 
   app.get('/threads/:thread_id/state', { schema: { params: threadIdParams } }, async (request) => {
-    await readable(request);
-    const query = request.query as { subgraphs?: string };
-    return threads.state(threadId(request), { subgraphs: isTrue(query.subgraphs) });
+    const { thread_id: threadId } = request.params;
+    await readable(request, threadId);
+    return threads.state(threadId, { subgraphs: isTrue(requestParameter(request.query, 'subgraphs')) });
   });
 
   app.post('/threads/:thread_id/state', { schema: { params: threadIdParams, body: stateUpdate } }, async (request) => {
-    await authorizeThread(services, request, 'threads:update', threadId(request));
-    return threads.updateState(threadId(request), withoutNulls(request.body as StateUpdate));
+    const { thread_id: threadId } = request.params;
+    await authorizeThread(services, request, 'threads:update', threadId);
+    return threads.updateState(threadId, withoutNulls(request.body));
   });
 
   app.patch(
     '/threads/:thread_id/state',
     { schema: { params: threadIdParams, body: threadPatch } },
     async (request, reply) => {
-      await authorizeThread(services, request, 'threads:update', threadId(request));
-      await threads.patchStateMetadata(threadId(request), (request.body as { metadata: JsonObject }).metadata);
+      const { thread_id: threadId } = request.params;
+      await authorizeThread(services, request, 'threads:update', threadId);
+      await threads.patchStateMetadata(threadId, request.body.metadata);
       return reply.code(204).send();
     },
   );
 
+  // No params schema here (the OpenAPI document has none for this route): both come from the path.
   app.get('/threads/:thread_id/state/:checkpoint_id', async (request) => {
-    await readable(request);
-    const params = request.params as ThreadParams & { checkpoint_id: string };
-    const query = request.query as { subgraphs?: string };
-    return threads.state(params.thread_id, { checkpoint_id: params.checkpoint_id, subgraphs: isTrue(query.subgraphs) });
+    const threadId = pathParameter(request.params, 'thread_id');
+    await readable(request, threadId);
+    return threads.state(threadId, {
+      checkpoint_id: pathParameter(request.params, 'checkpoint_id'),
+      subgraphs: isTrue(requestParameter(request.query, 'subgraphs')),
+    });
   });
 
   app.post(
     '/threads/:thread_id/state/checkpoint',
     { schema: { params: threadIdParams, body: stateAtCheckpoint } },
     async (request) => {
-      await readable(request);
-      const body = withoutNulls(request.body as { checkpoint?: CheckpointSelector; subgraphs?: boolean | string });
-      return threads.state(threadId(request), { checkpoint: body.checkpoint, subgraphs: isTrue(body.subgraphs) });
+      const { thread_id: threadId } = request.params;
+      await readable(request, threadId);
+      const body = withoutNulls(request.body);
+      return threads.state(threadId, { checkpoint: body.checkpoint, subgraphs: isTrue(body.subgraphs) });
     },
   );
 
@@ -163,9 +165,9 @@ export function registerThreadRoutes(app: FastifyInstance, services: AgentServic
     '/threads/:thread_id/history',
     { schema: { params: threadIdParams, querystring: historyQuery } },
     async (request) => {
-      await readable(request);
-      const query = request.query as { limit?: number; before?: string };
-      return threads.history(threadId(request), { limit: query.limit ?? 10, before: query.before });
+      const { thread_id: threadId } = request.params;
+      await readable(request, threadId);
+      return threads.history(threadId, { limit: request.query.limit ?? 10, before: request.query.before });
     },
   );
 
@@ -173,9 +175,10 @@ export function registerThreadRoutes(app: FastifyInstance, services: AgentServic
     '/threads/:thread_id/history',
     { schema: { params: threadIdParams, body: historyBody } },
     async (request) => {
-      await readable(request);
-      const body = withoutNulls(request.body as Partial<HistoryQuery>);
-      return threads.history(threadId(request), { ...body, limit: body.limit ?? 10 });
+      const { thread_id: threadId } = request.params;
+      await readable(request, threadId);
+      const body = withoutNulls(request.body);
+      return threads.history(threadId, { ...body, limit: body.limit ?? 10 });
     },
   );
 }

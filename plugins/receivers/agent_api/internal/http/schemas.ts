@@ -2,6 +2,19 @@
 // requests against them (a failure is a 422 naming the field) and they feed the OpenAPI document.
 // Optional fields accept null, since the Python SDK sends null for every unset option; unknown
 // fields are accepted and ignored, since the SDKs send some this server has no use for.
+//
+// The schemas are `as const`, so the types of what they accept follow from them (`FromSchema`):
+// routes get their request parts typed through the type provider (`AgentApp` in services.ts), and
+// the domain takes its request payload types from here (`RequestPayload`) rather than repeating
+// them.
+
+import type { WithoutNulls } from './request-body.ts';
+
+/**
+ * A request body as the domain takes it: `Body` (`FromSchema<typeof schema>`) with its top-level
+ * nulls dropped (`withoutNulls`).
+ */
+export type RequestPayload<Body> = WithoutNulls<NonNullable<Body>>;
 
 const object = { type: ['object', 'null'] } as const;
 const string = { type: ['string', 'null'] } as const;
@@ -19,7 +32,7 @@ const runnableConfig = {
     configurable: object,
   },
 } as const;
-const checkpoint = {
+export const checkpoint = {
   type: ['object', 'null'],
   properties: { checkpoint_id: string, checkpoint_ns: string, checkpoint_map: object },
 } as const;
@@ -35,7 +48,7 @@ export const STREAM_MODE_NAMES = [
   'debug',
   'custom',
   'tools',
-];
+] as const;
 
 export const threadIdParams = { type: 'object', required: ['thread_id'], properties: { thread_id: uuid } } as const;
 export const runIdParams = {
@@ -113,6 +126,7 @@ export const threadCreate = {
     thread_id: { type: ['string', 'null'], format: 'uuid' },
     metadata: object,
     if_exists: { type: ['string', 'null'], enum: ['raise', 'do_nothing', null] },
+    // Updates applied right after creation, one superstep after the other (needs `metadata.graph_id`).
     supersteps: {
       type: ['array', 'null'],
       items: {

@@ -1,5 +1,14 @@
-// What the routes work with: the domain services and the run machinery of one server instance.
+// What the routes work with: the domain services and the run machinery of one server instance,
+// and the Fastify instance they register on.
 
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
 import type { Logger } from 'pino';
 import type { Host } from '../../../../../src/pipeline/component.ts';
 import type { Assistants } from '../domain/assistants.ts';
@@ -40,3 +49,15 @@ export interface AgentServices {
   readonly maxBodyBytes: number;
   readonly maxJsonDepth: number;
 }
+
+/**
+ * The API's Fastify instance with the JSON Schema type provider: a handler's `request.body`,
+ * `params` and `query` have the types of its route's schemas (schemas.ts), so no cast is needed.
+ */
+export type AgentApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  JsonSchemaToTsProvider
+>;

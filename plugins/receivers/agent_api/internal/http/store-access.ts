@@ -11,7 +11,7 @@ import { notFound } from '../domain/api-errors.ts';
 
 /** What a store filter is matched against. */
 export function storeItemMetadata(
-  namespace: readonly string[] | undefined,
+  namespace: readonly string[] | null | undefined,
   key?: string,
   value?: Record<string, unknown> | null,
 ): Record<string, unknown> {

@@ -36,6 +36,11 @@ class ServerCheckpointSaver extends SqliteSaver {
     }
     return super.put(config, checkpoint, { ...extra, ...metadata } as CheckpointMetadata);
   }
+
+  /** The saver creates its tables lazily on first use; the thread operations below need them now. */
+  createTables(): void {
+    this.setup();
+  }
 }
 
 export class CheckpointDatabase {
@@ -47,9 +52,9 @@ export class CheckpointDatabase {
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    this.saver = new ServerCheckpointSaver(this.db);
-    // The saver creates its tables lazily on first use; the thread operations below need them now.
-    (this.saver as unknown as { setup(): void }).setup();
+    const saver = new ServerCheckpointSaver(this.db);
+    saver.createTables();
+    this.saver = saver;
   }
 
   async deleteThread(threadId: string): Promise<void> {
