@@ -44,6 +44,11 @@ export const components: Catalog = [
   },
   {
     kind: 'exporter',
+    type: 'loadbalancing',
+    load: async () => (await import('../plugins/exporters/loadbalancing/index.ts')).loadBalancingExporterFactory,
+  },
+  {
+    kind: 'exporter',
     type: 'file',
     load: async () => (await import('../plugins/exporters/file/index.ts')).fileExporterFactory,
   },

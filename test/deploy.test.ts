@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 
 const read = (path: string) =>
   parse(readFileSync(new URL(`../${path}`, import.meta.url), 'utf8')) as Record<string, any>;
@@ -72,5 +72,42 @@ describe('deploy/compose.yaml', () => {
       '/app/node_modules/tracepipe/configs/local.yaml',
     ]);
     assert.equal(compose.services['agent-server'].environment.AGENT_API_HOST, '0.0.0.0');
+  });
+});
+
+describe('deploy/gateway/kubernetes.yaml', () => {
+  const documents = parseAllDocuments(
+    readFileSync(new URL('../deploy/gateway/kubernetes.yaml', import.meta.url), 'utf8'),
+  ).map((doc) => doc.toJS() as Record<string, any>);
+  const find = (kind: string, name: string) =>
+    documents.find((doc) => doc.kind === kind && doc.metadata.name === name)!;
+
+  it('points the gateways’ DNS resolver at the proxies’ headless service', () => {
+    const service = find('Service', 'tracepipe-proxy');
+    assert.equal(service.spec.clusterIP, 'None');
+    const gateway = find('StatefulSet', 'tracepipe-gateway').spec.template.spec.containers[0];
+    assert.deepEqual(gateway.args.slice(0, 2), ['--config', '/app/node_modules/tracepipe/configs/gateway.yaml']);
+    const set = gateway.args[gateway.args.indexOf('--set') + 1] as string;
+    const [key, value] = [set.slice(0, set.indexOf('=')), parse(set.slice(set.indexOf('=') + 1))];
+    assert.equal(key, 'exporters.loadbalancing.resolver');
+    assert.equal(value.dns.hostname.split('.')[0], service.metadata.name);
+    assert.equal(value.dns.port, service.spec.ports[0].port);
+  });
+
+  it('runs the proxies with configs/proxy.yaml unchanged, and every pod with its data on a volume', () => {
+    const proxy = find('StatefulSet', 'tracepipe-proxy');
+    assert.deepEqual(proxy.spec.template.spec.containers[0].args, [
+      '--config',
+      '/app/node_modules/tracepipe/configs/proxy.yaml',
+    ]);
+    for (const name of ['tracepipe-proxy', 'tracepipe-gateway']) {
+      const set = find('StatefulSet', name);
+      const container = set.spec.template.spec.containers[0];
+      const dataDir = container.env.find((e: { name: string }) => e.name === 'DATA_DIR').value;
+      const mount = container.volumeMounts.find((m: { mountPath: string }) => m.mountPath === dataDir);
+      assert.ok(
+        set.spec.volumeClaimTemplates.some((c: { metadata: { name: string } }) => c.metadata.name === mount.name),
+      );
+    }
   });
 });

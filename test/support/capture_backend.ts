@@ -65,6 +65,17 @@ export function describeMode(m: BackendMode): string {
   }
 }
 
+/** What a run said about its place in its trace, and who uploaded it (with `keepRunDetails`). */
+export interface RunDetail {
+  readonly traceId?: string;
+  readonly parentRunId?: string;
+  readonly dottedOrder?: string;
+  /** `session_name`: the project. */
+  readonly project?: string;
+  /** The upload's `X-API-Key`. */
+  readonly apiKey?: string;
+}
+
 interface RunRecord {
   /** Times the run was delivered (answered 2xx). */
   count: number;
@@ -95,6 +106,10 @@ export class CaptureBackend {
   uploads = 0;
   /** When the last run never delivered before was delivered. */
   lastNewAt = 0;
+  /** Keep each delivered run's trace fields and tenant in `details` (tests of routing; costs a parse). */
+  keepRunDetails = false;
+  /** By run id, the last delivery's details (filled only with `keepRunDetails`). */
+  readonly details = new Map<string, RunDetail>();
 
   get port(): number {
     return this.boundPort;
@@ -310,6 +325,11 @@ export class CaptureBackend {
     }
     // Delivered: the backend stored the runs and answers 2xx (the client may have gone meanwhile).
     this.deliver(ids);
+    if (this.keepRunDetails) {
+      const apiKey = request.headers['x-api-key'];
+      for (const [id, detail] of runDetailsOf(request.headers['content-type'], body))
+        this.details.set(id, { ...detail, ...(typeof apiKey === 'string' ? { apiKey } : {}) });
+    }
     const status = this.current.kind === 'ok' ? this.current.status : 202;
     if (response.destroyed || request.socket.destroyed) {
       this.count('gone');
@@ -335,6 +355,30 @@ export class CaptureBackend {
 
 const RUN_PART = /^post\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 const FIELD_PART = /^post\.[0-9a-f-]{36}\.(inputs|outputs)$/;
+
+/** Each run's trace fields, by run id, from an upload body already checked by `runIdsOf`. */
+function runDetailsOf(contentType: string | undefined, compressed: Buffer): Map<string, RunDetail> {
+  const details = new Map<string, RunDetail>();
+  for (const part of parseMultipart(decompress(compressed), boundaryOf(contentType))) {
+    const run = RUN_PART.exec(part.name);
+    if (!run) continue;
+    const json = JSON.parse(part.body.toString('utf8')) as Record<string, unknown>;
+    const text = (key: string) => (typeof json[key] === 'string' ? { [key]: json[key] } : {});
+    const { trace_id, parent_run_id, dotted_order, session_name } = {
+      ...text('trace_id'),
+      ...text('parent_run_id'),
+      ...text('dotted_order'),
+      ...text('session_name'),
+    } as Record<string, string | undefined>;
+    details.set(run[1]!, {
+      ...(trace_id ? { traceId: trace_id } : {}),
+      ...(parent_run_id ? { parentRunId: parent_run_id } : {}),
+      ...(dotted_order ? { dottedOrder: dotted_order } : {}),
+      ...(session_name ? { project: session_name } : {}),
+    });
+  }
+  return details;
+}
 
 /** The run ids of an upload body (zstd, multipart), checked strictly; throws on anything malformed. */
 export function runIdsOf(
