@@ -17,9 +17,15 @@ import { fileURLToPath } from 'node:url';
 import { Client as SdkClient } from '@langchain/langgraph-sdk';
 import type { Client } from '@langchain/langgraph-sdk';
 import { RemoteGraph } from '@langchain/langgraph/remote';
-import { startTestServer } from '../plugins/receivers/agent_api/test-server.ts';
-import type { TestServer } from '../plugins/receivers/agent_api/test-server.ts';
-import { collect, eventually, failureOf, request, requestStream } from './support/agent-wire.ts';
+import { startTestServer } from '../plugins/receivers/agent_api/testing/test-server.ts';
+import type { TestServer } from '../plugins/receivers/agent_api/testing/test-server.ts';
+import {
+  collect,
+  eventually,
+  failureOf,
+  request,
+  requestStream,
+} from '../plugins/receivers/agent_api/testing/agent-wire.ts';
 import { anyObject, anyString, assertMatches, matching } from './support/match-object.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -1893,7 +1899,7 @@ describe('ported from the reference suite', () => {
     const system = await client.assistants.search({ metadata: { created_by: 'system' }, limit: 100 });
     assert.deepEqual(
       new Set(system.map((a) => a.graph_id)),
-      new Set(['agent', 'chat', 'tools', 'subgraph', 'interrupt', 'sleep', 'error']),
+      new Set(['agent', 'chat', 'tools', 'subgraph', 'interrupt', 'sleep', 'error', 'gate']),
     );
     assert.ok((await client.assistants.count()) >= 7);
     assert.equal((await client.assistants.search({ graphId: 'tools', metadata: { created_by: 'system' } })).length, 1);

@@ -16,8 +16,8 @@ import { describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
 import { ApiKeys, splitList } from './internal/auth/api-keys.ts';
 import { hostName, isLoopbackName } from './internal/http/request-guard.ts';
-import { startTestServer, useTestServer } from './test-server.ts';
-import type { TestServer } from './test-server.ts';
+import { startTestServer, useTestServer } from './testing/test-server.ts';
+import type { TestServer } from './testing/test-server.ts';
 
 interface RawAnswer {
   status: number;

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RemoteGraph } from '@langchain/langgraph/remote';
-import { useTestServer } from './test-server.ts';
-import type { TestServer } from './test-server.ts';
+import { useTestServer } from './testing/test-server.ts';
+import type { TestServer } from './testing/test-server.ts';
 
 describe('agent_api with RemoteGraph', () => {
   let server: TestServer;

@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startTestServer } from './test-server.ts';
+import { startTestServer } from './testing/test-server.ts';
 
 describe('agent_api store', () => {
   it('puts, gets, searches, lists, deletes, and keeps items across a restart', async () => {
