@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { Client } from '@langchain/langgraph-sdk';
 import { eventually } from '../../src/testkit/eventually.ts';
 import { collect, failureOf, request, requestStream } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
+import { newGate } from '../../plugins/receivers/agent_api/testing/gates.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
 import { runReaches } from '../../plugins/receivers/agent_api/testing/waits.ts';
 import { anyString, assertMatches } from '../support/match-object.ts';
@@ -121,7 +122,7 @@ describe('runs', () => {
 
   test('cancel: wait=1 → 204 and `interrupted`; without waiting → 202', async () => {
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, 'sleep', { input: longSleep });
+    const run = await client.runs.create(thread.thread_id, 'gate', { input: { gate: newGate().name } });
     await runReaches(client, thread.thread_id, run.run_id, 'running');
     const waited = await request(
       url,
@@ -132,7 +133,7 @@ describe('runs', () => {
     assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'interrupted');
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
 
-    const second = await client.runs.create(thread.thread_id, 'sleep', { input: longSleep });
+    const second = await client.runs.create(thread.thread_id, 'gate', { input: { gate: newGate().name } });
     const accepted = await request(url, 'POST', `/threads/${thread.thread_id}/runs/${second.run_id}/cancel`);
     assert.equal(accepted.status, 202);
     await runReaches(client, thread.thread_id, second.run_id, 'interrupted');
@@ -141,13 +142,15 @@ describe('runs', () => {
 
   test('multitask reject: a second run on a busy thread is a 409 with a readable message', async () => {
     const thread = await client.threads.create();
-    const first = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 1500 } });
+    const gate = newGate();
+    const first = await client.runs.create(thread.thread_id, 'gate', { input: { gate: gate.name } });
     const rejected = await failureOf(() => client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 1 } }));
     assert.match(rejected, /^HTTP 409: .*[a-z]{4,}/i);
     const rejectedStream = await request(url, 'POST', `/threads/${thread.thread_id}/runs/stream`, {
       body: { assistant_id: 'sleep', input: {} },
     });
     assert.equal(rejectedStream.status, 409);
+    gate.open();
     await client.runs.join(thread.thread_id, first.run_id);
     assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'success');
     assert.equal((await client.runs.list(thread.thread_id)).length, 1, 'no run was created for the rejected requests');
@@ -155,8 +158,9 @@ describe('runs', () => {
 
   test('multitask interrupt: the first run ends `interrupted`, the second succeeds', async () => {
     const thread = await client.threads.create();
-    const first = await client.runs.create(thread.thread_id, 'sleep', { input: longSleep });
-    await runReaches(client, thread.thread_id, first.run_id, 'running');
+    const gate = newGate();
+    const first = await client.runs.create(thread.thread_id, 'gate', { input: { gate: gate.name } });
+    await gate.reached;
     const second = await client.runs.create(thread.thread_id, 'sleep', {
       input: { delay_ms: 10 },
       multitaskStrategy: 'interrupt',

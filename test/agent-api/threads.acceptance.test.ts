@@ -10,9 +10,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Client } from '@langchain/langgraph-sdk';
 import { failureOf, request } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
+import { newGate } from '../../plugins/receivers/agent_api/testing/gates.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
 import type { Json } from './support.ts';
-import { hello, longSleep, useSharedServer } from './support.ts';
+import { hello, useSharedServer } from './support.ts';
 
 let server: TestServer;
 let client: Client;
@@ -165,14 +166,14 @@ describe('threads', () => {
 
   test('update state while a run is in flight → 409; after cancel the thread is idle and updates work', async () => {
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, 'sleep', { input: longSleep });
+    const run = await client.runs.create(thread.thread_id, 'gate', { input: { gate: newGate().name } });
     assert.equal((await client.threads.get(thread.thread_id)).status, 'busy');
-    const busy = await failureOf(() => client.threads.updateState(thread.thread_id, { values: { delay_ms: 1 } }));
-    assert.match(busy, /^HTTP 409/);
+    const busy = await failureOf(() => client.threads.updateState(thread.thread_id, { values: { gate: 'refused' } }));
+    assert.match(busy, /^HTTP 409: .*busy/);
     await client.runs.cancel(thread.thread_id, run.run_id, true);
     assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'interrupted');
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
-    await client.threads.updateState(thread.thread_id, { values: { delay_ms: 1 } });
-    assert.equal((await client.threads.getState<Json>(thread.thread_id)).values.delay_ms, 1);
+    await client.threads.updateState(thread.thread_id, { values: { gate: 'updated by hand' } });
+    assert.equal((await client.threads.getState<Json>(thread.thread_id)).values.gate, 'updated by hand');
   });
 });

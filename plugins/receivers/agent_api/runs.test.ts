@@ -227,19 +227,6 @@ describe('agent_api runs', () => {
     assert.equal(((await healthy) as any).messages.at(-1).content, `passed ${gate.name}`);
   });
 
-  it('multitask reject answers 409 and leaves the first run running', async () => {
-    const thread = await client.threads.create();
-    const gate = newGate();
-    const first = await client.runs.create(thread.thread_id, 'gate', { input: { gate: gate.name } });
-    await assert.rejects(
-      client.runs.create(thread.thread_id, 'agent', { input: hello() }),
-      /HTTP 409: .*already running a task/,
-    );
-    gate.open();
-    await client.runs.join(thread.thread_id, first.run_id);
-    assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'success');
-  });
-
   it('multitask enqueue runs both, one after the other', async () => {
     const thread = await client.threads.create();
     const first = await client.runs.create(thread.thread_id, 'agent', { input: { ...hello('one'), delay: 1 } });
@@ -254,21 +241,6 @@ describe('agent_api runs', () => {
       (state.values as any).messages.map((m: any) => m.content),
       ['one', 'You said: one', 'two', 'You said: two'],
     );
-  });
-
-  it('multitask interrupt stops the running run and keeps its thread going', async () => {
-    const thread = await client.threads.create();
-    const gate = newGate();
-    const first = await client.runs.create(thread.thread_id, 'gate', { input: { gate: gate.name } });
-    await gate.reached;
-    const second = await client.runs.create(thread.thread_id, 'agent', {
-      input: hello('after'),
-      multitaskStrategy: 'interrupt',
-    });
-    await client.runs.join(thread.thread_id, second.run_id);
-    assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'interrupted');
-    assert.equal((await client.runs.get(thread.thread_id, second.run_id)).status, 'success');
-    assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
   });
 
   it('multitask rollback deletes the running run and its checkpoints', async () => {

@@ -174,19 +174,6 @@ describe('agent_api threads', () => {
     assert.equal(reply.messages.length, 4);
   });
 
-  it('refuses a state update while a run is in flight (409)', async () => {
-    const thread = await client.threads.create();
-    const gate = newGate();
-    const run = await client.runs.create(thread.thread_id, 'gate', { input: { gate: gate.name } });
-    await assert.rejects(
-      client.threads.updateState(thread.thread_id, { values: { gate: 'other' } }),
-      /HTTP 409: .*busy/,
-    );
-    gate.open();
-    await client.runs.join(thread.thread_id, run.run_id);
-    await client.threads.updateState(thread.thread_id, { values: { gate: 'other' } });
-  });
-
   it('copies a thread with its state', async () => {
     const thread = await client.threads.create({ metadata: { origin: true } });
     await client.runs.wait(thread.thread_id, 'agent', { input: ask('copy me') });
