@@ -1,13 +1,16 @@
 // `tracepipe/testing`: the test kit for components. The conformance suite every plugin runs (its
 // default config and `testdata/*.yaml` fixtures validate, the lifecycle works, no handles leak),
 // settings and a host that need no service, a sink that records what it consumes, builders for span
-// batches and runs, and helpers to read a component's logs and metrics. Written for `node:test`.
+// batches and runs, helpers to read a component's logs and metrics, and `eventually` to wait for an
+// outcome. Written for `node:test`.
 //
 // Everything exported here is public API under semantic versioning; api/tracepipe.api.md lists
 // it, and a test fails when it changes without that file being updated.
 
 export type { ConformanceOptions } from './pipeline/testing.ts';
-export { Sink, assertContains, nopHost, nopSettings, runComponentConformance, waitFor } from './pipeline/testing.ts';
+export { Sink, assertContains, nopHost, nopSettings, runComponentConformance } from './pipeline/testing.ts';
+export type { EventuallyOptions } from './testkit/eventually.ts';
+export { eventually } from './testkit/eventually.ts';
 export { configFor } from './testkit/config.ts';
 export type { BatchOrigin } from './testkit/spans.ts';
 export { TRACE_ID, intAttr, makeBatch, makeSpan, makeSpanBatch, plainSpan, stringAttr } from './testkit/spans.ts';

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { BackendStub } from '../plugins/exporters/backend/testing/backend_stub.ts';
+import { eventually } from '../src/testkit/eventually.ts';
 
 const root = join(import.meta.dirname, '..');
 
@@ -87,14 +88,6 @@ function uuidOf(hex: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-async function waitUntil(predicate: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 describe('backend exporter: kill -9 with batches queued on disk', () => {
   let stub: BackendStub;
   let dir: string;
@@ -152,10 +145,15 @@ describe('backend exporter: kill -9 with batches queued on disk', () => {
       expected.push(...traceIds.map(uuidOf));
     }
     // Every run was offered to the backend once (and refused), and each refused batch is on disk.
-    await waitUntil(() => new Set(stub.requests.flatMap((r) => r.runs.map((run) => run.id))).size === expected.length);
+    await eventually(
+      () => new Set(stub.requests.flatMap((r) => r.runs.map((run) => run.id))).size === expected.length,
+      {
+        timeoutMs: 30_000,
+      },
+    );
     // Replays re-send the same bodies, so count distinct batches, not requests.
     const batches = () => new Set(stub.requests.map((r) => r.runs.map((run) => run.id).join())).size;
-    await waitUntil(async () => (await queued()) === batches());
+    await eventually(async () => (await queued()) === batches(), { timeoutMs: 30_000 });
     proxy.child.kill('SIGKILL');
     assert.equal(await proxy.exited, null);
     assert.equal(stub.accepted.size, 0);
@@ -166,7 +164,7 @@ describe('backend exporter: kill -9 with batches queued on disk', () => {
     for (const id of expected) assert.ok(stub.accepted.has(id), `run ${id} arrived`);
     assert.equal(stub.duplicates, 0);
     for (const { apiKey } of stub.accepted.values()) assert.equal(apiKey, 'tenant-key-0001');
-    await waitUntil(async () => (await queued()) === 0);
+    await eventually(async () => (await queued()) === 0, { timeoutMs: 30_000 });
     proxy.child.kill('SIGTERM');
     assert.equal(await proxy.exited, 0);
   });

@@ -70,6 +70,8 @@ describe('lint: module boundaries', () => {
     ['plugins/processors/genai/probe.test.ts', '../../receivers/otlp/index.ts'],
     ['distribution/probe.ts', '../plugins/receivers/otlp/index.ts'],
     ['test/probe.test.ts', '../plugins/exporters/backend/internal/multipart_reader.ts'],
+    // A plugin's testing/ folder is its test surface for end-to-end tests.
+    ['test/agent-api/probe.test.ts', '../../plugins/receivers/agent_api/testing/test-server.ts'],
     ['bench/faults/probe.ts', '../../test/faults/harness.ts'],
     ['examples/redact-processor/probe.ts', 'tracepipe/plugin'],
     ['examples/redact-processor/probe.ts', './config.ts'],

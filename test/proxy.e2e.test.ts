@@ -19,6 +19,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { decompress } from 'zstd-napi';
+import { eventually } from '../src/testkit/eventually.ts';
 import { tempDir } from './helpers.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -73,14 +74,6 @@ class Backend {
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server.close(resolve));
-  }
-}
-
-async function eventually(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
 
@@ -177,7 +170,7 @@ describe('trace collector proxy (configs/proxy.yaml) end to end', () => {
       new JsonExporter({ url, headers: { 'X-API-Key': 'tenant-b', 'Service-Project': 'bookings' } }),
       'booker',
     );
-    await eventually(() => backend.runs().length >= 6, 'six runs at the backend');
+    await eventually(() => backend.runs().length >= 6, { message: 'six runs at the backend' });
 
     const runs = backend.runs();
     assert.equal(runs.length, 6, 'each span arrives exactly once');
@@ -260,7 +253,7 @@ describe('trace collector proxy (configs/proxy.yaml) end to end', () => {
     });
     assert.equal(response.status, 200);
     const id = '4fa9e1fe-6324-20e3-5aa0-77b04bd51623';
-    await eventually(() => backend.runs().some((run) => run.id === id), 'the example run at the backend');
+    await eventually(() => backend.runs().some((run) => run.id === id), { message: 'the example run at the backend' });
     const run = backend.runs().find((candidate) => candidate.id === id)!;
     assert.equal(run.trace_id, id);
     assert.equal(run.name, 'parent-span');

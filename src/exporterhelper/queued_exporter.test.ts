@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { Delivery } from '../pipeline/delivery.ts';
 import { nopSettings } from '../pipeline/testing.ts';
+import { eventually } from '../testkit/eventually.ts';
 import { captureLogs, metricValue } from '../testkit/observe.ts';
 import type { LogLine } from '../testkit/observe.ts';
 import { HttpSender } from './http_sender.ts';
@@ -140,15 +141,6 @@ const item = (text: string, items = 2, tenant?: string): Item => ({
   ...(tenant ? { tenant } : {}),
 });
 
-/** Polls until `predicate` holds; the bound only keeps a broken test from hanging. */
-async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const giveUpAt = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > giveUpAt) assert.fail('the condition was never met');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 const dropLines = (lines: LogLine[]) => lines.filter((line) => line.reason !== undefined && line.level === 50);
 
 /** A delivery as a receiver makes one: its own reference is released once `consume()` returned. */
@@ -166,7 +158,7 @@ describe('QueuedExporter', () => {
     const { pipeline } = create();
     await pipeline.start();
     await pipeline.offer(item('first'));
-    await until(() => destination.requests.length === 1);
+    await eventually(() => destination.requests.length === 1);
     assert.equal(destination.requests[0]!.body, 'first');
     assert.equal(destination.requests[0]!.headers['content-type'], 'text/plain');
     await pipeline.shutdown(Date.now() + 1000);
@@ -182,7 +174,7 @@ describe('QueuedExporter', () => {
         reason: 'retries_exhausted',
         data_type: 'spans',
       });
-    await until(async () => (await dropped()) === 3);
+    await eventually(async () => (await dropped()) === 3);
     await pipeline.shutdown(Date.now() + 1000);
     const [line] = dropLines(lines);
     assert.equal(line!.reason, 'retries_exhausted');
@@ -196,14 +188,18 @@ describe('QueuedExporter', () => {
     const { pipeline, metrics } = create({ disk: true });
     await pipeline.start();
     await pipeline.offer(item('held', 2, 'key-held'));
-    await until(async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 1);
+    await eventually(
+      async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 1,
+    );
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_items', { queue: 'disk' }), 2);
     destination.status = 200;
     await pipeline.offer(item('live'));
-    await until(() => destination.delivered.includes('held'));
+    await eventually(() => destination.delivered.includes('held'));
     // Decoded from disk: re-sent with its own tenant's key.
     assert.equal(destination.requests.filter((r) => r.body === 'held').at(-1)!.headers['x-api-key'], 'key-held');
-    await until(async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 0);
+    await eventually(
+      async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 0,
+    );
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_items', { queue: 'disk' }), 0);
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total'), 0);
     await pipeline.shutdown(Date.now() + 1000);
@@ -213,7 +209,7 @@ describe('QueuedExporter', () => {
     const { pipeline, lines, metrics } = create({ push: () => Promise.reject(new Error('bug')) });
     await pipeline.start();
     await pipeline.offer(item('x', 4));
-    await until(
+    await eventually(
       async () =>
         (await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'internal_error' })) === 4,
     );
@@ -239,7 +235,7 @@ describe('QueuedExporter', () => {
     await pipeline.start();
     await pipeline.offer(item('throttled', 5));
     // Bounded far below the hour the server asked for: the retry comes after the cap.
-    await until(() => destination.delivered.length === 1);
+    await eventually(() => destination.delivered.length === 1);
     assert.deepEqual(destination.delivered, ['throttled']);
     assert.equal(destination.requests.length, 2);
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_retries_total'), 1);
@@ -263,11 +259,11 @@ describe('QueuedExporter', () => {
     const { delivery: made, state, consumed } = delivery(true);
     await pipeline.offer(item('ab', 2), { delivery: made });
     consumed();
-    await until(() => pushed.includes('b'));
+    await eventually(() => pushed.includes('b'));
     assert.equal(state.settled, false); // `a` is sent, `b` is not yet.
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_items', { queue: 'memory' }), 1);
     open();
-    await until(() => state.settled);
+    await eventually(() => state.settled);
     assert.deepEqual(pushed, ['ab', 'a', 'b']);
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'memory' }), 0);
     await pipeline.shutdown(Date.now() + 1000);
@@ -282,7 +278,7 @@ describe('QueuedExporter memory gauges', () => {
     await pipeline.start();
     await pipeline.offer(item('retrying', 3));
     await pipeline.offer(item('waiting', 4));
-    await until(async () => (await metricValue(metrics, 'tracepipe_exporter_retries_total')) === 1);
+    await eventually(async () => (await metricValue(metrics, 'tracepipe_exporter_retries_total')) === 1);
     assert.equal(destination.requests.length, 1);
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'memory' }), 2);
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_items', { queue: 'memory' }), 7);
@@ -313,8 +309,8 @@ describe('QueuedExporter outage log', () => {
     await pipeline.offer(item('a', 1, 'secret-key-aaaa'));
     await pipeline.offer(item('b', 2, 'secret-key-bbbb'));
     await pipeline.offer(item('c', 3, 'secret-key-aaaa'));
-    await until(() => destination.delivered.length === 3);
-    await until(() => infoLines(lines).length === 1);
+    await eventually(() => destination.delivered.length === 3);
+    await eventually(() => infoLines(lines).length === 1);
     await pipeline.shutdown(Date.now() + 1000);
 
     const warnings = warnLines(lines);
@@ -337,12 +333,14 @@ describe('QueuedExporter outage log', () => {
     const { pipeline, lines, metrics } = create({ disk: true });
     await pipeline.start();
     for (const text of ['a', 'b', 'c']) await pipeline.offer(item(text, 1, 'secret-key-aaaa'));
-    await until(async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 3);
+    await eventually(
+      async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 3,
+    );
     assert.equal(warnLines(lines).length, 1);
     assert.equal(infoLines(lines).length, 0);
     destination.status = 200;
     await pipeline.offer(item('live', 1));
-    await until(() => infoLines(lines).length === 1);
+    await eventually(() => infoLines(lines).length === 1);
     assert.deepEqual(new Set(destination.delivered), new Set(['a', 'b', 'c', 'live']));
     assert.deepEqual(infoLines(lines)[0]!.delivered_late, { batches: 3, spans: 3 });
     assert.equal(warnLines(lines).length, 1);
@@ -357,7 +355,7 @@ describe('QueuedExporter delivery holds', () => {
     const { delivery: made, state, consumed } = delivery(true);
     await pipeline.offer(item('kept'), { delivery: made });
     consumed();
-    await until(() => state.settled);
+    await eventually(() => state.settled);
     assert.deepEqual(destination.delivered, ['kept']);
     await pipeline.shutdown(Date.now() + 1000);
   });
@@ -369,7 +367,7 @@ describe('QueuedExporter delivery holds', () => {
     const { delivery: made, state, consumed } = delivery(true);
     await pipeline.offer(item('stored'), { delivery: made });
     consumed();
-    await until(() => state.settled);
+    await eventually(() => state.settled);
     assert.equal(pipeline.disk!.depth, 1);
     await pipeline.shutdown(Date.now() + 1000);
   });
@@ -381,7 +379,7 @@ describe('QueuedExporter delivery holds', () => {
     const { delivery: made, state, consumed } = delivery(true);
     await pipeline.offer(item('bad', 3), { delivery: made });
     consumed();
-    await until(() => state.settled);
+    await eventually(() => state.settled);
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'rejected' }), 3);
     await pipeline.shutdown(Date.now() + 1000);
   });
@@ -396,7 +394,7 @@ describe('QueuedExporter delivery holds', () => {
     await pipeline.offer(item('waiting', 3), { delivery: waiting.delivery });
     inFlight.consumed();
     waiting.consumed();
-    await until(() => destination.requests.length === 1);
+    await eventually(() => destination.requests.length === 1);
     await pipeline.shutdown(Date.now() + 200);
     // Given up, not settled: the journal delivers them again.
     assert.deepEqual(inFlight.state, { settled: false, abandoned: true });
@@ -418,7 +416,7 @@ describe('QueuedExporter delivery holds', () => {
     await pipeline.offer(item('in flight', 2), { delivery: notDurable.delivery });
     await pipeline.offer(item('no delivery', 3));
     notDurable.consumed();
-    await until(() => destination.requests.length === 1);
+    await eventually(() => destination.requests.length === 1);
     await pipeline.shutdown(Date.now() + 200);
     assert.equal(notDurable.state.settled, true);
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'shutdown' }), 5);

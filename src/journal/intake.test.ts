@@ -9,7 +9,8 @@ import type { Release } from '../pipeline/delivery.ts';
 import { holdDelivery } from '../pipeline/delivery.ts';
 import { ThrottleError } from '../pipeline/errors.ts';
 import type { SpanBatch } from '../model/spans.ts';
-import { nopSettings, waitFor } from '../pipeline/testing.ts';
+import { nopSettings } from '../pipeline/testing.ts';
+import { eventually } from '../testkit/eventually.ts';
 import { makeBatch, plainSpan } from '../testkit/spans.ts';
 import { DurableIntake, IntakeUnavailableError, JournalRecordTooLargeError } from './intake.ts';
 import type { JournalConfig } from './schema.ts';
@@ -84,7 +85,7 @@ describe('durable intake', () => {
     const second = new HoldingConsumer();
     const after = intake(second, journal);
     await after.start();
-    await waitFor(() => second.taken.length === 2);
+    await eventually(() => second.taken.length === 2);
     assert.deepEqual(
       second.taken.map((taken) => taken.name),
       ['b', 'd'],
@@ -109,7 +110,7 @@ describe('durable intake', () => {
     delivery!.retain();
     next.releaseAll();
     delivery!.abandon();
-    await waitFor(() => next.taken.length === 2, 20_000);
+    await eventually(() => next.taken.length === 2);
     assert.equal(next.taken[1]!.name, 'given up');
     next.releaseAll();
     await target.shutdown();

@@ -182,12 +182,3 @@ export function assertContains(actual: unknown, expected: unknown, path = '$'): 
   }
   assert.deepEqual(actual, expected, `${path} differs`);
 }
-
-/** Polls `predicate` until it holds; rejects after `timeoutMs` (a bound on waiting, never an assertion on speed). */
-export async function waitFor(predicate: () => boolean, timeoutMs = 10_000, intervalMs = 10): Promise<void> {
-  const giveUpAt = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > giveUpAt) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await sleep(intervalMs);
-  }
-}

@@ -16,17 +16,9 @@ import {
 import { idToUuid } from '../../plugins/processors/genai/internal/ids.ts';
 import { decodeTraceRequestJson } from '../../src/otlp/decode-json.ts';
 import { decodeTraceRequestProtobuf } from '../../src/otlp/decode-protobuf.ts';
+import { eventually } from '../../src/testkit/eventually.ts';
 import { makeRun } from '../../src/testkit/runs.ts';
-import {
-  CaptureBackend,
-  FaultLab,
-  LoadSender,
-  REPO_ROOT,
-  genAiRequest,
-  mode,
-  proxyConfigVariant,
-  waitFor,
-} from './harness.ts';
+import { CaptureBackend, FaultLab, LoadSender, REPO_ROOT, genAiRequest, mode, proxyConfigVariant } from './harness.ts';
 
 const run = promisify(execFile);
 
@@ -122,7 +114,7 @@ describe('fault harness: capture backend', () => {
     await backend.start(mode.hung());
     const controller = new AbortController();
     const pending = post(backend, [uuid(50)], controller.signal);
-    await waitFor(() => backend.answers.get('none') === 1, 5000, 'the hung upload to arrive');
+    await eventually(() => backend.answers.get('none') === 1, { message: 'the hung upload to arrive' });
     controller.abort();
     await assert.rejects(pending);
     assert.equal(backend.distinct, 0);
@@ -133,10 +125,10 @@ describe('fault harness: capture backend', () => {
     await backend.start(mode.slow(300));
     const controller = new AbortController();
     const pending = post(backend, [uuid(60)], controller.signal);
-    await waitFor(() => backend.uploads === 1, 5000, 'the slow upload to arrive');
+    await eventually(() => backend.uploads === 1, { message: 'the slow upload to arrive' });
     controller.abort();
     await assert.rejects(pending);
-    await waitFor(() => backend.has(uuid(60)), 5000, 'the slow upload to be stored');
+    await eventually(() => backend.has(uuid(60)), { message: 'the slow upload to be stored' });
     assert.equal((await post(backend, [uuid(60)])).status, 202);
     assert.equal(backend.duplicates, 1);
     assert.equal(backend.answers.get('gone'), 1);

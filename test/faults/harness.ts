@@ -3,8 +3,8 @@
 // bookkeeping that turns one fault run into figures (acknowledged, delivered, lost, duplicates,
 // time to drain, exit codes). Used by test/faults/*.test.ts and bench/faults/run.ts.
 //
-// The pieces live in test/support/ (capture_backend.ts, otlp_load.ts, proxy_process.ts,
-// wait_for.ts) and are re-exported here.
+// The pieces live in test/support/ (capture_backend.ts, otlp_load.ts, proxy_process.ts) and are
+// re-exported here; waiting is the test kit's `eventually`.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -31,7 +31,6 @@ export {
   proxyConfigVariant,
 } from '../support/proxy_process.ts';
 export type { ExitReport, ProxyOptions } from '../support/proxy_process.ts';
-export { WaitTimeoutError, waitFor, waitUntil } from '../support/wait_for.ts';
 
 const run = promisify(execFile);
 

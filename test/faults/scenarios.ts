@@ -6,7 +6,8 @@
 // prints them. Sizes are parameters, so that the benchmark can run the same scenarios bigger.
 
 import type { CaptureBackend, ExitReport, FaultLab, FaultResult, ProxyOptions } from './harness.ts';
-import { LoadSender, ProxyProcess, diskQuiet, mode, proxyConfigVariant, tally, waitFor } from './harness.ts';
+import { eventually } from '../../src/testkit/eventually.ts';
+import { LoadSender, ProxyProcess, diskQuiet, mode, proxyConfigVariant, tally } from './harness.ts';
 
 export interface LoadSize {
   /** Spans to send (at most; a fault may stop the sender earlier). */
@@ -285,7 +286,7 @@ export async function throttleOnce(
   const proxy = await startProxy(lab, backend);
   const load = sender(lab, proxy, size);
   // Recovery is the moment the backend stopped throttling (it answers 2xx from the next upload on).
-  await waitFor(() => backend.mode.kind === 'ok', 60_000, 'the throttled upload');
+  await eventually(() => backend.mode.kind === 'ok', { timeoutMs: 60_000, message: 'the throttled upload' });
   const recoveryAt = Date.now();
   await load.done;
   await drain(backend, load, options.drainTimeoutMs ?? 45_000);

@@ -23,7 +23,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decompress } from 'zstd-napi';
 import { boundaryOf, parseMultipart } from '../../plugins/exporters/backend/internal/multipart_reader.ts';
-import { waitFor } from './wait_for.ts';
+import { eventually } from '../../src/testkit/eventually.ts';
 
 export type BackendMode =
   | { readonly kind: 'ok'; readonly status: number }
@@ -198,13 +198,12 @@ export class CaptureBackend {
   async waitForAll(ids: ReadonlySet<string> | readonly string[], timeoutMs: number): Promise<void> {
     const list = [...ids];
     let pending = list;
-    await waitFor(
+    await eventually(
       () => {
         pending = pending.filter((id) => !this.runs.has(id));
         return pending.length === 0;
       },
-      timeoutMs,
-      () => `${pending.length} of ${list.length} runs at the capture backend`,
+      { timeoutMs, message: () => `${pending.length} of ${list.length} runs at the capture backend` },
     );
   }
 

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { Span } from '../../src/model/spans.ts';
 import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
 import { intAttr, makeBatch, plainSpan, stringAttr } from '../../src/testkit/spans.ts';
-import { waitFor } from './wait_for.ts';
+import { eventually } from '../../src/testkit/eventually.ts';
 
 /** The run id the `genai` processor gives a root span: its 32-hex-digit trace id as a UUID. */
 export function runIdOfTrace(traceId: string): string {
@@ -178,20 +178,21 @@ export class LoadSender {
 
   /** Resolves once at least `spans` spans were acknowledged; rejects if the sender stops first or after `timeoutMs`. */
   async waitForAcked(spans: number, timeoutMs: number): Promise<void> {
-    let finished = false;
-    void this.running?.then(() => (finished = true));
-    await waitFor(
-      () => {
-        if (this.acked.size >= spans) return true;
-        if (finished)
-          throw new Error(
+    // Acknowledgements all come before the sender stops: once it has stopped short, waiting is over.
+    const stopped = new AbortController();
+    void this.running?.then(() => {
+      if (this.acked.size < spans)
+        stopped.abort(
+          new Error(
             `the sender stopped with ${this.acked.size} of ${spans} spans acknowledged: ${JSON.stringify(this.summary())}`,
-          );
-        return false;
-      },
+          ),
+        );
+    });
+    await eventually(() => this.acked.size >= spans, {
       timeoutMs,
-      () => `${spans} acknowledged spans (have ${this.acked.size}; ${JSON.stringify(this.summary())})`,
-    );
+      message: () => `${spans} acknowledged spans (have ${this.acked.size}; ${JSON.stringify(this.summary())})`,
+      signal: stopped.signal,
+    });
   }
 
   summary(): LoadSummary {

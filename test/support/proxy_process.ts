@@ -13,7 +13,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseDocument } from 'yaml';
-import { waitFor } from './wait_for.ts';
+import { eventually } from '../../src/testkit/eventually.ts';
 
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
 /**
@@ -175,15 +175,18 @@ export class ProxyProcess {
     running.add(child);
     child.once('exit', () => running.delete(child));
     const proxy = new ProxyProcess(options, child);
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    void proxy.exited.then((value) => (exit = value));
+    // A proxy that exits during start-up stops the wait at once, with what it said.
+    const exited = new AbortController();
+    void proxy.exited.then((exit) =>
+      exited.abort(
+        new Error(
+          `the proxy exited during start-up (${exit.code ?? exit.signal}): ${proxy.stderr.trim()} ${proxy.tail()}`,
+        ),
+      ),
+    );
     try {
-      await waitFor(
+      await eventually(
         () => {
-          if (exit)
-            throw new Error(
-              `the proxy exited during start-up (${exit.code ?? exit.signal}): ${proxy.stderr.trim()} ${proxy.tail()}`,
-            );
           const line = proxy.lines.find(
             (l) => l.msg === 'Receiving OTLP traces.' && typeof l.entry?.address === 'string',
           );
@@ -192,8 +195,11 @@ export class ProxyProcess {
           proxy.port = Number(address.slice(address.lastIndexOf(':') + 1));
           return true;
         },
-        options.startTimeoutMs ?? 60_000,
-        () => `the proxy to listen (stderr: ${proxy.stderr.trim()})`,
+        {
+          timeoutMs: options.startTimeoutMs ?? 60_000,
+          message: () => `the proxy to listen (stderr: ${proxy.stderr.trim()})`,
+          signal: exited.signal,
+        },
       );
     } catch (error) {
       child.kill('SIGKILL');

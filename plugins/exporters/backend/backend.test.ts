@@ -9,6 +9,7 @@ import type { Exporter } from '../../../src/pipeline/component.ts';
 import { Delivery } from '../../../src/pipeline/delivery.ts';
 import { ThrottleError } from '../../../src/pipeline/errors.ts';
 import { nopHost, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
+import { eventually } from '../../../src/testkit/eventually.ts';
 import { BackendStub } from './testing/backend_stub.ts';
 import type { LogLine } from '../../../src/testkit/observe.ts';
 import { captureLogs, metricValue } from '../../../src/testkit/observe.ts';
@@ -191,7 +192,7 @@ describe('backend exporter against a real backend stub', () => {
       await exporter.consume({ runs: makeRuns(2) }, { project: 'p', apiKey });
     }
     await stub.waitFor(() => stub.accepted.size === 6);
-    await waitUntil(() => logs.some((line) => line.msg.includes('destination is back')));
+    await eventually(() => logs.some((line) => line.msg.includes('destination is back')));
     const warnings = logs.filter((line) => line.level === 40);
     assert.equal(warnings.length, 1);
     assert.equal(warnings[0]!.reason, '503');
@@ -223,10 +224,10 @@ describe('backend exporter against a real backend stub', () => {
     };
     const lost = await consumeWith(true);
     // No disk queue and no retries: given up — abandoned to the journal (which delivers it again), not counted.
-    await waitUntil(async () => (await metricValue(metrics, 'tracepipe_exporter_items_left_to_journal_total')) === 2);
+    await eventually(async () => (await metricValue(metrics, 'tracepipe_exporter_items_left_to_journal_total')) === 2);
     down = false;
     const sent = await consumeWith(true);
-    await waitUntil(() => sent.settled);
+    await eventually(() => sent.settled);
     assert.deepEqual(lost, { settled: false, abandoned: true });
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total'), 0);
   });
@@ -248,18 +249,18 @@ describe('backend exporter against a real backend stub', () => {
     const batches = Array.from({ length: 10 }, () => makeRuns(5));
     for (const runs of batches) await exporter.consume({ runs }, { project: 'p', apiKey: 'k' });
     // Every batch has used its retries and sits on disk.
-    await waitUntil(
+    await eventually(
       async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 10,
     );
     assert.equal((await queuedFiles(queueDir)).length, 10);
     assert.equal(stub.accepted.size, 0);
     down = false;
     await stub.waitFor(() => stub.accepted.size === 50);
-    await waitUntil(async () => (await queuedFiles(queueDir)).length === 0);
+    await eventually(async () => (await queuedFiles(queueDir)).length === 0);
     assert.equal(stub.duplicates, 0);
     for (const runs of batches) for (const run of runs) assert.ok(stub.accepted.has(run.id));
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total'), 0);
-    await waitUntil(
+    await eventually(
       async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 0,
     );
   });
@@ -276,7 +277,7 @@ describe('backend exporter against a real backend stub', () => {
     const good = makeRuns(3);
     await exporter.consume({ runs: good }, { project: 'p', apiKey: 'other-key' });
     await stub.waitFor(() => good.every((run) => stub.accepted.has(run.id)));
-    await waitUntil(async () => (await queuedFiles(queueDir)).length === 3);
+    await eventually(async () => (await queuedFiles(queueDir)).length === 3);
     // 401 is not retried.
     assert.equal(stub.requests.filter((r) => r.headers['x-api-key'] === 'secret-key-1234').length >= 3, true);
     const authLogs = logs.filter((line) => line.msg.includes('refused this API key'));
@@ -285,7 +286,7 @@ describe('backend exporter against a real backend stub', () => {
     assert.equal(JSON.stringify(logs).includes('secret-key-1234'), false);
     revoked = false;
     await stub.waitFor(() => stub.accepted.size === 9);
-    await waitUntil(async () => (await queuedFiles(queueDir)).length === 0);
+    await eventually(async () => (await queuedFiles(queueDir)).length === 0);
     assert.equal(stub.duplicates, 0);
   });
 
@@ -299,7 +300,7 @@ describe('backend exporter against a real backend stub', () => {
     runs.splice(4, 0, makeRun({ name: 'poison' }));
     await exporter.consume({ runs }, { project: 'p', apiKey: 'k' });
     await stub.waitFor(() => stub.accepted.size === 7);
-    await waitUntil(
+    await eventually(
       async () => (await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'rejected' })) === 1,
     );
     const deadLetters = (await readFile(join(queueDir, 'dead-letter.jsonl'), 'utf8'))
@@ -321,10 +322,10 @@ describe('backend exporter against a real backend stub', () => {
     const { exporter, metrics, queueDir } = await startExporter({ retry_on_failure: { max_retries: 0 } });
     const runs = [...makeRuns(3), makeRun({ name: 'poison' }), ...makeRuns(2)];
     await exporter.consume({ runs }, { project: 'p', apiKey: 'k' });
-    await waitUntil(async () => (await queuedFiles(queueDir)).length === 1);
+    await eventually(async () => (await queuedFiles(queueDir)).length === 1);
     phase = 'strict';
     await stub.waitFor(() => stub.accepted.size === 5);
-    await waitUntil(async () => (await queuedFiles(queueDir)).length === 0);
+    await eventually(async () => (await queuedFiles(queueDir)).length === 0);
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'rejected' }), 1);
     for (const run of runs) if (run.name !== 'poison') assert.deepEqual(stub.accepted.get(run.id)!.run, run);
   });
@@ -334,7 +335,7 @@ describe('backend exporter against a real backend stub', () => {
     const first = await startExporter({ retry_on_failure: { max_retries: 0 } });
     await first.exporter.consume({ runs: makeRuns(2) }, { project: 'p', apiKey: 'k' });
     await first.exporter.consume({ runs: makeRuns(3) }, { project: 'p', apiKey: 'k' });
-    await waitUntil(async () => (await queuedFiles(first.queueDir)).length === 2);
+    await eventually(async () => (await queuedFiles(first.queueDir)).length === 2);
     await first.exporter.shutdown(Date.now() + 2000);
     const [oldest] = (await queuedFiles(first.queueDir)).sort();
     const { writeFile } = await import('node:fs/promises');
@@ -356,7 +357,7 @@ describe('backend exporter against a real backend stub', () => {
     // Random payloads do not compress: each batch is about 1.5 KiB on disk.
     const batch = () => makeRuns(1).map((run) => ({ ...run, inputs: { blob: randomText(1400) } }));
     for (let i = 0; i < 5; i++) await exporter.consume({ runs: batch() }, { project: 'p', apiKey: 'k' });
-    await waitUntil(
+    await eventually(
       async () =>
         (await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'disk_queue_full' })) >= 1,
     );
@@ -394,7 +395,7 @@ describe('backend exporter against a real backend stub', () => {
     stub.answer = () => ({ status: 202 });
     const second = await startExporter();
     await stub.waitFor(() => stub.accepted.size === 18);
-    await waitUntil(async () => (await queuedFiles(second.queueDir)).length === 0);
+    await eventually(async () => (await queuedFiles(second.queueDir)).length === 0);
     assert.equal(stub.duplicates, 0);
   });
 
@@ -405,21 +406,13 @@ describe('backend exporter against a real backend stub', () => {
       persistent_queue: { enabled: false },
     });
     await exporter.consume({ runs: makeRuns(4) }, { project: 'p' });
-    await waitUntil(
+    await eventually(
       async () =>
         (await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'retries_exhausted' })) === 4,
     );
     assert.ok(logs.some((line) => line.level === 50 && line.runs === 4));
   });
 });
-
-async function waitUntil(predicate: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 function randomText(length: number): string {
   let text = '';

@@ -11,6 +11,7 @@ import type { Registry } from 'prom-client';
 import { validateAgainst } from '../../../src/config/ajv.ts';
 import type { Exporter } from '../../../src/pipeline/component.ts';
 import { Sink, nopHost, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
+import { eventually } from '../../../src/testkit/eventually.ts';
 import { countSpans } from '../../../src/model/spans.ts';
 import type { SpanBatch } from '../../../src/model/spans.ts';
 import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
@@ -182,11 +183,11 @@ describe('otlp exporter against a scripted receiver', () => {
     });
     await exporter.start(new AbortController().signal);
     for (let i = 0; i < 3; i++) await exporter.consume(makeSpanBatch(2), { project: 'p' });
-    await waitUntil(
+    await eventually(
       async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) === 3,
     );
     down = false;
-    await waitUntil(async () => (await metricValue(metrics, 'tracepipe_otlp_exporter_spans_sent_total')) === 6);
+    await eventually(async () => (await metricValue(metrics, 'tracepipe_otlp_exporter_spans_sent_total')) === 6);
     await exporter.shutdown(Date.now() + 2000);
     assert.deepEqual(
       (await readdir(join(workDir, 'otlp-queue'))).filter((n) => n.endsWith('.batch')),
@@ -207,11 +208,3 @@ describe('otlp exporter against a scripted receiver', () => {
     );
   });
 });
-
-async function waitUntil(predicate: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((done) => setTimeout(done, 10));
-  }
-}

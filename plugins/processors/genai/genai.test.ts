@@ -25,7 +25,7 @@ import type { GenAiProcessorConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import { genAiProcessorFactory } from './index.ts';
 import { idToUuid } from './internal/ids.ts';
-import { spanBatchFromJson } from './internal/otlp-json-fixture.ts';
+import { spanBatchFromJson } from './testing/otlp-json-fixture.ts';
 import { GenAiProcessor } from './processor.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');

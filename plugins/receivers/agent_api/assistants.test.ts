@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Client } from '@langchain/langgraph-sdk';
 import { systemAssistantId } from './internal/graphs/registry.ts';
-import { useTestServer } from './test-server.ts';
-import type { TestServer } from './test-server.ts';
+import { useTestServer } from './testing/test-server.ts';
+import type { TestServer } from './testing/test-server.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 
@@ -33,6 +33,7 @@ describe('agent_api assistants', () => {
       'agent',
       'chat',
       'error',
+      'gate',
       'interrupt',
       'sleep',
       'subgraph',

@@ -16,8 +16,9 @@ import { describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
 import { ApiKeys, splitList } from './internal/auth/api-keys.ts';
 import { hostName, isLoopbackName } from './internal/http/request-guard.ts';
-import { startTestServer, useTestServer } from './test-server.ts';
-import type { TestServer } from './test-server.ts';
+import { startTestServer, useTestServer } from './testing/test-server.ts';
+import type { TestServer } from './testing/test-server.ts';
+import type { ErrorBody } from './testing/types.ts';
 
 interface RawAnswer {
   status: number;
@@ -377,7 +378,7 @@ describe('agent_api with API keys', () => {
     ]) {
       const answer = await fetch(`${server.url}${path}`);
       assert.equal(answer.status, 401, path);
-      assert.equal(((await answer.json()) as any).code, 'TP_ERR_API_UNAUTHORIZED');
+      assert.equal(((await answer.json()) as ErrorBody).code, 'TP_ERR_API_UNAUTHORIZED');
     }
     for (const path of ['/openapi.json', '/metrics']) {
       assert.equal((await fetch(`${server.url}${path}`, { headers: { 'x-api-key': 'second-key' } })).status, 200, path);

@@ -13,9 +13,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
+import { eventually } from '../../../src/testkit/eventually.ts';
 import { HeaderFilter, parseConfigurableHeaders } from './internal/domain/configurable-headers.ts';
-import { EXAMPLES_LANGGRAPH_JSON, startTestServer } from './test-server.ts';
-import type { TestServer } from './test-server.ts';
+import { EXAMPLES_LANGGRAPH_JSON, startTestServer } from './testing/test-server.ts';
+import type { TestServer } from './testing/test-server.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 
@@ -202,9 +203,7 @@ describe('no credentials at rest, with the default header policy', () => {
     }
     for (const run of runs) seen.push(JSON.stringify(await sdk.runs.get(threadId, run.run_id)));
     seen.push(JSON.stringify(await sdk.threads.search({ limit: 100 })));
-    for (let attempt = 0; webhookBodies.length < 4 && attempt < 200; attempt++)
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    assert.equal(webhookBodies.length, 4, 'four runs had a webhook');
+    await eventually(() => assert.equal(webhookBodies.length, 4, 'four runs had a webhook'));
     seen.push(...webhookBodies);
 
     const everything = seen.join('\n');

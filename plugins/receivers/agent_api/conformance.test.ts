@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runComponentConformance } from '../../../src/pipeline/testing.ts';
 import { agentApiReceiverFactory } from './index.ts';
-import { EXAMPLES_LANGGRAPH_JSON } from './test-server.ts';
+import { EXAMPLES_LANGGRAPH_JSON } from './testing/test-server.ts';
 
 runComponentConformance(agentApiReceiverFactory, {
   testdataDir: join(import.meta.dirname, 'testdata'),

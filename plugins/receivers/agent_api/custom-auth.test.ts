@@ -13,8 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
 import { matchesAuthFilters } from './internal/auth/filters.ts';
 import type { AuthFilters } from './internal/auth/filters.ts';
-import { EXAMPLES_LANGGRAPH_JSON, startTestServer, useTestServer } from './test-server.ts';
-import type { TestServer } from './test-server.ts';
+import { EXAMPLES_LANGGRAPH_JSON, startTestServer, useTestServer } from './testing/test-server.ts';
+import type { TestServer } from './testing/test-server.ts';
 
 const AUTH_LANGGRAPH_JSON = fileURLToPath(new URL('./testdata/auth/langgraph.json', import.meta.url));
 const config = { configurable: { user_id: '123' } };

@@ -6,8 +6,9 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
-import { useTestServer } from './test-server.ts';
-import type { TestServer } from './test-server.ts';
+import { eventually } from '../../../src/testkit/eventually.ts';
+import { useTestServer } from './testing/test-server.ts';
+import type { TestServer } from './testing/test-server.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -23,14 +24,6 @@ const CHROMIUM_ARGS = [
 const noBrowser = existsSync(CHROMIUM)
   ? false
   : `no browser at ${CHROMIUM} (install Debian's chromium package to run it)`;
-
-async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 400; attempt++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`gave up waiting until ${what}`);
-}
 
 describe('agent_api /metrics and /docs', () => {
   let server: TestServer;
@@ -109,14 +102,16 @@ describe('agent_api /metrics and /docs', () => {
           if (!request.url().startsWith(server.url) && !request.url().startsWith('data:')) foreign.push(request.url());
         });
         await page.goto(`${server.url}/docs`);
-        await until(async () => (await page.locator('.opblock').count()) > 20, 'the operations are listed');
+        await eventually(async () => (await page.locator('.opblock').count()) > 20, {
+          message: 'the operations are listed',
+        });
         const ok = page.locator('#operations-default-get_ok');
         await ok.locator('.opblock-summary').click();
         await ok.getByRole('button', { name: 'Try it out' }).click();
         await ok.getByRole('button', { name: 'Execute' }).click();
-        await until(
+        await eventually(
           async () => (await ok.locator('.live-responses-table tbody .response-col_status').count()) > 0,
-          'the response is shown',
+          { message: 'the response is shown' },
         );
         assert.match(await ok.locator('.live-responses-table tbody .response-col_status').first().innerText(), /200/);
       } finally {

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { jsonDepthExceeds } from './internal/http/json-body.ts';
-import { startTestServer } from './test-server.ts';
-import type { TestServer } from './test-server.ts';
+import { startTestServer } from './testing/test-server.ts';
+import type { TestServer } from './testing/test-server.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 const nested = (depth: number, open = '{"a":', close = '}') => `${open.repeat(depth)}1${close.repeat(depth)}`;

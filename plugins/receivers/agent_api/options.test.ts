@@ -6,8 +6,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
-import { useTestServer } from './test-server.ts';
-import type { TestServer } from './test-server.ts';
+import { useTestServer } from './testing/test-server.ts';
+import type { TestServer } from './testing/test-server.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 
@@ -269,6 +269,6 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
     });
     assert.deepEqual(await response.json(), { ok: true });
     assert.equal(await server.client.threads.count(), 0);
-    assert.equal(await server.client.assistants.count(), 7);
+    assert.equal(await server.client.assistants.count(), 8, 'one system assistant per graph');
   });
 });

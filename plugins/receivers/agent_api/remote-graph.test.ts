@@ -5,8 +5,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RemoteGraph } from '@langchain/langgraph/remote';
-import { useTestServer } from './test-server.ts';
-import type { TestServer } from './test-server.ts';
+import { useTestServer } from './testing/test-server.ts';
+import type { TestServer } from './testing/test-server.ts';
+import type { MessagesValues } from './testing/types.ts';
 
 describe('agent_api with RemoteGraph', () => {
   let server: TestServer;
@@ -16,8 +17,8 @@ describe('agent_api with RemoteGraph', () => {
 
   it('invokes and streams a deployed graph', async () => {
     const remote = new RemoteGraph({ graphId: 'agent', url: server.url });
-    const result = (await remote.invoke({ messages: [{ role: 'user', content: 'remote' }] })) as any;
-    assert.equal(result.messages.at(-1).content, 'You said: remote');
+    const result = (await remote.invoke({ messages: [{ role: 'user', content: 'remote' }] })) as MessagesValues;
+    assert.equal(result.messages.at(-1)!.content, 'You said: remote');
     const thread = await server.client.threads.create();
     const updates: unknown[] = [];
     for await (const chunk of await remote.stream(
@@ -31,6 +32,6 @@ describe('agent_api with RemoteGraph', () => {
       ['call_model'],
     );
     const state = await remote.getState({ configurable: { thread_id: thread.thread_id } });
-    assert.equal((state.values as any).messages.length, 2);
+    assert.equal((state.values as MessagesValues).messages.length, 2);
   });
 });

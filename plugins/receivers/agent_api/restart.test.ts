@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isoNow } from './internal/domain/clock.ts';
 import { SqliteStorage } from './internal/storage/sqlite.ts';
-import { startTestServer } from './test-server.ts';
+import { newGate } from './testing/gates.ts';
+import { startTestServer } from './testing/test-server.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 
@@ -50,7 +51,7 @@ describe('agent_api restart', () => {
       assert.equal(reply.messages.length, 4);
       assert.equal(reply.messages.at(-1).content, '(Version two.) You said: and now?');
       // The system assistants were not duplicated.
-      assert.equal((await client.assistants.search({ metadata: { created_by: 'system' }, limit: 100 })).length, 7);
+      assert.equal((await client.assistants.search({ metadata: { created_by: 'system' }, limit: 100 })).length, 8);
     } finally {
       await second.stop();
     }
@@ -123,9 +124,10 @@ describe('agent_api restart', () => {
   it('a graceful stop ends runs still going at the deadline as error, with a message saying so', async () => {
     const first = await startTestServer();
     const thread = await first.client.threads.create();
-    const run = await first.client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 60_000, steps: 600 } });
-    while ((await first.client.runs.get(thread.thread_id, run.run_id)).status !== 'running')
-      await new Promise((r) => setTimeout(r, 20));
+    // Held at a gate that is never opened: still running at the deadline.
+    const gate = newGate();
+    const run = await first.client.runs.create(thread.thread_id, 'gate', { input: { gate: gate.name } });
+    await gate.reached;
     await first.stop({ keepData: true, deadlineMs: 800 });
 
     const second = await startTestServer({ dataDir: first.dataDir });

@@ -3,13 +3,14 @@
 // client disconnects, and the spans every run sends into the pipeline.
 
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import type { Client } from '@langchain/langgraph-sdk';
 import { ThrottleError } from '../../../src/pipeline/errors.ts';
-import { readFirstFrames, readFrames } from './sse-client.ts';
-import { useTestServer } from './test-server.ts';
-import type { TestServer } from './test-server.ts';
+import { newGate } from './testing/gates.ts';
+import { readFirstFrames, readFrames } from './testing/sse-client.ts';
+import { useTestServer } from './testing/test-server.ts';
+import type { TestServer } from './testing/test-server.ts';
+import { runReaches } from './testing/waits.ts';
 
 const hello = (content = 'hello') => ({ messages: [{ role: 'user', content }] });
 
@@ -17,15 +18,6 @@ async function collect(stream: AsyncIterable<{ event: string; data: unknown }>) 
   const events: { event: string; data: any }[] = [];
   for await (const chunk of stream) events.push(chunk as { event: string; data: any });
   return events;
-}
-
-async function waitForStatus(client: Client, threadId: string, runId: string, statuses: string[]): Promise<string> {
-  for (let i = 0; i < 200; i++) {
-    const run = await client.runs.get(threadId, runId);
-    if (statuses.includes(run.status)) return run.status;
-    await sleep(25);
-  }
-  throw new Error(`run ${runId} never reached ${statuses.join('/')}`);
 }
 
 describe('agent_api runs', () => {
@@ -39,8 +31,9 @@ describe('agent_api runs', () => {
   it('a background run is pending when created, joins to success, and leaves the messages in the thread state', async () => {
     const thread = await client.threads.create();
     assert.equal(thread.status, 'idle');
-    // The sleep graph keeps the run in the queue long enough to read it before it finishes.
-    const blocker = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 200 } });
+    // A run held at a gate keeps the next one in the queue until the gate opens.
+    const gate = newGate();
+    const blocker = await client.runs.create(thread.thread_id, 'gate', { input: { gate: gate.name } });
     const run = await client.runs.create(thread.thread_id, 'agent', {
       input: hello(),
       multitaskStrategy: 'enqueue',
@@ -60,8 +53,9 @@ describe('agent_api runs', () => {
     assert.equal(kwargs.config.metadata.purpose, 'test');
     assert.equal((await client.threads.get(thread.thread_id)).status, 'busy');
 
+    gate.open();
     const joined = (await client.runs.join(thread.thread_id, run.run_id)) as any;
-    // The sleep run answered first on this thread; then the human message and the agent's answer.
+    // The gate run answered first on this thread; then the human message and the agent's answer.
     assert.equal(joined.messages.length, 3);
     assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'success');
     assert.equal((await client.runs.get(thread.thread_id, blocker.run_id)).status, 'success');
@@ -211,7 +205,9 @@ describe('agent_api runs', () => {
   it('a failing run records its error, streams an error event, and leaves other runs alone', async () => {
     const thread = await client.threads.create();
     const other = await client.threads.create();
-    const healthy = client.runs.wait(other.thread_id, 'sleep', { input: { delay_ms: 100 } });
+    const gate = newGate();
+    const healthy = client.runs.wait(other.thread_id, 'gate', { input: { gate: gate.name } });
+    await gate.reached;
     const events = await collect(
       client.runs.stream(thread.thread_id, 'error', { input: { message: 'Boo!' }, streamMode: ['values', 'debug'] }),
     );
@@ -227,18 +223,8 @@ describe('agent_api runs', () => {
     );
     const joined = (await client.runs.join(thread.thread_id, run.run_id)) as any;
     assert.deepEqual(joined.__error__, { error: 'CustomError', message: 'Boo!' });
-    assert.equal(((await healthy) as any).messages.at(-1).content, 'finished after 100 ms');
-  });
-
-  it('multitask reject answers 409 and leaves the first run running', async () => {
-    const thread = await client.threads.create();
-    const first = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 300 } });
-    await assert.rejects(
-      client.runs.create(thread.thread_id, 'agent', { input: hello() }),
-      /HTTP 409: .*already running a task/,
-    );
-    await client.runs.join(thread.thread_id, first.run_id);
-    assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'success');
+    gate.open();
+    assert.equal(((await healthy) as any).messages.at(-1).content, `passed ${gate.name}`);
   });
 
   it('multitask enqueue runs both, one after the other', async () => {
@@ -257,28 +243,15 @@ describe('agent_api runs', () => {
     );
   });
 
-  it('multitask interrupt stops the running run and keeps its thread going', async () => {
-    const thread = await client.threads.create();
-    const first = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 5000, steps: 50 } });
-    await waitForStatus(client, thread.thread_id, first.run_id, ['running']);
-    const second = await client.runs.create(thread.thread_id, 'agent', {
-      input: hello('after'),
-      multitaskStrategy: 'interrupt',
-    });
-    await client.runs.join(thread.thread_id, second.run_id);
-    assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'interrupted');
-    assert.equal((await client.runs.get(thread.thread_id, second.run_id)).status, 'success');
-    assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
-  });
-
   it('multitask rollback deletes the running run and its checkpoints', async () => {
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, 'agent', { input: hello('kept') });
     // A running run and a pending one behind it: rollback removes both, with what they wrote.
-    const running = await client.runs.create(thread.thread_id, 'sleep', {
-      input: { ...hello('discarded'), delay_ms: 5000, steps: 50 },
+    const gate = newGate();
+    const running = await client.runs.create(thread.thread_id, 'gate', {
+      input: { ...hello('discarded'), gate: gate.name },
     });
-    await waitForStatus(client, thread.thread_id, running.run_id, ['running']);
+    await gate.reached;
     const pending = await client.runs.create(thread.thread_id, 'agent', {
       input: hello('discarded too'),
       multitaskStrategy: 'enqueue',
@@ -298,8 +271,9 @@ describe('agent_api runs', () => {
 
   it('cancel interrupts a running run; with rollback a pending run is deleted', async () => {
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 5000, steps: 50 } });
-    await waitForStatus(client, thread.thread_id, run.run_id, ['running']);
+    const gate = newGate();
+    const run = await client.runs.create(thread.thread_id, 'gate', { input: { gate: gate.name } });
+    await gate.reached;
     await client.runs.cancel(thread.thread_id, run.run_id, true);
     assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'interrupted');
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
@@ -346,52 +320,60 @@ describe('agent_api runs', () => {
 
   it('a live join receives the events as the run produces them', async () => {
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, 'sleep', {
-      input: { delay_ms: 150, steps: 3 },
+    const gate = newGate();
+    const run = await client.runs.create(thread.thread_id, 'gate', {
+      input: { gate: gate.name },
       streamMode: ['custom'],
     });
-    const events = await collect(client.runs.joinStream(thread.thread_id, run.run_id));
+    const events: { event: string; data: any }[] = [];
+    for await (const chunk of client.runs.joinStream(thread.thread_id, run.run_id)) {
+      events.push(chunk);
+      // The run waits at the gate until the joined stream has seen it get there.
+      if (chunk.event === 'custom' && chunk.data.at === 'reached') gate.open();
+    }
     assert.deepEqual(
-      events.filter((e) => e.event === 'custom').map((e) => e.data.step),
-      [1, 2, 3],
+      events.filter((e) => e.event === 'custom').map((e) => e.data.at),
+      ['reached', 'passed'],
     );
   });
 
   it('a client that disconnects cancels its run with on_disconnect=cancel, and not by default', async () => {
-    const thread = await client.threads.create();
-    const controller = new AbortController();
-    const response = await fetch(`${server.url}/threads/${thread.thread_id}/runs/stream`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        assistant_id: 'sleep',
-        input: { delay_ms: 5000, steps: 50 },
-        stream_mode: ['custom'],
-        on_disconnect: 'cancel',
-      }),
-      signal: controller.signal,
-    });
-    const runId = response.headers.get('content-location')!.split('/').at(-1)!;
-    const first = await readFirstFrames(response, 2);
-    assert.deepEqual(
-      first.map((f) => f.event),
-      ['metadata', 'custom'],
-    );
-    controller.abort();
-    assert.equal(await waitForStatus(client, thread.thread_id, runId, ['interrupted', 'success']), 'interrupted');
-
-    const other = await client.threads.create();
-    const second = new AbortController();
-    const kept = await fetch(`${server.url}/threads/${other.thread_id}/runs/stream`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ assistant_id: 'sleep', input: { delay_ms: 200, steps: 4 }, stream_mode: ['custom'] }),
-      signal: second.signal,
-    });
-    const keptId = kept.headers.get('content-location')!.split('/').at(-1)!;
-    await readFirstFrames(kept, 2);
-    second.abort();
-    assert.equal(await waitForStatus(client, other.thread_id, keptId, ['interrupted', 'success']), 'success');
+    // Two runs held at gates, streamed to two clients: one with on_disconnect=cancel, one without.
+    const stream = async (gateName: string, onDisconnect: 'cancel' | undefined, signal: AbortSignal) => {
+      const thread = await client.threads.create();
+      const response = await fetch(`${server.url}/threads/${thread.thread_id}/runs/stream`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          assistant_id: 'gate',
+          input: { gate: gateName },
+          stream_mode: ['custom'],
+          ...(onDisconnect ? { on_disconnect: onDisconnect } : {}),
+        }),
+        signal,
+      });
+      const runId = response.headers.get('content-location')!.split('/').at(-1)!;
+      const first = await readFirstFrames(response, 2);
+      assert.deepEqual(
+        first.map((f) => f.event),
+        ['metadata', 'custom'],
+      );
+      return { threadId: thread.thread_id, runId };
+    };
+    const cancelGate = newGate();
+    const keptGate = newGate();
+    const cancelClient = new AbortController();
+    const keptClient = new AbortController();
+    const cancelled = await stream(cancelGate.name, 'cancel', cancelClient.signal);
+    const kept = await stream(keptGate.name, undefined, keptClient.signal);
+    // The default client leaves first; once the server has stopped the other client's run, it has
+    // seen both leave, and the default client's run must still be going.
+    keptClient.abort();
+    cancelClient.abort();
+    await runReaches(client, cancelled.threadId, cancelled.runId, 'interrupted');
+    assert.equal((await client.runs.get(kept.threadId, kept.runId)).status, 'running');
+    keptGate.open();
+    await runReaches(client, kept.threadId, kept.runId, 'success');
   });
 
   it('every run sends its spans into the pipeline with the run and thread ids', async () => {
@@ -426,8 +408,9 @@ describe('agent_api runs', () => {
 
   it('deleting a thread stops its running run first', async () => {
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 5000, steps: 50 } });
-    await waitForStatus(client, thread.thread_id, run.run_id, ['running']);
+    const gate = newGate();
+    const run = await client.runs.create(thread.thread_id, 'gate', { input: { gate: gate.name } });
+    await gate.reached;
     await client.threads.delete(thread.thread_id);
     await assert.rejects(client.runs.get(thread.thread_id, run.run_id), /HTTP 404/);
     await assert.rejects(client.threads.get(thread.thread_id), /HTTP 404/);

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { SseFramingError, formatSSE, writeSSE } from './internal/http/sse.ts';
-import { parseFrames } from './sse-client.ts';
+import { parseFrames } from './testing/sse-client.ts';
 
 describe('SSE framing', () => {
   it('writes event, one data line per payload line, id, and a blank line', () => {

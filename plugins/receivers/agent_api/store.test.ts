@@ -2,7 +2,8 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startTestServer } from './test-server.ts';
+import { startTestServer } from './testing/test-server.ts';
+import type { ErrorBody } from './testing/types.ts';
 
 describe('agent_api store', () => {
   it('puts, gets, searches, lists, deletes, and keeps items across a restart', async () => {
@@ -41,7 +42,7 @@ describe('agent_api store', () => {
     });
     assert.equal(bad.status, 422);
     assert.match(
-      ((await bad.json()) as any).message,
+      ((await bad.json()) as ErrorBody).message,
       /body\.namespace: namespace labels cannot be empty or contain periods/,
     );
     await first.stop({ keepData: true });

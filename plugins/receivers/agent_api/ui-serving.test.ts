@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { normalizePrefix, registerUi } from './internal/ui/register.ts';
-import { startTestServer } from './test-server.ts';
+import { startTestServer } from './testing/test-server.ts';
 
 describe('agent_api web interface serving', () => {
   it('normalizes the prefix', () => {

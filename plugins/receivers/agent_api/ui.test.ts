@@ -13,8 +13,9 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
-import { startTestServer } from './test-server.ts';
-import type { TestServer } from './test-server.ts';
+import { eventually } from '../../../src/testkit/eventually.ts';
+import { startTestServer } from './testing/test-server.ts';
+import type { TestServer } from './testing/test-server.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -31,18 +32,9 @@ const skip = existsSync(CHROMIUM)
   ? false
   : `no browser at ${CHROMIUM} (install Debian's chromium package to run the web interface tests)`;
 
-/**
- * Polls a condition read through locators. The page's Content-Security-Policy forbids the string
- * predicates of `waitForFunction`, and the test's TypeScript has no DOM types for function ones.
- */
-async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 400; attempt++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`gave up waiting until ${what}`);
-}
-
+// Conditions on the page are read through locators and awaited with `eventually`: the page's
+// Content-Security-Policy forbids the string predicates of `waitForFunction`, and the test's
+// TypeScript has no DOM types for function ones.
 const screenshot = (page: Page, name: string) =>
   page.screenshot({ path: join(tmpdir(), `tracepipe-ui-${name}.png`), fullPage: true });
 
@@ -126,13 +118,16 @@ describe('agent_api web interface', { skip }, () => {
     await page.getByLabel('Name', { exact: true }).first().fill('pira');
     await page.locator('table.assistants tbody tr').filter({ hasText: 'Pirate' }).waitFor();
     const rows = page.locator('table.assistants tbody tr');
-    await until(async () => (await rows.count()) === 1, 'only Pirate is listed');
+    await eventually(async () => (await rows.count()) === 1, { message: 'only Pirate is listed' });
     await page.getByLabel('Name', { exact: true }).first().fill('');
     await page.locator('#search-graph').selectOption('tools');
-    await until(async () => {
-      const texts = await rows.allTextContents();
-      return texts.length === 1 && texts[0].includes('tools');
-    }, 'only the tools assistant is listed');
+    await eventually(
+      async () => {
+        const texts = await rows.allTextContents();
+        return texts.length === 1 && texts[0].includes('tools');
+      },
+      { message: 'only the tools assistant is listed' },
+    );
     await page.locator('#search-graph').selectOption('');
   });
 
@@ -193,7 +188,7 @@ describe('agent_api web interface', { skip }, () => {
 
     // Focus lands on the new assistant's heading.
     await page.getByRole('heading', { name: 'Keyboard', level: 2 }).waitFor();
-    await until(async () => (await focused()) === 'detail-title', 'the heading has focus');
+    await eventually(async () => (await focused()) === 'detail-title', { message: 'the heading has focus' });
     const [created] = await server.client.assistants.search({ name: 'Keyboard' });
     assert.equal(created.graph_id, 'tools');
     assert.deepEqual(created.context, { system_prompt: 'Keys only.' });
@@ -220,9 +215,9 @@ describe('agent_api web interface', { skip }, () => {
     await page.getByRole('status').filter({ hasText: 'Version 1 is now active.' }).waitFor();
     await page.locator('.versions li.active[data-version="1"]').waitFor();
     // The form shows the active version again.
-    await until(
+    await eventually(
       async () => (await page.locator('#assistant-edit-context').inputValue()).includes('Talk like a pirate.'),
-      'the form shows version 1',
+      { message: 'the form shows version 1' },
     );
     current = await server.client.assistants.get(pirate.assistant_id);
     assert.equal(current.version, 1);
@@ -234,10 +229,9 @@ describe('agent_api web interface', { skip }, () => {
     const [pirate] = await server.client.assistants.search({ name: 'Pirate' });
     await page.goto(`${server.url}/ui/#/studio/${pirate.assistant_id}`);
     await page.getByRole('heading', { name: 'Studio' }).waitFor();
-    await until(
-      async () => (await page.locator('#studio-assistant').inputValue()) === pirate.assistant_id,
-      'the linked assistant is chosen',
-    );
+    await eventually(async () => (await page.locator('#studio-assistant').inputValue()) === pirate.assistant_id, {
+      message: 'the linked assistant is chosen',
+    });
     const composer = page.getByLabel('Message', { exact: true });
     await composer.fill('hello there');
     await composer.press('Enter');
@@ -289,10 +283,9 @@ describe('agent_api web interface', { skip }, () => {
     await page.goto(`${server.url}/ui/#/studio/${pirate.assistant_id}`);
     await page.locator(`#studio-thread option[value="${threadId}"]`).waitFor({ state: 'attached' });
     await page.locator('#studio-thread').selectOption(threadId);
-    await until(
-      async () => (await page.locator('.message').count()) === 4,
-      'the four messages of the thread are shown',
-    );
+    await eventually(async () => (await page.locator('.message').count()) === 4, {
+      message: 'the four messages of the thread are shown',
+    });
     await page.locator('.message[data-role="assistant"]').filter({ hasText: 'You said: again' }).waitFor();
   });
 
@@ -301,12 +294,14 @@ describe('agent_api web interface', { skip }, () => {
     await page.getByRole('heading', { name: 'Studio' }).waitFor();
     // The link named the graph; the studio picked its system assistant.
     const errorAssistant = await server.client.assistants.get('error');
-    await until(
+    await eventually(
       async () => (await page.locator('#studio-assistant').inputValue()) === errorAssistant.assistant_id,
-      'the error assistant is chosen',
+      { message: 'the error assistant is chosen' },
     );
     // The chat thread of the previous test belongs to another graph: the studio left it.
-    await until(async () => (await page.locator('#studio-thread').inputValue()) === '', 'the chat thread is left');
+    await eventually(async () => (await page.locator('#studio-thread').inputValue()) === '', {
+      message: 'the chat thread is left',
+    });
     await page.getByLabel('Message', { exact: true }).fill('fail, please');
     await page.getByRole('button', { name: 'Send' }).click();
     await page.locator('[data-testid="run-status"]', { hasText: 'error' }).waitFor();
@@ -319,9 +314,9 @@ describe('agent_api web interface', { skip }, () => {
   it('sends more input keys, refuses them when they are not a JSON object, and cancels a running run', async () => {
     await page.goto(`${server.url}/ui/#/studio/sleep`);
     const sleepAssistant = await server.client.assistants.get('sleep');
-    await until(
+    await eventually(
       async () => (await page.locator('#studio-assistant').inputValue()) === sleepAssistant.assistant_id,
-      'the sleep assistant is chosen',
+      { message: 'the sleep assistant is chosen' },
     );
     // Read in one step: the shown thread may change (or go) between two locator calls.
     const threadShown = () =>
@@ -330,7 +325,9 @@ describe('agent_api web interface', { skip }, () => {
       >;
     const previous = await threadShown();
     await page.getByRole('button', { name: 'New thread' }).click();
-    await until(async () => ![null, previous].includes(await threadShown()), 'the new thread is shown');
+    await eventually(async () => ![null, previous].includes(await threadShown()), {
+      message: 'the new thread is shown',
+    });
     const threadId = (await threadShown())!;
 
     await page.getByText('More input').click();

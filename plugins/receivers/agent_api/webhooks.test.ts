@@ -10,10 +10,11 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import type { Logger } from 'pino';
+import { eventually } from '../../../src/testkit/eventually.ts';
 import { AddressPolicy, allowListProblems, webhookUrlProblem } from './internal/net/address-policy.ts';
 import { sendWebhook } from './internal/runs/webhook.ts';
-import { startTestServer } from './test-server.ts';
-import type { TestServer } from './test-server.ts';
+import { startTestServer } from './testing/test-server.ts';
+import type { TestServer } from './testing/test-server.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 
@@ -167,14 +168,6 @@ async function webhookFailures(server: TestServer): Promise<number> {
     .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
 }
 
-async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 400; attempt++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 /** A logger that keeps its records, to check what was logged and why. */
 function capturingLogger(): { logger: Logger; records: Record<string, any>[] } {
   const records: Record<string, any>[] = [];
@@ -249,7 +242,9 @@ describe('webhooks on a server with the default policy (no loopback)', () => {
       'success',
       'the run itself is unaffected',
     );
-    await until(async () => (await webhookFailures(server)) === before + 1, 'the refused delivery to be counted');
+    await eventually(async () => (await webhookFailures(server)) === before + 1, {
+      message: 'the refused delivery to be counted',
+    });
     assert.equal(hook.received.length, 0);
     // Refused after resolution, on the first attempt (a refusal is not retried); the URL is logged without its query.
     const warning = log.records.find((record) => record.msg === 'Could not deliver a run webhook.');
@@ -281,7 +276,7 @@ describe('webhooks on a server that allows loopback', () => {
         input: ask('by name'),
         webhook: `http://localhost:${hook.port}/hook?token=t`,
       });
-      await until(async () => hook.received.length === 1, 'the webhook');
+      await eventually(async () => hook.received.length === 1, { message: 'the webhook' });
       const body = JSON.parse(hook.received[0]!.body) as { run_id: string; status: string };
       assert.equal(body.run_id, run.run_id);
       assert.equal(body.status, 'success');
@@ -303,7 +298,9 @@ describe('webhooks on a server that allows loopback', () => {
         input: ask('redirect'),
         webhook: `http://127.0.0.1:${redirecting.port}/hook`,
       });
-      await until(async () => (await webhookFailures(server)) === before + 1, 'the failed delivery to be counted');
+      await eventually(async () => (await webhookFailures(server)) === before + 1, {
+        message: 'the failed delivery to be counted',
+      });
       assert.equal(redirecting.received.length, 1, 'a redirect is final: no retry');
       assert.equal(target.received.length, 0);
     } finally {
@@ -323,7 +320,9 @@ describe('webhooks on a server that allows loopback', () => {
         input: ask('retry'),
         webhook: `http://127.0.0.1:${failing.port}/hook`,
       });
-      await until(async () => (await webhookFailures(server)) === before + 1, 'the failed delivery to be counted');
+      await eventually(async () => (await webhookFailures(server)) === before + 1, {
+        message: 'the failed delivery to be counted',
+      });
       assert.equal(failing.received.length, 2);
     } finally {
       await failing.close();

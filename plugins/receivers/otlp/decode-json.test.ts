@@ -8,7 +8,7 @@ import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
 import { encodeTraceRequestJson } from '../../../src/otlp/encode.ts';
 import { OtlpDecodeError } from '../../../src/otlp/errors.ts';
 import type { Span } from '../../../src/model/spans.ts';
-import { spanBatch } from './internal/arbitraries.ts';
+import { spanBatch } from './testing/arbitraries.ts';
 
 const TRACE_HEX = '5b8efff798038103d269b633813fc60c';
 const SPAN_HEX = 'eee19b7ec3c1b174';

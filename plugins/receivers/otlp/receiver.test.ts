@@ -20,12 +20,13 @@ import type { SpanBatch } from '../../../src/model/spans.ts';
 import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../../src/otlp/encode.ts';
 import { PermanentError, ThrottleError } from '../../../src/pipeline/errors.ts';
 import { Sink, nopHost, runComponentConformance } from '../../../src/pipeline/testing.ts';
+import { eventually } from '../../../src/testkit/eventually.ts';
 import { intAttr, makeBatch, plainSpan, stringAttr } from '../../../src/testkit/spans.ts';
 import { otlpReceiverFactory } from './index.ts';
-import type { SdkLikeSpan } from './internal/arbitraries.ts';
-import { expectedBatch } from './internal/arbitraries.ts';
-import type { RunningReceiver } from './internal/test-server.ts';
-import { decodeExportResponseProtobuf, decodeStatusProtobuf, startReceiver } from './internal/test-server.ts';
+import type { SdkLikeSpan } from './testing/arbitraries.ts';
+import { expectedBatch } from './testing/arbitraries.ts';
+import type { RunningReceiver } from './testing/test-server.ts';
+import { decodeExportResponseProtobuf, decodeStatusProtobuf, startReceiver } from './testing/test-server.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const TRACE_HEX = '5b8efff798038103d269b633813fc60c';
@@ -712,7 +713,7 @@ describe('otlp receiver: back-pressure', () => {
     try {
       let answered = false;
       const response = post(slow.tracesUrl, jsonBody(), JSON_HEADERS).then((r) => ((answered = true), r));
-      while (!consumed) await new Promise((resolve) => setImmediate(resolve));
+      await eventually(() => consumed);
       // The pipeline holds the batch: the client must still be waiting.
       await new Promise((resolve) => setTimeout(resolve, 50));
       assert.equal(answered, false);

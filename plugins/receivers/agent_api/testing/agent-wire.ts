@@ -1,4 +1,4 @@
-// Raw-HTTP helpers for the agent server's acceptance suite: JSON requests that keep the status,
+// Raw-HTTP helpers for the agent server's acceptance tests (test/agent-api/): JSON requests that keep the status,
 // headers and body text, and a server-sent-events reader that keeps each frame's lines in order,
 // so tests can check the wire itself and not only what the SDK makes of it.
 
@@ -80,22 +80,6 @@ export async function requestStream(
 ): Promise<RawStream> {
   const response = await request(baseUrl, method, path, options);
   return { ...response, frames: parseSse(response.text) };
-}
-
-/** Polls `read` until `done` holds for its result; the suite never relies on timing otherwise. */
-export async function eventually<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  attempts = 200,
-  intervalMs = 50,
-): Promise<T> {
-  let last: T | undefined;
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    last = await read();
-    if (done(last)) return last;
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-  throw new Error(`condition not reached; last value: ${JSON.stringify(last)}`);
 }
 
 /** Runs `action`, expecting it to fail; returns the error's message (the SDK's `HTTP <status>: <body>`). */

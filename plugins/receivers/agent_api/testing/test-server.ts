@@ -1,6 +1,7 @@
 // For tests: starts a real `agent_api` server on a loopback port (port 0) over a temporary data
-// directory, serving the example graphs, and hands back an SDK client for it. `useTestServer`
-// gives a whole `describe` block one such server.
+// directory, serving the example graphs and the `gate` test graph (TEST_LANGGRAPH_JSON), and hands
+// back an SDK client for it. `useTestServer` gives a whole `describe` block one such server. The
+// server runs in the test's process, so a test opens the gates its runs wait at (./gates.ts).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,17 +9,19 @@ import { join, resolve } from 'node:path';
 import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
-import { validateAgainst } from '../../../src/config/ajv.ts';
-import { Sink, nopHost, nopSettings } from '../../../src/pipeline/testing.ts';
+import { validateAgainst } from '../../../../src/config/ajv.ts';
+import { Sink, nopHost, nopSettings } from '../../../../src/pipeline/testing.ts';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { AgentApiConfig } from './config.ts';
-import { configSchema } from './config.ts';
-import { AgentApiReceiver } from './receiver.ts';
+import type { AgentApiConfig } from '../config.ts';
+import { configSchema } from '../config.ts';
+import { AgentApiReceiver } from '../receiver.ts';
 
-const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
+const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../..');
 
 export const EXAMPLES_LANGGRAPH_JSON = join(repoRoot, 'examples/graphs/langgraph.json');
+/** The example graphs under the same ids, plus `gate` (./graphs/gate.ts). */
+export const TEST_LANGGRAPH_JSON = fileURLToPath(new URL('./graphs/langgraph.json', import.meta.url));
 
 export interface TestServer {
   readonly receiver: AgentApiReceiver;
@@ -38,7 +41,7 @@ export async function startTestServer(
   const { dataDir: givenDir, logger, ...configOverrides } = overrides;
   const dataDir = givenDir ?? mkdtempSync(join(tmpdir(), 'agent-api-test-'));
   const config = {
-    langgraph_config: EXAMPLES_LANGGRAPH_JSON,
+    langgraph_config: TEST_LANGGRAPH_JSON,
     data_dir: dataDir,
     port: 0,
     workers: 4,

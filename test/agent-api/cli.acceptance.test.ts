@@ -1,0 +1,125 @@
+// Acceptance suite for the agent deployment server (`receivers.agent_api`), written against
+// the Agent Deployment API as plugins/receivers/agent_api/README.md describes it and the reference
+// server's (LangGraph.js's `langgraph-api`) wire behaviour: a real server on a
+// loopback port, driven the way a user would drive it — with the official
+// `@langchain/langgraph-sdk` client, and with raw HTTP where the wire itself is the contract
+// (status codes, headers, SSE framing, error bodies).
+//
+// The README's main command, as a child process: tracepipe --config configs/local.yaml.
+
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client as SdkClient } from '@langchain/langgraph-sdk';
+import type { Client } from '@langchain/langgraph-sdk';
+import { eventually } from '../../src/testkit/eventually.ts';
+import { collect } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
+import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
+import type { Json } from './support.ts';
+import { hello, lastAiText, longSleep, useSharedServer } from './support.ts';
+
+let server: TestServer;
+let client: Client;
+let url: string;
+useSharedServer((started) => {
+  server = started;
+  client = started.client;
+  url = started.url;
+});
+
+describe("the README's main command: tracepipe --config configs/local.yaml", () => {
+  const repo = fileURLToPath(new URL('../..', import.meta.url));
+
+  /** Starts the CLI on free ports over `dataDir` and resolves once the agent server reports its port. */
+  async function startCli(
+    dataDir: string,
+  ): Promise<{ child: ChildProcess; sdk: Client; stop(signal: NodeJS.Signals): Promise<number | null> }> {
+    const child = spawn(
+      process.execPath,
+      [join(repo, 'bin/tracepipe.js'), '--config', join(repo, 'configs/local.yaml')],
+      {
+        cwd: repo,
+        env: { ...process.env, AGENT_API_PORT: '0', HTTP_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let output = '';
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`tracepipe exited with ${code} before listening:\n${output}`)));
+      child.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        for (const line of output.split('\n')) {
+          if (line.includes('Agent API server listening')) resolve((JSON.parse(line) as { port: number }).port);
+        }
+      });
+    });
+    const sdk = new SdkClient({ apiUrl: `http://127.0.0.1:${port}`, apiKey: null, callerOptions: { maxRetries: 0 } });
+    return {
+      child,
+      sdk,
+      stop(signal) {
+        const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+        child.kill(signal);
+        return exited;
+      },
+    };
+  }
+
+  test('serves the API example flow on the port it reports, and stops cleanly on SIGTERM', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'agent-acceptance-cli-'));
+    const cli = await startCli(dataDir);
+    try {
+      const assistant = await cli.sdk.assistants.create({
+        graphId: 'agent',
+        context: { model_name: 'local-echo', system_prompt: 'Answer like a pirate.' },
+      });
+      const thread = await cli.sdk.threads.create();
+      const parts = await collect(
+        cli.sdk.runs.stream(thread.thread_id, assistant.assistant_id, { input: hello(), streamMode: 'updates' }),
+      );
+      assert.equal(parts[0]!.event, 'metadata');
+      const state = await cli.sdk.threads.getState<Json>(thread.thread_id);
+      assert.equal(lastAiText(state.values), '(Answer like a pirate.) You said: hello');
+      assert.equal(await cli.stop('SIGTERM'), 0);
+    } finally {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a run cut off by a killed process is not left running after a restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'agent-acceptance-cli-'));
+    let cli = await startCli(dataDir);
+    try {
+      const thread = await cli.sdk.threads.create();
+      const run = await cli.sdk.runs.create(thread.thread_id, 'sleep', { input: longSleep });
+      await eventually(async () => {
+        const r = await cli.sdk.runs.get(thread.thread_id, run.run_id);
+        assert.ok(r.status === 'running', `not yet: ${JSON.stringify(r)}`);
+        return r;
+      });
+      await cli.stop('SIGKILL');
+
+      cli = await startCli(dataDir);
+      const after = await eventually(async () => {
+        const r = await cli.sdk.runs.get(thread.thread_id, run.run_id);
+        assert.ok(r.status !== 'running' && r.status !== 'pending', `not yet: ${JSON.stringify(r)}`);
+        return r;
+      });
+      assert.equal(after.status, 'error');
+      assert.notEqual((await cli.sdk.threads.get(thread.thread_id)).status, 'busy');
+      const values = (await cli.sdk.runs.wait(thread.thread_id, 'sleep', { input: { delay_ms: 5 } })) as Json;
+      assert.equal(lastAiText(values), 'finished after 5 ms');
+      assert.equal(await cli.stop('SIGTERM'), 0);
+    } finally {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
