@@ -88,13 +88,13 @@ interface FactoryBase<K extends ComponentKind, C> {
   listenAddresses?(config: C): string[];
 }
 
-export interface ReceiverFactory<C = any, O extends DataType = DataType> extends FactoryBase<'receiver', C> {
+export interface ReceiverFactory<C = unknown, O extends DataType = DataType> extends FactoryBase<'receiver', C> {
   readonly produces: O;
   create(settings: ComponentSettings, config: C, next: Consumer<O>): Receiver;
 }
 
 export interface ProcessorFactory<
-  C = any,
+  C = unknown,
   I extends DataType = DataType,
   O extends DataType = DataType,
 > extends FactoryBase<'processor', C> {
@@ -103,7 +103,7 @@ export interface ProcessorFactory<
   create(settings: ComponentSettings, config: C, next: Consumer<O>): Processor<I>;
 }
 
-export interface ExporterFactory<C = any, I extends DataType = DataType> extends FactoryBase<'exporter', C> {
+export interface ExporterFactory<C = unknown, I extends DataType = DataType> extends FactoryBase<'exporter', C> {
   /** `any`: a type-agnostic sink (debug, file) that accepts whatever its pipelines carry. */
   readonly consumes: I | 'any';
   create(settings: ComponentSettings, config: C): Exporter<I>;

@@ -1,5 +1,7 @@
 // Config of the `debug` exporter.
 
+import type { ConfigOf } from '../../../src/config/config-of.ts';
+
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
@@ -17,7 +19,4 @@ export const configSchema = {
   },
 } as const;
 
-export interface DebugExporterConfig {
-  readonly verbosity: 'basic' | 'detailed';
-  readonly path?: string;
-}
+export type DebugExporterConfig = ConfigOf<typeof configSchema>;

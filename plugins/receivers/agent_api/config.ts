@@ -1,6 +1,8 @@
 // Config of the `agent_api` receiver: where it listens, which graphs it serves, where it keeps its
 // data, and how many runs execute at once.
 
+import type { ConfigOf } from '../../../src/config/config-of.ts';
+
 import { listenerSchema } from '../../../src/http/server.ts';
 
 export const configSchema = {
@@ -188,27 +190,4 @@ export const configSchema = {
   },
 } as const;
 
-export interface AgentApiConfig {
-  readonly host: string;
-  readonly port: number;
-  readonly graphs?: Readonly<Record<string, string>>;
-  readonly langgraph_config: string;
-  readonly data_dir: string;
-  readonly workers: number;
-  readonly run_timeout_ms: number;
-  readonly max_body_bytes: number;
-  readonly max_json_depth: number;
-  readonly stream_buffer_events: number;
-  readonly webhooks: { readonly allow: readonly string[]; readonly timeout_ms: number; readonly max_attempts: number };
-  readonly cors: { readonly enabled: boolean; readonly allow_origins: readonly string[] | string };
-  readonly allowed_hosts: readonly string[] | string;
-  readonly test_routes: boolean;
-  readonly auth: { readonly api_keys: readonly string[] | string; readonly path?: string };
-  readonly tracing: {
-    readonly enabled: boolean;
-    readonly service_name: string;
-    readonly project: string;
-    readonly api_key?: string;
-  };
-  readonly ui: { readonly enabled: boolean; readonly path: string };
-}
+export type AgentApiConfig = ConfigOf<typeof configSchema>;

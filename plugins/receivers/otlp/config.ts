@@ -1,7 +1,8 @@
 // Config of the `otlp` receiver.
 
+import type { ConfigOf } from '../../../src/config/config-of.ts';
+
 import { listenerSchema } from '../../../src/http/server.ts';
-import type { JournalConfig } from '../../../src/journal/schema.ts';
 import { journalSchema, memoryLimitSchema } from '../../../src/journal/schema.ts';
 
 export const DEFAULT_MAX_BODY_BYTES = 209_715_200;
@@ -72,19 +73,7 @@ export const configSchema = {
   },
 } as const;
 
-export interface OtlpReceiverConfig {
-  readonly host: string;
-  readonly port: number;
-  readonly traces_path: string;
-  readonly max_body_bytes: number;
-  readonly api_key: string;
-  readonly project: string;
-  readonly require_api_key: boolean;
-  readonly cors: { readonly allowed_origins: readonly string[]; readonly max_age_s: number };
-  readonly metrics_path: string | false;
-  readonly journal: JournalConfig;
-  readonly memory_limit_bytes: number;
-}
+export type OtlpReceiverConfig = ConfigOf<typeof configSchema>;
 
 /** Cross-field checks the schema cannot express. */
 export function validateConfig(config: OtlpReceiverConfig): string[] {
