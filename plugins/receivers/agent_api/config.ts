@@ -3,24 +3,32 @@
 
 import type { ConfigOf } from '../../../src/config/config-of.ts';
 
+import { corsSchema } from '../../../src/http/cors.ts';
 import { listenerSchema } from '../../../src/http/server.ts';
 
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
+  // Checked before defaults apply, so that the default `langgraph_config` never counts as given.
+  not: {
+    required: ['graphs', 'langgraph_config'],
+    description:
+      'graphs and langgraph_config are both set; set one: inline graphs, or the langgraph.json that names them',
+  },
   properties: {
     ...listenerSchema(8123),
     graphs: {
       type: 'object',
       additionalProperties: { type: 'string', minLength: 1 },
-      description: 'Graphs to serve, by graph id: `"./path/to/file.ts:export"` (relative to the config file).',
+      description:
+        'Graphs to serve, by graph id: `"./path/to/file.ts:export"` (relative to the config file). Excludes `langgraph_config`.',
     },
     langgraph_config: {
       type: 'string',
       minLength: 1,
       default: './langgraph.json',
       description:
-        'Path to a `langgraph.json` naming the graphs (`{graphs: {id: "./file.ts:export"}}`), as `langgraph dev` reads it; used only when `graphs` is absent.',
+        'Path to a `langgraph.json` naming the graphs (`{graphs: {id: "./file.ts:export"}}`), as `langgraph dev` reads it. Excludes `graphs`; read only when `graphs` is not set.',
     },
     data_dir: {
       type: 'string',
@@ -91,26 +99,7 @@ export const configSchema = {
         },
       },
     },
-    cors: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      description: 'Cross-origin access for browser clients.',
-      properties: {
-        enabled: {
-          type: 'boolean',
-          default: true,
-          description: 'Answer CORS requests from `allow_origins` (false: never, whatever the list says).',
-        },
-        allow_origins: {
-          type: ['array', 'string'],
-          items: { type: 'string' },
-          default: [],
-          description:
-            'Origins (`http://localhost:3000`) whose pages may call the API, with every method and header it uses: a list, or one comma-separated string (as an environment variable gives it). Empty (the default): no CORS headers at all. `*` allows any site — avoid it on a server holding data.',
-        },
-      },
-    },
+    cors: corsSchema({ maxAge: 600, description: 'Cross-origin access for browser clients.' }),
     allowed_hosts: {
       type: ['array', 'string'],
       items: { type: 'string' },

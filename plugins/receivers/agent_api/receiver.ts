@@ -80,7 +80,7 @@ export class AgentApiReceiver implements Receiver {
 
     const graphInput = config.graphs ? { graphs: { ...config.graphs } } : { langgraph_config: config.langgraph_config };
     const baseDir = host.resolvePath('.');
-    for (const [key, value] of Object.entries(parseGraphEnv(graphInput, baseDir))) process.env[key] ??= value;
+    this.reportGraphEnv(parseGraphEnv(graphInput, baseDir));
     const graphs = await GraphRegistry.load(parseGraphSpecs(graphInput, baseDir));
     const authSpec = findAuthHandler({ ...graphInput, authPath: config.auth.path }, baseDir);
     const customAuth = authSpec ? await CustomAuth.load(authSpec) : undefined;
@@ -182,7 +182,7 @@ export class AgentApiReceiver implements Receiver {
     await registerRequestGuard(app, {
       listenHost: config.host,
       allowedHosts: splitList(config.allowed_hosts),
-      corsOrigins: config.cors.enabled ? splitList(config.cors.allow_origins) : [],
+      cors: config.cors,
       apiKeys,
       customAuth,
       uiPath: config.ui.enabled ? normalizePrefix(config.ui.path) : undefined,
@@ -213,6 +213,22 @@ export class AgentApiReceiver implements Receiver {
         'The agent server is reachable from other machines without authentication: set auth.api_keys (AGENT_API_KEY) or a custom auth handler.',
       );
     }
+  }
+
+  /**
+   * The `env` of a langgraph.json names variables its graphs read from the process environment
+   * (`process.env.OPENAI_API_KEY`, as LangChain's chat models do). `langgraph dev` starts the
+   * server process with them; this receiver runs inside a process that is already started, and
+   * does not write to the environment every other component shares. It tells the operator which
+   * of them are unset instead, so that a graph does not quietly run without its key.
+   */
+  private reportGraphEnv(declared: Record<string, string>): void {
+    const unset = Object.keys(declared).filter((name) => process.env[name] === undefined);
+    if (unset.length === 0) return;
+    this.settings.logger.warn(
+      { variables: unset },
+      "The langgraph.json env names variables this process does not have; its graphs will not see them. Set them in tracepipe's environment (exported, or node --env-file).",
+    );
   }
 
   /** Settles what a stopped process left behind (see the restart rule above). */

@@ -4,7 +4,7 @@
 // into 429/503 answers that OTLP clients retry, instead of memory that grows.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import cors from '@fastify/cors';
+import { corsEnabled, registerCors } from '../../../src/http/cors.ts';
 import { createHttpServer, listen } from '../../../src/http/server.ts';
 import { countSpans } from '../../../src/model/spans.ts';
 import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
@@ -85,18 +85,13 @@ export class OtlpReceiver implements Receiver {
       logger: this.settings.logger,
       host: this.settings.host,
       bodyLimit: config.max_body_bytes,
-      metricsPath: config.metrics_path,
+      metricsPath: config.metrics.enabled ? config.metrics.path : false,
     });
     this.app = app;
-    if (config.cors.allowed_origins.length > 0) {
-      const origins = config.cors.allowed_origins;
-      await app.register(cors, {
-        origin: origins.includes('*') ? '*' : [...origins],
-        methods: ['POST'],
-        allowedHeaders: ['Content-Type', 'Content-Encoding', 'X-API-Key', 'Service-Project'],
-        maxAge: config.cors.max_age_s,
-      });
-    }
+    await registerCors(app, config.cors, {
+      methods: ['POST'],
+      headers: ['Content-Type', 'Content-Encoding', 'X-API-Key', 'Service-Project'],
+    });
     app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
       // Errors Fastify raises itself (an unparsable Content-Type, a timeout) or a bug of ours.
       const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
@@ -116,13 +111,7 @@ export class OtlpReceiver implements Receiver {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
       scope.post(config.traces_path, (request, reply) => this.handleExport(request, reply));
-      const otherMethods = [
-        'GET',
-        'PUT',
-        'DELETE',
-        'PATCH',
-        ...(config.cors.allowed_origins.length > 0 ? [] : ['OPTIONS']),
-      ];
+      const otherMethods = ['GET', 'PUT', 'DELETE', 'PATCH', ...(corsEnabled(config.cors) ? [] : ['OPTIONS'])];
       scope.route({
         method: otherMethods as ('GET' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS')[],
         url: config.traces_path,
