@@ -15,7 +15,7 @@ runComponentConformance(debugExporterFactory, {
 describe('debug exporter', () => {
   it('logs each batch, and with verbosity detailed its contents with bigints as strings and bytes as base64', async () => {
     const { logger, lines } = captureLogs();
-    const settings = { ...nopSettings('exporter', 'debug'), logger };
+    const settings = nopSettings('exporter', 'debug', undefined, { logger });
     const exporter = debugExporterFactory.create(settings, { verbosity: 'detailed' });
     await exporter.start(new AbortController().signal);
     await exporter.consume(

@@ -21,7 +21,7 @@ export class DebugExporter implements Exporter {
   async consume(data: DataOf[DataType], context: RequestContext): Promise<void> {
     if (this.stopped) throw new Error('debug exporter is shut down');
     const kind = 'runs' in data ? 'runs' : 'spans';
-    const { logger } = this.settings;
+    const { logger } = this.settings.telemetry;
     logger.info({ kind, items: countItems(data), project: context.project }, 'Received a batch.');
     if (this.config.verbosity === 'detailed') logger.info({ data: JSON.parse(toJsonLine(data)) }, 'Batch contents.');
   }

@@ -59,7 +59,7 @@ export class OtlpReceiver implements Receiver {
     private readonly config: OtlpReceiverConfig,
     next: Consumer<'spans'>,
   ) {
-    this.metrics = receiverMetrics(settings.metrics, settings.id);
+    this.metrics = receiverMetrics(settings.telemetry.meter);
     this.intake = new DurableIntake({
       settings,
       dataType: 'spans',
@@ -82,7 +82,7 @@ export class OtlpReceiver implements Receiver {
     // Before listening: replayed requests are older than anything new.
     await this.intake.start();
     const app = createHttpServer({
-      logger: this.settings.logger,
+      logger: this.settings.telemetry.logger,
       host: this.settings.host,
       bodyLimit: config.max_body_bytes,
       metricsPath: config.metrics.enabled ? config.metrics.path : false,
@@ -95,7 +95,7 @@ export class OtlpReceiver implements Receiver {
     app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
       // Errors Fastify raises itself (an unparsable Content-Type, a timeout) or a bug of ours.
       const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
-      if (status >= 500) this.settings.logger.error({ err: error, path: request.url }, 'Request failed.');
+      if (status >= 500) this.settings.telemetry.logger.error({ err: error, path: request.url }, 'Request failed.');
       return this.sendStatus(reply, encodingOf(request.headers['content-type']) ?? 'json', status, error.message);
     });
     app.setNotFoundHandler((request, reply) =>
@@ -126,7 +126,7 @@ export class OtlpReceiver implements Receiver {
       });
     });
     this.port = await listen(app, config.host, config.port);
-    this.settings.logger.info(
+    this.settings.telemetry.logger.info(
       { address: `${config.host}:${this.port}`, path: config.traces_path },
       'Receiving OTLP traces.',
     );
@@ -272,7 +272,7 @@ export class OtlpReceiver implements Receiver {
         });
       }
       // Anything unclassified counts as retryable (CONVENTIONS.md §8).
-      this.settings.logger.warn(
+      this.settings.telemetry.logger.warn(
         { err: error },
         'The pipeline failed to take a request; the client was asked to retry.',
       );
@@ -289,7 +289,7 @@ export class OtlpReceiver implements Receiver {
     log.requests += 1;
     const now = Date.now();
     if (now - log.at < REJECTION_LOG_INTERVAL_MS) return;
-    this.settings.logger.warn(
+    this.settings.telemetry.logger.warn(
       { rejected_spans: log.spans, requests: log.requests, example: decoded.errorMessage },
       'Rejected spans with invalid ids; the clients were told by partial success.',
     );
