@@ -24,6 +24,15 @@ export type {
   Stability,
 } from './pipeline/component.ts';
 export { COMPONENT_KINDS } from './pipeline/component.ts';
+export type { ConfigOf, DeepReadonly } from './config/config-of.ts';
+export type {
+  ComponentCounter,
+  ComponentGauge,
+  ComponentHistogram,
+  ComponentMeter,
+  InstrumentConfig,
+  TelemetrySettings,
+} from './telemetry/component.ts';
 
 // The data between components, and who sent it.
 export type { ConsumedType, DataOf, DataType, RequestContext } from './pipeline/data.ts';

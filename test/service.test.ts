@@ -247,7 +247,7 @@ describe('service shutdown report', () => {
       configSchema: { type: 'object', additionalProperties: false, properties: {} },
       create(settings) {
         const labels = { component_id: settings.id, component_kind: 'exporter', data_type: 'spans' };
-        const { dropped } = componentCounters(settings.metrics);
+        const { dropped } = componentCounters(settings.host.metrics);
         return {
           mutatesData: false,
           async consume() {},

@@ -75,7 +75,7 @@ async function main(): Promise<void> {
     configPath,
     [
       'receivers:',
-      `  otlp: { host: 127.0.0.1, port: 0, api_key: bench-key, metrics_path: false, journal: { enabled: ${journal}, directory: ./journal } }`,
+      `  otlp: { host: 127.0.0.1, port: 0, api_key: bench-key, metrics: { enabled: false }, journal: { enabled: ${journal}, directory: ./journal } }`,
       'processors:',
       '  genai: {}',
       '  batch: {}',

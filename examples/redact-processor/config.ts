@@ -1,5 +1,7 @@
 // Config of the example `redact` processor.
 
+import type { ConfigOf } from 'tracepipe/plugin';
+
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
@@ -21,12 +23,8 @@ export const configSchema = {
   },
 } as const;
 
-export interface RedactConfig {
-  readonly patterns: readonly string[];
-  readonly keys: readonly string[];
-  readonly replacement: string;
-  readonly include_events: boolean;
-}
+/** The config the processor receives: derived from the schema, defaulted keys present. */
+export type RedactConfig = ConfigOf<typeof configSchema>;
 
 /** Cross-field check: every pattern must compile. */
 export function validateRedactConfig(config: RedactConfig): string[] {

@@ -10,8 +10,16 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
   ajv: Ajv,
 ) => Ajv;
 
+/**
+ * Annotation of an object schema listing keys it no longer accepts, each with what to write
+ * instead: `{'x-removed-keys': {allow_origins: 'renamed to allowed_origins'}}`. Such a key is still
+ * an unknown key, and its error says what replaced it.
+ */
+export const REMOVED_KEYS = 'x-removed-keys';
+
 export function createAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+  // `verbose` puts the schema of a failing object in its errors, where REMOVED_KEYS is read.
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, verbose: true });
   addFormats(ajv);
   return ajv;
 }
@@ -55,7 +63,9 @@ export function formatAjvErrors(base: string, errors: readonly ErrorObject[] | n
         break; // Reported through the error that carries `propertyName`.
       case 'additionalProperties': {
         const key = String((error.params as { additionalProperty: string }).additionalProperty);
-        lines.push(`${[path, key].filter(Boolean).join('.')}: unknown key`);
+        const removed = (error.parentSchema as { [REMOVED_KEYS]?: Record<string, string> } | undefined)?.[REMOVED_KEYS];
+        const instead = removed && Object.hasOwn(removed, key) ? ` (${removed[key]})` : '';
+        lines.push(`${[path, key].filter(Boolean).join('.')}: unknown key${instead}`);
         break;
       }
       case 'enum': {
@@ -70,6 +80,15 @@ export function formatAjvErrors(base: string, errors: readonly ErrorObject[] | n
       }
       case 'if':
         break; // The failing `then`/`else` branch reports the useful error itself.
+      case 'not': {
+        // A `not` subschema says in its `description` what the rule is (ajv's "must NOT be valid"
+        // would not): `not: {required: [a, b], description: 'a and b exclude each other'}`.
+        const description = (error.schema as { description?: unknown } | undefined)?.description;
+        lines.push(
+          `${path || '(root)'}: ${typeof description === 'string' ? description : (error.message ?? 'is invalid')}`,
+        );
+        break;
+      }
       default:
         lines.push(`${path || '(root)'}: ${error.message ?? 'is invalid'}`);
     }

@@ -1,7 +1,7 @@
 // The top-level shape of a tracepipe config file (everything except the components' own configs,
 // which their factories' schemas validate).
 
-import type { LogLevel } from '../telemetry/levels.ts';
+import type { ConfigOf } from './config-of.ts';
 import { LOG_LEVELS } from '../telemetry/levels.ts';
 
 export const ID_PATTERN = '^[a-z][a-z0-9_]*(/[A-Za-z0-9_.-]+)?$';
@@ -95,25 +95,7 @@ export const topLevelSchema = {
   required: ['service'],
 } as const;
 
-export interface PipelineConfig {
-  receivers: string[];
-  processors: string[];
-  exporters: string[];
-}
-
-export interface ServiceSection {
-  shutdown_timeout_ms: number;
-  telemetry: {
-    logs: { level: LogLevel; format: 'json' | 'pretty' | 'auto' };
-    metrics: { listen?: string; path: string; process_metrics: boolean };
-  };
-  pipelines: Record<string, PipelineConfig>;
-}
-
-export interface RawConfig {
-  plugins: string[];
-  receivers: Record<string, unknown>;
-  processors: Record<string, unknown>;
-  exporters: Record<string, unknown>;
-  service: ServiceSection;
-}
+/** A validated config file, defaults applied. */
+export type RawConfig = ConfigOf<typeof topLevelSchema>;
+export type ServiceSection = RawConfig['service'];
+export type PipelineConfig = ServiceSection['pipelines'][string];

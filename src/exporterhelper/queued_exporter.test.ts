@@ -97,7 +97,7 @@ interface Options {
 
 function create(options: Options = {}) {
   const { logger, lines } = captureLogs();
-  const settings = { ...nopSettings('exporter', 'queued/test'), logger };
+  const settings = nopSettings('exporter', 'queued/test', undefined, { logger });
   const sender = new HttpSender(destination.url, 4);
   senders.push(sender);
   const pipeline = new QueuedExporter<Item, TenantHeader>({
@@ -131,7 +131,7 @@ function create(options: Options = {}) {
       decode: (header, body) => ({ body, items: header.items, ...(header.apiKey ? { tenant: header.apiKey } : {}) }),
     },
   });
-  return { pipeline, lines, metrics: settings.metrics };
+  return { pipeline, lines, metrics: settings.host.metrics };
 }
 
 const item = (text: string, items = 2, tenant?: string): Item => ({

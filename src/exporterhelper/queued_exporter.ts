@@ -93,8 +93,8 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
 
   constructor(private readonly options: QueuedExporterOptions<R, H>) {
     const { settings, persistentQueue, dataType } = options;
-    this.logger = settings.logger;
-    this.metrics = exporterMetrics(settings.metrics, settings.id, dataType);
+    this.logger = settings.telemetry.logger;
+    this.metrics = exporterMetrics(settings.telemetry.meter, dataType);
     this.held = new MemoryHeld(this.metrics);
     this.outage = new OutageLog({ logger: this.logger, endpoint: logEndpoint(options.endpoint), dataType });
     this.journal = new JournalNotice(this.logger, dataType);

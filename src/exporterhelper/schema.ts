@@ -3,9 +3,7 @@
 // exporter spells and validates them the same way. Each takes the exporter's defaults: the schema
 // stays the single source of defaults.
 
-import type { PersistentQueueConfig } from './persistent_queue.ts';
-import type { RetryConfig } from './retry.ts';
-import type { SendingQueueConfig } from './sending_queue.ts';
+import type { ConfigOf } from '../config/config-of.ts';
 
 export interface RetryDefaults {
   readonly max_retries: number;
@@ -138,11 +136,10 @@ export function queuedExporterBlocks(defaults: {
 }
 
 /** The validated `queuedExporterBlocks` part of a config. */
-export interface QueuedExporterBlocksConfig {
-  readonly sending_queue: SendingQueueConfig;
-  readonly retry_on_failure: RetryConfig;
-  readonly persistent_queue: PersistentQueueConfig;
-}
+export type QueuedExporterBlocksConfig = ConfigOf<{
+  type: 'object';
+  properties: ReturnType<typeof queuedExporterBlocks>;
+}>;
 
 /** The base address an HTTP exporter sends to. */
 export function httpEndpointSchema(defaultUrl: string, description: string) {

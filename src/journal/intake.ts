@@ -19,7 +19,7 @@ import type { DataOf, DataType, RequestContext } from '../pipeline/data.ts';
 import { countItems } from '../pipeline/data.ts';
 import { Delivery } from '../pipeline/delivery.ts';
 import { ThrottleError, errorMessage, isPermanent } from '../pipeline/errors.ts';
-import { componentCounters, counter, gauge } from '../telemetry/metrics.ts';
+import { gauge } from '../telemetry/metrics.ts';
 import type { JournalEntry } from './journal.ts';
 import { Journal, JournalFullError, JournalRecordTooLargeError, JournalWriteError } from './journal.ts';
 import type { JournalConfig } from './schema.ts';
@@ -76,7 +76,7 @@ export class DurableIntake<T extends DataType, H> {
 
   constructor(private readonly options: DurableIntakeOptions<T, H>) {
     const { settings, journal } = options;
-    this.logger = settings.logger;
+    this.logger = settings.telemetry.logger;
     if (journal?.enabled) {
       this.journal = new Journal<H>({
         directory: settings.host.resolvePath(journal.directory),
@@ -344,22 +344,23 @@ type HeldReader = () => { memoryBytes: number; bytes: number; pendingRecords: nu
 const heldReaders = new WeakMap<Registry, Map<string, HeldReader>>();
 
 function intakeMetrics(settings: ComponentSettings, dataType: string, read: HeldReader) {
-  const { metrics: registry, id } = settings;
-  const refusals = counter<'component_id' | 'reason'>(registry, {
+  const { id } = settings;
+  const { meter } = settings.telemetry;
+  const registry = meter.registry;
+  const refusals = meter.counter({
     name: 'tracepipe_receiver_refused_requests_total',
     help: 'Requests refused before they were acknowledged: memory_limit (429), journal_full or journal_write_failed (503).',
-    labelNames: ['component_id', 'reason'],
+    labelNames: ['reason'],
   });
-  const replayed = counter<'component_id'>(registry, {
+  const replayed = meter.counter({
     name: 'tracepipe_journal_replayed_items_total',
     help: 'Items replayed from the journal after a restart.',
-    labelNames: ['component_id'],
   });
-  const { dropped } = componentCounters(registry);
   let readers = heldReaders.get(registry);
   if (!readers) heldReaders.set(registry, (readers = new Map()));
   readers.set(id, read);
   const all = readers;
+  // One callback per gauge reports every intake of the registry, each under its own id.
   gauge<'component_id' | 'where'>(registry, {
     name: 'tracepipe_receiver_held_bytes',
     help: 'Bytes of acknowledged requests not yet delivered: decoded size held in memory (`memory`), and the journal on disk (`journal`).',
@@ -382,13 +383,13 @@ function intakeMetrics(settings: ComponentSettings, dataType: string, read: Held
   });
   return {
     refused(reason: string): void {
-      refusals.inc({ component_id: id, reason });
+      refusals.inc({ reason });
     },
     replayed(items: number): void {
-      replayed.inc({ component_id: id }, items);
+      replayed.inc(items);
     },
     dropped(reason: string, items: number): void {
-      dropped.inc({ component_id: id, component_kind: 'receiver', data_type: dataType, reason }, items);
+      meter.dropped(dataType, reason, items);
     },
   };
 }

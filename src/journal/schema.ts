@@ -1,18 +1,10 @@
 // The `journal` block of a receiver's config, and the receiver-level `memory_limit_bytes`: what a
 // receiver that acknowledges data on behalf of the pipeline needs to keep its promise.
 
+import type { ConfigOf } from '../config/config-of.ts';
+
 export const DEFAULT_JOURNAL_MAX_BYTES = 1_073_741_824;
 export const DEFAULT_MEMORY_LIMIT_BYTES = 134_217_728;
-
-/** The `journal` block, as receivers' configs spell it. */
-export interface JournalConfig {
-  readonly enabled: boolean;
-  /** Directory of the segment files (relative to the config file). */
-  readonly directory: string;
-  readonly max_bytes: number;
-  readonly segment_bytes: number;
-  readonly fsync_interval_ms: number;
-}
 
 export function journalSchema(defaults: { directory: string }) {
   return {
@@ -57,6 +49,9 @@ export function journalSchema(defaults: { directory: string }) {
     },
   } as const;
 }
+
+/** The `journal` block, as receivers' configs spell it. */
+export type JournalConfig = ConfigOf<ReturnType<typeof journalSchema>>;
 
 export const memoryLimitSchema = {
   type: 'integer',

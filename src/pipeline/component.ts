@@ -1,8 +1,8 @@
 // The component contract: what every receiver, processor and exporter — built-in or third-party —
 // implements, and the factory through which the framework creates it from YAML config.
 
-import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { TelemetrySettings } from '../telemetry/component.ts';
 import type { ConsumedType, DataOf, DataType, RequestContext } from './data.ts';
 
 export type ComponentKind = 'receiver' | 'processor' | 'exporter';
@@ -49,7 +49,7 @@ export interface Exporter<I extends DataType = DataType> extends Lifecycle, Cons
 export interface Host {
   /** `starting` until every component has started, `ready` afterwards, `draining` during stop. */
   readonly state: () => 'starting' | 'ready' | 'draining' | 'stopped';
-  /** The process's Prometheus registry (also available as `settings.metrics`). */
+  /** The process's Prometheus registry (what `settings.telemetry.meter` registers in). */
   readonly metrics: Registry;
   /** Resolves a path from the config relative to the config file's directory. */
   readonly resolvePath: (path: string) => string;
@@ -60,10 +60,11 @@ export interface ComponentSettings {
   /** Instance id, `type` or `type/name`. */
   readonly id: string;
   readonly kind: ComponentKind;
-  /** A pino child logger carrying `component.id` and `component.kind`. */
-  readonly logger: Logger;
-  /** The process's metrics registry; component metrics carry a `component_id` label. */
-  readonly metrics: Registry;
+  /**
+   * The component's logger (carrying `component.id` and `component.kind`) and meter (whose
+   * instruments carry its `component_id` label), like the Collector's `TelemetrySettings`.
+   */
+  readonly telemetry: TelemetrySettings;
   readonly host: Host;
 }
 
@@ -88,13 +89,13 @@ interface FactoryBase<K extends ComponentKind, C> {
   listenAddresses?(config: C): string[];
 }
 
-export interface ReceiverFactory<C = any, O extends DataType = DataType> extends FactoryBase<'receiver', C> {
+export interface ReceiverFactory<C = unknown, O extends DataType = DataType> extends FactoryBase<'receiver', C> {
   readonly produces: O;
   create(settings: ComponentSettings, config: C, next: Consumer<O>): Receiver;
 }
 
 export interface ProcessorFactory<
-  C = any,
+  C = unknown,
   I extends DataType = DataType,
   O extends DataType = DataType,
 > extends FactoryBase<'processor', C> {
@@ -103,7 +104,7 @@ export interface ProcessorFactory<
   create(settings: ComponentSettings, config: C, next: Consumer<O>): Processor<I>;
 }
 
-export interface ExporterFactory<C = any, I extends DataType = DataType> extends FactoryBase<'exporter', C> {
+export interface ExporterFactory<C = unknown, I extends DataType = DataType> extends FactoryBase<'exporter', C> {
   /** `any`: a type-agnostic sink (debug, file) that accepts whatever its pipelines carry. */
   readonly consumes: I | 'any';
   create(settings: ComponentSettings, config: C): Exporter<I>;

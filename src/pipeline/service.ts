@@ -15,6 +15,7 @@ import { resolve } from 'node:path';
 import { TracepipeError } from '../errors.ts';
 import type { ServiceConfig } from '../config/load.ts';
 import type { ComponentCounters } from '../telemetry/metrics.ts';
+import { componentTelemetry } from '../telemetry/component.ts';
 import { componentCounters } from '../telemetry/metrics.ts';
 import type {
   ComponentKind,
@@ -99,8 +100,7 @@ export class Service {
     return {
       id,
       kind,
-      logger: this.logger.child({ component: { id, kind } }),
-      metrics: this.options.metrics,
+      telemetry: componentTelemetry({ id, kind, logger: this.logger, registry: this.options.metrics }),
       host: this.host,
     };
   }

@@ -9,6 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { defaultsOf, validateAgainst } from '../config/ajv.ts';
+import type { Logger } from 'pino';
+import { componentTelemetry } from '../telemetry/component.ts';
 import { silentLogger } from '../telemetry/logger.ts';
 import { createMetricsRegistry } from '../telemetry/metrics.ts';
 import type { ComponentKind, ComponentSettings, Consumer, Factory, Host, Lifecycle } from './component.ts';
@@ -24,8 +26,15 @@ export function nopHost(overrides: Partial<Host> = {}): Host {
   };
 }
 
-export function nopSettings(kind: ComponentKind = 'receiver', id = 'test', host: Host = nopHost()): ComponentSettings {
-  return { id, kind, logger: silentLogger(), metrics: host.metrics, host };
+/** Settings for a component outside a service; `logger` (default: silent) receives its logs. */
+export function nopSettings(
+  kind: ComponentKind = 'receiver',
+  id = 'test',
+  host: Host = nopHost(),
+  options: { readonly logger?: Logger } = {},
+): ComponentSettings {
+  const logger = options.logger ?? silentLogger();
+  return { id, kind, telemetry: componentTelemetry({ id, kind, logger, registry: host.metrics }), host };
 }
 
 /**

@@ -64,7 +64,7 @@ describe('backend exporter against a real backend stub', () => {
   async function startExporter(overrides: Record<string, unknown> = {}): Promise<Harness> {
     const host = nopHost({ resolvePath: (path) => resolve(workDir, path) });
     const { logger, lines } = captureLogs();
-    const settings = { ...nopSettings('exporter', 'backend', host), logger };
+    const settings = nopSettings('exporter', 'backend', host, { logger });
     const config: Record<string, unknown> = {
       endpoint: url,
       timeout_ms: 2000,

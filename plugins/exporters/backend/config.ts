@@ -1,7 +1,7 @@
 // Config of the `backend` exporter. Retry defaults are the proxy's environment defaults
 // (MAX_RETRIES 3 after the first attempt, RETRY_BACKOFF_MS 100, see configs/proxy.yaml); the blocks are the shared exporter helper's.
 
-import type { QueuedExporterBlocksConfig } from '../../../src/exporterhelper/schema.ts';
+import type { ConfigOf } from '../../../src/config/config-of.ts';
 import { httpEndpointSchema, queuedExporterBlocks } from '../../../src/exporterhelper/schema.ts';
 
 export const configSchema = {
@@ -43,10 +43,4 @@ export const configSchema = {
   },
 } as const;
 
-export interface BackendExporterConfig extends QueuedExporterBlocksConfig {
-  readonly endpoint: string;
-  readonly api_key?: string;
-  readonly timeout_ms: number;
-  readonly compression_level: number;
-  readonly max_concurrent_uploads: number;
-}
+export type BackendExporterConfig = ConfigOf<typeof configSchema>;

@@ -23,7 +23,7 @@ import type {
 } from '../../../src/exporterhelper/queued_exporter.ts';
 import { park, reject, retry, sent, split } from '../../../src/exporterhelper/verdict.ts';
 import type { Verdict } from '../../../src/exporterhelper/verdict.ts';
-import { counter } from '../../../src/telemetry/metrics.ts';
+import type { ComponentMeter } from '../../../src/telemetry/component.ts';
 import type { BackendExporterConfig } from './config.ts';
 import { MultipartZstdWriter, UnencodableRunError, multipartContentType } from './internal/multipart_writer.ts';
 import { parseMultipart, runsFromParts } from './internal/multipart_reader.ts';
@@ -78,8 +78,7 @@ interface Encoded {
 
 export class BackendExporter implements Exporter<'runs'> {
   readonly mutatesData = false;
-  private readonly componentId: string;
-  private readonly logger: ComponentSettings['logger'];
+  private readonly logger: ComponentSettings['telemetry']['logger'];
   private readonly sent: ReturnType<typeof backendCounters>;
   private readonly sender: HttpSender;
   private readonly pipeline: QueuedExporter<Upload, QueuedHeader>;
@@ -90,9 +89,8 @@ export class BackendExporter implements Exporter<'runs'> {
     settings: ComponentSettings,
     private readonly config: BackendExporterConfig,
   ) {
-    this.componentId = settings.id;
-    this.logger = settings.logger;
-    this.sent = backendCounters(settings);
+    this.logger = settings.telemetry.logger;
+    this.sent = backendCounters(settings.telemetry.meter);
     const url = `${config.endpoint.replace(/\/+$/, '')}/runs/multipart`;
     this.sender = new HttpSender(url, config.max_concurrent_uploads + 1); // One socket more for the replayer.
     this.pipeline = new QueuedExporter<Upload, QueuedHeader>({
@@ -231,11 +229,10 @@ export class BackendExporter implements Exporter<'runs'> {
   }
 
   private countSent(upload: Upload): void {
-    const id = { component_id: this.componentId };
-    this.sent.batches.inc(id);
-    this.sent.runs.inc(id, upload.items);
-    this.sent.bytes.inc({ ...id, encoding: 'raw' }, upload.rawBytes);
-    this.sent.bytes.inc({ ...id, encoding: 'compressed' }, upload.body.byteLength);
+    this.sent.batches.inc();
+    this.sent.runs.inc(upload.items);
+    this.sent.bytes.inc({ encoding: 'raw' }, upload.rawBytes);
+    this.sent.bytes.inc({ encoding: 'compressed' }, upload.body.byteLength);
     // A key that works again will be reported again if it is refused later.
     if (this.authFailuresLogged.size > 0) this.authFailuresLogged.delete(upload.apiKey ?? '');
   }
@@ -258,23 +255,20 @@ export function redactKey(apiKey: string | undefined): string {
   return apiKey.length <= 4 ? '…' : `…${apiKey.slice(-4)}`;
 }
 
-function backendCounters(settings: ComponentSettings) {
-  const { metrics } = settings;
+function backendCounters(meter: ComponentMeter) {
   return {
-    batches: counter<'component_id'>(metrics, {
+    batches: meter.counter({
       name: 'tracepipe_backend_batches_sent_total',
       help: 'Batches the backend accepted.',
-      labelNames: ['component_id'],
     }),
-    runs: counter<'component_id'>(metrics, {
+    runs: meter.counter({
       name: 'tracepipe_backend_runs_sent_total',
       help: 'Runs the backend accepted.',
-      labelNames: ['component_id'],
     }),
-    bytes: counter<'component_id' | 'encoding'>(metrics, {
+    bytes: meter.counter({
       name: 'tracepipe_backend_bytes_sent_total',
       help: 'Body bytes of accepted batches, before (`raw`) and after (`compressed`) zstd.',
-      labelNames: ['component_id', 'encoding'],
+      labelNames: ['encoding'],
     }),
   };
 }

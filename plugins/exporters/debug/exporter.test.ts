@@ -1,12 +1,10 @@
-// The debug exporter: conformance, and the JSON-lines file it can write.
+// The debug exporter: conformance, and what it logs.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { nopHost, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
-import { tempDir } from '../../../src/testkit/files.ts';
+import { nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
+import { captureLogs } from '../../../src/testkit/observe.ts';
 import { debugExporterFactory } from './index.ts';
 
 runComponentConformance(debugExporterFactory, {
@@ -15,10 +13,10 @@ runComponentConformance(debugExporterFactory, {
 });
 
 describe('debug exporter', () => {
-  it('appends each batch as one JSON line, with bigints as strings and bytes as base64', async () => {
-    const dir = tempDir();
-    const settings = nopSettings('exporter', 'debug', nopHost({ resolvePath: (path) => join(dir, path) }));
-    const exporter = debugExporterFactory.create(settings, { verbosity: 'detailed', path: 'nested/out.jsonl' });
+  it('logs each batch, and with verbosity detailed its contents with bigints as strings and bytes as base64', async () => {
+    const { logger, lines } = captureLogs();
+    const settings = nopSettings('exporter', 'debug', undefined, { logger });
+    const exporter = debugExporterFactory.create(settings, { verbosity: 'detailed' });
     await exporter.start(new AbortController().signal);
     await exporter.consume(
       {
@@ -40,15 +38,21 @@ describe('debug exporter', () => {
       { project: 'p2' },
     );
     await exporter.shutdown(Date.now() + 1000);
-    const lines = readFileSync(join(dir, 'nested/out.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line));
-    assert.equal(lines.length, 2);
-    assert.deepEqual(lines[0].data.resourceSpans[0].resource.attributes[0].value, { type: 'bytes', value: 'AQID' });
-    assert.equal(lines[0].kind, 'spans');
-    assert.equal(lines[1].kind, 'runs');
-    assert.equal(lines[1].project, 'p2');
+    const received = lines.filter((line) => line.msg === 'Received a batch.');
+    assert.deepEqual(
+      received.map((line) => [line.kind, line.items, line.project]),
+      [
+        ['spans', 0, 'p1'],
+        ['runs', 1, 'p2'],
+      ],
+    );
+    const contents = lines.filter((line) => line.msg === 'Batch contents.') as unknown as {
+      data: { resourceSpans: { resource: { attributes: { value: unknown }[] } }[] };
+    }[];
+    assert.deepEqual(contents[0]!.data.resourceSpans[0]!.resource.attributes[0]!.value, {
+      type: 'bytes',
+      value: 'AQID',
+    });
     await assert.rejects(exporter.consume({ runs: [] }, { project: 'p' }), /shut down/);
   });
 });

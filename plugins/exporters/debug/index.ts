@@ -9,7 +9,7 @@ export const debugExporterFactory = Object.freeze({
   kind: 'exporter',
   type: 'debug',
   stability: 'beta',
-  description: 'Logs every batch it receives and optionally appends it to a JSON-lines file.',
+  description: 'Logs every batch it receives: one line with its counts, or every item.',
   consumes: 'any',
   configSchema,
   create: (settings, config) => new DebugExporter(settings, config),

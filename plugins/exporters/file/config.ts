@@ -1,5 +1,7 @@
 // Config of the `file` exporter.
 
+import type { ConfigOf } from '../../../src/config/config-of.ts';
+
 import { filePathSchema } from '../../../src/exporterhelper/schema.ts';
 
 export const configSchema = {
@@ -35,8 +37,4 @@ export const configSchema = {
   },
 } as const;
 
-export interface FileExporterConfig {
-  readonly path: string;
-  readonly rotation: { readonly max_bytes: number; readonly max_files: number };
-  readonly fsync: boolean;
-}
+export type FileExporterConfig = ConfigOf<typeof configSchema>;

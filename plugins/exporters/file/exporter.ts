@@ -29,7 +29,7 @@ export class FileExporter implements Exporter {
     settings: ComponentSettings,
     private readonly config: FileExporterConfig,
   ) {
-    this.logger = settings.logger;
+    this.logger = settings.telemetry.logger;
     this.path = settings.host.resolvePath(config.path);
   }
 

@@ -4,10 +4,9 @@
 // `protocol.otlp` is the `otlp` exporter's own schema without `endpoint` (each endpoint comes from
 // the resolver), with the defaults a second tier of tracepipe proxies wants.
 
-import type { QueuedExporterBlocksConfig } from '../../../src/exporterhelper/schema.ts';
+import type { ConfigOf } from '../../../src/config/config-of.ts';
 import { queuedExporterBlocks, validateRetry } from '../../../src/exporterhelper/schema.ts';
 import { otlpExporterFactory } from '../otlp/index.ts';
-import type { OtlpExporterConfig } from '../otlp/index.ts';
 
 const { endpoint: _endpoint, ...otlpProperties } = otlpExporterFactory.configSchema.properties;
 
@@ -117,21 +116,7 @@ export const configSchema = {
   },
 } as const;
 
-export type ProtocolOtlpConfig = Omit<OtlpExporterConfig, 'endpoint'> & QueuedExporterBlocksConfig;
-
-export interface LoadBalancingExporterConfig {
-  readonly routing_key: 'traceID' | 'service';
-  readonly protocol: { readonly otlp: ProtocolOtlpConfig };
-  readonly resolver: {
-    readonly static?: { readonly hostnames: readonly string[] | string };
-    readonly dns?: {
-      readonly hostname: string;
-      readonly port: number;
-      readonly interval_ms: number;
-      readonly timeout_ms: number;
-    };
-  };
-}
+export type LoadBalancingExporterConfig = ConfigOf<typeof configSchema>;
 
 /** `resolver.static.hostnames` as a list (an environment variable gives one comma-separated string). */
 export function staticHostnames(hostnames: readonly string[] | string): string[] {

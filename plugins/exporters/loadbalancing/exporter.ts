@@ -24,7 +24,8 @@ import { countSpans } from '../../../src/model/spans.ts';
 import { CorruptBatchError, PersistentQueue } from '../../../src/exporterhelper/persistent_queue.ts';
 import type { StoredBatch, StoredHeader } from '../../../src/exporterhelper/persistent_queue.ts';
 import type { TenantHeader } from '../../../src/exporterhelper/queued_exporter.ts';
-import { componentCounters, counter, gauge } from '../../../src/telemetry/metrics.ts';
+import { componentTelemetry } from '../../../src/telemetry/component.ts';
+import type { ComponentMeter } from '../../../src/telemetry/component.ts';
 import { otlpExporterFactory } from '../otlp/index.ts';
 import type { OtlpExporterConfig } from '../otlp/index.ts';
 import type { LoadBalancingExporterConfig } from './config.ts';
@@ -70,16 +71,14 @@ export class LoadBalancingExporter implements Exporter<'spans'> {
   private stopping = false;
   private shutdownPromise?: Promise<void>;
   private readonly metrics: ReturnType<typeof loadBalancingMetrics>;
-  private readonly dropped: ReturnType<typeof componentCounters>['dropped'];
 
   constructor(
     private readonly settings: ComponentSettings,
     private readonly config: LoadBalancingExporterConfig,
     options: LoadBalancingOptions = {},
   ) {
-    this.logger = settings.logger;
-    this.metrics = loadBalancingMetrics(settings);
-    this.dropped = componentCounters(settings.metrics).dropped;
+    this.logger = settings.telemetry.logger;
+    this.metrics = loadBalancingMetrics(settings.telemetry.meter);
     const { dns } = config.resolver;
     this.resolver = dns
       ? new DnsResolver({
@@ -89,7 +88,7 @@ export class LoadBalancingExporter implements Exporter<'spans'> {
           timeoutMs: dns.timeout_ms,
           lookup: options.lookup ?? systemLookup,
           logger: this.logger,
-          onResolution: (outcome) => this.metrics.resolutions.inc({ component_id: settings.id, outcome }),
+          onResolution: (outcome) => this.metrics.resolutions.inc({ outcome }),
         })
       : new StaticResolver(staticHostnames(config.resolver.static?.hostnames ?? []));
   }
@@ -103,8 +102,7 @@ export class LoadBalancingExporter implements Exporter<'spans'> {
   async start(signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', () => this.startSignal.abort(), { once: true });
     await this.resolver.start((endpoints) => this.enqueue(() => this.applyEndpoints(endpoints)));
-    if (this.config.resolver.static)
-      this.metrics.resolutions.inc({ component_id: this.settings.id, outcome: 'success' });
+    if (this.config.resolver.static) this.metrics.resolutions.inc({ outcome: 'success' });
     if (this.ring.size === 0)
       this.logger.warn('No endpoint is known yet; spans are refused (retryable) until one resolves.');
     const queue = this.config.protocol.otlp.persistent_queue;
@@ -193,8 +191,8 @@ export class LoadBalancingExporter implements Exporter<'spans'> {
       this.exporters.delete(endpoint);
       return exporter;
     });
-    this.metrics.endpoints.set({ component_id: this.settings.id }, this.ring.size);
-    this.metrics.updates.inc({ component_id: this.settings.id });
+    this.metrics.endpoints.set(this.ring.size);
+    this.metrics.updates.inc();
     this.logger.info(
       { endpoints: this.ring.endpoints, added, removed },
       removed.length > 0 ? 'Endpoints changed; spans of removed endpoints are routed again.' : 'Endpoints changed.',
@@ -211,10 +209,16 @@ export class LoadBalancingExporter implements Exporter<'spans'> {
       persistent_queue: { ...otlp.persistent_queue, directory: this.queueDirectory(endpoint) },
     };
     const id = `${this.settings.id}/${endpoint}`;
-    return otlpExporterFactory.create(
-      { ...this.settings, id, logger: this.settings.logger.child({ endpoint }) },
-      Object.freeze(config),
-    );
+    // The endpoint's exporter logs as this component (with its endpoint) and counts under its own
+    // id, so each endpoint's queue, retries and drops show as their own series.
+    const { meter } = componentTelemetry({
+      id,
+      kind: 'exporter',
+      logger: this.settings.telemetry.logger,
+      registry: this.settings.host.metrics,
+    });
+    const telemetry = { logger: this.settings.telemetry.logger.child({ endpoint }), meter };
+    return otlpExporterFactory.create({ ...this.settings, id, telemetry }, Object.freeze(config));
   }
 
   /** The endpoint's queue directory as the config spells it (resolved against the config file by the host). */
@@ -270,10 +274,7 @@ export class LoadBalancingExporter implements Exporter<'spans'> {
       batch = decodeStoredBody(body);
     } catch (error) {
       if (!(error instanceof CorruptBatchError)) await orphan.queue.remove(entry);
-      this.dropped.inc(
-        { component_id: this.settings.id, component_kind: 'exporter', data_type: 'spans', reason: 'corrupt' },
-        entry.header.items,
-      );
+      this.settings.telemetry.meter.dropped('spans', 'corrupt', entry.header.items);
       this.logger.error(
         { err: error, batch: entry.name, directory: orphan.queue.directory, spans: entry.header.items },
         'A queued batch of a removed endpoint could not be read; it is dropped.',
@@ -295,7 +296,7 @@ export class LoadBalancingExporter implements Exporter<'spans'> {
     };
     try {
       await this.consume(batch, context);
-      this.metrics.rerouted.inc({ component_id: this.settings.id }, entry.header.items);
+      this.metrics.rerouted.inc(entry.header.items);
       delivery.release();
     } catch (error) {
       this.logger.warn(
@@ -307,28 +308,24 @@ export class LoadBalancingExporter implements Exporter<'spans'> {
   }
 }
 
-function loadBalancingMetrics(settings: ComponentSettings) {
-  const registry = settings.metrics;
+function loadBalancingMetrics(meter: ComponentMeter) {
   return {
-    endpoints: gauge<'component_id'>(registry, {
+    endpoints: meter.gauge({
       name: 'tracepipe_loadbalancing_exporter_endpoints',
       help: 'Endpoints in the ring.',
-      labelNames: ['component_id'],
     }),
-    resolutions: counter<'component_id' | 'outcome'>(registry, {
+    resolutions: meter.counter<'outcome'>({
       name: 'tracepipe_loadbalancing_exporter_resolutions_total',
       help: 'Resolutions of the endpoints, by outcome (success, failure).',
-      labelNames: ['component_id', 'outcome'],
+      labelNames: ['outcome'],
     }),
-    updates: counter<'component_id'>(registry, {
+    updates: meter.counter({
       name: 'tracepipe_loadbalancing_exporter_endpoint_updates_total',
       help: 'Resolutions that changed the set of endpoints (each rebalances the ring).',
-      labelNames: ['component_id'],
     }),
-    rerouted: counter<'component_id'>(registry, {
+    rerouted: meter.counter({
       name: 'tracepipe_loadbalancing_exporter_rerouted_spans_total',
       help: 'Spans taken from the on-disk queue of a removed endpoint and routed again.',
-      labelNames: ['component_id'],
     }),
   };
 }

@@ -9,6 +9,7 @@ import { validateAgainst } from '../../../src/config/ajv.ts';
 import type { Receiver } from '../../../src/pipeline/component.ts';
 import { Sink, nopHost, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
 import type { Span, SpanBatch } from '../../../src/model/spans.ts';
+import { eventually } from '../../../src/testkit/eventually.ts';
 import { metricValue } from '../../../src/testkit/observe.ts';
 import { makeBatch, makeSpan, makeSpanBatch, stringAttr } from '../../../src/testkit/spans.ts';
 import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
@@ -132,14 +133,6 @@ function makeTraces(traces: number, children: number): Span[][] {
 const batchOf = (spans: Span[]): SpanBatch =>
   makeBatch(spans, { resource: [stringAttr('service.name', 'svc')], scope: { name: 't', version: '1' } });
 
-async function waitUntil(predicate: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((done) => setTimeout(done, 10));
-  }
-}
-
 /** Which endpoint received each span id; fails on a span received by two endpoints. */
 function owners(list: Endpoint[]): Map<string, number> {
   const byTrace = new Map<string, number>();
@@ -166,7 +159,7 @@ describe('loadbalancing exporter → otlp receivers', () => {
     for (let round = 0; round < 4; round++) {
       await exporter.consume(batchOf(traces.map((spans) => spans[round]!)), { project: 'p', apiKey: 'k' });
     }
-    await waitUntil(() => list.reduce((n, e) => n + e.spans().length, 0) === 240);
+    await eventually(() => list.reduce((n, e) => n + e.spans().length, 0) === 240);
     const byTrace = owners(list);
     assert.equal(byTrace.size, 60);
     for (const [index] of list.entries()) assert.ok([...byTrace.values()].includes(index), `endpoint ${index} unused`);
@@ -192,7 +185,7 @@ describe('loadbalancing exporter → otlp receivers', () => {
         for (const s of r.scopeSpans) for (const span of s.spans) sent.set(span.spanId, tenant);
       await exporter.consume(batch, tenant);
     }
-    await waitUntil(() => list.reduce((n, e) => n + e.spans().length, 0) === sent.size);
+    await eventually(() => list.reduce((n, e) => n + e.spans().length, 0) === sent.size);
     for (const endpoint of list) {
       for (const { span, apiKey, project } of endpoint.spans()) {
         const tenant = sent.get(span.spanId)!;
@@ -216,12 +209,12 @@ describe('loadbalancing exporter → otlp receivers', () => {
     // The live endpoint gets its share while the other is down.
     const ring = exporter.endpoints;
     assert.equal(ring.length, 2);
-    await waitUntil(
+    await eventually(
       async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) > 0,
     );
     assert.ok(list[0]!.spans().length > 0);
     await list[1]!.start(downPort);
-    await waitUntil(() => list[0]!.spans().length + list[1]!.spans().length === 80);
+    await eventually(() => list[0]!.spans().length + list[1]!.spans().length === 80);
     owners(list);
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total'), 0);
   });
@@ -250,9 +243,9 @@ describe('loadbalancing exporter → otlp receivers', () => {
     assert.deepEqual(exporter.endpoints, [`127.0.0.1:${port}`, `127.0.0.2:${port}`]);
 
     answer = ['127.0.0.3', '127.0.0.2', '127.0.0.1'];
-    await waitUntil(() => exporter.endpoints.length === 3);
+    await eventually(() => exporter.endpoints.length === 3);
     for (const spans of makeTraces(60, 1)) await exporter.consume(batchOf(spans), { project: 'p' });
-    await waitUntil(() => list.reduce((n, e) => n + e.spans().length, 0) === 120);
+    await eventually(() => list.reduce((n, e) => n + e.spans().length, 0) === 120);
     assert.ok(list[2]!.spans().length > 0, 'the added endpoint takes traces');
 
     // 127.0.0.2 goes down with spans queued for it, then leaves the answer: its spans move on.
@@ -260,12 +253,12 @@ describe('loadbalancing exporter → otlp receivers', () => {
     const before = list[1]!.spans().length;
     const late = makeTraces(60, 1);
     for (const spans of late) await exporter.consume(batchOf(spans), { project: 'p' });
-    await waitUntil(
+    await eventually(
       async () => (await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' })) > 0,
     );
     answer = ['127.0.0.1', '127.0.0.3'];
-    await waitUntil(() => exporter.endpoints.length === 2);
-    await waitUntil(() => list[0]!.spans().length + list[2]!.spans().length + before === 240);
+    await eventually(() => exporter.endpoints.length === 2);
+    await eventually(() => list[0]!.spans().length + list[2]!.spans().length + before === 240);
     assert.ok((await metricValue(metrics, 'tracepipe_loadbalancing_exporter_rerouted_spans_total')) > 0);
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total'), 0);
     // Every late trace is whole at one endpoint.
@@ -282,7 +275,7 @@ describe('loadbalancing exporter → otlp receivers', () => {
     // A failing lookup keeps the endpoints known so far.
     answer = [];
     const count = lookups;
-    await waitUntil(() => lookups > count + 2);
+    await eventually(() => lookups > count + 2);
     assert.equal(exporter.endpoints.length, 2);
     assert.ok(
       (await metricValue(metrics, 'tracepipe_loadbalancing_exporter_resolutions_total', { outcome: 'failure' })) > 0,

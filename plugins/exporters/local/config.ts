@@ -1,5 +1,7 @@
 // Config of the `local` exporter.
 
+import type { ConfigOf } from '../../../src/config/config-of.ts';
+
 import { filePathSchema } from '../../../src/exporterhelper/schema.ts';
 
 export const configSchema = {
@@ -13,6 +15,4 @@ export const configSchema = {
   },
 } as const;
 
-export interface LocalExporterConfig {
-  readonly path: string;
-}
+export type LocalExporterConfig = ConfigOf<typeof configSchema>;

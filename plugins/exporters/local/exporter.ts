@@ -29,7 +29,7 @@ export class LocalExporter implements Exporter<'runs'> {
     if (this.stopped || this.store) return;
     if (this.path !== ':memory:') await mkdir(dirname(this.path), { recursive: true });
     this.store = new LocalTraceStore(this.path);
-    this.settings.logger.info({ path: this.path }, 'Storing runs locally.');
+    this.settings.telemetry.logger.info({ path: this.path }, 'Storing runs locally.');
   }
 
   async consume(batch: RunBatch, context: RequestContext): Promise<void> {

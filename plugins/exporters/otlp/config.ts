@@ -1,7 +1,7 @@
 // Config of the `otlp` exporter. Retry defaults follow the OpenTelemetry Collector's (5 s growing by
 // 1.5 up to 30 s); the blocks are the shared exporter helper's.
 
-import type { QueuedExporterBlocksConfig } from '../../../src/exporterhelper/schema.ts';
+import type { ConfigOf } from '../../../src/config/config-of.ts';
 import { httpEndpointSchema, queuedExporterBlocks } from '../../../src/exporterhelper/schema.ts';
 
 export const configSchema = {
@@ -60,13 +60,4 @@ export const configSchema = {
   },
 } as const;
 
-export interface OtlpExporterConfig extends QueuedExporterBlocksConfig {
-  readonly endpoint: string;
-  readonly traces_path: string;
-  readonly encoding: 'protobuf' | 'json';
-  readonly compression: 'gzip' | 'none';
-  readonly headers: Readonly<Record<string, string>>;
-  readonly forward_tenant: boolean;
-  readonly timeout_ms: number;
-  readonly max_concurrent_uploads: number;
-}
+export type OtlpExporterConfig = ConfigOf<typeof configSchema>;

@@ -22,7 +22,7 @@ import type {
 } from '../../../src/exporterhelper/queued_exporter.ts';
 import { httpVerdict, reject } from '../../../src/exporterhelper/verdict.ts';
 import type { Verdict } from '../../../src/exporterhelper/verdict.ts';
-import { counter } from '../../../src/telemetry/metrics.ts';
+import type { ComponentMeter } from '../../../src/telemetry/component.ts';
 import type { OtlpExporterConfig } from './config.ts';
 
 const gzip = promisify(gzipCallback);
@@ -50,7 +50,6 @@ const codec: RequestCodec<OtlpRequest, TenantHeader> = {
 export class OtlpExporter implements Exporter<'spans'> {
   readonly mutatesData = false;
   private readonly spansSent: ReturnType<typeof otlpCounter>;
-  private readonly componentId: string;
   private readonly pipeline: QueuedExporter<OtlpRequest, TenantHeader>;
   private readonly sender: HttpSender;
   private readonly baseHeaders: Record<string, string>;
@@ -59,8 +58,7 @@ export class OtlpExporter implements Exporter<'spans'> {
     settings: ComponentSettings,
     private readonly config: OtlpExporterConfig,
   ) {
-    this.componentId = settings.id;
-    this.spansSent = otlpCounter(settings);
+    this.spansSent = otlpCounter(settings.telemetry.meter);
     this.baseHeaders = {
       ...config.headers,
       'Content-Type': config.encoding === 'json' ? 'application/json' : 'application/x-protobuf',
@@ -124,17 +122,16 @@ export class OtlpExporter implements Exporter<'spans'> {
       if (request.apiKey) headers['X-API-Key'] = request.apiKey;
     }
     const result = await this.sender.post(request.body, headers, this.config.timeout_ms, signal);
-    if (result.status === 'success') this.spansSent.inc({ component_id: this.componentId }, request.items);
+    if (result.status === 'success') this.spansSent.inc(request.items);
     if (result.status === 'failure')
       return reject(result, { message: 'The OTLP receiver rejected a batch; its spans are dropped.' });
     return httpVerdict(result);
   }
 }
 
-function otlpCounter(settings: ComponentSettings) {
-  return counter<'component_id'>(settings.metrics, {
+function otlpCounter(meter: ComponentMeter) {
+  return meter.counter({
     name: 'tracepipe_otlp_exporter_spans_sent_total',
     help: 'Spans the receiving OTLP endpoint accepted.',
-    labelNames: ['component_id'],
   });
 }

@@ -61,7 +61,7 @@ function create(overrides: Partial<BatchProcessorConfig> = {}) {
   const settings = nopSettings('processor', 'batch');
   const processor = new BatchProcessor(settings, config(overrides), sink);
   const metric = async (name: string, labels: Record<string, string> = {}): Promise<number> => {
-    const found = await settings.metrics.getSingleMetric(name)?.get();
+    const found = await settings.host.metrics.getSingleMetric(name)?.get();
     return (found?.values ?? [])
       .filter((value) => Object.entries(labels).every(([key, label]) => value.labels[key] === label))
       .reduce((sum, value) => sum + value.value, 0);

@@ -8,7 +8,6 @@ import type { ComponentSettings, Consumer, Processor } from '../../../src/pipeli
 import type { RequestContext } from '../../../src/pipeline/data.ts';
 import type { RunBatch } from '../../../src/model/runs.ts';
 import { ThrottleError, errorMessage } from '../../../src/pipeline/errors.ts';
-import { componentCounters, counter, gauge } from '../../../src/telemetry/metrics.ts';
 import type { BatchProcessorConfig } from './config.ts';
 import type { FlushTrigger, SealedBatch } from './internal/outbox.ts';
 import { Outbox } from './internal/outbox.ts';
@@ -35,8 +34,6 @@ export class BatchProcessor implements Processor<'runs'> {
   private orphansSinceLog = 0;
   /** Failed deliveries since the last log line about them. */
   private failureLog = { at: 0, attempts: 0 };
-  private readonly labels: { component_id: string; component_kind: string; data_type: string };
-  private readonly counters;
   private readonly metrics;
 
   constructor(
@@ -44,30 +41,28 @@ export class BatchProcessor implements Processor<'runs'> {
     private readonly config: BatchProcessorConfig,
     next: Consumer<'runs'>,
   ) {
-    const registry = settings.metrics;
-    this.labels = { component_id: settings.id, component_kind: 'processor', data_type: 'runs' };
-    this.counters = componentCounters(registry);
+    const { meter } = settings.telemetry;
     this.metrics = {
-      held: gauge<'component_id' | 'state'>(registry, {
+      held: meter.gauge({
         name: 'tracepipe_batch_runs_held',
         help: 'Runs the batch processor holds: waiting for their parent, or buffered and awaiting delivery.',
-        labelNames: ['component_id', 'state'],
+        labelNames: ['state'],
       }),
-      orphans: counter<'component_id' | 'policy'>(registry, {
+      orphans: meter.counter({
         name: 'tracepipe_batch_orphans_total',
         help: 'Runs whose parent did not arrive within orphan_timeout_ms (or before shutdown), placed by the orphan policy.',
-        labelNames: ['component_id', 'policy'],
+        labelNames: ['policy'],
       }),
-      flushes: counter<'component_id' | 'trigger'>(registry, {
+      flushes: meter.counter({
         name: 'tracepipe_batch_flushes_total',
         help: 'Upload batches sealed, by what triggered them (size, bytes, interval, shutdown).',
-        labelNames: ['component_id', 'trigger'],
+        labelNames: ['trigger'],
       }),
-      throttled: counter<'component_id'>(registry, {
+      throttled: meter.counter({
         name: 'tracepipe_batch_throttled_runs_total',
         help: 'Runs refused with a throttle error because the held-runs or held-bytes limit was reached.',
-        labelNames: ['component_id'],
       }),
+      dropped: (reason: string, runs = 1) => meter.dropped('runs', reason, runs),
     };
 
     this.tree = new RunTree(
@@ -79,7 +74,7 @@ export class BatchProcessor implements Processor<'runs'> {
       },
       (held) => this.released(held),
       () => {
-        this.metrics.orphans.inc({ component_id: settings.id, policy: config.orphan_policy });
+        this.metrics.orphans.inc({ policy: config.orphan_policy });
         this.orphansSinceLog++;
       },
     );
@@ -87,12 +82,12 @@ export class BatchProcessor implements Processor<'runs'> {
       { batchSize: config.batch_size, maxBatchBytes: config.max_buffer_bytes, retryDelayMs: config.flush_interval_ms },
       next,
       {
-        flushed: (trigger: FlushTrigger) => this.metrics.flushes.inc({ component_id: settings.id, trigger }),
+        flushed: (trigger: FlushTrigger) => this.metrics.flushes.inc({ trigger }),
         // (`items_sent_total` is counted by the framework on this processor's output.)
         delivered: () => {},
         rejected: (batch, error) => {
-          this.counters.dropped.inc({ ...this.labels, reason: 'rejected_downstream' }, batch.runs.length);
-          settings.logger.error(
+          this.metrics.dropped('rejected_downstream', batch.runs.length);
+          settings.telemetry.logger.error(
             { runs: batch.runs.length, err: errorMessage(error) },
             'Downstream rejected a batch as invalid; it was dropped.',
           );
@@ -140,7 +135,7 @@ export class BatchProcessor implements Processor<'runs'> {
       return;
     const bytes = incoming.reduce((sum, held) => sum + held.bytes, 0);
     if (heldRuns + incoming.length > this.config.max_held_runs || heldBytes + bytes > this.config.max_held_bytes) {
-      this.metrics.throttled.inc({ component_id: this.settings.id }, incoming.length);
+      this.metrics.throttled.inc(incoming.length);
       throw new ThrottleError(
         `batch processor holds ${heldRuns} runs (${heldBytes} bytes); retry later`,
         this.config.flush_interval_ms,
@@ -154,7 +149,7 @@ export class BatchProcessor implements Processor<'runs'> {
     log.attempts++;
     const now = Date.now();
     if (now - log.at < FAILURE_LOG_INTERVAL_MS) return;
-    this.settings.logger.warn(
+    this.settings.telemetry.logger.warn(
       { runs, failed_attempts: log.attempts, err: errorMessage(error) },
       'Delivering batches downstream failed; they are held and retried.',
     );
@@ -166,7 +161,7 @@ export class BatchProcessor implements Processor<'runs'> {
     const bytes = held.bytes + DOTTED_ORDER_OVERHEAD + held.run.dotted_order!.length;
     if (bytes > this.config.max_buffer_bytes) {
       // Its dotted order is remembered, so its children still find their place.
-      this.counters.dropped.inc({ ...this.labels, reason: 'too_large' });
+      this.metrics.dropped('too_large');
       this.tooLarge.push(held.run.id);
       held.context.delivery?.release();
       return;
@@ -183,14 +178,14 @@ export class BatchProcessor implements Processor<'runs'> {
   private afterChanges(): void {
     // One log line per call however many runs were too large: a burst is a metric, not log lines.
     if (this.tooLarge.length > 0) {
-      this.settings.logger.warn(
+      this.settings.telemetry.logger.warn(
         { runs: this.tooLarge.length, first_run_id: this.tooLarge[0], limit: this.config.max_buffer_bytes },
         'Dropped runs larger than max_buffer_bytes.',
       );
       this.tooLarge = [];
     }
     if (this.orphansSinceLog > 0) {
-      this.settings.logger.info(
+      this.settings.telemetry.logger.info(
         { runs: this.orphansSinceLog, policy: this.config.orphan_policy },
         'Runs whose parent never arrived were placed by the orphan policy.',
       );
@@ -206,8 +201,8 @@ export class BatchProcessor implements Processor<'runs'> {
   }
 
   private updateGauges(): void {
-    this.metrics.held.set({ component_id: this.settings.id, state: 'waiting' }, this.tree.waitingRuns);
-    this.metrics.held.set({ component_id: this.settings.id, state: 'buffered' }, this.outbox.runs);
+    this.metrics.held.set({ state: 'waiting' }, this.tree.waitingRuns);
+    this.metrics.held.set({ state: 'buffered' }, this.outbox.runs);
   }
 
   shutdown(deadline: number): Promise<void> {
@@ -247,14 +242,14 @@ export class BatchProcessor implements Processor<'runs'> {
       lost += batch.runs.length - durable;
     }
     if (kept > 0) {
-      this.settings.logger.info(
+      this.settings.telemetry.logger.info(
         { runs: kept },
         'Shutdown deadline passed before these runs could be delivered; the journal keeps them for the next start.',
       );
     }
     if (lost > 0) {
-      this.counters.dropped.inc({ ...this.labels, reason: 'shutdown_deadline' }, lost);
-      this.settings.logger.error(
+      this.metrics.dropped('shutdown_deadline', lost);
+      this.settings.telemetry.logger.error(
         { runs: lost },
         'Shutdown deadline passed before these runs could be delivered; they were dropped.',
       );

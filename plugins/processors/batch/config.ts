@@ -1,5 +1,7 @@
 // Config of the `batch` processor.
 
+import type { ConfigOf } from '../../../src/config/config-of.ts';
+
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
@@ -69,17 +71,7 @@ export const configSchema = {
   },
 } as const;
 
-export interface BatchProcessorConfig {
-  readonly batch_size: number;
-  readonly flush_interval_ms: number;
-  readonly max_buffer_bytes: number;
-  readonly max_held_runs: number;
-  readonly max_held_bytes: number;
-  readonly orphan_timeout_ms: number;
-  readonly orphan_policy: 'attach_to_root' | 'promote_to_root';
-  readonly dotted_order_ttl_ms: number;
-  readonly max_remembered_runs: number;
-}
+export type BatchProcessorConfig = ConfigOf<typeof configSchema>;
 
 /** Cross-field rules. */
 export function validateConfig(config: BatchProcessorConfig): string[] {

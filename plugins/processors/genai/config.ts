@@ -1,5 +1,7 @@
 // Config of the `genai` processor.
 
+import type { ConfigOf } from '../../../src/config/config-of.ts';
+
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
@@ -32,9 +34,4 @@ export const configSchema = {
   },
 } as const;
 
-export interface GenAiProcessorConfig {
-  readonly filter_non_genai: boolean;
-  readonly generic_otel: boolean;
-  readonly root_cache_ttl_ms: number;
-  readonly root_cache_max_entries: number;
-}
+export type GenAiProcessorConfig = ConfigOf<typeof configSchema>;

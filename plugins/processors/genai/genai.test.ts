@@ -133,7 +133,7 @@ describe('genai: tree facts across batches', () => {
       CONTEXT,
     );
     assert.equal(runsOf(sink).runs[0]!.parent_run_id, '01020304-0506-0708-090a-0b0c0d0e0f10');
-    const metric = await settings.metrics.getSingleMetric('tracepipe_genai_spans_filtered_total')!.get();
+    const metric = await settings.host.metrics.getSingleMetric('tracepipe_genai_spans_filtered_total')!.get();
     assert.equal(metric.values[0]!.value, 1);
   });
 
@@ -166,7 +166,7 @@ describe('genai: tree facts across batches', () => {
       runsOf(sink).runs.map((run) => run.name),
       ['fine'],
     );
-    const metric = await settings.metrics.getSingleMetric('tracepipe_component_items_dropped_total')!.get();
+    const metric = await settings.host.metrics.getSingleMetric('tracepipe_component_items_dropped_total')!.get();
     assert.deepEqual(
       metric.values.map((value) => [value.labels.reason, value.value]),
       [['invalid_id', 3]],

@@ -9,7 +9,6 @@ import type { RequestContext } from '../../../src/pipeline/data.ts';
 import type { Run, RunBatch } from '../../../src/model/runs.ts';
 import type { SpanBatch } from '../../../src/model/spans.ts';
 import { TtlMap } from '../../../src/collections/ttl-map.ts';
-import { componentCounters, counter } from '../../../src/telemetry/metrics.ts';
 import type { GenAiProcessorConfig } from './config.ts';
 import type { Translated } from './translator.ts';
 import { InvalidSpanIdError, translateSpan } from './translator.ts';
@@ -26,8 +25,6 @@ export class GenAiProcessor implements Processor<'spans'> {
   private readonly traceOwners: TtlMap<string, string>;
   /** Filtered run id → its parent run id (null for a filtered root). */
   private readonly droppedParents: TtlMap<string, string | null>;
-  private readonly labels: { component_id: string; component_kind: string; data_type: string };
-  private readonly counters;
   private readonly filtered;
 
   constructor(
@@ -39,12 +36,9 @@ export class GenAiProcessor implements Processor<'spans'> {
     this.rootRunIds = new TtlMap(ttl, max);
     this.traceOwners = new TtlMap(ttl, max);
     this.droppedParents = new TtlMap(ttl, max);
-    this.labels = { component_id: settings.id, component_kind: 'processor', data_type: 'spans' };
-    this.counters = componentCounters(settings.metrics);
-    this.filtered = counter<'component_id'>(settings.metrics, {
+    this.filtered = settings.telemetry.meter.counter({
       name: 'tracepipe_genai_spans_filtered_total',
       help: 'Spans the genai processor left out because they carry no GenAI convention (filter_non_genai).',
-      labelNames: ['component_id'],
     });
   }
 
@@ -82,8 +76,11 @@ export class GenAiProcessor implements Processor<'spans'> {
       }
     }
     if (invalid > 0) {
-      this.counters.dropped.inc({ ...this.labels, reason: 'invalid_id' }, invalid);
-      this.settings.logger.warn({ spans: invalid, project: context.project }, 'Dropped spans with invalid ids.');
+      this.settings.telemetry.meter.dropped('spans', 'invalid_id', invalid);
+      this.settings.telemetry.logger.warn(
+        { spans: invalid, project: context.project },
+        'Dropped spans with invalid ids.',
+      );
     }
 
     // Roots first, so that their children in the same batch already point at the root's run id.
@@ -112,8 +109,7 @@ export class GenAiProcessor implements Processor<'spans'> {
     }
     for (const run of kept) this.reparentAboveDropped(run);
 
-    if (translated.length - kept.length > 0)
-      this.filtered.inc({ component_id: this.settings.id }, translated.length - kept.length);
+    if (translated.length - kept.length > 0) this.filtered.inc(translated.length - kept.length);
     const hints = {
       ...(Object.keys(rootAliases).length > 0 ? { rootAliases } : {}),
       ...(Object.keys(droppedRuns).length > 0 ? { droppedRuns } : {}),

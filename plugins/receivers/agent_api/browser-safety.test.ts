@@ -258,7 +258,7 @@ describe('agent_api with configured CORS origins and host names', () => {
       server = started;
     },
     {
-      cors: { enabled: true, allow_origins: 'http://localhost:3000, https://chat.example' },
+      cors: { allowed_origins: 'http://localhost:3000, https://chat.example' },
       allowed_hosts: 'agents.internal',
       test_routes: true,
     } as never,
@@ -344,7 +344,7 @@ describe('agent_api with API keys', () => {
     },
     {
       auth: { api_keys: 'first-key,second-key' },
-      cors: { enabled: true, allow_origins: ['http://localhost:3000'] },
+      cors: { allowed_origins: ['http://localhost:3000'] },
     } as never,
   );
 

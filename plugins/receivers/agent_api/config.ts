@@ -1,24 +1,34 @@
 // Config of the `agent_api` receiver: where it listens, which graphs it serves, where it keeps its
 // data, and how many runs execute at once.
 
+import type { ConfigOf } from '../../../src/config/config-of.ts';
+
+import { corsSchema } from '../../../src/http/cors.ts';
 import { listenerSchema } from '../../../src/http/server.ts';
 
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
+  // Checked before defaults apply, so that the default `langgraph_config` never counts as given.
+  not: {
+    required: ['graphs', 'langgraph_config'],
+    description:
+      'graphs and langgraph_config are both set; set one: inline graphs, or the langgraph.json that names them',
+  },
   properties: {
     ...listenerSchema(8123),
     graphs: {
       type: 'object',
       additionalProperties: { type: 'string', minLength: 1 },
-      description: 'Graphs to serve, by graph id: `"./path/to/file.ts:export"` (relative to the config file).',
+      description:
+        'Graphs to serve, by graph id: `"./path/to/file.ts:export"` (relative to the config file). Excludes `langgraph_config`.',
     },
     langgraph_config: {
       type: 'string',
       minLength: 1,
       default: './langgraph.json',
       description:
-        'Path to a `langgraph.json` naming the graphs (`{graphs: {id: "./file.ts:export"}}`), as `langgraph dev` reads it; used only when `graphs` is absent.',
+        'Path to a `langgraph.json` naming the graphs (`{graphs: {id: "./file.ts:export"}}`), as `langgraph dev` reads it. Excludes `graphs`; read only when `graphs` is not set.',
     },
     data_dir: {
       type: 'string',
@@ -89,26 +99,7 @@ export const configSchema = {
         },
       },
     },
-    cors: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      description: 'Cross-origin access for browser clients.',
-      properties: {
-        enabled: {
-          type: 'boolean',
-          default: true,
-          description: 'Answer CORS requests from `allow_origins` (false: never, whatever the list says).',
-        },
-        allow_origins: {
-          type: ['array', 'string'],
-          items: { type: 'string' },
-          default: [],
-          description:
-            'Origins (`http://localhost:3000`) whose pages may call the API, with every method and header it uses: a list, or one comma-separated string (as an environment variable gives it). Empty (the default): no CORS headers at all. `*` allows any site — avoid it on a server holding data.',
-        },
-      },
-    },
+    cors: corsSchema({ maxAge: 600, description: 'Cross-origin access for browser clients.' }),
     allowed_hosts: {
       type: ['array', 'string'],
       items: { type: 'string' },
@@ -188,27 +179,4 @@ export const configSchema = {
   },
 } as const;
 
-export interface AgentApiConfig {
-  readonly host: string;
-  readonly port: number;
-  readonly graphs?: Readonly<Record<string, string>>;
-  readonly langgraph_config: string;
-  readonly data_dir: string;
-  readonly workers: number;
-  readonly run_timeout_ms: number;
-  readonly max_body_bytes: number;
-  readonly max_json_depth: number;
-  readonly stream_buffer_events: number;
-  readonly webhooks: { readonly allow: readonly string[]; readonly timeout_ms: number; readonly max_attempts: number };
-  readonly cors: { readonly enabled: boolean; readonly allow_origins: readonly string[] | string };
-  readonly allowed_hosts: readonly string[] | string;
-  readonly test_routes: boolean;
-  readonly auth: { readonly api_keys: readonly string[] | string; readonly path?: string };
-  readonly tracing: {
-    readonly enabled: boolean;
-    readonly service_name: string;
-    readonly project: string;
-    readonly api_key?: string;
-  };
-  readonly ui: { readonly enabled: boolean; readonly path: string };
-}
+export type AgentApiConfig = ConfigOf<typeof configSchema>;

@@ -67,7 +67,7 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
     },
     {
       webhooks: { allow: ['loopback'] },
-      cors: { enabled: true, allow_origins: ['http://studio.example'] },
+      cors: { allowed_origins: ['http://studio.example'] },
       test_routes: true,
     } as never,
   );

@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer, listen } from '../../../src/http/server.ts';
 import type { ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
-import { counter, histogram } from '../../../src/telemetry/metrics.ts';
 import type { AgentApiConfig } from './config.ts';
 import { Assistants } from './internal/domain/assistants.ts';
 import { isoNow } from './internal/domain/clock.ts';
@@ -62,7 +61,7 @@ export class AgentApiReceiver implements Receiver {
     private readonly next: Consumer<'spans'>,
   ) {
     this.tracingWarning = new ThrottledWarning(
-      settings.logger,
+      settings.telemetry.logger,
       'Could not send the spans of a run; the run itself is unaffected.',
     );
   }
@@ -75,13 +74,14 @@ export class AgentApiReceiver implements Receiver {
 
   async start(): Promise<void> {
     const { settings, config } = this;
-    const { logger, host } = settings;
+    const { host } = settings;
+    const { logger } = settings.telemetry;
     const dataDir = join(host.resolvePath(config.data_dir), 'agent');
     await mkdir(dataDir, { recursive: true });
 
     const graphInput = config.graphs ? { graphs: { ...config.graphs } } : { langgraph_config: config.langgraph_config };
     const baseDir = host.resolvePath('.');
-    for (const [key, value] of Object.entries(parseGraphEnv(graphInput, baseDir))) process.env[key] ??= value;
+    this.reportGraphEnv(parseGraphEnv(graphInput, baseDir));
     const graphs = await GraphRegistry.load(parseGraphSpecs(graphInput, baseDir));
     const authSpec = findAuthHandler({ ...graphInput, authPath: config.auth.path }, baseDir);
     const customAuth = authSpec ? await CustomAuth.load(authSpec) : undefined;
@@ -100,7 +100,7 @@ export class AgentApiReceiver implements Receiver {
       maxEvents: config.stream_buffer_events,
       maxFinishedRuns: 1000,
       onDrop: (runId, count) => {
-        metrics.eventsDropped.inc({ component_id: settings.id }, count);
+        metrics.eventsDropped.inc(count);
         droppedEvents.warn({ run_id: runId });
       },
     });
@@ -115,11 +115,11 @@ export class AgentApiReceiver implements Receiver {
       runTimeoutMs: config.run_timeout_ms,
       metrics: {
         runFinished: (status, seconds) => {
-          metrics.runs.inc({ component_id: settings.id, status });
-          metrics.duration.observe({ component_id: settings.id, status }, seconds);
+          metrics.runs.inc({ status });
+          metrics.duration.observe({ status }, seconds);
         },
-        tracingFailed: () => metrics.tracingFailures.inc({ component_id: settings.id }),
-        webhookFailed: () => metrics.webhookFailures.inc({ component_id: settings.id }),
+        tracingFailed: () => metrics.tracingFailures.inc(),
+        webhookFailed: () => metrics.webhookFailures.inc(),
       },
       tracer: config.tracing.enabled
         ? (run, assistant) => this.tracerFor(run, assistant, metrics.tracingFailures)
@@ -184,7 +184,7 @@ export class AgentApiReceiver implements Receiver {
     await registerRequestGuard(app, {
       listenHost: config.host,
       allowedHosts: splitList(config.allowed_hosts),
-      corsOrigins: config.cors.enabled ? splitList(config.cors.allow_origins) : [],
+      cors: config.cors,
       apiKeys,
       customAuth,
       uiPath: config.ui.enabled ? normalizePrefix(config.ui.path) : undefined,
@@ -217,6 +217,22 @@ export class AgentApiReceiver implements Receiver {
     }
   }
 
+  /**
+   * The `env` of a langgraph.json names variables its graphs read from the process environment
+   * (`process.env.OPENAI_API_KEY`, as LangChain's chat models do). `langgraph dev` starts the
+   * server process with them; this receiver runs inside a process that is already started, and
+   * does not write to the environment every other component shares. It tells the operator which
+   * of them are unset instead, so that a graph does not quietly run without its key.
+   */
+  private reportGraphEnv(declared: Record<string, string>): void {
+    const unset = Object.keys(declared).filter((name) => process.env[name] === undefined);
+    if (unset.length === 0) return;
+    this.settings.telemetry.logger.warn(
+      { variables: unset },
+      "The langgraph.json env names variables this process does not have; its graphs will not see them. Set them in tracepipe's environment (exported, or node --env-file).",
+    );
+  }
+
   /** Settles what a stopped process left behind (see the restart rule above). */
   private async recover(storage: SqliteStorage, broker: StreamBroker): Promise<void> {
     const cutOff = await storage.runsWithStatus('running');
@@ -234,7 +250,7 @@ export class AgentApiReceiver implements Receiver {
     const pending = await storage.runsWithStatus('pending');
     for (const run of pending) broker.open(run.run_id);
     if (cutOff.length > 0 || pending.length > 0) {
-      this.settings.logger.warn(
+      this.settings.telemetry.logger.warn(
         { marked_error: cutOff.length, resumed_pending: pending.length },
         'Recovered runs left by a previous process.',
       );
@@ -248,18 +264,14 @@ export class AgentApiReceiver implements Receiver {
   private registerTracingGlobals(): void {
     const registration = registerGlobalRunTracing();
     if (registration.tracerProvider === 'foreign' || registration.contextManager === 'foreign') {
-      this.settings.logger.warn(
+      this.settings.telemetry.logger.warn(
         registration,
         'Another OpenTelemetry tracer provider or context manager is registered globally; spans that graph code opens itself go to it and may not nest under their run (the runs are traced as usual).',
       );
     }
   }
 
-  private tracerFor(
-    run: RunRecord,
-    assistant: Assistant,
-    failures: { inc(labels: { component_id: string }): void },
-  ): RunTracer {
+  private tracerFor(run: RunRecord, assistant: Assistant, failures: { inc(): void }): RunTracer {
     const { tracing } = this.config;
     const project = run.kwargs.config.configurable['x-project'];
     return createRunTracer({
@@ -275,40 +287,37 @@ export class AgentApiReceiver implements Receiver {
       graphId: assistant.graph_id,
       serviceName: tracing.service_name,
       onError: (error) => {
-        failures.inc({ component_id: this.settings.id });
+        failures.inc();
         this.tracingWarning.warn({ run_id: run.run_id, err: error });
       },
     });
   }
 
   private metrics() {
-    const registry = this.settings.metrics;
+    const { meter } = this.settings.telemetry;
     return {
-      runs: counter(registry, {
+      runs: meter.counter({
         name: 'tracepipe_agent_runs_total',
         help: 'Agent runs finished, by final status.',
-        labelNames: ['component_id', 'status'],
+        labelNames: ['status'],
       }),
-      duration: histogram(registry, {
+      duration: meter.histogram({
         name: 'tracepipe_agent_run_duration_seconds',
         help: 'Time from a run starting on a worker to its end.',
-        labelNames: ['component_id', 'status'],
+        labelNames: ['status'],
         buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600],
       }),
-      tracingFailures: counter(registry, {
+      tracingFailures: meter.counter({
         name: 'tracepipe_agent_tracing_failures_total',
         help: 'Runs whose spans could not be recorded or sent (the runs themselves went on).',
-        labelNames: ['component_id'],
       }),
-      webhookFailures: counter(registry, {
+      webhookFailures: meter.counter({
         name: 'tracepipe_agent_webhook_failures_total',
         help: 'Run webhooks that could not be delivered after every attempt, or whose destination was refused.',
-        labelNames: ['component_id'],
       }),
-      eventsDropped: counter(registry, {
+      eventsDropped: meter.counter({
         name: 'tracepipe_agent_stream_events_dropped_total',
         help: 'Stream events dropped from the bounded per-run replay buffer.',
-        labelNames: ['component_id'],
       }),
     };
   }

@@ -1,7 +1,9 @@
 // Config of the `otlp` receiver.
 
+import type { ConfigOf } from '../../../src/config/config-of.ts';
+
+import { corsSchema } from '../../../src/http/cors.ts';
 import { listenerSchema } from '../../../src/http/server.ts';
-import type { JournalConfig } from '../../../src/journal/schema.ts';
 import { journalSchema, memoryLimitSchema } from '../../../src/journal/schema.ts';
 
 export const DEFAULT_MAX_BODY_BYTES = 209_715_200;
@@ -9,6 +11,9 @@ export const DEFAULT_MAX_BODY_BYTES = 209_715_200;
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
+  'x-removed-keys': {
+    metrics_path: 'replaced by metrics.enabled and metrics.path',
+  },
   properties: {
     ...listenerSchema(4318),
     traces_path: {
@@ -41,51 +46,32 @@ export const configSchema = {
       default: true,
       description: 'Answer 401 to requests that have no key, neither in `X-API-Key` nor in `api_key`.',
     },
-    cors: {
+    cors: corsSchema({ maxAge: 7200, description: 'Cross-origin access for browser OTLP exporters.' }),
+    journal: journalSchema({ directory: 'data/journal' }),
+    memory_limit_bytes: memoryLimitSchema,
+    metrics: {
       type: 'object',
       additionalProperties: false,
       default: {},
-      description: 'Cross-origin access for browser OTLP exporters.',
+      description: "The process's Prometheus metrics on this listener.",
       properties: {
-        allowed_origins: {
-          type: 'array',
-          items: { type: 'string', minLength: 1 },
-          default: [],
-          description:
-            'Origins allowed to send traces (`https://app.example.com`, or `*` for any); empty disables CORS.',
+        enabled: {
+          type: 'boolean',
+          default: true,
+          description: 'Serve the metrics on this listener.',
         },
-        max_age_s: {
-          type: 'integer',
-          minimum: 0,
-          default: 7200,
-          description: 'How long browsers may cache a preflight answer, in seconds.',
+        path: {
+          type: 'string',
+          pattern: '^/',
+          default: '/metrics',
+          description: 'URL path of the metrics.',
         },
       },
-    },
-    journal: journalSchema({ directory: 'data/journal' }),
-    memory_limit_bytes: memoryLimitSchema,
-    metrics_path: {
-      type: ['string', 'boolean'],
-      anyOf: [{ type: 'string', pattern: '^/' }, { const: false }],
-      default: '/metrics',
-      description: "Path serving the process's Prometheus metrics on this listener, or `false` for none.",
     },
   },
 } as const;
 
-export interface OtlpReceiverConfig {
-  readonly host: string;
-  readonly port: number;
-  readonly traces_path: string;
-  readonly max_body_bytes: number;
-  readonly api_key: string;
-  readonly project: string;
-  readonly require_api_key: boolean;
-  readonly cors: { readonly allowed_origins: readonly string[]; readonly max_age_s: number };
-  readonly metrics_path: string | false;
-  readonly journal: JournalConfig;
-  readonly memory_limit_bytes: number;
-}
+export type OtlpReceiverConfig = ConfigOf<typeof configSchema>;
 
 /** Cross-field checks the schema cannot express. */
 export function validateConfig(config: OtlpReceiverConfig): string[] {
@@ -93,11 +79,11 @@ export function validateConfig(config: OtlpReceiverConfig): string[] {
   const reserved = ['/live', '/ready'];
   if (reserved.includes(config.traces_path))
     errors.push(`traces_path: ${config.traces_path} is reserved for health checks`);
-  if (config.metrics_path !== false && config.metrics_path === config.traces_path) {
-    errors.push('metrics_path: must differ from traces_path');
+  if (config.metrics.enabled && config.metrics.path === config.traces_path) {
+    errors.push('metrics.path: must differ from traces_path');
   }
-  if (config.metrics_path !== false && reserved.includes(config.metrics_path)) {
-    errors.push(`metrics_path: ${config.metrics_path} is reserved for health checks`);
+  if (config.metrics.enabled && reserved.includes(config.metrics.path)) {
+    errors.push(`metrics.path: ${config.metrics.path} is reserved for health checks`);
   }
   return errors;
 }

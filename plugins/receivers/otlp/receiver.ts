@@ -4,7 +4,7 @@
 // into 429/503 answers that OTLP clients retry, instead of memory that grows.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import cors from '@fastify/cors';
+import { corsEnabled, registerCors } from '../../../src/http/cors.ts';
 import { createHttpServer, listen } from '../../../src/http/server.ts';
 import { countSpans } from '../../../src/model/spans.ts';
 import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
@@ -59,7 +59,7 @@ export class OtlpReceiver implements Receiver {
     private readonly config: OtlpReceiverConfig,
     next: Consumer<'spans'>,
   ) {
-    this.metrics = receiverMetrics(settings.metrics, settings.id);
+    this.metrics = receiverMetrics(settings.telemetry.meter);
     this.intake = new DurableIntake({
       settings,
       dataType: 'spans',
@@ -82,25 +82,20 @@ export class OtlpReceiver implements Receiver {
     // Before listening: replayed requests are older than anything new.
     await this.intake.start();
     const app = createHttpServer({
-      logger: this.settings.logger,
+      logger: this.settings.telemetry.logger,
       host: this.settings.host,
       bodyLimit: config.max_body_bytes,
-      metricsPath: config.metrics_path,
+      metricsPath: config.metrics.enabled ? config.metrics.path : false,
     });
     this.app = app;
-    if (config.cors.allowed_origins.length > 0) {
-      const origins = config.cors.allowed_origins;
-      await app.register(cors, {
-        origin: origins.includes('*') ? '*' : [...origins],
-        methods: ['POST'],
-        allowedHeaders: ['Content-Type', 'Content-Encoding', 'X-API-Key', 'Service-Project'],
-        maxAge: config.cors.max_age_s,
-      });
-    }
+    await registerCors(app, config.cors, {
+      methods: ['POST'],
+      headers: ['Content-Type', 'Content-Encoding', 'X-API-Key', 'Service-Project'],
+    });
     app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
       // Errors Fastify raises itself (an unparsable Content-Type, a timeout) or a bug of ours.
       const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
-      if (status >= 500) this.settings.logger.error({ err: error, path: request.url }, 'Request failed.');
+      if (status >= 500) this.settings.telemetry.logger.error({ err: error, path: request.url }, 'Request failed.');
       return this.sendStatus(reply, encodingOf(request.headers['content-type']) ?? 'json', status, error.message);
     });
     app.setNotFoundHandler((request, reply) =>
@@ -116,13 +111,7 @@ export class OtlpReceiver implements Receiver {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
       scope.post(config.traces_path, (request, reply) => this.handleExport(request, reply));
-      const otherMethods = [
-        'GET',
-        'PUT',
-        'DELETE',
-        'PATCH',
-        ...(config.cors.allowed_origins.length > 0 ? [] : ['OPTIONS']),
-      ];
+      const otherMethods = ['GET', 'PUT', 'DELETE', 'PATCH', ...(corsEnabled(config.cors) ? [] : ['OPTIONS'])];
       scope.route({
         method: otherMethods as ('GET' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS')[],
         url: config.traces_path,
@@ -137,7 +126,7 @@ export class OtlpReceiver implements Receiver {
       });
     });
     this.port = await listen(app, config.host, config.port);
-    this.settings.logger.info(
+    this.settings.telemetry.logger.info(
       { address: `${config.host}:${this.port}`, path: config.traces_path },
       'Receiving OTLP traces.',
     );
@@ -284,7 +273,7 @@ export class OtlpReceiver implements Receiver {
       }
       // Anything unclassified counts as retryable: only PermanentError is a refusal of the data
       // (docs/writing-a-plugin.md, "consume(batch, context)").
-      this.settings.logger.warn(
+      this.settings.telemetry.logger.warn(
         { err: error },
         'The pipeline failed to take a request; the client was asked to retry.',
       );
@@ -301,7 +290,7 @@ export class OtlpReceiver implements Receiver {
     log.requests += 1;
     const now = Date.now();
     if (now - log.at < REJECTION_LOG_INTERVAL_MS) return;
-    this.settings.logger.warn(
+    this.settings.telemetry.logger.warn(
       { rejected_spans: log.spans, requests: log.requests, example: decoded.errorMessage },
       'Rejected spans with invalid ids; the clients were told by partial success.',
     );

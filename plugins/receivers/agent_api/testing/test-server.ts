@@ -51,12 +51,8 @@ export async function startTestServer(
   if (errors.length > 0) throw new Error(errors.join('\n'));
   const host = nopHost({ resolvePath: (path: string) => resolve(repoRoot, path) });
   const sink = new Sink<'spans'>();
-  const settings = nopSettings('receiver', 'agent_api', host);
-  const receiver = new AgentApiReceiver(
-    logger ? { ...settings, logger } : settings,
-    config as unknown as AgentApiConfig,
-    sink,
-  );
+  const settings = nopSettings('receiver', 'agent_api', host, logger ? { logger } : {});
+  const receiver = new AgentApiReceiver(settings, config as unknown as AgentApiConfig, sink);
   await receiver.start();
   const url = `http://127.0.0.1:${receiver.port}`;
   const client = new Client({ apiUrl: url, apiKey: null, callerOptions: { maxRetries: 0 } });

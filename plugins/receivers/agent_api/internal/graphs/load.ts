@@ -4,7 +4,7 @@
 
 import { access } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
-import type { BaseCheckpointSaver, BaseStore } from '@langchain/langgraph';
+import type { BaseCheckpointSaver, BaseStore, StateSnapshot } from '@langchain/langgraph';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { GraphLoadError } from './errors.ts';
 import type { GraphSpec } from './spec.ts';
@@ -18,8 +18,8 @@ export interface CompiledGraphLike {
   invoke(input: unknown, config?: RunnableConfig & Record<string, unknown>): Promise<unknown>;
   stream(input: unknown, config?: RunnableConfig & Record<string, unknown>): Promise<AsyncIterable<unknown>>;
   streamEvents(input: unknown, config: RunnableConfig & Record<string, unknown>): AsyncIterable<unknown>;
-  getState(config: RunnableConfig, options?: { subgraphs?: boolean }): Promise<any>;
-  getStateHistory(config: RunnableConfig, options?: Record<string, unknown>): AsyncIterableIterator<any>;
+  getState(config: RunnableConfig, options?: { subgraphs?: boolean }): Promise<StateSnapshot>;
+  getStateHistory(config: RunnableConfig, options?: Record<string, unknown>): AsyncIterableIterator<StateSnapshot>;
   updateState(config: RunnableConfig, values: unknown, asNode?: string): Promise<RunnableConfig>;
   bulkUpdateState?(config: RunnableConfig, supersteps: unknown): Promise<RunnableConfig>;
   getGraphAsync(config?: RunnableConfig & { xray?: boolean | number }): Promise<{ toJSON(): unknown }>;

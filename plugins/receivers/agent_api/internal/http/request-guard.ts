@@ -4,7 +4,7 @@
 //    is not a loopback name (`localhost`, `*.localhost`, `127.x.y.z`, `[::1]`) or a name in
 //    `allowed_hosts` is refused with 403: a web page on a domain its owner re-points at 127.0.0.1
 //    would otherwise be same-origin with this server (Vite and Jupyter guard the same way).
-// 2. CORS, only for the configured origins (`cors.allow_origins`); with none, no CORS header is
+// 2. CORS, only for the configured origins (`cors.allowed_origins`); with none, no CORS header is
 //    ever sent and browsers keep other sites from reading or calling the API.
 // 3. Cross-site guard. A state-changing request (anything but GET, HEAD and OPTIONS) that a
 //    browser marks as coming from another site (`Sec-Fetch-Site: cross-site|same-site`, or, from
@@ -21,9 +21,10 @@
 // These are root-level hooks, so they cover every route of the server, whichever plugin adds it
 // (`/metrics` and `/docs` included).
 
-import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { registerCors } from '../../../../../src/http/cors.ts';
+import type { CorsConfig } from '../../../../../src/http/cors.ts';
 import { ApiKeys } from '../auth/api-keys.ts';
 import { AuthRefusal } from '../auth/custom.ts';
 import type { CustomAuth } from '../auth/custom.ts';
@@ -34,8 +35,8 @@ export interface RequestGuardOptions {
   readonly listenHost: string;
   /** Host names accepted besides the loopback ones (`*` turns the guard off). */
   readonly allowedHosts: readonly string[];
-  /** Origins allowed to call the API from a browser (`*`: any); empty: no CORS at all. */
-  readonly corsOrigins: readonly string[];
+  /** The `cors` block: origins allowed to call the API from a browser; none: no CORS at all. */
+  readonly cors: CorsConfig;
   readonly apiKeys: readonly string[];
   readonly customAuth?: CustomAuth;
   /** Path of the web interface, when it is served (its static files are public). */
@@ -124,19 +125,13 @@ export async function registerRequestGuard(app: FastifyInstance, options: Reques
   }
 
   // 2. CORS for the configured origins only.
-  const anyOrigin = options.corsOrigins.includes('*');
-  const origins = new Set(options.corsOrigins.map((origin) => origin.replace(/\/+$/, '')));
-  const originAllowed = (origin: string | undefined) => origin !== undefined && (anyOrigin || origins.has(origin));
-  if (origins.size > 0) {
-    await app.register(cors, {
-      origin: anyOrigin ? '*' : [...origins],
-      methods: CORS_METHODS,
-      // Request headers are reflected (the SDK's `x-api-key`, `content-type`, `last-event-id`, any
-      // `defaultHeaders` such as `authorization`): the origin is one the operator trusts.
-      exposedHeaders: EXPOSED_HEADERS,
-      maxAge: 600,
-    });
-  }
+  const originAllowed = await registerCors(app, options.cors, {
+    methods: CORS_METHODS,
+    // Request headers are reflected (the SDK's `x-api-key`, `content-type`, `last-event-id`, any
+    // `defaultHeaders` such as `authorization`): the origin is one the operator trusts.
+    headers: undefined,
+    exposedHeaders: EXPOSED_HEADERS,
+  });
 
   const apiKeys = new ApiKeys(options.apiKeys);
   const uiPath = options.uiPath?.replace(/\/+$/, '');
@@ -177,7 +172,7 @@ export async function registerRequestGuard(app: FastifyInstance, options: Reques
           reply,
           403,
           'TP_ERR_API_CROSS_SITE',
-          `Cross-site ${request.method} request from origin ${origin ?? '(none)'} refused; allow the origin in cors.allow_origins to call this API from that site`,
+          `Cross-site ${request.method} request from origin ${origin ?? '(none)'} refused; allow the origin in cors.allowed_origins to call this API from that site`,
         );
       }
     }

@@ -47,7 +47,8 @@ CREATE INDEX IF NOT EXISTS runs_assistant ON runs (assistant_id);
 
 type Row = Record<string, unknown>;
 
-const parse = (text: unknown): any => (text === null || text === undefined ? null : JSON.parse(String(text)));
+/** A JSON column read back; its type is the record field it fills (the storage wrote it from one). */
+const parse = <T>(text: unknown): T => (text === null || text === undefined ? null : JSON.parse(String(text))) as T;
 const json = (value: unknown): string => JSON.stringify(value ?? null);
 
 function toAssistant(row: Row): Assistant {
