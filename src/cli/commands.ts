@@ -1,6 +1,7 @@
 // The commands behind `tracepipe`: run a config, validate it, list components. Loaded only once a
 // command needs them, so that `--version` and `--help` start nothing but the argument parser.
 
+import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { Registry } from '../pipeline/registry.ts';
 import type { Catalog } from '../pipeline/catalog.ts';
@@ -8,7 +9,7 @@ import { componentKey, loadFactories, referencedComponents } from '../pipeline/c
 import type { Factory } from '../pipeline/component.ts';
 import { configTable } from '../config/describe.ts';
 import type { LoadOptions, ServiceConfig } from '../config/load.ts';
-import { loadPlugins, readConfigFile, validateConfig } from '../config/load.ts';
+import { loadPlugins, readConfigFile as readConfig, validateConfig } from '../config/load.ts';
 import { TracepipeError } from '../errors.ts';
 import { errorMessage } from '../pipeline/errors.ts';
 import { Service } from '../pipeline/service.ts';
@@ -18,12 +19,28 @@ import type { LogLevel } from '../telemetry/levels.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { createMetricsRegistry } from '../telemetry/metrics.ts';
 import { withHint } from './hinted.ts';
-import { conflictHint, listenHint } from './hints.ts';
+import { conflictHint, listenHint, yamlHint } from './hints.ts';
 
 export interface GlobalOptions {
   config?: string;
   set: string[];
   logLevel?: LogLevel;
+}
+
+/** Reads and parses a config file; a YAML syntax error gets a hint when one applies. */
+function readConfigFile(path: string, options: LoadOptions): ReturnType<typeof readConfig> {
+  try {
+    return readConfig(path, options);
+  } catch (error) {
+    if (!(error instanceof TracepipeError) || error.code !== 'TP_ERR_CONFIG_PARSE') throw error;
+    let text = '';
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch {
+      // Read a moment ago; without the text there is simply no hint.
+    }
+    throw withHint(error, yamlHint(error.message, text));
+  }
 }
 
 function listenFailure(error: unknown): ListenError | undefined {

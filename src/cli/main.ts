@@ -54,6 +54,15 @@ export function tracepipeVersion(): string {
   }
 }
 
+/** The config file given as an argument (`tracepipe validate pipeline.yaml`) or with `--config`. */
+function withConfigFile<T extends GlobalOptions>(file: string | undefined, options: T): T {
+  if (file === undefined) return options;
+  if (options.config !== undefined && options.config !== file) {
+    throw new Error(`two config files given: ${file} and --config ${options.config}; pass one`);
+  }
+  return { ...options, config: file };
+}
+
 export function buildProgram(distribution: Distribution, exit: (code: number) => void): Command {
   const catalog = distribution.components;
   const commands = () => import('./commands.ts');
@@ -81,11 +90,21 @@ export function buildProgram(distribution: Distribution, exit: (code: number) =>
       .option('--set <key.path=value>', 'override a config value (repeatable)', collect, [])
       .addOption(new Option('--log-level <level>', 'override service.telemetry.logs.level').choices(LOG_LEVELS));
 
-  withConfigOptions(program.command('run').description('run the pipelines of a config until SIGTERM/SIGINT')).action(
-    async (options: GlobalOptions) => exit(await (await commands()).runConfig(options, catalog)),
+  withConfigOptions(
+    program
+      .command('run')
+      .description('run the pipelines of a config until SIGTERM/SIGINT')
+      .argument('[file]', 'pipeline configuration (YAML); the same as --config <file>'),
+  ).action(async (file: string | undefined, options: GlobalOptions) =>
+    exit(await (await commands()).runConfig(withConfigFile(file, options), catalog)),
   );
-  withConfigOptions(program.command('validate').description('validate a config without starting it')).action(
-    async (options: GlobalOptions) => exit(await (await commands()).validateCommand(options, catalog)),
+  withConfigOptions(
+    program
+      .command('validate')
+      .description('validate a config without starting it')
+      .argument('[file]', 'pipeline configuration (YAML); the same as --config <file>'),
+  ).action(async (file: string | undefined, options: GlobalOptions) =>
+    exit(await (await commands()).validateCommand(withConfigFile(file, options), catalog)),
   );
   withConfigOptions(
     program
@@ -99,6 +118,18 @@ export function buildProgram(distribution: Distribution, exit: (code: number) =>
 }
 
 /**
+ * `<name>: <reason> [CODE]`; a reason of several lines (every problem of a config) puts the code on
+ * its first line and indents the problems below it, one per line.
+ */
+export function formatError(name: string, error: unknown): string {
+  const [head = '', ...rest] = errorMessage(error).split('\n');
+  const code = error instanceof TracepipeError ? ` [${error.code}]` : '';
+  if (rest.length === 0) return `${name}: ${head}${code}\n`;
+  const colon = head.endsWith(':') ? ':' : '';
+  return `${name}: ${head.slice(0, head.length - colon.length)}${code}${colon}\n${rest.map((line) => `  ${line}\n`).join('')}`;
+}
+
+/**
  * Runs the command line of a distribution: parses argv, runs the command, exits with its code. An
  * error becomes one line on stderr — `<name>: <reason> [TP_ERR_...]` — and, when the command knows
  * how to fix it, a `hint:` line; the stack trace only with `--log-level debug` or `trace`.
@@ -109,8 +140,7 @@ export async function runCommandLine(argv: readonly string[], distribution: Dist
   try {
     await program.parseAsync([...argv]);
   } catch (error) {
-    const code = error instanceof TracepipeError ? ` [${error.code}]` : '';
-    process.stderr.write(`${name}: ${errorMessage(error)}${code}\n`);
+    process.stderr.write(formatError(name, error));
     const hint = hintOf(error);
     if (hint) process.stderr.write(`${name}: hint: ${hint}\n`);
     if (/--log-level[= ](debug|trace)\b/.test(argv.join(' ')) && error instanceof Error && error.stack) {

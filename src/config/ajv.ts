@@ -4,6 +4,7 @@
 import { Ajv } from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { didYouMean } from './suggest.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM interop.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
@@ -11,7 +12,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 ) => Ajv;
 
 export function createAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+  // `verbose` keeps the failing value and its schema on each error, for "did you mean" suggestions.
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, verbose: true });
   addFormats(ajv);
   return ajv;
 }
@@ -55,12 +57,17 @@ export function formatAjvErrors(base: string, errors: readonly ErrorObject[] | n
         break; // Reported through the error that carries `propertyName`.
       case 'additionalProperties': {
         const key = String((error.params as { additionalProperty: string }).additionalProperty);
-        lines.push(`${[path, key].filter(Boolean).join('.')}: unknown key`);
+        const known = Object.keys((error.parentSchema as { properties?: object } | undefined)?.properties ?? {});
+        lines.push(`${[path, key].filter(Boolean).join('.')}: unknown key${didYouMean(key, known)}`);
         break;
       }
       case 'enum': {
         const allowed = (error.params as { allowedValues: unknown[] }).allowedValues;
-        lines.push(`${path || '(root)'}: must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`);
+        const strings = allowed.filter((value): value is string => typeof value === 'string');
+        const suggestion = typeof error.data === 'string' ? didYouMean(error.data, strings) : '';
+        lines.push(
+          `${path || '(root)'}: must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}${suggestion}`,
+        );
         break;
       }
       case 'required': {
