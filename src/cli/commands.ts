@@ -13,11 +13,13 @@ import { loadPlugins, readConfigFile as readConfig, validateConfig } from '../co
 import { TracepipeError } from '../errors.ts';
 import { errorMessage } from '../pipeline/errors.ts';
 import { Service } from '../pipeline/service.ts';
-import { ListenError, createHttpServer, listen } from '../http/server.ts';
+import { ListenError, createHttpServer, listen, listenerUrl } from '../http/server.ts';
 import { enableTypeScript } from '../runtime/user_modules.ts';
 import type { LogLevel } from '../telemetry/levels.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { createMetricsRegistry } from '../telemetry/metrics.ts';
+import { formatBanner, logReady } from './banner.ts';
+import type { Described } from './banner.ts';
 import { withHint } from './hinted.ts';
 import { conflictHint, listenHint, yamlHint } from './hints.ts';
 
@@ -25,6 +27,11 @@ export interface GlobalOptions {
   config?: string;
   set: string[];
   logLevel?: LogLevel;
+}
+
+export interface RunOptions extends GlobalOptions {
+  /** The version the banner shows. */
+  version?: string;
 }
 
 /** Reads and parses a config file; a YAML syntax error gets a hint when one applies. */
@@ -90,7 +97,7 @@ async function loadConfig(path: string, catalog: Catalog, options: LoadOptions):
 }
 
 /** Loads and runs a config until SIGTERM/SIGINT; resolves with the process exit code. */
-export async function runConfig(options: GlobalOptions, catalog: Catalog): Promise<number> {
+export async function runConfig(options: RunOptions, catalog: Catalog): Promise<number> {
   if (!options.config) throw new Error('missing --config <file>');
   const { config, data, text, needsTypeScript } = await loadConfig(options.config, catalog, { sets: options.set });
   if (needsTypeScript) await enableTypeScript();
@@ -111,11 +118,12 @@ export async function runConfig(options: GlobalOptions, catalog: Catalog): Promi
   };
 
   let metricsServer: ReturnType<typeof createHttpServer> | undefined;
+  let metricsPort: number | undefined;
   if (metricsConfig.listen) {
     const separator = metricsConfig.listen.lastIndexOf(':');
     metricsServer = createHttpServer({ logger, host: service.host, bodyLimit: 1024, metricsPath: metricsConfig.path });
     try {
-      await listen(
+      metricsPort = await listen(
         metricsServer,
         metricsConfig.listen.slice(0, separator),
         Number(metricsConfig.listen.slice(separator + 1)),
@@ -140,6 +148,19 @@ export async function runConfig(options: GlobalOptions, catalog: Catalog): Promi
     await metricsServer?.close();
     throw hinted(error);
   }
+  const described: Described[] = service.describe();
+  if (metricsServer && metricsPort !== undefined) {
+    const host = metricsConfig.listen!.slice(0, metricsConfig.listen!.lastIndexOf(':'));
+    const url = listenerUrl(host, metricsPort, metricsConfig.path);
+    described.push({ id: 'telemetry', kind: 'service', endpoints: [{ url, purpose: 'Prometheus metrics' }] });
+  }
+  const bannerOptions = { version: options.version ?? '', configPath: options.config };
+  const pretty = logs.format === 'pretty' || (logs.format === 'auto' && process.stdout.isTTY === true);
+  if (pretty && logger.isLevelEnabled('info')) {
+    // After the log lines of the start, not among them (a pretty logger writes from a worker).
+    await new Promise<void>((resolve) => logger.flush(() => resolve()));
+    process.stdout.write(formatBanner(described, bannerOptions));
+  } else logReady(logger, described, bannerOptions);
   const code = await stopped;
   clearInterval(keepAlive);
   logger.flush?.();

@@ -65,13 +65,14 @@ function withConfigFile<T extends GlobalOptions>(file: string | undefined, optio
 
 export function buildProgram(distribution: Distribution, exit: (code: number) => void): Command {
   const catalog = distribution.components;
+  const version = distribution.version ?? tracepipeVersion();
   const commands = () => import('./commands.ts');
   const program = new Command(distribution.name ?? 'tracepipe')
     .description(
       distribution.description ??
         'An OpenTelemetry-Collector-style pipeline for GenAI traces, with an agent deployment server.',
     )
-    .version(distribution.version ?? tracepipeVersion())
+    .version(version)
     .enablePositionalOptions()
     .option('-c, --config <file>', 'pipeline configuration (YAML)')
     .option('--set <key.path=value>', 'override a config value (repeatable)', collect, [])
@@ -81,7 +82,7 @@ export function buildProgram(distribution: Distribution, exit: (code: number) =>
         program.help({ error: true });
         return;
       }
-      exit(await (await commands()).runConfig(options, catalog));
+      exit(await (await commands()).runConfig({ ...options, version }, catalog));
     });
 
   const withConfigOptions = (command: Command) =>
@@ -96,7 +97,7 @@ export function buildProgram(distribution: Distribution, exit: (code: number) =>
       .description('run the pipelines of a config until SIGTERM/SIGINT')
       .argument('[file]', 'pipeline configuration (YAML); the same as --config <file>'),
   ).action(async (file: string | undefined, options: GlobalOptions) =>
-    exit(await (await commands()).runConfig(withConfigFile(file, options), catalog)),
+    exit(await (await commands()).runConfig({ ...withConfigFile(file, options), version }, catalog)),
   );
   withConfigOptions(
     program

@@ -17,6 +17,7 @@ import type { ServiceConfig } from '../config/load.ts';
 import type { ComponentCounters } from '../telemetry/metrics.ts';
 import { componentCounters } from '../telemetry/metrics.ts';
 import type {
+  ComponentDescription,
   ComponentKind,
   ComponentSettings,
   Consumer,
@@ -194,6 +195,16 @@ export class Service {
       { receivers: this.receivers.length, processors: this.processors.length, exporters: this.exporters.length },
       'Everything is ready; pipelines are running.',
     );
+  }
+
+  /** What each started component describes of itself (`Lifecycle.describe`), receivers first. */
+  describe(): Array<{ readonly id: string; readonly kind: ComponentKind } & ComponentDescription> {
+    const described = [];
+    for (const instance of [...this.receivers, ...this.processors, ...this.exporters]) {
+      const description = instance.component.describe?.();
+      if (description) described.push({ id: instance.id, kind: instance.kind, ...description });
+    }
+    return described;
   }
 
   /**

@@ -10,8 +10,8 @@ import { mkdir } from 'node:fs/promises';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { createHttpServer, listen } from '../../../src/http/server.ts';
-import type { ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
+import { createHttpServer, listen, listenerUrl } from '../../../src/http/server.ts';
+import type { ComponentDescription, ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
 import { counter, histogram } from '../../../src/telemetry/metrics.ts';
 import type { AgentApiConfig } from './config.ts';
 import { Assistants } from './internal/domain/assistants.ts';
@@ -54,6 +54,8 @@ export class AgentApiReceiver implements Receiver {
   private boundPort?: number;
   private stopping?: Promise<void>;
   private readonly tracingWarning: ThrottledWarning;
+  /** What `describe()` reports, set once listening. */
+  private started?: { dataDir: string; graphs: GraphRegistry; auth: string };
 
   constructor(
     private readonly settings: ComponentSettings,
@@ -207,12 +209,42 @@ export class AgentApiReceiver implements Receiver {
       },
       'Agent API server listening.',
     );
+    this.started = {
+      dataDir,
+      graphs,
+      auth:
+        [
+          apiKeys.length > 0 ? `API key (X-Api-Key, ${apiKeys.length} configured)` : '',
+          authSpec ? `custom handler ${authSpec.path}:${authSpec.exportName}` : '',
+        ]
+          .filter(Boolean)
+          .join(' + ') || 'none (no key needed)',
+    };
     if (apiKeys.length === 0 && !customAuth && !isLoopbackName(config.host)) {
       logger.warn(
         { host: config.host },
         'The agent server is reachable from other machines without authentication: set auth.api_keys (AGENT_API_KEY) or a custom auth handler.',
       );
     }
+  }
+
+  describe(): ComponentDescription {
+    const { config, started, boundPort } = this;
+    if (!started || boundPort === undefined) return {};
+    const url = (path: string) => listenerUrl(config.host, boundPort, path);
+    return {
+      endpoints: [
+        { url: url('/'), purpose: 'Agent API (LangGraph SDK apiUrl)' },
+        ...(config.ui.enabled ? [{ url: url(`${normalizePrefix(config.ui.path)}/`), purpose: 'Web UI' }] : []),
+        { url: url('/docs'), purpose: 'API reference' },
+        { url: url('/metrics'), purpose: 'Prometheus metrics' },
+      ],
+      details: {
+        graphs: started.graphs.ids().join(', ') || 'none',
+        'data directory': started.dataDir,
+        auth: started.auth,
+      },
+    };
   }
 
   /** Settles what a stopped process left behind (see the restart rule above). */
