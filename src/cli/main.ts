@@ -13,6 +13,8 @@ import type { Catalog } from '../pipeline/catalog.ts';
 import { TracepipeError } from '../errors.ts';
 import { errorMessage } from '../pipeline/errors.ts';
 import { hintOf } from './hinted.ts';
+import { TEMPLATES } from './init.ts';
+import type { TemplateName } from './init.ts';
 import type { LogLevel } from '../telemetry/levels.ts';
 import { LOG_LEVELS } from '../telemetry/levels.ts';
 
@@ -107,6 +109,26 @@ export function buildProgram(distribution: Distribution, exit: (code: number) =>
   ).action(async (file: string | undefined, options: GlobalOptions) =>
     exit(await (await commands()).validateCommand(withConfigFile(file, options), catalog)),
   );
+  program
+    .command('init')
+    .description('create a new agent project (a LangGraph.js graph, its config and scripts) in an empty folder')
+    .argument('[dir]', 'the folder to create it in (created if missing; must be empty)', '.')
+    .addOption(
+      new Option('-t, --template <name>', 'chat agent, tool-calling agent, or human in the loop')
+        .choices(TEMPLATES)
+        .default('chat'),
+    )
+    .action(async (dir: string, options: { template: TemplateName }) => {
+      const { initProject } = await import('./init.ts');
+      const result = initProject(dir, options.template);
+      const cd = result.dir === '.' ? '' : `  cd ${result.dir}\n`;
+      process.stdout.write(
+        `Created an agent project (template ${options.template}) in ${result.dir}: ${result.files.join(', ')}\n\n` +
+          `Next:\n${cd}  npm install\n  npm start        # then open the web UI it prints\n`,
+      );
+      exit(0);
+    });
+
   withConfigOptions(
     program
       .command('components')
