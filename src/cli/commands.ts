@@ -32,6 +32,8 @@ export interface GlobalOptions {
 export interface RunOptions extends GlobalOptions {
   /** The version the banner shows. */
   version?: string;
+  /** Reload user code (graphs) when its files change. */
+  watch?: boolean;
 }
 
 /** Reads and parses a config file; a YAML syntax error gets a hint when one applies. */
@@ -105,7 +107,7 @@ export async function runConfig(options: RunOptions, catalog: Catalog): Promise<
   const logger = createLogger({ level: options.logLevel ?? logs.level, format: logs.format });
   const metricsConfig = config.service.telemetry.metrics;
   const metrics = createMetricsRegistry({ processMetrics: metricsConfig.process_metrics });
-  const service = new Service(config, { logger, metrics });
+  const service = new Service(config, { logger, metrics, watch: options.watch === true });
   // A bug in one component must not take every tenant's buffered data down with the process:
   // log it loudly and keep serving (the Collector forbids crashing on bad input for this reason).
   process.on('unhandledRejection', (reason) =>

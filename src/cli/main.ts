@@ -34,6 +34,7 @@ interface GlobalOptions {
   config?: string;
   set: string[];
   logLevel?: LogLevel;
+  watch?: boolean;
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -79,6 +80,7 @@ export function buildProgram(distribution: Distribution, exit: (code: number) =>
     .option('-c, --config <file>', 'pipeline configuration (YAML)')
     .option('--set <key.path=value>', 'override a config value (repeatable)', collect, [])
     .addOption(new Option('--log-level <level>', 'override service.telemetry.logs.level').choices(LOG_LEVELS))
+    .option('-w, --watch', 'development: reload the graphs when their files change (the server keeps running)')
     .action(async (options: GlobalOptions) => {
       if (!options.config) {
         program.help({ error: true });
@@ -97,7 +99,8 @@ export function buildProgram(distribution: Distribution, exit: (code: number) =>
     program
       .command('run')
       .description('run the pipelines of a config until SIGTERM/SIGINT')
-      .argument('[file]', 'pipeline configuration (YAML); the same as --config <file>'),
+      .argument('[file]', 'pipeline configuration (YAML); the same as --config <file>')
+      .option('-w, --watch', 'development: reload the graphs when their files change (the server keeps running)'),
   ).action(async (file: string | undefined, options: GlobalOptions) =>
     exit(await (await commands()).runConfig({ ...withConfigFile(file, options), version }, catalog)),
   );

@@ -73,6 +73,8 @@ export interface Host {
   readonly metrics: Registry;
   /** Resolves a path from the config relative to the config file's directory. */
   readonly resolvePath: (path: string) => string;
+  /** Development (`--watch`): a component that loads user code reloads it when its files change. */
+  readonly watch?: boolean;
 }
 
 /** What the framework hands a component besides its config. Never mixed with `Config`. */

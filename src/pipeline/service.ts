@@ -64,6 +64,8 @@ interface Instance {
 export interface ServiceOptions {
   readonly logger: Logger;
   readonly metrics: MetricsRegistry;
+  /** Development mode: `Host.watch`. */
+  readonly watch?: boolean;
 }
 
 export class Service {
@@ -87,6 +89,7 @@ export class Service {
       state: () => (this.state === 'created' ? 'starting' : this.state),
       metrics: options.metrics,
       resolvePath: (path: string) => resolve(config.baseDir, path),
+      ...(options.watch ? { watch: true } : {}),
     };
     this.build();
   }

@@ -40,6 +40,7 @@ import { SqliteStorage } from './internal/storage/sqlite.ts';
 import { SqliteStore } from './internal/storage/store.ts';
 import type { Assistant, RunRecord } from './internal/storage/storage.ts';
 import { createRunTracer } from './internal/tracing/tracer.ts';
+import { watchGraphs, watchedFolders } from './internal/graphs/watch.ts';
 
 const RESTART_MESSAGE = 'The server stopped while this run was executing; start a new run to retry.';
 
@@ -53,9 +54,10 @@ export class AgentApiReceiver implements Receiver {
   private execution?: Execution;
   private boundPort?: number;
   private stopping?: Promise<void>;
+  private stopWatching?: () => void;
   private readonly tracingWarning: ThrottledWarning;
   /** What `describe()` reports, set once listening. */
-  private started?: { dataDir: string; graphs: GraphRegistry; auth: string };
+  private started?: { dataDir: string; graphs: GraphRegistry; auth: string; watching?: string };
 
   constructor(
     private readonly settings: ComponentSettings,
@@ -220,6 +222,11 @@ export class AgentApiReceiver implements Receiver {
           .filter(Boolean)
           .join(' + ') || 'none (no key needed)',
     };
+    if (host.watch) {
+      const specs = () => parseGraphSpecs(graphInput, baseDir);
+      this.stopWatching = watchGraphs(graphs, specs, logger);
+      this.started.watching = watchedFolders(specs()).join(', ');
+    }
     if (apiKeys.length === 0 && !customAuth && !isLoopbackName(config.host)) {
       logger.warn(
         { host: config.host },
@@ -243,6 +250,7 @@ export class AgentApiReceiver implements Receiver {
         graphs: started.graphs.ids().join(', ') || 'none',
         'data directory': started.dataDir,
         auth: started.auth,
+        ...(started.watching ? { 'reloads on changes in': started.watching } : {}),
       },
     };
   }
@@ -336,6 +344,7 @@ export class AgentApiReceiver implements Receiver {
   }
 
   private async stop(deadline: number): Promise<void> {
+    this.stopWatching?.();
     // Stop taking requests first, then let running runs finish until shortly before the deadline.
     const closing = this.app?.close();
     if (this.queue) {
