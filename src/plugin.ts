@@ -8,9 +8,11 @@
 
 // The component contract.
 export type {
+  ComponentDescription,
   ComponentKind,
   ComponentSettings,
   Consumer,
+  Endpoint,
   Exporter,
   ExporterFactory,
   Factory,

@@ -124,7 +124,35 @@ describe('config: validation errors, all reported with their paths', () => {
       valid.replace('receivers: { src_spans: {} }', 'receivers: { src_spans: { port: "x", prot: 1 } }'),
     );
     assert.ok(errors.includes('receivers.src_spans.port: must be integer'), errors.join('\n'));
-    assert.ok(errors.includes('receivers.src_spans.prot: unknown key'), errors.join('\n'));
+    assert.ok(errors.includes('receivers.src_spans.prot: unknown key; did you mean "port"?'), errors.join('\n'));
+  });
+
+  it('suggests the closest type, key and enum value, and reports nothing that follows from a typo', () => {
+    const errors = errorsOf(
+      valid
+        .replace('processors: { to_runs: {} }', 'processors: { to_rnus: {} }')
+        .replace('processors: [to_runs]', 'processors: [to_rnus]')
+        .replace('service:', 'service:\n  telemetry: { logs: { level: inof } }'),
+    );
+    assert.deepEqual(errors, [
+      'service.telemetry.logs.level: must be one of "trace", "debug", "info", "warn", "error", "fatal", "silent"; did you mean "info"?',
+    ]);
+    const graph = errorsOf(
+      valid
+        .replace('processors: { to_runs: {} }', 'processors: { to_rnus: {} }')
+        .replace('processors: [to_runs]', 'processors: [to_rnus]'),
+    );
+    // Neither "not defined" nor a data-type mismatch after the unknown processor: only the cause.
+    assert.deepEqual(graph, [
+      'processors.to_rnus: unknown processor type "to_rnus" (known: spans_only, to_runs); did you mean "to_runs"?',
+    ]);
+    const reference = errorsOf(valid.replace('processors: [to_runs]', 'processors: [to_run]'));
+    assert.ok(
+      reference.includes(
+        'service.pipelines.traces.processors.0: processor "to_run" is not defined under processors; did you mean "to_runs"?',
+      ),
+      reference.join('\n'),
+    );
   });
 
   it('reports wrong types in the service section', () => {

@@ -1,6 +1,7 @@
 // The commands behind `tracepipe`: run a config, validate it, list components. Loaded only once a
 // command needs them, so that `--version` and `--help` start nothing but the argument parser.
 
+import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { Registry } from '../pipeline/registry.ts';
 import type { Catalog } from '../pipeline/catalog.ts';
@@ -8,22 +9,47 @@ import { componentKey, loadFactories, referencedComponents } from '../pipeline/c
 import type { Factory } from '../pipeline/component.ts';
 import { configTable } from '../config/describe.ts';
 import type { LoadOptions, ServiceConfig } from '../config/load.ts';
-import { loadPlugins, readConfigFile, validateConfig } from '../config/load.ts';
+import { loadPlugins, readConfigFile as readConfig, validateConfig } from '../config/load.ts';
 import { TracepipeError } from '../errors.ts';
 import { errorMessage } from '../pipeline/errors.ts';
 import { Service } from '../pipeline/service.ts';
-import { ListenError, createHttpServer, listen } from '../http/server.ts';
+import { ListenError, createHttpServer, listen, listenerUrl } from '../http/server.ts';
 import { enableTypeScript } from '../runtime/user_modules.ts';
 import type { LogLevel } from '../telemetry/levels.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { createMetricsRegistry } from '../telemetry/metrics.ts';
+import { formatBanner, logReady } from './banner.ts';
+import type { Described } from './banner.ts';
 import { withHint } from './hinted.ts';
-import { conflictHint, listenHint } from './hints.ts';
+import { conflictHint, listenHint, yamlHint } from './hints.ts';
 
 export interface GlobalOptions {
   config?: string;
   set: string[];
   logLevel?: LogLevel;
+}
+
+export interface RunOptions extends GlobalOptions {
+  /** The version the banner shows. */
+  version?: string;
+  /** Reload user code (graphs) when its files change. */
+  watch?: boolean;
+}
+
+/** Reads and parses a config file; a YAML syntax error gets a hint when one applies. */
+function readConfigFile(path: string, options: LoadOptions): ReturnType<typeof readConfig> {
+  try {
+    return readConfig(path, options);
+  } catch (error) {
+    if (!(error instanceof TracepipeError) || error.code !== 'TP_ERR_CONFIG_PARSE') throw error;
+    let text = '';
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch {
+      // Read a moment ago; without the text there is simply no hint.
+    }
+    throw withHint(error, yamlHint(error.message, text));
+  }
 }
 
 function listenFailure(error: unknown): ListenError | undefined {
@@ -73,7 +99,7 @@ async function loadConfig(path: string, catalog: Catalog, options: LoadOptions):
 }
 
 /** Loads and runs a config until SIGTERM/SIGINT; resolves with the process exit code. */
-export async function runConfig(options: GlobalOptions, catalog: Catalog): Promise<number> {
+export async function runConfig(options: RunOptions, catalog: Catalog): Promise<number> {
   if (!options.config) throw new Error('missing --config <file>');
   const { config, data, text, needsTypeScript } = await loadConfig(options.config, catalog, { sets: options.set });
   if (needsTypeScript) await enableTypeScript();
@@ -81,7 +107,7 @@ export async function runConfig(options: GlobalOptions, catalog: Catalog): Promi
   const logger = createLogger({ level: options.logLevel ?? logs.level, format: logs.format });
   const metricsConfig = config.service.telemetry.metrics;
   const metrics = createMetricsRegistry({ processMetrics: metricsConfig.process_metrics });
-  const service = new Service(config, { logger, metrics });
+  const service = new Service(config, { logger, metrics, watch: options.watch === true });
   // A bug in one component must not take every tenant's buffered data down with the process:
   // log it loudly and keep serving (the Collector forbids crashing on bad input for this reason).
   process.on('unhandledRejection', (reason) =>
@@ -94,11 +120,12 @@ export async function runConfig(options: GlobalOptions, catalog: Catalog): Promi
   };
 
   let metricsServer: ReturnType<typeof createHttpServer> | undefined;
+  let metricsPort: number | undefined;
   if (metricsConfig.listen) {
     const separator = metricsConfig.listen.lastIndexOf(':');
     metricsServer = createHttpServer({ logger, host: service.host, bodyLimit: 1024, metricsPath: metricsConfig.path });
     try {
-      await listen(
+      metricsPort = await listen(
         metricsServer,
         metricsConfig.listen.slice(0, separator),
         Number(metricsConfig.listen.slice(separator + 1)),
@@ -123,6 +150,19 @@ export async function runConfig(options: GlobalOptions, catalog: Catalog): Promi
     await metricsServer?.close();
     throw hinted(error);
   }
+  const described: Described[] = service.describe();
+  if (metricsServer && metricsPort !== undefined) {
+    const host = metricsConfig.listen!.slice(0, metricsConfig.listen!.lastIndexOf(':'));
+    const url = listenerUrl(host, metricsPort, metricsConfig.path);
+    described.push({ id: 'telemetry', kind: 'service', endpoints: [{ url, purpose: 'Prometheus metrics' }] });
+  }
+  const bannerOptions = { version: options.version ?? '', configPath: options.config };
+  const pretty = logs.format === 'pretty' || (logs.format === 'auto' && process.stdout.isTTY === true);
+  if (pretty && logger.isLevelEnabled('info')) {
+    // After the log lines of the start, not among them (a pretty logger writes from a worker).
+    await new Promise<void>((resolve) => logger.flush(() => resolve()));
+    process.stdout.write(formatBanner(described, bannerOptions));
+  } else logReady(logger, described, bannerOptions);
   const code = await stopped;
   clearInterval(keepAlive);
   logger.flush?.();

@@ -80,3 +80,23 @@ export function conflictHint(problems: readonly string[], text: string): string 
   }
   return undefined;
 }
+
+/**
+ * For a YAML syntax error at or just after a line that holds a `${…}` reference inside a flow
+ * collection (`{ port: ${PORT} }`): YAML reads `{` and `}` there as its own brackets.
+ */
+export function yamlHint(message: string, text: string): string | undefined {
+  const position = /:(\d+):\d+: /.exec(message);
+  if (!position) return undefined;
+  const lines = text.split('\n');
+  const at = Number(position[1]) - 1;
+  for (const line of [lines[at], lines[at - 1]]) {
+    if (line === undefined || !/[{[][^#]*\$\{/.test(line)) continue;
+    const reference = /\$\{[^}]*\}/.exec(line)?.[0] ?? '${VAR}';
+    return (
+      `inside { … } or [ … ] a ${reference} reference must be quoted ("${reference}", which keeps it a string) ` +
+      `or written in block style (one "key: ${reference}" per line, which keeps a number a number)`
+    );
+  }
+  return undefined;
+}

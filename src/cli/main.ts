@@ -13,6 +13,8 @@ import type { Catalog } from '../pipeline/catalog.ts';
 import { TracepipeError } from '../errors.ts';
 import { errorMessage } from '../pipeline/errors.ts';
 import { hintOf } from './hinted.ts';
+import { TEMPLATES } from './init.ts';
+import type { TemplateName } from './init.ts';
 import type { LogLevel } from '../telemetry/levels.ts';
 import { LOG_LEVELS } from '../telemetry/levels.ts';
 
@@ -32,6 +34,7 @@ interface GlobalOptions {
   config?: string;
   set: string[];
   logLevel?: LogLevel;
+  watch?: boolean;
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -54,25 +57,36 @@ export function tracepipeVersion(): string {
   }
 }
 
+/** The config file given as an argument (`tracepipe validate pipeline.yaml`) or with `--config`. */
+function withConfigFile<T extends GlobalOptions>(file: string | undefined, options: T): T {
+  if (file === undefined) return options;
+  if (options.config !== undefined && options.config !== file) {
+    throw new Error(`two config files given: ${file} and --config ${options.config}; pass one`);
+  }
+  return { ...options, config: file };
+}
+
 export function buildProgram(distribution: Distribution, exit: (code: number) => void): Command {
   const catalog = distribution.components;
+  const version = distribution.version ?? tracepipeVersion();
   const commands = () => import('./commands.ts');
   const program = new Command(distribution.name ?? 'tracepipe')
     .description(
       distribution.description ??
         'An OpenTelemetry-Collector-style pipeline for GenAI traces, with an agent deployment server.',
     )
-    .version(distribution.version ?? tracepipeVersion())
+    .version(version)
     .enablePositionalOptions()
     .option('-c, --config <file>', 'pipeline configuration (YAML)')
     .option('--set <key.path=value>', 'override a config value (repeatable)', collect, [])
     .addOption(new Option('--log-level <level>', 'override service.telemetry.logs.level').choices(LOG_LEVELS))
+    .option('-w, --watch', 'development: reload the graphs when their files change (the server keeps running)')
     .action(async (options: GlobalOptions) => {
       if (!options.config) {
         program.help({ error: true });
         return;
       }
-      exit(await (await commands()).runConfig(options, catalog));
+      exit(await (await commands()).runConfig({ ...options, version }, catalog));
     });
 
   const withConfigOptions = (command: Command) =>
@@ -81,12 +95,43 @@ export function buildProgram(distribution: Distribution, exit: (code: number) =>
       .option('--set <key.path=value>', 'override a config value (repeatable)', collect, [])
       .addOption(new Option('--log-level <level>', 'override service.telemetry.logs.level').choices(LOG_LEVELS));
 
-  withConfigOptions(program.command('run').description('run the pipelines of a config until SIGTERM/SIGINT')).action(
-    async (options: GlobalOptions) => exit(await (await commands()).runConfig(options, catalog)),
+  withConfigOptions(
+    program
+      .command('run')
+      .description('run the pipelines of a config until SIGTERM/SIGINT')
+      .argument('[file]', 'pipeline configuration (YAML); the same as --config <file>')
+      .option('-w, --watch', 'development: reload the graphs when their files change (the server keeps running)'),
+  ).action(async (file: string | undefined, options: GlobalOptions) =>
+    exit(await (await commands()).runConfig({ ...withConfigFile(file, options), version }, catalog)),
   );
-  withConfigOptions(program.command('validate').description('validate a config without starting it')).action(
-    async (options: GlobalOptions) => exit(await (await commands()).validateCommand(options, catalog)),
+  withConfigOptions(
+    program
+      .command('validate')
+      .description('validate a config without starting it')
+      .argument('[file]', 'pipeline configuration (YAML); the same as --config <file>'),
+  ).action(async (file: string | undefined, options: GlobalOptions) =>
+    exit(await (await commands()).validateCommand(withConfigFile(file, options), catalog)),
   );
+  program
+    .command('init')
+    .description('create a new agent project (a LangGraph.js graph, its config and scripts) in an empty folder')
+    .argument('[dir]', 'the folder to create it in (created if missing; must be empty)', '.')
+    .addOption(
+      new Option('-t, --template <name>', 'chat agent, tool-calling agent, or human in the loop')
+        .choices(TEMPLATES)
+        .default('chat'),
+    )
+    .action(async (dir: string, options: { template: TemplateName }) => {
+      const { initProject } = await import('./init.ts');
+      const result = initProject(dir, options.template);
+      const cd = result.dir === '.' ? '' : `  cd ${result.dir}\n`;
+      process.stdout.write(
+        `Created an agent project (template ${options.template}) in ${result.dir}: ${result.files.join(', ')}\n\n` +
+          `Next:\n${cd}  npm install\n  npm start        # then open the web UI it prints\n`,
+      );
+      exit(0);
+    });
+
   withConfigOptions(
     program
       .command('components')
@@ -96,6 +141,18 @@ export function buildProgram(distribution: Distribution, exit: (code: number) =>
     exit(await (await commands()).componentsCommand(options, catalog)),
   );
   return program;
+}
+
+/**
+ * `<name>: <reason> [CODE]`; a reason of several lines (every problem of a config) puts the code on
+ * its first line and indents the problems below it, one per line.
+ */
+export function formatError(name: string, error: unknown): string {
+  const [head = '', ...rest] = errorMessage(error).split('\n');
+  const code = error instanceof TracepipeError ? ` [${error.code}]` : '';
+  if (rest.length === 0) return `${name}: ${head}${code}\n`;
+  const colon = head.endsWith(':') ? ':' : '';
+  return `${name}: ${head.slice(0, head.length - colon.length)}${code}${colon}\n${rest.map((line) => `  ${line}\n`).join('')}`;
 }
 
 /**
@@ -109,8 +166,7 @@ export async function runCommandLine(argv: readonly string[], distribution: Dist
   try {
     await program.parseAsync([...argv]);
   } catch (error) {
-    const code = error instanceof TracepipeError ? ` [${error.code}]` : '';
-    process.stderr.write(`${name}: ${errorMessage(error)}${code}\n`);
+    process.stderr.write(formatError(name, error));
     const hint = hintOf(error);
     if (hint) process.stderr.write(`${name}: hint: ${hint}\n`);
     if (/--log-level[= ](debug|trace)\b/.test(argv.join(' ')) && error instanceof Error && error.stack) {

@@ -4,6 +4,7 @@
 import { Ajv } from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { didYouMean } from './suggest.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM interop.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
@@ -18,7 +19,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 export const REMOVED_KEYS = 'x-removed-keys';
 
 export function createAjv(): Ajv {
-  // `verbose` puts the schema of a failing object in its errors, where REMOVED_KEYS is read.
+  // `verbose` keeps the failing value and its schema on each error: REMOVED_KEYS is read from
+  // the schema, and "did you mean" suggestions from its properties and enums.
   const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, verbose: true });
   addFormats(ajv);
   return ajv;
@@ -63,14 +65,23 @@ export function formatAjvErrors(base: string, errors: readonly ErrorObject[] | n
         break; // Reported through the error that carries `propertyName`.
       case 'additionalProperties': {
         const key = String((error.params as { additionalProperty: string }).additionalProperty);
-        const removed = (error.parentSchema as { [REMOVED_KEYS]?: Record<string, string> } | undefined)?.[REMOVED_KEYS];
-        const instead = removed && Object.hasOwn(removed, key) ? ` (${removed[key]})` : '';
-        lines.push(`${[path, key].filter(Boolean).join('.')}: unknown key${instead}`);
+        const parentSchema = error.parentSchema as
+          { properties?: object; [REMOVED_KEYS]?: Record<string, string> } | undefined;
+        const removed = parentSchema?.[REMOVED_KEYS];
+        const hint =
+          removed && Object.hasOwn(removed, key)
+            ? ` (${removed[key]})`
+            : didYouMean(key, Object.keys(parentSchema?.properties ?? {}));
+        lines.push(`${[path, key].filter(Boolean).join('.')}: unknown key${hint}`);
         break;
       }
       case 'enum': {
         const allowed = (error.params as { allowedValues: unknown[] }).allowedValues;
-        lines.push(`${path || '(root)'}: must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`);
+        const strings = allowed.filter((value): value is string => typeof value === 'string');
+        const suggestion = typeof error.data === 'string' ? didYouMean(error.data, strings) : '';
+        lines.push(
+          `${path || '(root)'}: must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}${suggestion}`,
+        );
         break;
       }
       case 'required': {

@@ -13,6 +13,7 @@ import { Registry } from '../pipeline/registry.ts';
 import { validateAgainst } from './ajv.ts';
 import { expandDocument } from './expand.ts';
 import { loadPlugin } from './plugins.ts';
+import { didYouMean } from './suggest.ts';
 import type { PipelineConfig, RawConfig, ServiceSection } from './schema.ts';
 import { topLevelSchema } from './schema.ts';
 
@@ -54,9 +55,12 @@ export function parseConfigText(text: string, options: LoadOptions = {}, source 
     const messages = document.errors.map((error: YAMLParseError) => {
       const position = error.linePos?.[0];
       const where = position ? `${source}:${position.line}:${position.col}` : source;
-      return `${where}: ${error.message.split('\n')[0]}`;
+      return `${where}: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`;
     });
-    throw new TracepipeError('TP_ERR_CONFIG_PARSE', [messages.join('\n')]);
+    // After the first syntax error the parser reads the rest of the file out of step; what it
+    // reports next follows from the first, so only that one is shown.
+    const more = messages.length > 1 ? ` (and ${messages.length - 1} more YAML errors after it)` : '';
+    throw new TracepipeError('TP_ERR_CONFIG_PARSE', [`${messages[0]}${more}`]);
   }
   if (document.contents === null) document.contents = document.createNode({}) as unknown as typeof document.contents;
   const problems: string[] = [];
@@ -145,6 +149,8 @@ export function validateConfig(
   if (errors.length > 0) return { errors };
 
   const sections = {} as Record<ComponentKind, Map<string, ComponentConfig>>;
+  // Components whose type is unknown: already reported, so the graph checks stay quiet about them.
+  const unknownTypes = new Set<string>();
   for (const kind of ['receiver', 'processor', 'exporter'] as const) {
     sections[kind] = new Map();
     const section = SECTION_OF[kind];
@@ -154,7 +160,10 @@ export function validateConfig(
       const path = `${section}.${id}`;
       if (!factory) {
         const known = registry.types(kind);
-        errors.push(`${path}: unknown ${kind} type "${type}" (known: ${known.join(', ') || 'none'})`);
+        errors.push(
+          `${path}: unknown ${kind} type "${type}" (known: ${known.join(', ') || 'none'})${didYouMean(type, known)}`,
+        );
+        unknownTypes.add(`${kind}:${id}`);
         continue;
       }
       const config = value ?? {};
@@ -167,7 +176,7 @@ export function validateConfig(
     }
   }
 
-  errors.push(...checkGraph(raw.service.pipelines, sections));
+  errors.push(...checkGraph(raw.service.pipelines, sections, unknownTypes));
   errors.push(...checkListenConflicts(sections));
   if (errors.length > 0) return { errors };
   return {
@@ -191,6 +200,7 @@ function prefixed(path: string, message: string): string {
 function checkGraph(
   pipelines: Record<string, PipelineConfig>,
   sections: Record<ComponentKind, Map<string, ComponentConfig>>,
+  unknownTypes: ReadonlySet<string> = new Set(),
 ): string[] {
   const errors: string[] = [];
   const used = new Set<string>();
@@ -201,11 +211,19 @@ function checkGraph(
     const lookup = (kind: ComponentKind, id: string, index: number): ComponentConfig | undefined => {
       used.add(`${kind}:${id}`);
       const found = sections[kind].get(id);
-      if (!found && !sections[kind].has(id)) {
-        errors.push(`${base}.${SECTION_OF[kind]}.${index}: ${kind} "${id}" is not defined under ${SECTION_OF[kind]}`);
+      if (!found && !unknownTypes.has(`${kind}:${id}`)) {
+        const defined = [
+          ...sections[kind].keys(),
+          ...[...unknownTypes].flatMap((key) => (key.startsWith(`${kind}:`) ? [key.slice(kind.length + 1)] : [])),
+        ];
+        errors.push(
+          `${base}.${SECTION_OF[kind]}.${index}: ${kind} "${id}" is not defined under ${SECTION_OF[kind]}${didYouMean(id, defined)}`,
+        );
       }
       return found;
     };
+    // A stage whose component is unknown or undefined has already been reported; what flows past
+    // it is unknown, so the data types after it are not checked.
     const receivers = pipeline.receivers.map((id, i) => lookup('receiver', id, i));
     const processors = pipeline.processors.map((id, i) => lookup('processor', id, i));
     const exporters = pipeline.exporters.map((id, i) => lookup('exporter', id, i));
@@ -215,10 +233,13 @@ function checkGraph(
     if (produced.size > 1) {
       errors.push(`${base}.receivers: receivers produce different data types (${[...produced].join(', ')})`);
     }
-    let current = [...produced][0];
+    let current = receivers.includes(undefined) ? undefined : [...produced][0];
     let currentFrom = 'its receivers';
     for (const processor of processors) {
-      if (!processor || processor.factory.kind !== 'processor') continue;
+      if (!processor || processor.factory.kind !== 'processor') {
+        current = undefined;
+        continue;
+      }
       if (current && processor.factory.consumes !== current) {
         errors.push(
           `${base}.processors: "${processor.id}" consumes ${processor.factory.consumes} but ${currentFrom} produce ${current}`,

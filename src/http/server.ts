@@ -35,7 +35,9 @@ export interface HttpServerOptions {
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   const app = Fastify({
     ...(options.fastify as FastifyServerOptions),
-    loggerInstance: options.logger as unknown as FastifyBaseLogger,
+    // A child of its own, so that `listen` can quieten Fastify's lines without touching the
+    // component's logger.
+    loggerInstance: options.logger.child({}) as unknown as FastifyBaseLogger,
     // Per-request events are metrics, never log lines.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit,
@@ -109,8 +111,28 @@ export class ListenError extends Error {
   }
 }
 
-/** Listens and returns the bound port; turns EADDRINUSE and friends into a one-line reason. */
+/**
+ * The URL a person on this machine opens for `path` on a listener: a wildcard host (all
+ * interfaces) is reached through loopback; IPv6 addresses are bracketed.
+ */
+export function listenerUrl(host: string, port: number, path = '/'): string {
+  const reachable = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' || host === '[::]' ? '[::1]' : host;
+  const bracketed = reachable.includes(':') && !reachable.startsWith('[') ? `[${reachable}]` : reachable;
+  return `http://${bracketed}:${port}${path.startsWith('/') ? path : `/${path}`}`;
+}
+
+/**
+ * Listens and returns the bound port; turns EADDRINUSE and friends into a one-line reason.
+ * Fastify's "Server listening at …" lines (one per local address) appear at debug level only: the
+ * receiver logs one line of its own, and the start banner says where everything is.
+ */
 export async function listen(app: FastifyInstance, host: string, port: number): Promise<number> {
+  const log = app.log as unknown as { level: string; levelVal?: number; levels?: { values: Record<string, number> } };
+  const values = log.levels?.values;
+  // Only at info: at debug the lines are wanted, and a stricter level must stay as strict.
+  const quiet = values !== undefined && log.levelVal !== undefined && log.levelVal === values.info;
+  const level = log.level;
+  if (quiet) log.level = 'warn';
   try {
     await app.listen({ host, port });
   } catch (error) {
@@ -125,6 +147,8 @@ export async function listen(app: FastifyInstance, host: string, port: number): 
       });
     }
     throw error;
+  } finally {
+    if (quiet) log.level = level;
   }
   const address = app.server.address();
   return typeof address === 'object' && address ? address.port : port;

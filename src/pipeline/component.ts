@@ -39,6 +39,26 @@ export interface Consumer<T extends DataType = DataType> {
 export interface Lifecycle {
   start(signal: AbortSignal): Promise<void>;
   shutdown(deadline: number): Promise<void>;
+  /**
+   * What a started component offers its operator, for the start banner: the URLs it answers on
+   * (each with its purpose) and a few facts (where its data lives, what it loaded, ...). Optional;
+   * called once after every component has started.
+   */
+  describe?(): ComponentDescription;
+}
+
+/** One address a component answers on: a full URL and what it is for. */
+export interface Endpoint {
+  readonly url: string;
+  /** A few words: "Agent API", "OTLP/HTTP traces", "Prometheus metrics", ... */
+  readonly purpose: string;
+}
+
+/** What a started component tells its operator (see `Lifecycle.describe`). */
+export interface ComponentDescription {
+  readonly endpoints?: readonly Endpoint[];
+  /** Labelled facts, e.g. `{ "data directory": "/var/lib/tracepipe/agent" }`. */
+  readonly details?: Readonly<Record<string, string>>;
 }
 
 export interface Receiver extends Lifecycle {}
@@ -53,6 +73,8 @@ export interface Host {
   readonly metrics: Registry;
   /** Resolves a path from the config relative to the config file's directory. */
   readonly resolvePath: (path: string) => string;
+  /** Development (`--watch`): a component that loads user code reloads it when its files change. */
+  readonly watch?: boolean;
 }
 
 /** What the framework hands a component besides its config. Never mixed with `Config`. */

@@ -18,6 +18,7 @@ import type { ComponentCounters } from '../telemetry/metrics.ts';
 import { componentTelemetry } from '../telemetry/component.ts';
 import { componentCounters } from '../telemetry/metrics.ts';
 import type {
+  ComponentDescription,
   ComponentKind,
   ComponentSettings,
   Consumer,
@@ -64,6 +65,8 @@ interface Instance {
 export interface ServiceOptions {
   readonly logger: Logger;
   readonly metrics: MetricsRegistry;
+  /** Development mode: `Host.watch`. */
+  readonly watch?: boolean;
 }
 
 export class Service {
@@ -87,6 +90,7 @@ export class Service {
       state: () => (this.state === 'created' ? 'starting' : this.state),
       metrics: options.metrics,
       resolvePath: (path: string) => resolve(config.baseDir, path),
+      ...(options.watch ? { watch: true } : {}),
     };
     this.build();
   }
@@ -194,6 +198,16 @@ export class Service {
       { receivers: this.receivers.length, processors: this.processors.length, exporters: this.exporters.length },
       'Everything is ready; pipelines are running.',
     );
+  }
+
+  /** What each started component describes of itself (`Lifecycle.describe`), receivers first. */
+  describe(): Array<{ readonly id: string; readonly kind: ComponentKind } & ComponentDescription> {
+    const described = [];
+    for (const instance of [...this.receivers, ...this.processors, ...this.exporters]) {
+      const description = instance.component.describe?.();
+      if (description) described.push({ id: instance.id, kind: instance.kind, ...description });
+    }
+    return described;
   }
 
   /**

@@ -4,7 +4,7 @@
 
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { ComponentSettings, Exporter } from '../../../src/pipeline/component.ts';
+import type { ComponentDescription, ComponentSettings, Exporter } from '../../../src/pipeline/component.ts';
 import type { RequestContext } from '../../../src/pipeline/data.ts';
 import { PermanentError } from '../../../src/pipeline/errors.ts';
 import type { RunBatch } from '../../../src/model/runs.ts';
@@ -30,6 +30,10 @@ export class LocalExporter implements Exporter<'runs'> {
     if (this.path !== ':memory:') await mkdir(dirname(this.path), { recursive: true });
     this.store = new LocalTraceStore(this.path);
     this.settings.telemetry.logger.info({ path: this.path }, 'Storing runs locally.');
+  }
+
+  describe(): ComponentDescription {
+    return { details: { 'trace store': this.path } };
   }
 
   async consume(batch: RunBatch, context: RequestContext): Promise<void> {

@@ -10,13 +10,14 @@ import { mkdir } from 'node:fs/promises';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { createHttpServer, listen } from '../../../src/http/server.ts';
-import type { ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
+import { createHttpServer, listen, listenerUrl } from '../../../src/http/server.ts';
+import type { ComponentDescription, ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
 import type { AgentApiConfig } from './config.ts';
 import { Assistants } from './internal/domain/assistants.ts';
 import { isoNow } from './internal/domain/clock.ts';
 import { RunService, settleThread } from './internal/domain/runs.ts';
 import { Threads } from './internal/domain/threads.ts';
+import { applyDeploymentEnv } from './internal/graphs/deployment-env.ts';
 import { GraphRegistry, parseGraphEnv, parseGraphSpecs } from './internal/graphs/registry.ts';
 import { HeaderFilter } from './internal/domain/configurable-headers.ts';
 import { parseDeploymentHttp } from './internal/graphs/http-config.ts';
@@ -40,6 +41,7 @@ import type { Assistant, RunRecord } from './internal/storage/storage.ts';
 import { registerGlobalRunTracing } from './internal/tracing/global.ts';
 import { createRunTracer } from './internal/tracing/tracer.ts';
 import type { RunTracer } from './internal/tracing/tracer.ts';
+import { watchGraphs, watchedFolders } from './internal/graphs/watch.ts';
 
 const RESTART_MESSAGE = 'The server stopped while this run was executing; start a new run to retry.';
 
@@ -53,7 +55,10 @@ export class AgentApiReceiver implements Receiver {
   private coordinator?: RunCoordinator;
   private boundPort?: number;
   private stopping?: Promise<void>;
+  private stopWatching?: () => void;
   private readonly tracingWarning: ThrottledWarning;
+  /** What `describe()` reports, set once listening. */
+  private started?: { dataDir: string; graphs: GraphRegistry; auth: string; watching?: string };
 
   constructor(
     private readonly settings: ComponentSettings,
@@ -81,7 +86,10 @@ export class AgentApiReceiver implements Receiver {
 
     const graphInput = config.graphs ? { graphs: { ...config.graphs } } : { langgraph_config: config.langgraph_config };
     const baseDir = host.resolvePath('.');
-    this.reportGraphEnv(parseGraphEnv(graphInput, baseDir));
+    const env = applyDeploymentEnv(parseGraphEnv(graphInput, baseDir));
+    if (env.applied.length > 0 || env.kept.length > 0) {
+      logger.info(env, 'Applied the langgraph.json env (variables the process already had keep their value).');
+    }
     const graphs = await GraphRegistry.load(parseGraphSpecs(graphInput, baseDir));
     const authSpec = findAuthHandler({ ...graphInput, authPath: config.auth.path }, baseDir);
     const customAuth = authSpec ? await CustomAuth.load(authSpec) : undefined;
@@ -209,6 +217,22 @@ export class AgentApiReceiver implements Receiver {
       },
       'Agent API server listening.',
     );
+    this.started = {
+      dataDir,
+      graphs,
+      auth:
+        [
+          apiKeys.length > 0 ? `API key (X-Api-Key, ${apiKeys.length} configured)` : '',
+          authSpec ? `custom handler ${authSpec.path}:${authSpec.exportName}` : '',
+        ]
+          .filter(Boolean)
+          .join(' + ') || 'none (no key needed)',
+    };
+    if (host.watch) {
+      const specs = () => parseGraphSpecs(graphInput, baseDir);
+      this.stopWatching = watchGraphs(graphs, specs, logger);
+      this.started.watching = watchedFolders(specs()).join(', ');
+    }
     if (apiKeys.length === 0 && !customAuth && !isLoopbackName(config.host)) {
       logger.warn(
         { host: config.host },
@@ -217,20 +241,24 @@ export class AgentApiReceiver implements Receiver {
     }
   }
 
-  /**
-   * The `env` of a langgraph.json names variables its graphs read from the process environment
-   * (`process.env.OPENAI_API_KEY`, as LangChain's chat models do). `langgraph dev` starts the
-   * server process with them; this receiver runs inside a process that is already started, and
-   * does not write to the environment every other component shares. It tells the operator which
-   * of them are unset instead, so that a graph does not quietly run without its key.
-   */
-  private reportGraphEnv(declared: Record<string, string>): void {
-    const unset = Object.keys(declared).filter((name) => process.env[name] === undefined);
-    if (unset.length === 0) return;
-    this.settings.telemetry.logger.warn(
-      { variables: unset },
-      "The langgraph.json env names variables this process does not have; its graphs will not see them. Set them in tracepipe's environment (exported, or node --env-file).",
-    );
+  describe(): ComponentDescription {
+    const { config, started, boundPort } = this;
+    if (!started || boundPort === undefined) return {};
+    const url = (path: string) => listenerUrl(config.host, boundPort, path);
+    return {
+      endpoints: [
+        { url: url('/'), purpose: 'Agent API (LangGraph SDK apiUrl)' },
+        ...(config.ui.enabled ? [{ url: url(`${normalizePrefix(config.ui.path)}/`), purpose: 'Web UI' }] : []),
+        { url: url('/docs'), purpose: 'API reference' },
+        { url: url('/metrics'), purpose: 'Prometheus metrics' },
+      ],
+      details: {
+        graphs: started.graphs.ids().join(', ') || 'none',
+        'data directory': started.dataDir,
+        auth: started.auth,
+        ...(started.watching ? { 'reloads on changes in': started.watching } : {}),
+      },
+    };
   }
 
   /** Settles what a stopped process left behind (see the restart rule above). */
@@ -328,6 +356,7 @@ export class AgentApiReceiver implements Receiver {
   }
 
   private async stop(deadline: number): Promise<void> {
+    this.stopWatching?.();
     // Stop taking requests first, then let running runs finish until shortly before the deadline.
     const closing = this.app?.close();
     if (this.workerPool) {

@@ -5,7 +5,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { corsEnabled, registerCors } from '../../../src/http/cors.ts';
-import { createHttpServer, listen } from '../../../src/http/server.ts';
+import { createHttpServer, listen, listenerUrl } from '../../../src/http/server.ts';
 import { countSpans } from '../../../src/model/spans.ts';
 import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
 import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts';
@@ -14,7 +14,7 @@ import { OtlpDecodeError } from '../../../src/otlp/errors.ts';
 import type { OtlpEncoding } from '../../../src/otlp/response.ts';
 import { CONTENT_TYPES, encodeExportResponse, encodeStatus } from '../../../src/otlp/response.ts';
 import { DurableIntake, IntakeUnavailableError, JournalRecordTooLargeError } from '../../../src/journal/intake.ts';
-import type { ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
+import type { ComponentDescription, ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
 import { errorMessage, isPermanent, isThrottle } from '../../../src/pipeline/errors.ts';
 import type { OtlpReceiverConfig } from './config.ts';
 import { BodyAbortedError, BodyCodingError, BodyTooLargeError, readBody } from './internal/body.ts';
@@ -130,6 +130,19 @@ export class OtlpReceiver implements Receiver {
       { address: `${config.host}:${this.port}`, path: config.traces_path },
       'Receiving OTLP traces.',
     );
+  }
+
+  describe(): ComponentDescription {
+    const { config } = this;
+    if (this.port === undefined) return {};
+    const endpoints = [{ url: listenerUrl(config.host, this.port, config.traces_path), purpose: 'OTLP/HTTP traces' }];
+    if (config.metrics.enabled) {
+      endpoints.push({ url: listenerUrl(config.host, this.port, config.metrics.path), purpose: 'Prometheus metrics' });
+    }
+    return {
+      endpoints,
+      details: config.journal.enabled ? { journal: this.settings.host.resolvePath(config.journal.directory) } : {},
+    };
   }
 
   async shutdown(deadline: number): Promise<void> {

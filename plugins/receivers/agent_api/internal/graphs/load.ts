@@ -74,8 +74,11 @@ function where(spec: GraphSpec): string {
   return `graph "${spec.graphId}" (${spec.path}:${spec.exportName})`;
 }
 
-/** Imports the module of `spec` and classifies its export; throws `GraphLoadError` naming it. */
-export async function loadExport(spec: GraphSpec): Promise<LoadedExport> {
+/**
+ * Imports the module of `spec` and classifies its export; throws `GraphLoadError` naming it.
+ * `generation` > 0 imports a fresh copy of the module (a reload).
+ */
+export async function loadExport(spec: GraphSpec, generation = 0): Promise<LoadedExport> {
   try {
     await access(spec.path);
   } catch (error) {
@@ -83,7 +86,10 @@ export async function loadExport(spec: GraphSpec): Promise<LoadedExport> {
   }
   let module: Record<string, unknown>;
   try {
-    module = (await import(pathToFileURL(spec.path).href)) as Record<string, unknown>;
+    // A reload (watch mode) imports the module afresh under a new URL; the modules it imports
+    // stay as first loaded.
+    const url = pathToFileURL(spec.path).href + (generation > 0 ? `?generation=${generation}` : '');
+    module = (await import(url)) as Record<string, unknown>;
   } catch (error) {
     throw new GraphLoadError(
       'import_failed',

@@ -36,7 +36,23 @@ interface Entry {
 }
 
 export class GraphRegistry {
-  private constructor(private readonly entries: ReadonlyMap<string, Entry>) {}
+  private generation = 0;
+
+  private constructor(private entries: ReadonlyMap<string, Entry>) {}
+
+  /**
+   * Imports every graph module afresh and, once all of them loaded, replaces the graphs at once
+   * (watch mode). Runs already executing keep the graph they started with; a graph that fails to
+   * load leaves every graph as it was (the error is thrown). Graph ids stay those of `specs`.
+   */
+  async reload(specs: readonly GraphSpec[]): Promise<void> {
+    const generation = ++this.generation;
+    const entries = new Map<string, Entry>();
+    for (const spec of specs) {
+      entries.set(spec.graphId, { spec, loaded: await loadExport(spec, generation), bound: new Map() });
+    }
+    this.entries = entries;
+  }
 
   /**
    * Imports every graph module (TypeScript works: tsx is registered in the process) and checks

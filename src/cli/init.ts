@@ -1,0 +1,315 @@
+// `tracepipe init [dir]`: a new agent project in an empty folder — a LangGraph.js graph in
+// TypeScript that runs offline (the example graphs' deterministic local model) until an
+// OpenAI-compatible key is set, its `langgraph.json`, a tracepipe config, a package.json whose
+// scripts start, watch, validate and test it, a test, and a README. The graphs are copied from
+// `examples/graphs/` (shipped in the package), so a template is always a graph the repository tests.
+
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const TEMPLATES = ['chat', 'tools', 'interrupt'] as const;
+export type TemplateName = (typeof TEMPLATES)[number];
+
+interface Template {
+  /** What `--help` and the README say it is. */
+  readonly title: string;
+  /** Files of `examples/graphs/` copied into `src/`; the first is the graph. */
+  readonly files: readonly string[];
+  /** The project's test of its graph, run directly (no server). */
+  readonly test: string;
+  /** A README section: how to talk to the graph with the SDK. */
+  readonly usage: string;
+}
+
+/** Named apart from the README's import line, which the build would read as tracepipe's own. */
+const SDK_PACKAGE = '@langchain/langgraph-sdk';
+
+const MODEL_FILES = ['models/local-chat-model.ts', 'models/choose-model.ts'];
+
+const TEMPLATE_SPECS: Record<TemplateName, Template> = {
+  chat: {
+    title: 'a chat agent whose model and system prompt come from the assistant’s context',
+    files: ['chat.ts', ...MODEL_FILES],
+    test: `import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { HumanMessage } from '@langchain/core/messages';
+import { MemorySaver } from '@langchain/langgraph';
+import { graph } from '../src/chat.ts';
+
+it('answers offline, with the system prompt from the context', async () => {
+  const agent = graph.withConfig({});
+  agent.checkpointer = new MemorySaver();
+  const config = { configurable: { thread_id: 't1' }, context: { system_prompt: 'Be brief.' } };
+  const state = await agent.invoke({ messages: [new HumanMessage('hello')] }, config);
+  assert.equal(state.messages.at(-1)?.content, '(Be brief.) You said: hello');
+});
+`,
+    usage: `const assistant = await client.assistants.create({
+  graphId: 'agent',
+  context: { system_prompt: 'Answer like a pirate.' }, // model_name too, once OPENAI_API_KEY is set
+});
+const thread = await client.threads.create();
+const state = await client.runs.wait(thread.thread_id, assistant.assistant_id, {
+  input: { messages: [{ role: 'user', content: 'hello' }] },
+});
+console.log(state); // offline: "(Answer like a pirate.) You said: hello"`,
+  },
+  tools: {
+    title: 'a tool-calling agent: the model asks for a tool, a ToolNode runs it, the model answers',
+    files: ['tools.ts', 'chat.ts', ...MODEL_FILES],
+    test: `import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { HumanMessage } from '@langchain/core/messages';
+import { MemorySaver } from '@langchain/langgraph';
+import { graph } from '../src/tools.ts';
+
+it('calls the add tool and answers from its result', async () => {
+  const agent = graph.withConfig({});
+  agent.checkpointer = new MemorySaver();
+  const state = await agent.invoke(
+    { messages: [new HumanMessage('What is 2 plus 3?')] },
+    { configurable: { thread_id: 't1' } },
+  );
+  assert.equal(state.messages.at(-1)?.content, 'The tool says: 5');
+});
+`,
+    usage: `const thread = await client.threads.create();
+const state = await client.runs.wait(thread.thread_id, 'agent', {
+  input: { messages: [{ role: 'user', content: 'What is 2 plus 3?' }] },
+});
+console.log(state); // offline: the add tool runs, then "The tool says: 5"`,
+  },
+  interrupt: {
+    title: 'a human-in-the-loop graph: it drafts an answer and waits for a person to approve or replace it',
+    files: ['interrupt.ts', 'models/local-chat-model.ts'],
+    test: `import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { HumanMessage } from '@langchain/core/messages';
+import { Command, MemorySaver } from '@langchain/langgraph';
+import { graph } from '../src/interrupt.ts';
+
+it('pauses for review and finishes with the approved draft', async () => {
+  const agent = graph.withConfig({});
+  agent.checkpointer = new MemorySaver();
+  const config = { configurable: { thread_id: 't1' } };
+  await agent.invoke({ messages: [new HumanMessage('hello')] }, config);
+  assert.deepEqual((await agent.getState(config)).next, ['review']);
+  const state = await agent.invoke(new Command({ resume: 'approve' }), config);
+  assert.equal(state.messages.at(-1)?.content, 'Draft answer to: hello');
+});
+`,
+    usage: `const thread = await client.threads.create();
+await client.runs.wait(thread.thread_id, 'agent', {
+  input: { messages: [{ role: 'user', content: 'hello' }] },
+}); // the thread is now "interrupted", waiting in the review node
+const state = await client.runs.wait(thread.thread_id, 'agent', {
+  command: { resume: 'approve' }, // or a replacement text
+});
+console.log(state); // "Draft answer to: hello"`,
+  },
+};
+
+/** The installed tracepipe package (or checkout): the directory of its package.json. */
+function packageRoot(): { dir: string; manifest: Record<string, any> } {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const path = join(dir, 'package.json');
+    if (existsSync(path)) {
+      const manifest = JSON.parse(readFileSync(path, 'utf8')) as Record<string, any>;
+      if (manifest.name === 'tracepipe') return { dir, manifest };
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('cannot find the tracepipe package, whose example graphs the templates are');
+    dir = parent;
+  }
+}
+
+/** A folder name as an npm package name. */
+function packageName(dir: string): string {
+  const name = basename(resolve(dir))
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[._-]+|-+$/g, '');
+  return name || 'my-agent';
+}
+
+export interface InitResult {
+  readonly dir: string;
+  readonly files: readonly string[];
+}
+
+/** Writes a new project into `dir` (created if missing); refuses a folder that holds anything. */
+export function initProject(dir: string, template: TemplateName = 'chat'): InitResult {
+  const spec = TEMPLATE_SPECS[template];
+  if (!spec) throw new Error(`unknown template "${template}" (known: ${TEMPLATES.join(', ')})`);
+  const target = resolve(dir);
+  if (existsSync(target)) {
+    if (!statSync(target).isDirectory()) throw new Error(`${dir} exists and is not a folder`);
+    const entries = readdirSync(target);
+    if (entries.length > 0) {
+      throw new Error(
+        `${dir} is not empty (${entries.slice(0, 3).join(', ')}${entries.length > 3 ? ', …' : ''}); ` +
+          'tracepipe init writes a new project into an empty or new folder, e.g. `tracepipe init my-agent`',
+      );
+    }
+  }
+  const { dir: root, manifest } = packageRoot();
+  const examples = join(root, 'examples/graphs');
+  const written: string[] = [];
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(join(target, path)), { recursive: true });
+    writeFileSync(join(target, path), text);
+    written.push(path);
+  };
+  for (const file of spec.files) {
+    mkdirSync(dirname(join(target, 'src', file)), { recursive: true });
+    copyFileSync(join(examples, file), join(target, 'src', file));
+    written.push(`src/${file}`);
+  }
+  const graphFile = spec.files[0]!;
+  const dependencies = manifest.dependencies as Record<string, string>;
+  const name = packageName(target);
+  write(
+    'package.json',
+    `${JSON.stringify(
+      {
+        name,
+        version: '0.1.0',
+        private: true,
+        type: 'module',
+        description: `An agent served by tracepipe: ${spec.title}.`,
+        scripts: {
+          start: 'tracepipe --config tracepipe.yaml',
+          dev: 'tracepipe --config tracepipe.yaml --watch',
+          validate: 'tracepipe validate tracepipe.yaml',
+          test: 'node --import tsx --test test/*.test.ts',
+        },
+        engines: { node: '>=20.11' },
+        dependencies: {
+          tracepipe: `^${manifest.version as string}`,
+          '@langchain/core': dependencies['@langchain/core'],
+          '@langchain/langgraph': dependencies['@langchain/langgraph'],
+          '@langchain/openai': dependencies['@langchain/openai'],
+          zod: dependencies.zod,
+        },
+        devDependencies: { tsx: dependencies.tsx },
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  write(
+    'langgraph.json',
+    `${JSON.stringify({ node_version: '20', dependencies: ['.'], graphs: { agent: `./src/${graphFile}:graph` } }, null, 2)}\n`,
+  );
+  write('tracepipe.yaml', projectConfig(name));
+  write(`test/${graphFile.replace(/\.ts$/, '.test.ts')}`, spec.test);
+  write(
+    'tsconfig.json',
+    `${JSON.stringify(
+      {
+        compilerOptions: {
+          target: 'es2022',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          allowImportingTsExtensions: true,
+          noEmit: true,
+          strict: true,
+          skipLibCheck: true,
+        },
+        include: ['src', 'test'],
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  write('.gitignore', 'node_modules/\ndata/\n');
+  write('README.md', projectReadme(name, template, spec, graphFile));
+  const shown = relative(process.cwd(), target);
+  return { dir: shown === '' ? '.' : shown.startsWith('..') ? target : shown, files: written };
+}
+
+function projectConfig(name: string): string {
+  return `# The agent server for ${name}: serves the graphs of langgraph.json (the Agent Deployment API the
+# LangGraph SDKs speak, and a web UI at /ui/), keeps assistants, threads and runs under DATA_DIR,
+# and traces every run into a local trace store beside them.
+#
+#   npm start                    # tracepipe --config tracepipe.yaml
+#   npm run dev                  # the same, reloading the graphs when their files change
+#   AGENT_API_PORT=9000 npm start
+receivers:
+  agent_api:
+    host: \${env:AGENT_API_HOST:-127.0.0.1}
+    port: \${env:AGENT_API_PORT:-8123}
+    langgraph_config: ./langgraph.json
+    data_dir: \${env:DATA_DIR:-./data}
+    # One key or a comma-separated list that clients send as X-Api-Key; empty: no key is needed,
+    # which is fine while the server listens on 127.0.0.1 only.
+    auth:
+      api_keys: "\${env:AGENT_API_KEY:-}"
+    tracing:
+      enabled: true
+      service_name: ${name}
+
+processors:
+  genai: {}
+  batch:
+    flush_interval_ms: 1000
+
+exporters:
+  local:
+    path: \${env:DATA_DIR:-./data}/traces.db
+
+service:
+  telemetry:
+    logs:
+      level: \${env:LOG_LEVEL:-info}
+  pipelines:
+    traces:
+      receivers: [agent_api]
+      processors: [genai, batch]
+      exporters: [local]
+`;
+}
+
+function projectReadme(name: string, template: TemplateName, spec: Template, graphFile: string): string {
+  return `# ${name}
+
+An agent served by [tracepipe](https://www.npmjs.com/package/tracepipe): ${spec.title}
+(created with \`tracepipe init --template ${template}\`).
+
+\`\`\`sh
+npm install
+npm start        # the agent server: API on http://127.0.0.1:8123, web UI on http://127.0.0.1:8123/ui/
+npm run dev      # the same, reloading the graph when a file under src/ changes
+npm test         # runs the graph directly, offline
+\`\`\`
+
+The start prints where everything is: the API (the LangGraph SDK's \`apiUrl\`), the web UI where you
+manage assistants and try the graph, the API reference (\`/docs\`), the data directory and the graphs.
+
+## The graph
+
+\`src/${graphFile}\` is the graph, named \`agent\` in \`langgraph.json\`. It runs offline on a
+deterministic local model (\`src/models/local-chat-model.ts\`) so that everything works without a
+key; set \`OPENAI_API_KEY\` (and optionally \`OPENAI_MODEL\`, \`OPENAI_BASE_URL\` for any
+OpenAI-compatible endpoint) to talk to a real model. The model and the system prompt are read from
+the assistant's \`context\` (\`model_name\`, \`system_prompt\`) where the graph uses a model.
+
+## Talking to it
+
+\`\`\`ts
+import { Client } from ${JSON.stringify(SDK_PACKAGE)}; // npm install ${SDK_PACKAGE}
+
+const client = new Client({ apiUrl: 'http://127.0.0.1:8123' });
+${spec.usage}
+\`\`\`
+
+## Configuration
+
+\`tracepipe.yaml\` is the server's config; its values come from environment variables with
+defaults: \`AGENT_API_PORT\` (8123), \`AGENT_API_HOST\` (127.0.0.1), \`AGENT_API_KEY\` (none),
+\`DATA_DIR\` (./data), \`LOG_LEVEL\` (info). \`npm run validate\` checks it without starting anything.
+`;
+}

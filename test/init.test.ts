@@ -1,0 +1,198 @@
+// `tracepipe init` as a new user runs it: a project per template in a temporary folder, installed
+// against the packed tracepipe tarball (from npm's cache, `--offline`, with this repository's
+// lockfile versions — the approach of test/package.test.ts), its own `npm test`, then `npm start`
+// and its graph run through the LangGraph SDK. Skipped, with the reason, when npm's cache cannot
+// serve the install.
+
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@langchain/langgraph-sdk';
+import { tempDir } from '../src/testkit/files.ts';
+import { writeAppLock } from '../scripts/app-lock.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = join(root, 'bin/tracepipe.js');
+const work = tempDir('tracepipe-init-');
+let skipReason: string | undefined;
+
+function npm(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env) {
+  const result = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd,
+    env,
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
+  return { ok: result.status === 0, output: `${result.stdout}${result.stderr}` };
+}
+
+function init(dir: string, template: string) {
+  return spawnSync(process.execPath, [bin, 'init', dir, '--template', template], { cwd: work, encoding: 'utf8' });
+}
+
+/**
+ * Points the project's `tracepipe` dependency at the tarball and writes the lockfile that lets
+ * `npm ci --offline` install it: this repository's production entries plus the tarball's.
+ */
+function lockProject(project: string, tarball: string): void {
+  const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as Record<string, any>;
+  writeAppLock(project, [tarball], manifest.name); // writes package.json too; put the project's back
+  const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as Record<string, any>;
+  manifest.dependencies.tracepipe = lock.packages[''].dependencies.tracepipe;
+  lock.packages[''] = {
+    name: manifest.name,
+    version: manifest.version,
+    dependencies: manifest.dependencies,
+    devDependencies: manifest.devDependencies,
+    engines: manifest.engines,
+  };
+  writeFileSync(join(project, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  writeFileSync(join(project, 'package-lock.json'), `${JSON.stringify(lock, null, 2)}\n`);
+}
+
+before(() => {
+  const pack = npm(['pack', '--pack-destination', work], root);
+  assert.ok(pack.ok, pack.output);
+  const tarball = join(
+    work,
+    readdirSync(work).find((name) => name.endsWith('.tgz'))!,
+  );
+  const created = init('chat-agent', 'chat');
+  assert.equal(created.status, 0, created.stderr);
+  const project = join(work, 'chat-agent');
+  lockProject(project, tarball);
+  // Install scripts stay off: the native addons were compiled for this machine when the repository
+  // was installed, and are copied below.
+  const install = npm(['ci', '--offline', '--ignore-scripts'], project);
+  if (!install.ok) {
+    if (/ENOTCACHED|only-if-cached/.test(install.output)) {
+      const missing = /\S*(?:ENOTCACHED|only-if-cached)[^\n]*/.exec(install.output)?.[0];
+      skipReason = `npm’s cache cannot serve an offline install of the dependencies (run \`npm ci\` first): ${missing}`;
+      return;
+    }
+    assert.fail(install.output);
+  }
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean; hasInstallScript?: boolean }>;
+  };
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    if (!entry.hasInstallScript || entry.dev || !existsSync(join(root, path, 'build'))) continue;
+    cpSync(join(root, path, 'build'), join(project, path, 'build'), { recursive: true });
+  }
+});
+
+/** `npm start` in `project`; resolves with the agent API's URL from the start's log line. */
+function npmStart(project: string) {
+  const child = spawn('npm', ['start'], {
+    cwd: project,
+    env: { ...process.env, AGENT_API_PORT: '0', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ready = new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      output += `${line}\n`;
+      if (!line.includes('"msg":"Listening."')) return;
+      const { endpoints } = JSON.parse(line) as { endpoints: { url: string; purpose: string }[] };
+      resolve(endpoints.find((endpoint) => endpoint.purpose.startsWith('Agent API'))!.url.replace(/\/$/, ''));
+    });
+    void exited.then((code) => reject(new Error(`exited with ${code} before it was ready:\n${output}`)));
+  });
+  // npm runs tracepipe in a child: the signal goes to the whole group.
+  const stop = async () => {
+    process.kill(-child.pid!, 'SIGTERM');
+    await exited;
+  };
+  return { ready, stop, output: () => output };
+}
+
+/** A second project of another template, sharing the first one's installed node_modules. */
+function sibling(template: string): string {
+  const created = init(`${template}-agent`, template);
+  assert.equal(created.status, 0, created.stderr);
+  const project = join(work, `${template}-agent`);
+  symlinkSync(join(work, 'chat-agent/node_modules'), join(project, 'node_modules'), 'dir');
+  return project;
+}
+
+describe('tracepipe init', () => {
+  it('refuses a folder that is not empty, naming what is there', () => {
+    const dir = join(work, 'taken');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'notes.txt'), 'mine');
+    const result = init(dir, 'chat');
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /^tracepipe: .*taken is not empty \(notes\.txt\); tracepipe init writes/);
+    assert.deepEqual(readdirSync(dir), ['notes.txt']);
+  });
+
+  it('chat: npm test passes, npm start serves the graph, the SDK talks to it with the assistant’s context', async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    const project = join(work, 'chat-agent');
+    const tested = npm(['test'], project, { ...process.env, NODE_TEST_CONTEXT: '' });
+    assert.ok(tested.ok, tested.output);
+    const server = npmStart(project);
+    try {
+      const client = new Client({ apiUrl: await server.ready });
+      const assistant = await client.assistants.create({ graphId: 'agent', context: { system_prompt: 'Be brief.' } });
+      const thread = await client.threads.create();
+      const state = (await client.runs.wait(thread.thread_id, assistant.assistant_id, {
+        input: { messages: [{ role: 'user', content: 'hello' }] },
+      })) as { messages: { content: string }[] };
+      assert.equal(state.messages.at(-1)!.content, '(Be brief.) You said: hello');
+      const ui = await fetch(`${await server.ready}/ui/`);
+      assert.equal(ui.status, 200);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('tools: the tool-calling template calls its tool through the server', async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    const project = sibling('tools');
+    const tested = npm(['test'], project, { ...process.env, NODE_TEST_CONTEXT: '' });
+    assert.ok(tested.ok, tested.output);
+    const server = npmStart(project);
+    try {
+      const client = new Client({ apiUrl: await server.ready });
+      const thread = await client.threads.create();
+      const state = (await client.runs.wait(thread.thread_id, 'agent', {
+        input: { messages: [{ role: 'user', content: 'What is 2 plus 3?' }] },
+      })) as { messages: { content: string; type: string }[] };
+      assert.deepEqual(
+        state.messages.map((message) => message.type),
+        ['human', 'ai', 'tool', 'ai'],
+      );
+      assert.equal(state.messages.at(-1)!.content, 'The tool says: 5');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('interrupt: the human-in-the-loop template pauses and resumes through the server', async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    const project = sibling('interrupt');
+    const tested = npm(['test'], project, { ...process.env, NODE_TEST_CONTEXT: '' });
+    assert.ok(tested.ok, tested.output);
+    const server = npmStart(project);
+    try {
+      const client = new Client({ apiUrl: await server.ready });
+      const thread = await client.threads.create();
+      await client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'hello' }] } });
+      assert.equal((await client.threads.get(thread.thread_id)).status, 'interrupted');
+      const state = (await client.runs.wait(thread.thread_id, 'agent', {
+        command: { resume: 'approve' },
+      })) as { messages: { content: string }[] };
+      assert.equal(state.messages.at(-1)!.content, 'Draft answer to: hello');
+    } finally {
+      await server.stop();
+    }
+  });
+});
