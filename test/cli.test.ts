@@ -124,7 +124,7 @@ service:
     ]);
   });
 
-  it('runs a pipeline built from the example plugin and the debug exporter', async () => {
+  it('runs a pipeline built from the example plugin and the file exporter', async () => {
     const dir = tempDir();
     const config = writeFile(
       dir,
@@ -135,10 +135,10 @@ receivers:
 processors:
   redact: { patterns: ["sk-[a-z0-9]+"], keys: [user] }
 exporters:
-  debug: { path: out/spans.jsonl }
+  file: { path: out/spans.jsonl }
 service:
   pipelines:
-    traces: { receivers: [journal_source], processors: [redact], exporters: [debug] }
+    traces: { receivers: [journal_source], processors: [redact], exporters: [file] }
 `,
     );
     const process = start(config);
@@ -148,10 +148,10 @@ service:
     const lines = readFileSync(join(dir, 'out/spans.jsonl'), 'utf8').trim().split('\n');
     assert.equal(lines.length, 1);
     const record = JSON.parse(lines[0]!);
-    const attributes = record.data.resourceSpans[0].scopeSpans[0].spans[0].attributes;
+    const attributes = record.resourceSpans[0].scopeSpans[0].spans[0].attributes;
     assert.deepEqual(attributes, [
-      { key: 'api_key', value: { type: 'string', value: 'key [REDACTED] here' } },
-      { key: 'user', value: { type: 'string', value: '[REDACTED]' } },
+      { key: 'api_key', value: { stringValue: 'key [REDACTED] here' } },
+      { key: 'user', value: { stringValue: '[REDACTED]' } },
     ]);
     assert.match(process.output(), /Component is in development/);
   });
