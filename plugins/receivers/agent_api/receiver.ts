@@ -14,6 +14,10 @@ import { createHttpServer, listen } from '../../../src/http/server.ts';
 import type { ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
 import { counter, histogram } from '../../../src/telemetry/metrics.ts';
 import type { AgentApiConfig } from './config.ts';
+import { Crons } from './internal/crons/crons.ts';
+import { systemClock } from './internal/crons/schedule.ts';
+import type { Clock } from './internal/crons/schedule.ts';
+import { CronScheduler } from './internal/crons/scheduler.ts';
 import { Assistants } from './internal/domain/assistants.ts';
 import { isoNow } from './internal/domain/clock.ts';
 import { Runs, settleThread } from './internal/domain/runs.ts';
@@ -54,16 +58,25 @@ export class AgentApiReceiver implements Receiver {
   private boundPort?: number;
   private stopping?: Promise<void>;
   private readonly tracingWarning: ThrottledWarning;
+  private cronScheduler?: CronScheduler;
 
   constructor(
     private readonly settings: ComponentSettings,
     private readonly config: AgentApiConfig,
     private readonly next: Consumer<'spans'>,
+    /** `clock`: where crons read the time (tests move it). */
+    private readonly options: { clock?: Clock } = {},
   ) {
     this.tracingWarning = new ThrottledWarning(
       settings.logger,
       'Could not send the spans of a run; the run itself is unaffected.',
     );
+  }
+
+  /** The cron scheduler (after `start`): `tick()` starts the due crons' runs now. */
+  get crons(): CronScheduler {
+    if (!this.cronScheduler) throw new Error('the agent API server is not started');
+    return this.cronScheduler;
   }
 
   /** The port the server listens on (after `start`). */
@@ -156,6 +169,12 @@ export class AgentApiReceiver implements Receiver {
 
     await assistants.ensureSystemAssistants();
     await this.recover(storage, broker);
+    const clock = () => this.options.clock ?? systemClock;
+    const cronScheduler = (this.cronScheduler = new CronScheduler({ storage, runs, clock, logger }));
+    const crons = new Crons(storage, assistants, clock, {
+      webhookProblem: (url) => webhookUrlProblem(url, webhookPolicy),
+      onChange: () => cronScheduler.wake(),
+    });
 
     const services: AgentServices = {
       assistants,
@@ -176,6 +195,7 @@ export class AgentApiReceiver implements Receiver {
       metrics: host.metrics,
       maxBodyBytes: config.max_body_bytes,
       maxJsonDepth: config.max_json_depth,
+      crons,
     };
     const app = (this.app = createHttpServer({ logger, host, bodyLimit: config.max_body_bytes, metricsPath: false }));
     const apiKeys = splitList(config.auth.api_keys);
@@ -191,6 +211,7 @@ export class AgentApiReceiver implements Receiver {
     await app.register(agentApiPlugin(services));
     if (config.ui.enabled) await registerUi(app, { prefix: config.ui.path });
     queue.start();
+    cronScheduler.start();
     this.boundPort = await listen(app, config.host, config.port);
     const auth = {
       api_keys: apiKeys.length,
@@ -306,6 +327,7 @@ export class AgentApiReceiver implements Receiver {
   private async stop(deadline: number): Promise<void> {
     // Stop taking requests first, then let running runs finish until shortly before the deadline.
     const closing = this.app?.close();
+    await this.cronScheduler?.stop();
     if (this.queue) {
       const remaining = Math.max(0, deadline - Date.now() - 500);
       const timer = setTimeout(() => this.executor?.abortAll('shutdown'), remaining);

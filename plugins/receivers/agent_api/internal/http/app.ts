@@ -10,6 +10,7 @@ import { AuthRefusal } from '../auth/custom.ts';
 import { GraphLoadError, GraphNotFoundError } from '../graphs/registry.ts';
 import { parseJsonBody } from './json-body.ts';
 import { registerAssistantRoutes } from './routes-assistants.ts';
+import { registerCronRoutes } from './routes-crons.ts';
 import { registerDocsAndMetrics } from './routes-docs.ts';
 import { registerMetaRoutes } from './routes-meta.ts';
 import { registerRunRoutes } from './routes-runs.ts';
@@ -141,5 +142,6 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
     registerThreadRoutes(app, services);
     registerRunRoutes(app, services);
     registerStoreRoutes(app, services);
+    registerCronRoutes(app, services);
   };
 }

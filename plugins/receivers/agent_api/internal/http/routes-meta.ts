@@ -22,7 +22,12 @@ export function registerMetaRoutes(app: FastifyInstance, services: AgentServices
     version: '0.1.0',
     langgraph_js_version: langgraphVersion,
     context: 'js',
-    flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false },
+    flags: {
+      assistants: true,
+      crons: services.crons !== undefined,
+      langsmith: false,
+      langsmith_tracing_replicas: false,
+    },
     graphs: services.graphs.ids(),
   }));
 

@@ -2,6 +2,7 @@
 
 import type { Logger } from 'pino';
 import type { Host } from '../../../../../src/pipeline/component.ts';
+import type { Crons } from '../crons/crons.ts';
 import type { Assistants } from '../domain/assistants.ts';
 import type { Runs } from '../domain/runs.ts';
 import type { Threads } from '../domain/threads.ts';
@@ -39,4 +40,6 @@ export interface AgentServices {
   /** `max_body_bytes` and `max_json_depth`: the request body limits. */
   readonly maxBodyBytes: number;
   readonly maxJsonDepth: number;
+  /** Crons (`/runs/crons`); their routes are served when present. */
+  readonly crons?: Crons;
 }
