@@ -196,6 +196,8 @@ export class AgentApiReceiver implements Receiver {
       maxBodyBytes: config.max_body_bytes,
       maxJsonDepth: config.max_json_depth,
       crons,
+      mcpEnabled: config.mcp?.enabled ?? true,
+      a2aEnabled: config.a2a?.enabled ?? true,
     };
     const app = (this.app = createHttpServer({ logger, host, bodyLimit: config.max_body_bytes, metricsPath: false }));
     const apiKeys = splitList(config.auth.api_keys);

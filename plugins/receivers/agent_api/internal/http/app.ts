@@ -11,6 +11,7 @@ import { GraphLoadError, GraphNotFoundError } from '../graphs/registry.ts';
 import { parseJsonBody } from './json-body.ts';
 import { registerAssistantRoutes } from './routes-assistants.ts';
 import { registerCronRoutes } from './routes-crons.ts';
+import { registerMcpRoutes } from './routes-mcp.ts';
 import { registerDocsAndMetrics } from './routes-docs.ts';
 import { registerMetaRoutes } from './routes-meta.ts';
 import { registerRunRoutes } from './routes-runs.ts';
@@ -143,5 +144,6 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
     registerRunRoutes(app, services);
     registerStoreRoutes(app, services);
     registerCronRoutes(app, services);
+    if (services.mcpEnabled) registerMcpRoutes(app, services);
   };
 }

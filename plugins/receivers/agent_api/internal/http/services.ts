@@ -42,4 +42,8 @@ export interface AgentServices {
   readonly maxJsonDepth: number;
   /** Crons (`/runs/crons`); their routes are served when present. */
   readonly crons?: Crons;
+  /** Serve `/mcp` (the assistants as MCP tools). */
+  readonly mcpEnabled?: boolean;
+  /** Serve `/a2a/{assistant_id}` and the agent cards. */
+  readonly a2aEnabled?: boolean;
 }
