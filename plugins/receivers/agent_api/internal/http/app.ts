@@ -12,6 +12,7 @@ import { parseJsonBody } from './json-body.ts';
 import { registerAssistantRoutes } from './routes-assistants.ts';
 import { registerCronRoutes } from './routes-crons.ts';
 import { registerMcpRoutes } from './routes-mcp.ts';
+import { registerA2aRoutes } from './routes-a2a.ts';
 import { registerDocsAndMetrics } from './routes-docs.ts';
 import { registerMetaRoutes } from './routes-meta.ts';
 import { registerRunRoutes } from './routes-runs.ts';
@@ -145,5 +146,6 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
     registerStoreRoutes(app, services);
     registerCronRoutes(app, services);
     if (services.mcpEnabled) registerMcpRoutes(app, services);
+    if (services.a2aEnabled) registerA2aRoutes(app, services);
   };
 }
