@@ -27,6 +27,8 @@ export function registerMetaRoutes(app: FastifyInstance, services: AgentServices
       crons: services.crons !== undefined,
       langsmith: false,
       langsmith_tracing_replicas: false,
+      mcp: services.mcpEnabled === true,
+      a2a: services.a2aEnabled === true,
     },
     graphs: services.graphs.ids(),
   }));

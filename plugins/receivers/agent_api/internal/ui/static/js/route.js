@@ -1,4 +1,5 @@
-// Hash routing: `#/assistants`, `#/assistants/new`, `#/assistants/<id>`, `#/studio[/<assistant id>]`.
+// Hash routing: `#/assistants`, `#/assistants/new`, `#/assistants/<id>`, `#/studio[/<assistant id>]`,
+// `#/crons`, `#/deployment`.
 // The hash keeps every screen bookmarkable without server-side routes, and the back button works.
 
 import { useEffect, useState } from 'preact/hooks';
@@ -6,6 +7,8 @@ import { useEffect, useState } from 'preact/hooks';
 export function parseRoute(hash) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'studio') return { page: 'studio', assistantId: parts[1] };
+  if (parts[0] === 'crons') return { page: 'crons' };
+  if (parts[0] === 'deployment') return { page: 'deployment' };
   if (parts[0] === 'assistants' && parts[1] === 'new') return { page: 'assistants', create: true };
   if (parts[0] === 'assistants' && parts[1]) return { page: 'assistants', assistantId: parts[1] };
   return { page: 'assistants' };
@@ -15,6 +18,8 @@ export const href = {
   assistants: () => '#/assistants',
   newAssistant: () => '#/assistants/new',
   assistant: (assistantId) => `#/assistants/${encodeURIComponent(assistantId)}`,
+  crons: () => '#/crons',
+  deployment: () => '#/deployment',
   studio: (assistantId) => (assistantId ? `#/studio/${encodeURIComponent(assistantId)}` : '#/studio'),
 };
 
