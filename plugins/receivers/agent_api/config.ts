@@ -160,6 +160,34 @@ export const configSchema = {
         },
       },
     },
+    mcp: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'The assistants as MCP tools at `/mcp` (Streamable HTTP).',
+      properties: {
+        enabled: {
+          type: 'boolean',
+          default: true,
+          description:
+            'Serve `/mcp`: one MCP tool per assistant, behind the same authentication as the API (false: the route does not exist).',
+        },
+      },
+    },
+    a2a: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'The assistants as Agent2Agent (A2A) agents at `/a2a/{assistant_id}`.',
+      properties: {
+        enabled: {
+          type: 'boolean',
+          default: true,
+          description:
+            'Serve `/a2a/{assistant_id}` (JSON-RPC) and the agent cards at `/.well-known/agent-card.json?assistant_id=…`, behind the same authentication as the API (false: the routes do not exist).',
+        },
+      },
+    },
     ui: {
       type: 'object',
       additionalProperties: false,

@@ -13,6 +13,10 @@ import type { FastifyInstance } from 'fastify';
 import { createHttpServer, listen, listenerUrl } from '../../../src/http/server.ts';
 import type { ComponentDescription, ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
 import type { AgentApiConfig } from './config.ts';
+import { Crons } from './internal/crons/crons.ts';
+import { systemClock } from './internal/crons/schedule.ts';
+import type { Clock } from './internal/crons/schedule.ts';
+import { CronScheduler } from './internal/crons/scheduler.ts';
 import { Assistants } from './internal/domain/assistants.ts';
 import { isoNow } from './internal/domain/clock.ts';
 import { RunService, settleThread } from './internal/domain/runs.ts';
@@ -59,16 +63,25 @@ export class AgentApiReceiver implements Receiver {
   private readonly tracingWarning: ThrottledWarning;
   /** What `describe()` reports, set once listening. */
   private started?: { dataDir: string; graphs: GraphRegistry; auth: string; watching?: string };
+  private cronScheduler?: CronScheduler;
 
   constructor(
     private readonly settings: ComponentSettings,
     private readonly config: AgentApiConfig,
     private readonly next: Consumer<'spans'>,
+    /** `clock`: where crons read the time (tests move it). */
+    private readonly options: { clock?: Clock } = {},
   ) {
     this.tracingWarning = new ThrottledWarning(
       settings.telemetry.logger,
       'Could not send the spans of a run; the run itself is unaffected.',
     );
+  }
+
+  /** The cron scheduler (after `start`): `tick()` starts the due crons' runs now. */
+  get crons(): CronScheduler {
+    if (!this.cronScheduler) throw new Error('the agent API server is not started');
+    return this.cronScheduler;
   }
 
   /** The port the server listens on (after `start`). */
@@ -166,6 +179,12 @@ export class AgentApiReceiver implements Receiver {
 
     await assistants.ensureSystemAssistants();
     await this.recover(storage, broker);
+    const clock = () => this.options.clock ?? systemClock;
+    const cronScheduler = (this.cronScheduler = new CronScheduler({ storage, runs, clock, logger }));
+    const crons = new Crons(storage, assistants, clock, {
+      webhookProblem: (url) => webhookUrlProblem(url, webhookPolicy),
+      onChange: () => cronScheduler.wake(),
+    });
 
     const services: AgentServices = {
       assistants,
@@ -186,6 +205,9 @@ export class AgentApiReceiver implements Receiver {
       metrics: host.metrics,
       maxBodyBytes: config.max_body_bytes,
       maxJsonDepth: config.max_json_depth,
+      crons,
+      mcpEnabled: config.mcp?.enabled ?? true,
+      a2aEnabled: config.a2a?.enabled ?? true,
     };
     const app = (this.app = createHttpServer({ logger, host, bodyLimit: config.max_body_bytes, metricsPath: false }));
     const apiKeys = splitList(config.auth.api_keys);
@@ -201,6 +223,7 @@ export class AgentApiReceiver implements Receiver {
     await app.register(agentApiPlugin(services));
     if (config.ui.enabled) await registerUi(app, { prefix: config.ui.path });
     workerPool.start();
+    cronScheduler.start();
     this.boundPort = await listen(app, config.host, config.port);
     const auth = {
       api_keys: apiKeys.length,
@@ -359,6 +382,7 @@ export class AgentApiReceiver implements Receiver {
     this.stopWatching?.();
     // Stop taking requests first, then let running runs finish until shortly before the deadline.
     const closing = this.app?.close();
+    await this.cronScheduler?.stop();
     if (this.workerPool) {
       const remaining = Math.max(0, deadline - Date.now() - 500);
       const timer = setTimeout(() => this.runner?.abortAll('shutdown'), remaining);

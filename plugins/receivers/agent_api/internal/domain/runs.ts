@@ -56,6 +56,11 @@ export interface RunAccess {
   readonly assistantVisible?: AuthFilters;
   /** The authenticated user, stamped into `configurable` (`langgraph_auth_user`, ...). */
   readonly auth?: AuthContext;
+  /**
+   * Runs first inside the transaction that inserts the run; throwing aborts the creation. A cron
+   * claims its tick here, so the tick and its run commit together or not at all.
+   */
+  readonly claim?: (tx: StorageOps) => Promise<void>;
 }
 
 export interface RunServiceOptions {
@@ -141,6 +146,7 @@ export class RunService {
       }
     }
     const { run, inflight } = await this.storage.transaction(async (tx) => {
+      if (access.claim) await access.claim(tx);
       const assistant = await tx.getAssistant(assistantId);
       if (!assistant || !matchesAuthFilters(assistant.metadata, access.assistantVisible)) {
         throw notFound(

@@ -11,6 +11,9 @@ import { AuthRefusal } from '../auth/custom.ts';
 import { GraphLoadError, GraphNotFoundError } from '../graphs/registry.ts';
 import { parseJsonBody } from './json-body.ts';
 import { registerAssistantRoutes } from './routes-assistants.ts';
+import { registerCronRoutes } from './routes-crons.ts';
+import { registerMcpRoutes } from './routes-mcp.ts';
+import { registerA2aRoutes } from './routes-a2a.ts';
 import { registerDocsAndMetrics } from './routes-docs.ts';
 import { registerMetaRoutes } from './routes-meta.ts';
 import { registerRunRoutes } from './routes-runs.ts';
@@ -138,5 +141,8 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
     registerThreadRoutes(api, services);
     registerRunRoutes(api, services);
     registerStoreRoutes(api, services);
+    registerCronRoutes(api, services);
+    if (services.mcpEnabled) registerMcpRoutes(api, services);
+    if (services.a2aEnabled) registerA2aRoutes(api, services);
   };
 }

@@ -21,7 +21,14 @@ export function registerMetaRoutes(app: AgentApp, services: AgentServices): void
     version: '0.1.0',
     langgraph_js_version: langgraphVersion,
     context: 'js',
-    flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false },
+    flags: {
+      assistants: true,
+      crons: services.crons !== undefined,
+      langsmith: false,
+      langsmith_tracing_replicas: false,
+      mcp: services.mcpEnabled === true,
+      a2a: services.a2aEnabled === true,
+    },
     graphs: services.graphs.ids(),
   }));
 

@@ -11,6 +11,7 @@ import type {
 } from 'fastify';
 import type { Logger } from 'pino';
 import type { Host } from '../../../../../src/pipeline/component.ts';
+import type { Crons } from '../crons/crons.ts';
 import type { Assistants } from '../domain/assistants.ts';
 import type { RunService } from '../domain/runs.ts';
 import type { Threads } from '../domain/threads.ts';
@@ -48,6 +49,12 @@ export interface AgentServices {
   /** `max_body_bytes` and `max_json_depth`: the request body limits. */
   readonly maxBodyBytes: number;
   readonly maxJsonDepth: number;
+  /** Crons (`/runs/crons`); their routes are served when present. */
+  readonly crons?: Crons;
+  /** Serve `/mcp` (the assistants as MCP tools). */
+  readonly mcpEnabled?: boolean;
+  /** Serve `/a2a/{assistant_id}` and the agent cards. */
+  readonly a2aEnabled?: boolean;
 }
 
 /**

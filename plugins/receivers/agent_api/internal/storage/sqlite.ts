@@ -5,8 +5,10 @@
 import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import { matchesAuthFilters } from '../auth/filters.ts';
+import type { CronQuery, CronRecord } from './crons.ts';
 import { containsJson } from './json-match.ts';
 import { Mutex } from './mutex.ts';
+import { CRON_SCHEMA, SqliteCronOps } from './sqlite-crons.ts';
 import type {
   Assistant,
   AssistantQuery,
@@ -383,14 +385,20 @@ class SqliteOps {
          ORDER BY r.created_at, r.seq LIMIT 64`,
       )
       .all(now) as Row[];
-    const row = candidates.find((candidate) => !exclude.has(String(candidate.run_id)));
-    if (!row) return undefined;
-    const run = toRun(row);
-    run.status = 'running';
-    run.attempt += 1;
-    run.updated_at = now;
-    this.updateRun(run);
-    return run;
+    // The update is conditional, so that of several processes sharing the database file only one
+    // takes a run.
+    for (const row of candidates) {
+      if (exclude.has(String(row.run_id))) continue;
+      const run = toRun(row);
+      run.status = 'running';
+      run.attempt += 1;
+      run.updated_at = now;
+      const taken = this.prepare(
+        "UPDATE runs SET status = 'running', attempt = ?, updated_at = ? WHERE run_id = ? AND status = 'pending'",
+      ).run(run.attempt, now, run.run_id).changes;
+      if (taken === 1) return run;
+    }
+    return undefined;
   }
 
   nextDueRun(now: string): string | undefined {
@@ -419,7 +427,11 @@ class SqliteOps {
   }
 }
 
-function bindOps(ops: SqliteOps, guard: <T>(fn: () => T) => Promise<T>): StorageOps {
+function bindOps(ops: SqliteOps, cronOps: SqliteCronOps, guard: <T>(fn: () => T) => Promise<T>): StorageOps {
+  const wrapCron =
+    <A extends unknown[], R>(fn: (...args: A) => R) =>
+    (...args: A): Promise<R> =>
+      guard(() => fn.apply(cronOps, args));
   const wrap =
     <A extends unknown[], R>(fn: (...args: A) => R) =>
     (...args: A): Promise<R> =>
@@ -450,6 +462,14 @@ function bindOps(ops: SqliteOps, guard: <T>(fn: () => T) => Promise<T>): Storage
     nextDueRun: wrap(ops.nextDueRun),
     runsWithStatus: wrap(ops.runsWithStatus),
     truncate: wrap(ops.truncate),
+    getCron: wrapCron(cronOps.getCron),
+    insertCron: wrapCron(cronOps.insertCron),
+    updateCron: wrapCron(cronOps.updateCron),
+    deleteCron: wrapCron(cronOps.deleteCron),
+    searchCrons: wrapCron(cronOps.searchCrons),
+    dueCrons: wrapCron(cronOps.dueCrons),
+    earliestCronRun: wrapCron(cronOps.earliestCronRun),
+    claimCronTick: wrapCron(cronOps.claimCronTick),
   };
 }
 
@@ -467,9 +487,11 @@ export class SqliteStorage implements Storage {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
+    this.db.exec(CRON_SCHEMA);
     const ops = new SqliteOps(this.db);
-    this.outside = bindOps(ops, (fn) => this.mutex.run(fn));
-    this.inside = bindOps(ops, async (fn) => fn());
+    const cronOps = new SqliteCronOps(this.db);
+    this.outside = bindOps(ops, cronOps, (fn) => this.mutex.run(fn));
+    this.inside = bindOps(ops, cronOps, async (fn) => fn());
   }
 
   async transaction<T>(fn: (tx: StorageOps) => Promise<T>): Promise<T> {
@@ -519,4 +541,13 @@ export class SqliteStorage implements Storage {
   runsWithStatus = (status: RunStatus) => this.outside.runsWithStatus(status);
   truncate = (what: { runs?: boolean; threads?: boolean; assistants?: boolean }, keep: ReadonlySet<string>) =>
     this.outside.truncate(what, keep);
+  getCron = (id: string) => this.outside.getCron(id);
+  insertCron = (c: CronRecord) => this.outside.insertCron(c);
+  updateCron = (c: CronRecord) => this.outside.updateCron(c);
+  deleteCron = (id: string) => this.outside.deleteCron(id);
+  searchCrons = (query: CronQuery) => this.outside.searchCrons(query);
+  dueCrons = (now: string, limit: number) => this.outside.dueCrons(now, limit);
+  earliestCronRun = () => this.outside.earliestCronRun();
+  claimCronTick = (id: string, expected: string, next: string | null, now: string) =>
+    this.outside.claimCronTick(id, expected, next, now);
 }

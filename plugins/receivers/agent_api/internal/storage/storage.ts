@@ -4,6 +4,7 @@
 
 import type { AuthFilters } from '../auth/filters.ts';
 import type { ApiStreamMode } from '../runs/stream-modes.ts';
+import type { CronStorageOps } from './crons.ts';
 
 /** A JSON object as stored: plain data only, never class instances. */
 export type JsonObject = Record<string, unknown>;
@@ -142,7 +143,7 @@ export interface RunQuery {
  * The operations one transaction may use. Every method is atomic on its own; several calls are
  * atomic together only inside `Storage.transaction`. Absent rows come back as `undefined`.
  */
-export interface StorageOps {
+export interface StorageOps extends CronStorageOps {
   getAssistant(assistantId: string): Promise<Assistant | undefined>;
   /** Inserts the assistant and its version row `assistant.version`. */
   insertAssistant(assistant: Assistant): Promise<void>;

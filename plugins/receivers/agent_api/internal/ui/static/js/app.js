@@ -1,12 +1,14 @@
 // @ts-check
-// The application shell: header with the two screens (Assistants, Studio), the API-key setting,
-// a polite live region for confirmations, and the routed page. When the server answers 401, the
+// The application shell: header with the screens (Assistants, Studio, Crons, Deployment), the
+// API-key setting, a polite live region for confirmations, and the routed page. When the server answers 401, the
 // shell asks for the key by opening the API-key dialog itself — once: dismissing the dialog stops
 // the asking for this page, and the API key button still opens it.
 
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { getApiKey, onUnauthorized, setApiKey } from './api.js';
 import { AssistantsPage } from './assistants.js';
+import { CronsPage } from './crons.js';
+import { DeploymentPage } from './deployment.js';
 import { html } from './html.js';
 import { href, useRoute } from './route.js';
 import { StudioPage } from './studio.js';
@@ -90,7 +92,8 @@ export function App() {
   }, [routeKey]);
 
   useEffect(() => {
-    document.title = `${route.page === 'studio' ? 'Studio' : 'Assistants'} · tracepipe agent server`;
+    const titles = { studio: 'Studio', crons: 'Crons', deployment: 'Deployment' };
+    document.title = `${titles[route.page] ?? 'Assistants'} · tracepipe agent server`;
   }, [route.page]);
 
   return html`
@@ -100,6 +103,8 @@ export function App() {
       <nav aria-label="Main">
         <a href=${href.assistants()} aria-current=${route.page === 'assistants' ? 'page' : undefined}>Assistants</a>
         <a href=${href.studio(route.page === 'assistants' ? route.assistantId : undefined)} aria-current=${route.page === 'studio' ? 'page' : undefined}>Studio</a>
+        <a href=${href.crons()} aria-current=${route.page === 'crons' ? 'page' : undefined}>Crons</a>
+        <a href=${href.deployment()} aria-current=${route.page === 'deployment' ? 'page' : undefined}>Deployment</a>
       </nav>
       <button type="button" class="secondary small" onClick=${() => setKeyDialog('')}>API key</button>
     </header>
@@ -108,7 +113,11 @@ export function App() {
       ${
         route.page === 'studio'
           ? html`<${StudioPage} initialAssistantId=${route.assistantId} announce=${announce} />`
-          : html`<${AssistantsPage} route=${route} announce=${announce} />`
+          : route.page === 'crons'
+            ? html`<${CronsPage} announce=${announce} />`
+            : route.page === 'deployment'
+              ? html`<${DeploymentPage} announce=${announce} />`
+              : html`<${AssistantsPage} route=${route} announce=${announce} />`
       }
     </main>
     ${

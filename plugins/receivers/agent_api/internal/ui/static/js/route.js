@@ -1,5 +1,6 @@
 // @ts-check
-// Hash routing: `#/assistants`, `#/assistants/new`, `#/assistants/<id>`, `#/studio[/<assistant id>]`.
+// Hash routing: `#/assistants`, `#/assistants/new`, `#/assistants/<id>`, `#/studio[/<assistant id>]`,
+// `#/crons`, `#/deployment`.
 // The hash keeps every screen bookmarkable without server-side routes, and the back button works.
 
 import { useEffect, useState } from 'preact/hooks';
@@ -7,7 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 /**
  * The screen a hash names.
  * @typedef {object} Route
- * @property {'assistants' | 'studio'} page
+ * @property {'assistants' | 'studio' | 'crons' | 'deployment'} page
  * @property {string} [assistantId]
  * @property {boolean} [create] The creation form of the Assistants screen.
  */
@@ -19,6 +20,8 @@ import { useEffect, useState } from 'preact/hooks';
 export function parseRoute(hash) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'studio') return { page: 'studio', assistantId: parts[1] };
+  if (parts[0] === 'crons') return { page: 'crons' };
+  if (parts[0] === 'deployment') return { page: 'deployment' };
   if (parts[0] === 'assistants' && parts[1] === 'new') return { page: 'assistants', create: true };
   if (parts[0] === 'assistants' && parts[1]) return { page: 'assistants', assistantId: parts[1] };
   return { page: 'assistants' };
@@ -29,6 +32,8 @@ export const href = {
   newAssistant: () => '#/assistants/new',
   /** @param {string} assistantId */
   assistant: (assistantId) => `#/assistants/${encodeURIComponent(assistantId)}`,
+  crons: () => '#/crons',
+  deployment: () => '#/deployment',
   /** @param {string} [assistantId] */
   studio: (assistantId) => (assistantId ? `#/studio/${encodeURIComponent(assistantId)}` : '#/studio'),
 };

@@ -1,0 +1,278 @@
+// `/a2a/{assistant_id}` with a plain JSON-RPC client: the agent card, `message/send` (a new
+// context, a follow-up turn, an interrupt answered through its task), `message/stream` over SSE,
+// `tasks/get`, `tasks/cancel`, a v1.0 method name, the errors (file parts, graphs without
+// `messages`, unknown tasks, assistants and methods, terminal tasks), the HTTP rules, API keys,
+// and `a2a.enabled: false`.
+
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@langchain/langgraph-sdk';
+import { startTestServer, useTestServer } from './testing/test-server.ts';
+import type { TestServer } from './testing/test-server.ts';
+
+const CRONS_AUTH = fileURLToPath(new URL('./testdata/auth/langgraph-crons.json', import.meta.url));
+const SYSTEM_AGENT = 'fe096781-5601-53d2-b2f6-0d3403f7e9ca';
+const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+function userMessage(text: string, extra: Record<string, unknown> = {}) {
+  return { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }], ...extra };
+}
+
+describe('agent_api A2A endpoint', () => {
+  let server: TestServer;
+  useTestServer((started) => {
+    server = started;
+  });
+
+  let nextId = 1;
+  async function rpc(assistant: string, method: string, params: unknown, headers: Record<string, string> = {}) {
+    const id = nextId++;
+    const response = await fetch(`${server.url}/a2a/${assistant}`, {
+      method: 'POST',
+      headers: { ...JSON_HEADERS, ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+    });
+    const body = (await response.json()) as any;
+    return { status: response.status, id, body, result: body.result, error: body.error };
+  }
+
+  async function stream(assistant: string, params: unknown): Promise<any[]> {
+    const response = await fetch(`${server.url}/a2a/${assistant}`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'stream-1', method: 'message/stream', params }),
+    });
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /text\/event-stream/);
+    const text = await response.text();
+    return text
+      .split('\n\n')
+      .map((frame) => frame.split('\n').find((line) => line.startsWith('data: ')))
+      .filter((line): line is string => line !== undefined)
+      .map((line) => JSON.parse(line.slice(6)));
+  }
+
+  it('serves an agent card per assistant', async () => {
+    const card = (await (await fetch(`${server.url}/.well-known/agent-card.json?assistant_id=agent`)).json()) as any;
+    assert.equal(card.protocolVersion, '0.3.0');
+    assert.equal(card.name, 'agent');
+    assert.equal(card.url, `${server.url}/a2a/${SYSTEM_AGENT}`);
+    assert.equal(card.preferredTransport, 'JSONRPC');
+    assert.equal(card.capabilities.streaming, true);
+    assert.equal(card.capabilities.pushNotifications, false);
+    assert.deepEqual(card.defaultInputModes, ['text/plain', 'application/json']);
+    assert.equal(card.skills[0].id, `${SYSTEM_AGENT}-main`);
+    assert.ok(card.skills[0].metadata.inputFields.includes('messages'));
+    const nested = (await (await fetch(`${server.url}/a2a/agent/.well-known/agent-card.json`)).json()) as any;
+    assert.deepEqual(nested, card);
+    const proxied = (await (
+      await fetch(`${server.url}/.well-known/agent-card.json?assistant_id=agent`, {
+        headers: { 'x-forwarded-proto': 'https' },
+      })
+    ).json()) as any;
+    assert.match(proxied.url, /^https:\/\//);
+
+    const missing = await fetch(`${server.url}/.well-known/agent-card.json`);
+    assert.equal(missing.status, 422);
+    assert.match(((await missing.json()) as any).message, /assistant_id: is required/);
+    const unknown = await fetch(`${server.url}/.well-known/agent-card.json?assistant_id=nope`);
+    assert.equal(unknown.status, 404);
+    assert.match(((await unknown.json()) as any).message, /Assistant 'nope' not found/);
+    const notMessages = await fetch(`${server.url}/.well-known/agent-card.json?assistant_id=error`);
+    assert.equal(notMessages.status, 422);
+    assert.match(((await notMessages.json()) as any).message, /take a 'messages' input.*delay_ms/);
+  });
+
+  it('message/send answers a completed task; a follow-up with the contextId continues the thread', async () => {
+    const first = await rpc('agent', 'message/send', { message: userMessage('hello a2a') });
+    assert.equal(first.status, 200);
+    assert.equal(first.body.id, first.id);
+    const task = first.result;
+    assert.equal(task.kind, 'task');
+    assert.equal(task.status.state, 'completed');
+    assert.match(task.contextId, /^[0-9a-f-]{36}$/);
+    assert.equal(task.artifacts[0].name, 'Assistant Response');
+    assert.match(task.artifacts[0].parts[0].text, /hello a2a/);
+    assert.deepEqual(
+      task.history.map((message: any) => message.role),
+      ['user', 'agent'],
+    );
+    // The task is the run, the context the thread.
+    const run = await server.client.runs.get(task.contextId, task.id);
+    assert.equal(run.status, 'success');
+
+    const second = await rpc('agent', 'message/send', { message: userMessage('again', { contextId: task.contextId }) });
+    assert.equal(second.result.contextId, task.contextId);
+    assert.equal(second.result.history.length, 4);
+
+    const got = await rpc('agent', 'tasks/get', { id: task.id });
+    assert.equal(got.result.id, task.id);
+    assert.equal(got.result.status.state, 'completed');
+    const short = await rpc('agent', 'tasks/get', { id: second.result.id, historyLength: 1 });
+    assert.equal(short.result.history.length, 1);
+    // v1.0 method names work too, with the v1.0 wire format.
+    const v1 = await rpc('agent', 'GetTask', { id: task.id }, { 'a2a-version': '1.0' });
+    assert.equal(v1.result.status.state, 'TASK_STATE_COMPLETED');
+
+    const terminal = await rpc('agent', 'message/send', {
+      message: userMessage('more', { contextId: task.contextId, taskId: task.id }),
+    });
+    assert.equal(terminal.error.code, -32004);
+    assert.match(terminal.error.message, /terminal state/);
+  });
+
+  it('an interrupt is input-required, and a message naming the task resumes it', async () => {
+    const asked = await rpc('interrupt', 'message/send', { message: userMessage('write something') });
+    assert.equal(asked.result.status.state, 'input-required');
+    const parts = asked.result.status.message.parts;
+    assert.equal(parts[1].kind, 'data');
+    assert.equal(parts[1].data.interrupts[0].value.question, 'Approve this draft?');
+    const resumed = await rpc('interrupt', 'message/send', {
+      message: userMessage('approve', { contextId: asked.result.contextId, taskId: asked.result.id }),
+    });
+    assert.equal(resumed.result.status.state, 'completed');
+    assert.match(resumed.result.artifacts[0].parts[0].text, /Draft answer to: write something/);
+  });
+
+  it('message/stream sends the task, working updates, the answer in chunks and a final status', async () => {
+    const events = await stream('agent', { message: userMessage('stream me') });
+    assert.ok(events.every((event) => event.jsonrpc === '2.0' && event.id === 'stream-1'));
+    const results = events.map((event) => event.result);
+    assert.equal(results[0].kind, 'task');
+    assert.equal(results[0].status.state, 'submitted');
+    assert.equal(results[0].history[0].parts[0].text, 'stream me');
+    assert.ok(results.some((result) => result.kind === 'status-update' && result.status.state === 'working'));
+    const chunks = results.filter((result) => result.kind === 'artifact-update');
+    assert.ok(chunks.length > 0);
+    const streamed = chunks.map((chunk) => chunk.artifact.parts[0].text).join('');
+    const last = results.at(-1);
+    assert.equal(last.kind, 'status-update');
+    assert.equal(last.status.state, 'completed');
+    assert.equal(last.final, true);
+    assert.equal(last.status.message.parts[0].text, streamed);
+    assert.match(streamed, /stream me/);
+  });
+
+  it('tasks/cancel cancels a task that has not ended, and refuses one that has', async () => {
+    const thread = await server.client.threads.create();
+    await server.client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 1500 } });
+    const queued = await rpc('agent', 'message/send', {
+      message: userMessage('wait your turn', { contextId: thread.thread_id }),
+      configuration: { blocking: false },
+    });
+    assert.equal(queued.result.status.state, 'submitted');
+    const cancelled = await rpc('agent', 'tasks/cancel', { id: queued.result.id });
+    assert.equal(cancelled.result.status.state, 'canceled');
+    assert.equal((await rpc('agent', 'tasks/get', { id: queued.result.id })).result.status.state, 'canceled');
+    const again = await rpc('agent', 'tasks/cancel', { id: queued.result.id });
+    assert.equal(again.error.code, -32002);
+  });
+
+  it('answers errors as JSON-RPC errors, and bad requests with HTTP statuses', async () => {
+    const file = await rpc('agent', 'message/send', {
+      message: {
+        kind: 'message',
+        messageId: randomUUID(),
+        role: 'user',
+        parts: [{ kind: 'file', file: { uri: 'https://example.com/x.png' } }],
+      },
+    });
+    assert.equal(file.error.code, -32005);
+    assert.match(file.error.message, /'text' and 'data' parts only/);
+    const noParts = await rpc('agent', 'message/send', {
+      message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [] },
+    });
+    assert.equal(noParts.error.code, -32602);
+    const badContext = await rpc('agent', 'message/send', { message: userMessage('x', { contextId: 'not-a-uuid' }) });
+    assert.equal(badContext.error.code, -32602);
+    assert.match(badContext.error.message, /contextId/);
+    const unknownTask = await rpc('agent', 'tasks/get', { id: randomUUID() });
+    assert.equal(unknownTask.error.code, -32001);
+    const unknownMethod = await rpc('agent', 'tasks/fly', {});
+    assert.equal(unknownMethod.error.code, -32601);
+    const push = await rpc('agent', 'tasks/pushNotificationConfig/get', { id: randomUUID() });
+    assert.ok([-32003, -32602].includes(push.error.code));
+    const notMessages = await rpc('error', 'message/send', { message: userMessage('x') });
+    assert.equal(notMessages.status, 200);
+    assert.equal(notMessages.error.code, -32602);
+    assert.match(notMessages.error.message, /cannot be used over A2A/);
+    const unknownAssistant = await rpc('nope', 'message/send', { message: userMessage('x') });
+    assert.equal(unknownAssistant.status, 404);
+    assert.equal(unknownAssistant.error.code, -32602);
+    // Another assistant's task is not this one's.
+    const foreign = await rpc('agent', 'message/send', { message: userMessage('mine') });
+    const other = await server.client.assistants.create({ graphId: 'agent', name: 'other' });
+    const cross = await rpc(other.assistant_id, 'tasks/get', { id: foreign.result.id });
+    assert.equal(cross.error.code, -32001);
+
+    const post = (body: string) => fetch(`${server.url}/a2a/agent`, { method: 'POST', headers: JSON_HEADERS, body });
+    assert.equal((await post('[1, 2]')).status, 400);
+    assert.equal((await post(JSON.stringify({ jsonrpc: '1.0', id: 1, method: 'tasks/get' }))).status, 400);
+    const notification = await post(JSON.stringify({ jsonrpc: '2.0', method: 'message/send', params: {} }));
+    assert.equal(notification.status, 202);
+    assert.equal((await fetch(`${server.url}/a2a/agent`)).status, 405);
+  });
+
+  it('needs the API key when keys are set, and is gone with a2a.enabled: false', async () => {
+    const keyed = await startTestServer({ auth: { api_keys: ['k1'] } });
+    try {
+      const card = await fetch(`${keyed.url}/.well-known/agent-card.json?assistant_id=agent`);
+      assert.equal(card.status, 401);
+      const refused = await fetch(`${keyed.url}/a2a/agent`, {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: userMessage('hi') } }),
+      });
+      assert.equal(refused.status, 401);
+      const allowed = await fetch(`${keyed.url}/a2a/agent`, {
+        method: 'POST',
+        headers: { ...JSON_HEADERS, 'x-api-key': 'k1' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: userMessage('hi') } }),
+      });
+      assert.equal(((await allowed.json()) as any).result.status.state, 'completed');
+    } finally {
+      await keyed.stop();
+    }
+    const off = await startTestServer({ a2a: { enabled: false } });
+    try {
+      assert.equal((await fetch(`${off.url}/.well-known/agent-card.json?assistant_id=agent`)).status, 404);
+      const gone = await fetch(`${off.url}/a2a/agent`, { method: 'POST', headers: JSON_HEADERS, body: '{}' });
+      assert.equal(gone.status, 404);
+    } finally {
+      await off.stop();
+    }
+  });
+
+  it('under a custom auth handler, reaches only the caller’s assistants and tasks', async () => {
+    const authed = await startTestServer({ langgraph_config: CRONS_AUTH });
+    try {
+      const alice = new Client({ apiUrl: authed.url, apiKey: null, defaultHeaders: { Authorization: 'Bearer alice' } });
+      const assistant = await alice.assistants.create({ graphId: 'agent', name: 'alice-agent' });
+      const call = async (who: string, method: string, params: unknown) => {
+        const response = await fetch(`${authed.url}/a2a/${assistant.assistant_id}`, {
+          method: 'POST',
+          headers: { ...JSON_HEADERS, authorization: `Bearer ${who}` },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+        });
+        return { status: response.status, body: (await response.json()) as any };
+      };
+      const sent = await call('alice', 'message/send', { message: userMessage('hi') });
+      assert.equal(sent.body.result.status.state, 'completed');
+      const thread = await alice.threads.get(sent.body.result.contextId);
+      assert.equal(thread.metadata?.owner, 'alice');
+      const bob = await call('bob', 'tasks/get', { id: sent.body.result.id });
+      assert.equal(bob.status, 404);
+      assert.equal(bob.body.error.code, -32602);
+      const card = await fetch(`${authed.url}/.well-known/agent-card.json?assistant_id=${assistant.assistant_id}`, {
+        headers: { authorization: 'Bearer bob' },
+      });
+      assert.equal(card.status, 404);
+      const nobody = await fetch(`${authed.url}/.well-known/agent-card.json?assistant_id=${assistant.assistant_id}`);
+      assert.equal(nobody.status, 401);
+    } finally {
+      await authed.stop();
+    }
+  });
+});

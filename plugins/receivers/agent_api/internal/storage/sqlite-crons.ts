@@ -1,0 +1,165 @@
+// Crons in the embedded SQLite database (the `crons` table beside threads and runs). A cron goes
+// with its thread and its assistant: triggers delete it when either is deleted. The tick claim is a
+// compare-and-set UPDATE on `next_run_date`; SQLite serialises writers across connections and
+// processes, so exactly one claimer of a tick sees its row change.
+
+import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
+import { matchesAuthFilters } from '../auth/filters.ts';
+import type { CronQuery, CronRecord } from './crons.ts';
+import { containsJson } from './json-match.ts';
+import type { Page } from './storage.ts';
+
+export const CRON_SCHEMA = `
+CREATE TABLE IF NOT EXISTS crons (
+  cron_id TEXT PRIMARY KEY, assistant_id TEXT NOT NULL, thread_id TEXT, on_run_completed TEXT,
+  end_time TEXT, schedule TEXT NOT NULL, timezone TEXT, created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL, user_id TEXT, payload TEXT NOT NULL, next_run_date TEXT,
+  metadata TEXT NOT NULL, enabled INTEGER NOT NULL, auth TEXT);
+CREATE INDEX IF NOT EXISTS crons_due ON crons (next_run_date) WHERE enabled = 1;
+CREATE INDEX IF NOT EXISTS crons_thread ON crons (thread_id);
+CREATE INDEX IF NOT EXISTS crons_assistant ON crons (assistant_id);
+CREATE TRIGGER IF NOT EXISTS crons_of_thread AFTER DELETE ON threads
+  BEGIN DELETE FROM crons WHERE thread_id = OLD.thread_id; END;
+CREATE TRIGGER IF NOT EXISTS crons_of_assistant AFTER DELETE ON assistants
+  BEGIN DELETE FROM crons WHERE assistant_id = OLD.assistant_id; END;
+`;
+
+type Row = Record<string, unknown>;
+
+const parse = (text: unknown): any => (text === null || text === undefined ? null : JSON.parse(String(text)));
+const json = (value: unknown): string => JSON.stringify(value ?? null);
+const str = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+
+function toCron(row: Row): CronRecord {
+  return {
+    cron_id: String(row.cron_id),
+    assistant_id: String(row.assistant_id),
+    thread_id: str(row.thread_id),
+    on_run_completed: str(row.on_run_completed) as CronRecord['on_run_completed'],
+    end_time: str(row.end_time),
+    schedule: String(row.schedule),
+    timezone: str(row.timezone),
+    created_at: String(row.created_at),
+    updated_at: String(row.updated_at),
+    user_id: str(row.user_id),
+    payload: parse(row.payload) ?? {},
+    next_run_date: str(row.next_run_date),
+    metadata: parse(row.metadata) ?? {},
+    enabled: Number(row.enabled) === 1,
+    auth: parse(row.auth),
+  };
+}
+
+function compare(a: unknown, b: unknown): number {
+  if (a === b) return 0;
+  if (a === null || a === undefined) return -1;
+  if (b === null || b === undefined) return 1;
+  return String(a).toLowerCase() < String(b).toLowerCase() ? -1 : 1;
+}
+
+/** The cron statements, synchronous; `SqliteStorage` serialises access to them. */
+export class SqliteCronOps {
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(private readonly db: SqliteDatabase) {}
+
+  private prepare(sql: string): Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) this.statements.set(sql, (statement = this.db.prepare(sql)));
+    return statement;
+  }
+
+  getCron(id: string): CronRecord | undefined {
+    const row = this.prepare('SELECT * FROM crons WHERE cron_id = ?').get(id) as Row | undefined;
+    return row && toCron(row);
+  }
+
+  insertCron(c: CronRecord): void {
+    this.prepare(
+      `INSERT INTO crons (cron_id, assistant_id, thread_id, on_run_completed, end_time, schedule, timezone,
+       created_at, updated_at, user_id, payload, next_run_date, metadata, enabled, auth)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      c.cron_id,
+      c.assistant_id,
+      c.thread_id,
+      c.on_run_completed,
+      c.end_time,
+      c.schedule,
+      c.timezone,
+      c.created_at,
+      c.updated_at,
+      c.user_id,
+      json(c.payload),
+      c.next_run_date,
+      json(c.metadata),
+      c.enabled ? 1 : 0,
+      c.auth ? json(c.auth) : null,
+    );
+  }
+
+  updateCron(c: CronRecord): void {
+    this.prepare(
+      `UPDATE crons SET assistant_id = ?, thread_id = ?, on_run_completed = ?, end_time = ?, schedule = ?,
+       timezone = ?, updated_at = ?, user_id = ?, payload = ?, next_run_date = ?, metadata = ?, enabled = ?, auth = ?
+       WHERE cron_id = ?`,
+    ).run(
+      c.assistant_id,
+      c.thread_id,
+      c.on_run_completed,
+      c.end_time,
+      c.schedule,
+      c.timezone,
+      c.updated_at,
+      c.user_id,
+      json(c.payload),
+      c.next_run_date,
+      json(c.metadata),
+      c.enabled ? 1 : 0,
+      c.auth ? json(c.auth) : null,
+      c.cron_id,
+    );
+  }
+
+  deleteCron(id: string): boolean {
+    return this.prepare('DELETE FROM crons WHERE cron_id = ?').run(id).changes > 0;
+  }
+
+  searchCrons(query: CronQuery): Page<CronRecord> {
+    const rows = (this.prepare('SELECT * FROM crons').all() as Row[])
+      .map(toCron)
+      .filter((c) => query.assistant_id === undefined || c.assistant_id === query.assistant_id)
+      .filter((c) => query.thread_id === undefined || c.thread_id === query.thread_id)
+      .filter((c) => query.enabled === undefined || c.enabled === query.enabled)
+      .filter((c) => !query.metadata || containsJson(c.metadata, query.metadata))
+      .filter((c) => matchesAuthFilters(c.metadata, query.auth));
+    const sign = query.sort_order === 'asc' ? 1 : -1;
+    rows.sort((a, b) => sign * compare(a[query.sort_by], b[query.sort_by]) || sign * compare(a.cron_id, b.cron_id));
+    return { items: rows.slice(query.offset, query.offset + query.limit), total: rows.length };
+  }
+
+  dueCrons(now: string, limit: number): CronRecord[] {
+    return (
+      this.prepare(
+        `SELECT * FROM crons WHERE enabled = 1 AND next_run_date IS NOT NULL AND next_run_date <= ?
+         AND (end_time IS NULL OR end_time >= ?) ORDER BY next_run_date LIMIT ?`,
+      ).all(now, now, limit) as Row[]
+    ).map(toCron);
+  }
+
+  earliestCronRun(): string | undefined {
+    const row = this.prepare(
+      `SELECT MIN(next_run_date) AS at FROM crons WHERE enabled = 1 AND next_run_date IS NOT NULL
+       AND (end_time IS NULL OR end_time >= next_run_date)`,
+    ).get() as Row;
+    return (row.at as string | null) ?? undefined;
+  }
+
+  claimCronTick(id: string, expected: string, next: string | null, now: string): boolean {
+    return (
+      this.prepare(
+        'UPDATE crons SET next_run_date = ?, updated_at = ? WHERE cron_id = ? AND enabled = 1 AND next_run_date = ?',
+      ).run(next, now, id, expected).changes === 1
+    );
+  }
+}

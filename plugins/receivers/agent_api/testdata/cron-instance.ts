@@ -1,0 +1,40 @@
+// A second agent server in its own process, for the test of several instances sharing one SQLite
+// file (crons.test.ts): started on the data directory given as argv[2], it moves its cron clock
+// and ticks when the parent process says so, and answers with the runs it started.
+
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { validateAgainst } from '../../../../src/config/ajv.ts';
+import { Sink, nopHost, nopSettings } from '../../../../src/pipeline/testing.ts';
+import type { AgentApiConfig } from '../config.ts';
+import { configSchema } from '../config.ts';
+import { AgentApiReceiver } from '../receiver.ts';
+
+const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../..');
+const clock = { t: Number(process.argv[3]), now: () => clock.t };
+const host = nopHost({ resolvePath: (path: string) => resolve(repoRoot, path) });
+const config: Record<string, unknown> = {
+  langgraph_config: resolve(repoRoot, 'examples/graphs/langgraph.json'),
+  data_dir: process.argv[2],
+  port: 0,
+  workers: 2,
+  ui: { enabled: false },
+};
+const errors = validateAgainst(configSchema, config, 'agent_api'); // fills in the defaults
+if (errors.length > 0) throw new Error(errors.join('\n'));
+const receiver = new AgentApiReceiver(
+  nopSettings('receiver', 'agent_api', host),
+  config as unknown as AgentApiConfig,
+  new Sink<'spans'>(),
+  { clock },
+);
+await receiver.start();
+process.on('message', (message: { type: string; t?: number }) => {
+  if (message.type === 'tick') {
+    clock.t = message.t!;
+    void receiver.crons.tick().then((runs) => process.send!({ type: 'ticked', runs: runs.map((run) => run.run_id) }));
+  } else if (message.type === 'stop') {
+    void receiver.shutdown(Date.now() + 5000).then(() => process.exit(0));
+  }
+});
+process.send!({ type: 'ready', port: receiver.port });
