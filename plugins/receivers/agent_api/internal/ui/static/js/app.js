@@ -92,6 +92,7 @@ export function App() {
   }, [routeKey]);
 
   useEffect(() => {
+    /** @type {Partial<Record<import('./route.js').Route['page'], string>>} */
     const titles = { studio: 'Studio', crons: 'Crons', deployment: 'Deployment' };
     document.title = `${titles[route.page] ?? 'Assistants'} · tracepipe agent server`;
   }, [route.page]);

@@ -1,3 +1,4 @@
+// @ts-check
 // The Deployment screen: what this server is (versions, graphs) and the addresses other agents and
 // tools use to reach its assistants — the MCP endpoint (every assistant as a tool) and each
 // assistant's A2A endpoint and agent card — each with a Copy button. Addresses are absolute, built
@@ -7,13 +8,20 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { html } from './html.js';
 
+/** @typedef {import('./types.js').Announce} Announce */
+/** @typedef {import('./types.js').Assistant} Assistant */
+/** @typedef {import('./types.js').ServerInfo} ServerInfo */
+
+/**
+ * @param {{ id: string, label: string, value: string, announce: Announce }} props
+ */
 function CopyField({ id, label, value, announce }) {
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(value);
       announce(`Copied ${label}.`);
     } catch {
-      document.getElementById(id)?.select();
+      /** @type {HTMLInputElement | null} */ (document.getElementById(id))?.select();
       announce(`Select and copy ${label} by hand: the browser refused the clipboard.`);
     }
   };
@@ -21,15 +29,18 @@ function CopyField({ id, label, value, announce }) {
     <div class="field copy-field">
       <label for=${id}>${label}</label>
       <div class="copy-row">
-        <input id=${id} class="code" readonly value=${value} onFocus=${(e) => e.currentTarget.select()} />
+        <input id=${id} class="code" readonly value=${value} onFocus=${(/** @type {FocusEvent & { currentTarget: HTMLInputElement }} */ e) => e.currentTarget.select()} />
         <button type="button" class="secondary small" onClick=${copy} aria-label=${`Copy ${label}`}>Copy</button>
       </div>
     </div>`;
 }
 
+/**
+ * @param {{ announce: Announce }} props
+ */
 export function DeploymentPage({ announce }) {
-  const [info, setInfo] = useState(null);
-  const [assistants, setAssistants] = useState([]);
+  const [info, setInfo] = useState(/** @type {ServerInfo | null} */ (null));
+  const [assistants, setAssistants] = useState(/** @type {Assistant[]} */ ([]));
   const [error, setError] = useState('');
   useEffect(() => {
     Promise.all([api.info(), api.searchAssistants({ limit: 1000, sort_by: 'name', sort_order: 'asc' })]).then(
@@ -37,7 +48,7 @@ export function DeploymentPage({ announce }) {
         setInfo(found);
         setAssistants(list);
       },
-      (failure) => setError(failure.message),
+      (failure) => setError(failure instanceof Error ? failure.message : String(failure)),
     );
   }, []);
   const origin = window.location.origin;

@@ -2,7 +2,7 @@
 // Display formatting shared by the screens: dates in the reader's locale, short ids.
 
 /**
- * @param {string | undefined} iso
+ * @param {string | null | undefined} iso
  * @returns {string}
  */
 export function formatTime(iso) {

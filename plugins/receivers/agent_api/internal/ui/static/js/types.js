@@ -52,6 +52,8 @@
  * @property {string} [name]
  * @property {string} [graph_id]
  * @property {JsonObject} [metadata]
+ * @property {string} [sort_by]
+ * @property {'asc' | 'desc'} [sort_order]
  */
 
 /**
@@ -72,7 +74,46 @@
 /**
  * `GET /info`; `graphs` only when the server lists them.
  * @typedef {object} ServerInfo
+ * @property {string} [version]
+ * @property {string} [langgraph_js_version]
+ * @property {ServerFlags} [flags]
  * @property {string[]} [graphs]
+ */
+
+/**
+ * The features `GET /info` reports as on or off.
+ * @typedef {object} ServerFlags
+ * @property {boolean} [assistants]
+ * @property {boolean} [crons] Whether the server runs crons.
+ * @property {boolean} [mcp] Whether `/mcp` answers.
+ * @property {boolean} [a2a] Whether `/a2a/{assistant_id}` answers.
+ */
+
+/**
+ * A cron: scheduled runs of an assistant (`POST /runs/crons`, `POST /runs/crons/search`).
+ * @typedef {object} Cron
+ * @property {string} cron_id
+ * @property {string} assistant_id
+ * @property {string | null} thread_id The thread every run goes to; null: a new thread each run.
+ * @property {'delete' | 'keep' | null} [on_run_completed] Threadless crons: whether each run's
+ *   thread is deleted when it ends.
+ * @property {string} schedule A 5-field cron expression.
+ * @property {string | null} [timezone] The zone the schedule is read in; null: UTC.
+ * @property {string | null} [end_time]
+ * @property {string | null} next_run_date When the next run is due; null when none is.
+ * @property {boolean} enabled
+ * @property {JsonObject} [metadata]
+ * @property {string} [created_at]
+ * @property {string} [updated_at]
+ */
+
+/**
+ * The body of `POST /runs/crons` as the Crons screen sends it.
+ * @typedef {object} CronBody
+ * @property {string} assistant_id
+ * @property {string} schedule
+ * @property {'delete' | 'keep'} on_run_completed
+ * @property {JsonObject} [input]
  */
 
 /**
