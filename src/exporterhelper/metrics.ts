@@ -44,6 +44,10 @@ export function exporterMetrics(meter: ComponentMeter, dataType: string) {
     name: 'tracepipe_exporter_retries_total',
     help: 'Send attempts that were retried after a retryable failure.',
   });
+  const overflowed = meter.counter({
+    name: 'tracepipe_exporter_items_overflowed_to_disk_total',
+    help: 'Items written straight to the on-disk queue because the memory queue was full (`sending_queue.overflow_to_disk`).',
+  });
   const failures = meter.counter({
     name: 'tracepipe_exporter_send_failures_total',
     help: 'Failed send attempts, by HTTP status (or `network`, `timeout`).',
@@ -62,6 +66,7 @@ export function exporterMetrics(meter: ComponentMeter, dataType: string) {
       oldestAge.set(oldestAgeSeconds);
     },
     retry: () => retries.inc(),
+    overflowed: (items: number) => overflowed.inc(items),
     failure: (status: string) => failures.inc({ status }),
     leftToJournal: (items: number) => leftToJournal.inc(items),
     dropped: (reason: DropReason, items: number) => meter.dropped(dataType, reason, items),

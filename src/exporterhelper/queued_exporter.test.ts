@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { Delivery } from '../pipeline/delivery.ts';
+import { ThrottleError } from '../pipeline/errors.ts';
 import { nopSettings } from '../pipeline/testing.ts';
 import { eventually } from '../testkit/eventually.ts';
 import { captureLogs, metricValue } from '../testkit/observe.ts';
@@ -90,6 +91,7 @@ afterEach(async () => {
 
 interface Options {
   disk?: boolean;
+  overflowToDisk?: boolean;
   consumers?: number;
   retry?: Partial<RetryConfig>;
   push?: (item: Item, context: PushContext) => Promise<Verdict<Item>>;
@@ -105,7 +107,12 @@ function create(options: Options = {}) {
     dataType: 'spans',
     endpoint: destination.url,
     consumers: options.consumers ?? 1,
-    sendingQueue: { queue_size: 10, max_bytes: 1 << 20, block_on_overflow: false },
+    sendingQueue: {
+      queue_size: 10,
+      max_bytes: 1 << 20,
+      block_on_overflow: false,
+      overflow_to_disk: options.overflowToDisk ?? false,
+    },
     persistentQueue: {
       enabled: options.disk ?? false,
       directory: join(workDir, 'queue'),
@@ -421,6 +428,49 @@ describe('QueuedExporter delivery holds', () => {
     assert.equal(notDurable.state.settled, true);
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'shutdown' }), 5);
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_items_left_to_journal_total'), 0);
+  });
+
+  it('with overflow_to_disk, keeps what a full queue cannot take on disk instead of refusing it', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const pushed: string[] = [];
+    const { pipeline, metrics } = create({
+      disk: true,
+      overflowToDisk: true,
+      push: async (request) => {
+        await held; // A destination that hangs until the test lets it answer.
+        pushed.push(request.body.toString());
+        return sent();
+      },
+    });
+    await pipeline.start();
+    const deliveries = Array.from({ length: 12 }, () => delivery(true));
+    // One batch in the hung sender, ten in the memory queue, the twelfth has no room.
+    for (const [index, made] of deliveries.entries()) {
+      await pipeline.offer(item(`batch-${index}`, 1), { delivery: made.delivery });
+      made.consumed();
+    }
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_items_overflowed_to_disk_total'), 1);
+    assert.equal(await metricValue(metrics, 'tracepipe_exporter_queue_batches', { queue: 'disk' }), 1);
+    assert.equal(deliveries[11]!.state.settled, true, 'the overflowed batch is settled once on disk');
+    assert.equal(deliveries[0]!.state.settled, false, 'the batch in the hung sender is still held');
+    release();
+    // Every batch ends sent or on disk: settled, none dropped.
+    await eventually(() => deliveries.every((made) => made.state.settled));
+    assert.ok(pushed.length > 0);
+    await pipeline.shutdown(Date.now() + 1000);
+    assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total'), 0);
+  });
+
+  it('without overflow_to_disk, a full queue refuses with ThrottleError even with a disk queue', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { pipeline } = create({ disk: true, push: () => held.then(() => sent()) });
+    await pipeline.start();
+    for (let index = 0; index < 11; index++) await pipeline.offer(item(`batch-${index}`, 1));
+    await assert.rejects(pipeline.offer(item('refused', 1)), ThrottleError);
+    release();
+    await pipeline.shutdown(Date.now() + 1000);
   });
 
   it('releases the hold of a batch the queue refuses', async () => {

@@ -20,6 +20,7 @@ import { Replayer } from './replayer.ts';
 import type { ReplayVerdict } from './replayer.ts';
 import { withRetry } from './retry.ts';
 import type { RetryConfig } from './retry.ts';
+import { ThrottleError } from '../pipeline/errors.ts';
 import { SendingQueue } from './sending_queue.ts';
 import type { SendingQueueConfig } from './sending_queue.ts';
 import { Settlement } from './settlement.ts';
@@ -69,7 +70,7 @@ interface Work<R extends ExportRequest> extends Tracked<R> {
   done: boolean;
 }
 
-type Store = 'park' | 'retries_exhausted' | 'shutdown';
+type Store = 'park' | 'retries_exhausted' | 'shutdown' | 'overflow';
 
 /** Weight of the latest attempt in the running average of attempt durations. */
 const ATTEMPT_EWMA_WEIGHT = 0.2;
@@ -172,10 +173,21 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
     try {
       await this.queue.offer(work);
     } catch (error) {
+      if (error instanceof ThrottleError && this.overflowsToDisk) {
+        // The destination is slower than the callers: the batch waits on disk (settled once
+        // written, re-sent by the replayer) rather than refusing a caller whose other data may be
+        // bound for healthy destinations.
+        this.metrics.overflowed(request.items);
+        return this.store(work, 'overflow');
+      }
       this.held.remove(work);
       work.settlement.cancel();
       throw error;
     }
+  }
+
+  private get overflowsToDisk(): boolean {
+    return this.disk !== undefined && this.options.sendingQueue.overflow_to_disk === true && !this.closing;
   }
 
   /** Idempotent and safe without `start`. */

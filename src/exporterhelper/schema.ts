@@ -57,7 +57,7 @@ export function retryOnFailureSchema(defaults: RetryDefaults) {
   } as const;
 }
 
-export function sendingQueueSchema(defaults: { queue_size: number }) {
+export function sendingQueueSchema(defaults: { queue_size: number; overflow_to_disk?: boolean }) {
   return {
     type: 'object',
     additionalProperties: false,
@@ -82,6 +82,12 @@ export function sendingQueueSchema(defaults: { queue_size: number }) {
         default: false,
         description:
           'When the queue is full, make the caller wait instead of refusing the batch (refusals reach clients as a retryable 429/503).',
+      },
+      overflow_to_disk: {
+        type: 'boolean',
+        default: defaults.overflow_to_disk ?? false,
+        description:
+          'When the queue is full and `persistent_queue` is enabled, write the batch to the on-disk queue (re-sent from there) instead of refusing it, so that a slow or hung destination holds no caller back.',
       },
     },
   } as const;
@@ -125,11 +131,13 @@ export function persistentQueueSchema(defaults: { enabled: boolean; directory: s
 /** The three standard blocks, as the last properties of a queued exporter's schema. */
 export function queuedExporterBlocks(defaults: {
   readonly queue_size: number;
+  /** Default false: a full queue refuses, and the refusal reaches clients as back-pressure. */
+  readonly overflow_to_disk?: boolean;
   readonly retry: RetryDefaults;
   readonly persistent_queue: { enabled: boolean; directory: string };
 }) {
   return {
-    sending_queue: sendingQueueSchema({ queue_size: defaults.queue_size }),
+    sending_queue: sendingQueueSchema({ queue_size: defaults.queue_size, overflow_to_disk: defaults.overflow_to_disk }),
     retry_on_failure: retryOnFailureSchema(defaults.retry),
     persistent_queue: persistentQueueSchema(defaults.persistent_queue),
   } as const;

@@ -15,6 +15,8 @@ export interface SendingQueueConfig {
   readonly max_bytes: number;
   /** Wait for room instead of refusing when the queue is full. */
   readonly block_on_overflow: boolean;
+  /** For the exporter helper: write to its on-disk queue instead of refusing when full. */
+  readonly overflow_to_disk?: boolean;
 }
 
 export interface SendingQueueOptions<T> extends SendingQueueConfig {

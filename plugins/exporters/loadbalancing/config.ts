@@ -45,6 +45,9 @@ export const configSchema = {
             },
             ...queuedExporterBlocks({
               queue_size: 100,
+              // A slow or hung endpoint's batches wait on its disk queue instead of refusing
+              // requests whose other spans are bound for healthy endpoints.
+              overflow_to_disk: true,
               // Short, so that a dead endpoint's batches reach its on-disk queue within seconds
               // instead of holding its senders (and filling its memory queue) for a minute.
               retry: { max_retries: 2, initial_backoff_ms: 1000, max_backoff_ms: 5000, multiplier: 1.5 },
