@@ -62,4 +62,9 @@ export const components: Catalog = [
     type: 'debug',
     load: async () => (await import('../plugins/exporters/debug/index.ts')).debugExporterFactory,
   },
+  {
+    kind: 'extension',
+    type: 'trace_explorer',
+    load: async () => (await import('../plugins/extensions/trace_explorer/index.ts')).traceExplorerExtensionFactory,
+  },
 ];

@@ -53,6 +53,7 @@ function describeKey(path: string, factories: readonly Factory[]): string {
     receivers: 'receiver',
     processors: 'processor',
     exporters: 'exporter',
+    extensions: 'extension',
   };
   if (kinds[parts[0]!]) {
     const type = parts[1]!.split('/')[0];

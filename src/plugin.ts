@@ -1,4 +1,4 @@
-// `tracepipe/plugin`: what a component — receiver, processor or exporter — is written against.
+// `tracepipe/plugin`: what a component — receiver, processor, exporter or extension — is written against.
 // The component contract and its factory, the data that flows through pipelines, the request
 // context and its delivery tracking, the error classes consumers reject with, and the helpers a
 // component commonly needs (metrics, an HTTP listener, loading user code).
@@ -15,6 +15,8 @@ export type {
   Endpoint,
   Exporter,
   ExporterFactory,
+  Extension,
+  ExtensionFactory,
   Factory,
   Host,
   Lifecycle,
@@ -24,8 +26,9 @@ export type {
   Receiver,
   ReceiverFactory,
   Stability,
+  TraceViewer,
 } from './pipeline/component.ts';
-export { COMPONENT_KINDS } from './pipeline/component.ts';
+export { COMPONENT_KINDS, isTraceViewer } from './pipeline/component.ts';
 export type { ConfigOf, DeepReadonly } from './config/config-of.ts';
 export type {
   ComponentCounter,

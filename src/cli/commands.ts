@@ -216,7 +216,7 @@ function waitForSignals(
 export async function validateCommand(options: GlobalOptions, catalog: Catalog): Promise<number> {
   if (!options.config) throw new Error('missing --config <file>');
   const { config } = await loadConfig(options.config, catalog, { sets: options.set });
-  const count = config.receivers.size + config.processors.size + config.exporters.size;
+  const count = config.receivers.size + config.processors.size + config.exporters.size + config.extensions.size;
   process.stdout.write(
     `${options.config}: valid (${Object.keys(config.pipelines).length} pipeline(s), ${count} component(s))\n`,
   );
@@ -224,8 +224,8 @@ export async function validateCommand(options: GlobalOptions, catalog: Catalog):
 }
 
 function describeFactory(factory: Factory): string {
-  const consumes = factory.kind === 'receiver' ? '' : factory.consumes;
-  const produces = factory.kind === 'exporter' ? '' : factory.produces;
+  const consumes = factory.kind === 'receiver' || factory.kind === 'extension' ? '' : factory.consumes;
+  const produces = factory.kind === 'exporter' || factory.kind === 'extension' ? '' : factory.produces;
   const flow = `${consumes || '·'} → ${produces || '·'}`;
   return `${factory.kind.padEnd(10)} ${factory.type.padEnd(14)} ${flow.padEnd(16)} ${factory.stability.padEnd(12)} ${factory.description}`;
 }

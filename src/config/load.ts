@@ -17,10 +17,11 @@ import { didYouMean } from './suggest.ts';
 import type { PipelineConfig, RawConfig, ServiceSection } from './schema.ts';
 import { topLevelSchema } from './schema.ts';
 
-const SECTION_OF: Record<ComponentKind, 'receivers' | 'processors' | 'exporters'> = {
+const SECTION_OF: Record<ComponentKind, 'receivers' | 'processors' | 'exporters' | 'extensions'> = {
   receiver: 'receivers',
   processor: 'processors',
   exporter: 'exporters',
+  extension: 'extensions',
 };
 
 export interface ComponentConfig {
@@ -39,6 +40,8 @@ export interface ServiceConfig {
   readonly receivers: ReadonlyMap<string, ComponentConfig>;
   readonly processors: ReadonlyMap<string, ComponentConfig>;
   readonly exporters: ReadonlyMap<string, ComponentConfig>;
+  /** The extensions `service.extensions` enables, in its order (the start order). */
+  readonly extensions: ReadonlyMap<string, ComponentConfig>;
   readonly pipelines: Readonly<Record<string, PipelineConfig>>;
 }
 
@@ -151,7 +154,7 @@ export function validateConfig(
   const sections = {} as Record<ComponentKind, Map<string, ComponentConfig>>;
   // Components whose type is unknown: already reported, so the graph checks stay quiet about them.
   const unknownTypes = new Set<string>();
-  for (const kind of ['receiver', 'processor', 'exporter'] as const) {
+  for (const kind of ['receiver', 'processor', 'exporter', 'extension'] as const) {
     sections[kind] = new Map();
     const section = SECTION_OF[kind];
     for (const [id, value] of Object.entries(raw[section])) {
@@ -177,8 +180,10 @@ export function validateConfig(
   }
 
   errors.push(...checkGraph(raw.service.pipelines, sections, unknownTypes));
+  errors.push(...checkExtensions(raw.service.extensions, sections.extension, unknownTypes));
   errors.push(...checkListenConflicts(sections));
   if (errors.length > 0) return { errors };
+  const extensions = new Map(raw.service.extensions.map((id) => [id, sections.extension.get(id)!]));
   return {
     errors,
     config: {
@@ -187,6 +192,7 @@ export function validateConfig(
       receivers: sections.receiver,
       processors: sections.processor,
       exporters: sections.exporter,
+      extensions,
       pipelines: raw.service.pipelines,
     },
   };
@@ -267,11 +273,34 @@ function checkGraph(
   return errors;
 }
 
+/** `service.extensions` names defined extensions, and every defined extension is enabled. */
+function checkExtensions(
+  enabled: readonly string[],
+  defined: ReadonlyMap<string, ComponentConfig>,
+  unknownTypes: ReadonlySet<string>,
+): string[] {
+  const errors: string[] = [];
+  enabled.forEach((id, index) => {
+    if (defined.has(id) || unknownTypes.has(`extension:${id}`)) return;
+    const known = [
+      ...defined.keys(),
+      ...[...unknownTypes].flatMap((key) => (key.startsWith('extension:') ? [key.slice('extension:'.length)] : [])),
+    ];
+    errors.push(
+      `service.extensions.${index}: extension "${id}" is not defined under extensions${didYouMean(id, known)}`,
+    );
+  });
+  for (const id of defined.keys()) {
+    if (!enabled.includes(id)) errors.push(`extensions.${id}: defined but not enabled in service.extensions`);
+  }
+  return errors;
+}
+
 /** Two components listening on the same host:port would fail at start-up; report it now. */
 function checkListenConflicts(sections: Record<ComponentKind, Map<string, ComponentConfig>>): string[] {
   const owners = new Map<string, string>();
   const errors: string[] = [];
-  for (const kind of ['receiver', 'processor', 'exporter'] as const) {
+  for (const kind of ['extension', 'receiver', 'processor', 'exporter'] as const) {
     for (const component of sections[kind].values()) {
       for (const address of component.factory.listenAddresses?.(component.config) ?? []) {
         const port = address.slice(address.lastIndexOf(':') + 1);

@@ -20,11 +20,18 @@ export const topLevelSchema = {
     receivers: { type: 'object', default: {}, propertyNames: { pattern: ID_PATTERN } },
     processors: { type: 'object', default: {}, propertyNames: { pattern: ID_PATTERN } },
     exporters: { type: 'object', default: {}, propertyNames: { pattern: ID_PATTERN } },
+    extensions: { type: 'object', default: {}, propertyNames: { pattern: ID_PATTERN } },
     service: {
       type: 'object',
       additionalProperties: false,
       required: ['pipelines'],
       properties: {
+        extensions: {
+          ...componentIdList,
+          default: [],
+          description:
+            'The extensions to run (ids defined under `extensions`), started before the pipelines and stopped after them.',
+        },
         shutdown_timeout_ms: {
           type: 'integer',
           minimum: 0,

@@ -50,11 +50,16 @@ export async function loadFactories(catalog: Catalog, wanted?: (entry: CatalogEn
 
 /**
  * The kind/type pairs a parsed (not yet validated) config refers to in its `receivers`,
- * `processors` and `exporters` sections: what `loadFactories` needs to load for it.
+ * `processors`, `exporters` and `extensions` sections: what `loadFactories` needs to load for it.
  */
 export function referencedComponents(data: unknown): Set<string> {
   const keys = new Set<string>();
-  const sections = { receiver: 'receivers', processor: 'processors', exporter: 'exporters' } as const;
+  const sections = {
+    receiver: 'receivers',
+    processor: 'processors',
+    exporter: 'exporters',
+    extension: 'extensions',
+  } as const;
   if (typeof data !== 'object' || data === null) return keys;
   for (const [kind, section] of Object.entries(sections) as [ComponentKind, string][]) {
     const value = (data as Record<string, unknown>)[section];

@@ -1,12 +1,12 @@
-// The component contract: what every receiver, processor and exporter — built-in or third-party —
-// implements, and the factory through which the framework creates it from YAML config.
+// The component contract: what every receiver, processor, exporter and extension — built-in or
+// third-party — implements, and the factory through which the framework creates it from YAML config.
 
 import type { Registry } from 'prom-client';
 import type { TelemetrySettings } from '../telemetry/component.ts';
 import type { ConsumedType, DataOf, DataType, RequestContext } from './data.ts';
 
-export type ComponentKind = 'receiver' | 'processor' | 'exporter';
-export const COMPONENT_KINDS: readonly ComponentKind[] = ['receiver', 'processor', 'exporter'];
+export type ComponentKind = 'receiver' | 'processor' | 'exporter' | 'extension';
+export const COMPONENT_KINDS: readonly ComponentKind[] = ['receiver', 'processor', 'exporter', 'extension'];
 
 /** How far along a component is; `development` components are announced in the start-up log. */
 export type Stability = 'development' | 'alpha' | 'beta' | 'stable';
@@ -64,6 +64,30 @@ export interface ComponentDescription {
 export interface Receiver extends Lifecycle {}
 export interface Processor<I extends DataType = DataType> extends Lifecycle, Consumer<I> {}
 export interface Exporter<I extends DataType = DataType> extends Lifecycle, Consumer<I> {}
+/**
+ * A component outside the pipelines, as in the OpenTelemetry Collector: a query API and web pages,
+ * a health endpoint, ... Enabled by `service.extensions`; every extension starts before the first
+ * exporter and stops after the last one, so it may serve while the pipelines drain.
+ */
+export interface Extension extends Lifecycle {}
+
+/**
+ * Optional capability of an extension that shows traces in a browser (`trace_explorer`): other
+ * components (the agent server's web interface) find it through `Host.getExtensions()` and link to
+ * it. Both methods answer once the extension has started.
+ */
+export interface TraceViewer {
+  /** The URL of the trace list, e.g. `http://127.0.0.1:4319/ui/traces`. */
+  traceListUrl(): string | undefined;
+  /** The URL of one trace (and one of its runs), e.g. `…/ui/traces/<trace_id>?run=<run_id>`. */
+  traceUrl(traceId: string, runId?: string): string | undefined;
+}
+
+/** Whether a component offers `TraceViewer`. */
+export function isTraceViewer(component: unknown): component is TraceViewer {
+  const candidate = component as Partial<TraceViewer> | null;
+  return typeof candidate?.traceListUrl === 'function' && typeof candidate.traceUrl === 'function';
+}
 
 /** What the framework offers components at run time, beyond their own config. */
 export interface Host {
@@ -75,6 +99,11 @@ export interface Host {
   readonly resolvePath: (path: string) => string;
   /** Development (`--watch`): a component that loads user code reloads it when its files change. */
   readonly watch?: boolean;
+  /**
+   * The enabled extensions by id (`service.extensions`), as the Collector's `Host.GetExtensions()`.
+   * Extensions start first, so a receiver or exporter sees them started from its own `start()`.
+   */
+  readonly getExtensions: () => ReadonlyMap<string, Extension>;
 }
 
 /** What the framework hands a component besides its config. Never mixed with `Config`. */
@@ -132,7 +161,11 @@ export interface ExporterFactory<C = unknown, I extends DataType = DataType> ext
   create(settings: ComponentSettings, config: C): Exporter<I>;
 }
 
-export type Factory = ReceiverFactory | ProcessorFactory | ExporterFactory;
+export interface ExtensionFactory<C = unknown> extends FactoryBase<'extension', C> {
+  create(settings: ComponentSettings, config: C): Extension;
+}
+
+export type Factory = ReceiverFactory | ProcessorFactory | ExporterFactory | ExtensionFactory;
 
 /** A plugin module's default export (or named `factories` export): one factory or several. */
 export type PluginExport = Factory | readonly Factory[];

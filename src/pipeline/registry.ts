@@ -60,6 +60,7 @@ export function describeInvalidFactory(value: unknown): string | undefined {
     return 'configSchema must be a JSON Schema object';
   }
   if (typeof factory.create !== 'function') return 'create must be a function';
+  if (factory.kind === 'extension') return undefined; // outside the pipelines: no data types
   if (factory.kind !== 'exporter' && !DATA_TYPES.includes(factory.produces as never)) {
     return `produces must be one of ${DATA_TYPES.join(', ')}`;
   }

@@ -5,9 +5,11 @@
 // every pipeline that names it (a receiver fans out to its pipelines); processors are instantiated
 // once per pipeline, since they hold per-pipeline state (a batcher's buffer).
 //
-// Start order is exporters → processors → receivers so that nothing receives data before its
-// downstream can take it; stop order is the reverse, so that receivers stop accepting first and
-// everything buffered drains into components that are still running.
+// Start order is extensions → exporters → processors → receivers so that nothing receives data
+// before its downstream can take it; stop order is the reverse, so that receivers stop accepting
+// first and everything buffered drains into components that are still running. Extensions (outside
+// the pipelines: query APIs, pages) start first and stop last, as in the Collector, so that they
+// serve for as long as anything runs and other components find them started.
 
 import type { Logger } from 'pino';
 import type { Registry as MetricsRegistry } from 'prom-client';
@@ -23,6 +25,7 @@ import type {
   ComponentSettings,
   Consumer,
   Exporter,
+  Extension,
   Host,
   Lifecycle,
   Processor,
@@ -74,6 +77,8 @@ export class Service {
   private readonly exporters: Instance[] = [];
   private readonly processors: Instance[] = [];
   private readonly receivers: Instance[] = [];
+  private readonly extensions: Instance[] = [];
+  private readonly extensionsById = new Map<string, Extension>();
   private readonly abort = new AbortController();
   private readonly counters: ComponentCounters;
   private readonly logger: Logger;
@@ -90,6 +95,7 @@ export class Service {
       state: () => (this.state === 'created' ? 'starting' : this.state),
       metrics: options.metrics,
       resolvePath: (path: string) => resolve(config.baseDir, path),
+      getExtensions: () => this.extensionsById,
       ...(options.watch ? { watch: true } : {}),
     };
     this.build();
@@ -115,6 +121,12 @@ export class Service {
 
   private build(): void {
     const { config } = this;
+    for (const [id, entry] of config.extensions ?? []) {
+      if (entry.factory.kind !== 'extension') continue;
+      const extension: Extension = entry.factory.create(this.settings(id, 'extension'), entry.config);
+      this.extensions.push({ id, kind: 'extension', component: extension, stability: entry.factory.stability });
+      this.extensionsById.set(id, extension);
+    }
     const exporterInputs = new Map<string, Consumer>();
     for (const [id, entry] of config.exporters) {
       if (entry.factory.kind !== 'exporter') continue;
@@ -170,11 +182,11 @@ export class Service {
     }
   }
 
-  /** Starts exporters, then processors, then receivers. On failure, stops what had started. */
+  /** Starts extensions, exporters, processors, then receivers. On failure, stops what had started. */
   async start(): Promise<void> {
     if (this.state !== 'created') throw new Error(`service cannot start from state ${this.state}`);
     this.state = 'starting';
-    for (const instance of [...this.exporters, ...this.processors, ...this.receivers]) {
+    for (const instance of [...this.extensions, ...this.exporters, ...this.processors, ...this.receivers]) {
       if (instance.stability === 'development') {
         this.logger.warn(
           { component: { id: instance.id, kind: instance.kind } },
@@ -195,15 +207,23 @@ export class Service {
     }
     this.state = 'ready';
     this.logger.info(
-      { receivers: this.receivers.length, processors: this.processors.length, exporters: this.exporters.length },
+      {
+        receivers: this.receivers.length,
+        processors: this.processors.length,
+        exporters: this.exporters.length,
+        extensions: this.extensions.length,
+      },
       'Everything is ready; pipelines are running.',
     );
   }
 
-  /** What each started component describes of itself (`Lifecycle.describe`), receivers first. */
+  /**
+   * What each started component describes of itself (`Lifecycle.describe`), receivers first and
+   * extensions last.
+   */
   describe(): Array<{ readonly id: string; readonly kind: ComponentKind } & ComponentDescription> {
     const described = [];
-    for (const instance of [...this.receivers, ...this.processors, ...this.exporters]) {
+    for (const instance of [...this.receivers, ...this.processors, ...this.exporters, ...this.extensions]) {
       const description = instance.component.describe?.();
       if (description) described.push({ id: instance.id, kind: instance.kind, ...description });
     }
@@ -211,7 +231,8 @@ export class Service {
   }
 
   /**
-   * Stops receivers, then processors, then exporters, each given what is left of the deadline.
+   * Stops receivers, then processors, then exporters, then extensions, each given what is left of
+   * the deadline.
    * Idempotent. Gathers every failure into one AggregateError instead of stopping at the first.
    */
   shutdown(deadline: number = Date.now() + this.config.service.shutdown_timeout_ms): Promise<ShutdownReport> {
@@ -229,9 +250,10 @@ export class Service {
     // Exporters keep the last part of the budget: what processors flush at their deadline still
     // needs time to be sent or written to disk, and an upload cut off mid-flight is a duplicate.
     const upstreamDeadline = deadline - Math.floor(Math.max(0, deadline - Date.now()) * EXPORTER_SHUTDOWN_SHARE);
-    for (const instance of [...this.receivers, ...this.processors, ...this.exporters]) {
+    for (const instance of [...this.receivers, ...this.processors, ...this.exporters, ...this.extensions]) {
       try {
-        await instance.component.shutdown(instance.kind === 'exporter' ? deadline : upstreamDeadline);
+        const last = instance.kind === 'exporter' || instance.kind === 'extension';
+        await instance.component.shutdown(last ? deadline : upstreamDeadline);
       } catch (error) {
         failures.push(new Error(`${instance.kind} ${instance.id}: ${errorMessage(error)}`, { cause: error }));
       }

@@ -22,6 +22,7 @@ export function nopHost(overrides: Partial<Host> = {}): Host {
     state: () => 'ready',
     metrics: createMetricsRegistry({ processMetrics: false }),
     resolvePath: (path: string) => path,
+    getExtensions: () => new Map(),
     ...overrides,
   };
 }
@@ -136,7 +137,7 @@ export function runComponentConformance<C>(factory: Factory, options: Conformanc
 
     const create = (config: C): Lifecycle & Partial<Consumer> => {
       const settings = nopSettings(factory.kind, factory.type);
-      if (factory.kind === 'exporter') return factory.create(settings, config);
+      if (factory.kind === 'exporter' || factory.kind === 'extension') return factory.create(settings, config);
       return factory.create(settings, config, new Sink() as Consumer<never>);
     };
 

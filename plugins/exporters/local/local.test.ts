@@ -79,8 +79,17 @@ describe('local exporter', () => {
       status: 'success',
       startTime: t1.root.start_time,
       endTime: t1.root.end_time,
+      durationMs: 5500,
       runCount: 3,
+      errorCount: 0,
       rootRunId: t1.root.id,
+      promptTokens: 36,
+      completionTokens: 9,
+      totalTokens: 45,
+      tags: [],
+      metadata: t1.root.extra!.metadata,
+      inputPreview: 'What is the capital of France?',
+      outputPreview: '{"generations":[{"text":"Paris."}]}',
     });
     assert.deepEqual(
       exporter.listTraces().map((t) => t.traceId),

@@ -1,9 +1,14 @@
-// The local trace store: runs kept in one SQLite file (better-sqlite3), indexed for the two
-// questions a trace viewer asks — "the latest traces of a project" and "every run of this trace" —
-// plus a per-trace summary row kept up to date as runs arrive, so that listing never scans runs.
+// The local trace store: runs kept in one SQLite file (better-sqlite3), indexed for the questions a
+// trace viewer asks — "the latest traces of a project, filtered and sorted" and "every run of this
+// trace" — plus a per-trace summary row recomputed from its runs' columns as runs arrive, so that
+// listing never parses run JSON. Retention (`enforceRetention`) deletes whole traces, oldest first,
+// by age or by size, and remembers what it deleted so that a late run cannot bring back part of a
+// trace.
 //
 // Times are stored as integer microseconds since the epoch: RFC 3339 texts with a variable number
 // of fraction digits (`…00.5Z` vs `…00Z`) do not sort as text.
+//
+// The `trace_explorer` extension opens the same file with this module to answer its HTTP API.
 
 import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
@@ -14,20 +19,66 @@ export interface TraceSummary {
   readonly project: string;
   /** The root run's name; undefined until the root arrives. */
   readonly name?: string;
+  /** The root run's status; undefined until the root arrives. */
   readonly status?: string;
   /** Earliest run start and latest run end (RFC 3339). */
   readonly startTime: string;
   readonly endTime?: string;
+  /** endTime − startTime in milliseconds; undefined while no run has ended. */
+  readonly durationMs?: number;
   readonly runCount: number;
+  /** Runs whose status is `error`. */
+  readonly errorCount: number;
   readonly rootRunId?: string;
+  /** Sums of the runs' `outputs.usage_metadata` (0 when none reported usage). */
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly totalTokens: number;
+  /** Sum of the costs the runs reported themselves (`usage_metadata.total_cost`), if any did. */
+  readonly reportedCost?: number;
+  /** The root run's tags and `extra.metadata`. */
+  readonly tags: string[];
+  readonly metadata: Record<string, unknown>;
+  /** A short text of the root's inputs and outputs (the last message, or JSON), for a list. */
+  readonly inputPreview?: string;
+  readonly outputPreview?: string;
 }
+
+export const TRACE_SORT_FIELDS = ['start_time', 'duration', 'total_tokens', 'name', 'run_count'] as const;
+export type TraceSortField = (typeof TRACE_SORT_FIELDS)[number];
+export const TRACE_STATUSES = ['success', 'error', 'pending'] as const;
 
 export interface ListTracesQuery {
   readonly project?: string;
+  /** Root names containing this text (case-insensitive). */
+  readonly name?: string;
+  /** The root's status; `pending` while the root has not arrived or has no status. */
+  readonly status?: (typeof TRACE_STATUSES)[number];
+  /** true: traces with at least one failed run; false: traces without. */
+  readonly error?: boolean;
+  /** Traces that started at or after / strictly before these RFC 3339 times. */
+  readonly startAfter?: string;
+  readonly startBefore?: string;
+  /** The root run carries this tag. */
+  readonly tag?: string;
+  /** The root run's `extra.metadata` has these keys with these values (compared as text). */
+  readonly metadata?: Readonly<Record<string, string>>;
+  /** Text anywhere in the trace: names, inputs, outputs, errors, metadata (case-insensitive). */
+  readonly text?: string;
+  readonly sort?: TraceSortField;
+  readonly order?: 'asc' | 'desc';
   /** At most this many (default 50, at most 1000). */
   readonly limit?: number;
-  /** Only traces that started strictly before this RFC 3339 time: the cursor of the next page. */
+  /** The `nextCursor` of the previous page. */
+  readonly cursor?: string;
+  /** Only traces that started strictly before this RFC 3339 time (the older cursor form). */
   readonly before?: string;
+}
+
+export interface TracePage {
+  readonly traces: TraceSummary[];
+  /** Pass as `cursor` for the next page; undefined on the last page. */
+  readonly nextCursor?: string;
 }
 
 export interface StoredTrace {
@@ -36,10 +87,45 @@ export interface StoredTrace {
   readonly runs: Run[];
 }
 
+/** Tokens per model of some traces, for pricing (`modelUsage`). */
+export interface ModelUsage {
+  readonly traceId: string;
+  readonly model: string;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+}
+
+export interface RetentionLimits {
+  /** Delete traces whose last activity is older than this, in ms. */
+  readonly maxAgeMs?: number;
+  /** Keep the store's used bytes at or under this. */
+  readonly maxBytes?: number;
+}
+
+/** What one `enforceRetention` deleted, by reason. */
+export interface RetentionResult {
+  readonly maxAge: { readonly traces: number; readonly runs: number };
+  readonly maxBytes: { readonly traces: number; readonly runs: number };
+}
+
+export interface StoreOptions {
+  /** The clock retention reads (epoch ms); `Date.now` by default. */
+  readonly now?: () => number;
+  /** Open without creating or migrating anything (a reader beside the writer). */
+  readonly readonly?: boolean;
+}
+
 /** A time the store cannot order (not RFC 3339). */
 export class InvalidTimeError extends Error {
   override readonly name = 'InvalidTimeError';
 }
+
+/** A cursor this store did not hand out, or one for another sort. */
+export class InvalidCursorError extends Error {
+  override readonly name = 'InvalidCursorError';
+}
+
+const SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -65,6 +151,44 @@ CREATE TABLE IF NOT EXISTS traces (
 );
 CREATE INDEX IF NOT EXISTS traces_by_project_time ON traces (project, start_us DESC);
 CREATE INDEX IF NOT EXISTS traces_by_time ON traces (start_us DESC);
+CREATE TABLE IF NOT EXISTS deleted_traces (
+  trace_id TEXT PRIMARY KEY,
+  deleted_us INTEGER NOT NULL
+);
+`;
+
+// Columns added in version 2 (an older file gains them and is recomputed from its runs' JSON).
+const RUN_COLUMNS: Record<string, string> = {
+  parent_run_id: 'TEXT',
+  end_us: 'INTEGER',
+  name: 'TEXT',
+  status: 'TEXT',
+  model: 'TEXT',
+  prompt_tokens: 'INTEGER NOT NULL DEFAULT 0',
+  completion_tokens: 'INTEGER NOT NULL DEFAULT 0',
+  total_tokens: 'INTEGER NOT NULL DEFAULT 0',
+  cost: 'REAL',
+  bytes: 'INTEGER NOT NULL DEFAULT 0',
+};
+const TRACE_COLUMNS: Record<string, string> = {
+  last_us: 'INTEGER NOT NULL DEFAULT 0',
+  duration_us: 'INTEGER',
+  error_count: 'INTEGER NOT NULL DEFAULT 0',
+  prompt_tokens: 'INTEGER NOT NULL DEFAULT 0',
+  completion_tokens: 'INTEGER NOT NULL DEFAULT 0',
+  total_tokens: 'INTEGER NOT NULL DEFAULT 0',
+  cost: 'REAL',
+  bytes: 'INTEGER NOT NULL DEFAULT 0',
+  tags: "TEXT NOT NULL DEFAULT '[]'",
+  metadata: "TEXT NOT NULL DEFAULT '{}'",
+  input_preview: 'TEXT',
+  output_preview: 'TEXT',
+};
+const INDEXES = `
+CREATE INDEX IF NOT EXISTS traces_by_last ON traces (last_us);
+CREATE INDEX IF NOT EXISTS traces_by_duration ON traces (duration_us, trace_id);
+CREATE INDEX IF NOT EXISTS traces_by_tokens ON traces (total_tokens, trace_id);
+CREATE INDEX IF NOT EXISTS deleted_by_time ON deleted_traces (deleted_us);
 `;
 
 interface TraceRow {
@@ -73,69 +197,188 @@ interface TraceRow {
   name: string | null;
   status: string | null;
   root_run_id: string | null;
+  start_us: number;
   start_time: string;
   end_time: string | null;
+  duration_us: number | null;
   run_count: number;
+  error_count: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost: number | null;
+  tags: string;
+  metadata: string;
+  input_preview: string | null;
+  output_preview: string | null;
 }
+
+/** The SQL expression each sort field orders by (NULLs as the smallest value). */
+const SORT_COLUMN: Record<TraceSortField, string> = {
+  start_time: 'start_us',
+  duration: 'COALESCE(duration_us, -1)',
+  total_tokens: 'total_tokens',
+  name: "COALESCE(name, '')",
+  run_count: 'run_count',
+};
+
+/** How long deleted trace ids are remembered, so that late runs of them are dropped. */
+const TOMBSTONE_MS = 24 * 3600_000;
 
 export class LocalTraceStore {
   private readonly db: SqliteDatabase;
-  private readonly existingRun: Statement<[string]>;
+  private readonly now: () => number;
   private readonly upsertRun: Statement;
-  private readonly upsertTrace: Statement;
-  private readonly insertMany: (runs: readonly Run[], project: string) => void;
+  private readonly isDeleted: Statement<[string]>;
+  private readonly insertMany: (runs: readonly Run[], project: string) => number;
 
-  constructor(path: string) {
-    this.db = new Database(path);
+  constructor(path: string, options: StoreOptions = {}) {
+    this.now = options.now ?? Date.now;
+    this.db = new Database(path, options.readonly ? { fileMustExist: true } : {});
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    this.db.exec(SCHEMA);
-    this.existingRun = this.db.prepare('SELECT 1 FROM runs WHERE id = ?');
+    this.db.pragma('busy_timeout = 5000');
+    if (!options.readonly) this.migrate();
     this.upsertRun = this.db.prepare(`
-      INSERT INTO runs (id, trace_id, project, dotted_order, start_us, data)
-      VALUES (@id, @trace_id, @project, @dotted_order, @start_us, @data)
+      INSERT INTO runs (id, trace_id, project, dotted_order, start_us, data, parent_run_id, end_us, name, status,
+        model, prompt_tokens, completion_tokens, total_tokens, cost, bytes)
+      VALUES (@id, @trace_id, @project, @dotted_order, @start_us, @data, @parent_run_id, @end_us, @name, @status,
+        @model, @prompt_tokens, @completion_tokens, @total_tokens, @cost, @bytes)
       ON CONFLICT (id) DO UPDATE SET trace_id = excluded.trace_id, project = excluded.project,
-        dotted_order = excluded.dotted_order, start_us = excluded.start_us, data = excluded.data`);
-    // A root run names the trace; any run widens its time span. `added` is 0 for a re-sent run.
-    this.upsertTrace = this.db.prepare(`
-      INSERT INTO traces (trace_id, project, name, status, root_run_id, start_us, start_time, end_us, end_time, run_count)
-      VALUES (@trace_id, @project, @name, @status, @root_run_id, @start_us, @start_time, @end_us, @end_time, @added)
-      ON CONFLICT (trace_id) DO UPDATE SET
-        name = COALESCE(excluded.name, traces.name),
-        status = COALESCE(excluded.status, traces.status),
-        root_run_id = COALESCE(excluded.root_run_id, traces.root_run_id),
-        start_time = CASE WHEN excluded.start_us < traces.start_us THEN excluded.start_time ELSE traces.start_time END,
-        start_us = MIN(traces.start_us, excluded.start_us),
-        end_time = CASE WHEN traces.end_us IS NULL OR excluded.end_us > traces.end_us THEN excluded.end_time ELSE traces.end_time END,
-        end_us = MAX(COALESCE(traces.end_us, excluded.end_us), COALESCE(excluded.end_us, traces.end_us)),
-        run_count = traces.run_count + excluded.run_count`);
+        dotted_order = excluded.dotted_order, start_us = excluded.start_us, data = excluded.data,
+        parent_run_id = excluded.parent_run_id, end_us = excluded.end_us, name = excluded.name,
+        status = excluded.status, model = excluded.model, prompt_tokens = excluded.prompt_tokens,
+        completion_tokens = excluded.completion_tokens, total_tokens = excluded.total_tokens,
+        cost = excluded.cost, bytes = excluded.bytes`);
+    this.isDeleted = this.db.prepare('SELECT 1 FROM deleted_traces WHERE trace_id = ?');
     this.insertMany = this.db.transaction((runs: readonly Run[], project: string) => {
-      for (const run of runs) this.insertOne(run, project);
+      const touched = new Set<string>();
+      let dropped = 0;
+      for (const run of runs) {
+        if (this.isDeleted.get(run.trace_id)) {
+          dropped++;
+          continue;
+        }
+        this.insertOne(run, project);
+        touched.add(run.trace_id);
+      }
+      for (const traceId of touched) this.summarize(traceId);
+      return dropped;
     });
   }
 
-  /** Stores runs (a re-sent run replaces its earlier copy), all or none. */
-  insertRuns(runs: readonly Run[], project: string): void {
-    this.insertMany(runs, project);
+  /**
+   * Stores runs (a re-sent run replaces its earlier copy), all or none. Returns how many runs
+   * were dropped because retention has deleted their trace.
+   */
+  insertRuns(runs: readonly Run[], project: string): number {
+    return this.insertMany(runs, project);
   }
 
+  /** The latest traces (or as `sort` says), newest first, filtered. */
   listTraces(query: ListTracesQuery = {}): TraceSummary[] {
+    return this.queryTraces(query).traces;
+  }
+
+  /** A page of traces and the cursor of the next one. */
+  queryTraces(query: ListTracesQuery = {}): TracePage {
     const limit = Math.min(Math.max(Math.trunc(query.limit ?? 50), 1), 1000);
+    const sort = query.sort ?? 'start_time';
+    const order = query.order ?? 'desc';
+    const column = SORT_COLUMN[sort];
     const conditions: string[] = [];
-    const params: Record<string, unknown> = { limit };
+    const params: Record<string, unknown> = { limit: limit + 1 };
     if (query.project !== undefined) {
       conditions.push('project = @project');
       params.project = query.project;
+    }
+    if (query.name !== undefined) {
+      conditions.push("name LIKE @name ESCAPE '\\'");
+      params.name = `%${likeEscape(query.name)}%`;
+    }
+    if (query.status === 'pending') conditions.push('status IS NULL');
+    else if (query.status !== undefined) {
+      conditions.push('status = @status');
+      params.status = query.status;
+    }
+    if (query.error !== undefined) conditions.push(query.error ? 'error_count > 0' : 'error_count = 0');
+    if (query.startAfter !== undefined) {
+      conditions.push('start_us >= @startAfter');
+      params.startAfter = toMicros(query.startAfter);
+    }
+    if (query.startBefore !== undefined) {
+      conditions.push('start_us < @startBefore');
+      params.startBefore = toMicros(query.startBefore);
     }
     if (query.before !== undefined) {
       conditions.push('start_us < @before');
       params.before = toMicros(query.before);
     }
+    if (query.tag !== undefined) {
+      conditions.push('EXISTS (SELECT 1 FROM json_each(traces.tags) WHERE value = @tag)');
+      params.tag = query.tag;
+    }
+    Object.entries(query.metadata ?? {}).forEach(([key, value], index) => {
+      conditions.push(`CAST(json_extract(metadata, @metaPath${index}) AS TEXT) = @metaValue${index}`);
+      params[`metaPath${index}`] = `$."${key.replace(/["\\]/g, '')}"`;
+      params[`metaValue${index}`] = value;
+    });
+    if (query.text !== undefined && query.text !== '') {
+      conditions.push(
+        "(name LIKE @text ESCAPE '\\' OR EXISTS (SELECT 1 FROM runs WHERE runs.trace_id = traces.trace_id AND runs.data LIKE @text ESCAPE '\\'))",
+      );
+      params.text = `%${likeEscape(query.text)}%`;
+    }
+    if (query.cursor !== undefined) {
+      const cursor = decodeCursor(query.cursor, sort, order);
+      conditions.push(
+        `(${column} ${order === 'desc' ? '<' : '>'} @cursorValue OR (${column} = @cursorValue AND trace_id ${order === 'desc' ? '<' : '>'} @cursorId))`,
+      );
+      params.cursorValue = cursor.value;
+      params.cursorId = cursor.id;
+    }
     const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+    const direction = order === 'desc' ? 'DESC' : 'ASC';
     const rows = this.db
-      .prepare(`SELECT * FROM traces ${where} ORDER BY start_us DESC LIMIT @limit`)
-      .all(params) as TraceRow[];
-    return rows.map(summaryOf);
+      .prepare(
+        `SELECT *, ${column} AS sort_value FROM traces ${where} ORDER BY ${column} ${direction}, trace_id ${direction} LIMIT @limit`,
+      )
+      .all(params) as (TraceRow & { sort_value: number | string })[];
+    const more = rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    const last = page.at(-1);
+    return {
+      traces: page.map(summaryOf),
+      ...(more && last ? { nextCursor: encodeCursor(sort, order, last.sort_value, last.trace_id) } : {}),
+    };
+  }
+
+  /** Every project with the number of traces it holds, largest first. */
+  projects(): { project: string; traces: number }[] {
+    return (
+      this.db.prepare('SELECT project, COUNT(*) AS traces FROM traces GROUP BY project ORDER BY traces DESC').all() as {
+        project: string;
+        traces: number;
+      }[]
+    ).map((row) => ({ project: row.project, traces: row.traces }));
+  }
+
+  /** Tokens per model of these traces (runs that reported no cost of their own), for pricing. */
+  modelUsage(traceIds: readonly string[]): ModelUsage[] {
+    if (traceIds.length === 0) return [];
+    const rows = this.db
+      .prepare(
+        `SELECT trace_id, model, SUM(prompt_tokens) AS p, SUM(completion_tokens) AS c FROM runs
+         WHERE trace_id IN (SELECT value FROM json_each(?)) AND model IS NOT NULL AND cost IS NULL
+         GROUP BY trace_id, model`,
+      )
+      .all(JSON.stringify(traceIds)) as { trace_id: string; model: string; p: number; c: number }[];
+    return rows.map((row) => ({
+      traceId: row.trace_id,
+      model: row.model,
+      promptTokens: row.p,
+      completionTokens: row.c,
+    }));
   }
 
   getTrace(traceId: string): StoredTrace | undefined {
@@ -149,37 +392,282 @@ export class LocalTraceStore {
     return { summary: summaryOf(row), runs };
   }
 
+  /** Bytes the database's pages hold (free pages excluded): what `maxBytes` limits. */
+  usedBytes(): number {
+    const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    const pages = this.db.pragma('page_count', { simple: true }) as number;
+    const free = this.db.pragma('freelist_count', { simple: true }) as number;
+    return (pages - free) * pageSize;
+  }
+
+  /** The number of traces stored. */
+  traceCount(): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM traces').get() as { n: number }).n;
+  }
+
+  /**
+   * Deletes whole traces: those whose last activity is older than `maxAgeMs`, then the oldest
+   * until the used bytes fit `maxBytes` (the newest trace is never deleted for size alone, so a
+   * limit below one trace does not empty the store on every write).
+   */
+  enforceRetention(limits: RetentionLimits): RetentionResult {
+    const result = { maxAge: { traces: 0, runs: 0 }, maxBytes: { traces: 0, runs: 0 } };
+    const nowUs = this.now() * 1000;
+    this.db.prepare('DELETE FROM deleted_traces WHERE deleted_us < ?').run(nowUs - TOMBSTONE_MS * 1000);
+    if (limits.maxAgeMs !== undefined) {
+      const cutoff = nowUs - limits.maxAgeMs * 1000;
+      for (;;) {
+        const ids = (
+          this.db.prepare('SELECT trace_id FROM traces WHERE last_us < ? LIMIT 500').all(cutoff) as {
+            trace_id: string;
+          }[]
+        ).map((row) => row.trace_id);
+        if (ids.length === 0) break;
+        const runs = this.deleteTraces(ids, nowUs);
+        result.maxAge.traces += ids.length;
+        result.maxAge.runs += runs;
+      }
+    }
+    if (limits.maxBytes !== undefined) {
+      for (let round = 0; round < 20; round++) {
+        const excess = this.usedBytes() - limits.maxBytes;
+        if (excess <= 0) break;
+        // The oldest traces whose JSON adds up to the excess (pages hold a little more than the
+        // JSON, so this converges in a few rounds); never the newest one.
+        const candidates = this.db
+          .prepare(
+            'SELECT trace_id, bytes FROM traces WHERE trace_id != (SELECT trace_id FROM traces ORDER BY last_us DESC LIMIT 1) ORDER BY last_us ASC LIMIT 1000',
+          )
+          .all() as { trace_id: string; bytes: number }[];
+        if (candidates.length === 0) break;
+        const ids: string[] = [];
+        let freed = 0;
+        for (const candidate of candidates) {
+          ids.push(candidate.trace_id);
+          freed += Math.max(candidate.bytes, 1);
+          if (freed >= excess) break;
+        }
+        const runs = this.deleteTraces(ids, nowUs);
+        result.maxBytes.traces += ids.length;
+        result.maxBytes.runs += runs;
+      }
+    }
+    if (result.maxAge.traces + result.maxBytes.traces > 0) {
+      // Give freed pages back to the file system when the file allows it (new files do).
+      this.db.pragma('incremental_vacuum');
+    }
+    return result;
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
   }
 
+  /** Deletes traces and their runs in one transaction; returns the runs deleted. */
+  private deleteTraces(ids: readonly string[], nowUs: number): number {
+    return this.db.transaction(() => {
+      const list = JSON.stringify(ids);
+      const { changes } = this.db
+        .prepare('DELETE FROM runs WHERE trace_id IN (SELECT value FROM json_each(?))')
+        .run(list);
+      this.db.prepare('DELETE FROM traces WHERE trace_id IN (SELECT value FROM json_each(?))').run(list);
+      this.db
+        .prepare('INSERT OR REPLACE INTO deleted_traces (trace_id, deleted_us) SELECT value, ? FROM json_each(?)')
+        .run(nowUs, list);
+      return changes;
+    })();
+  }
+
+  private migrate(): void {
+    const version = this.db.pragma('user_version', { simple: true }) as number;
+    if (version >= SCHEMA_VERSION) return;
+    const fresh = !this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'runs'").get();
+    // Only a new file can switch to incremental vacuum (it needs to be set before the first table).
+    if (fresh) this.db.pragma('auto_vacuum = INCREMENTAL');
+    this.db.exec(SCHEMA);
+    const addMissing = (table: string, columns: Record<string, string>) => {
+      const existing = new Set(
+        (this.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name),
+      );
+      for (const [name, type] of Object.entries(columns)) {
+        if (!existing.has(name)) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${type}`);
+      }
+    };
+    this.db.transaction(() => {
+      addMissing('runs', RUN_COLUMNS);
+      addMissing('traces', TRACE_COLUMNS);
+      this.db.exec(INDEXES);
+      if (!fresh) {
+        // A file of version 1: fill the new columns from the runs' JSON.
+        const all = this.db.prepare('SELECT data, project FROM runs').all() as { data: string; project: string }[];
+        for (const row of all) this.insertOne(JSON.parse(row.data) as Run, row.project);
+        const ids = this.db.prepare('SELECT DISTINCT trace_id FROM runs').all() as { trace_id: string }[];
+        for (const { trace_id } of ids) this.summarize(trace_id);
+      }
+      this.db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    })();
+  }
+
   private insertOne(run: Run, project: string): void {
-    const startUs = toMicros(run.start_time);
-    const endUs = run.end_time ? toMicros(run.end_time) : null;
-    const runProject = run.session_name ?? project;
-    const isRoot = !run.parent_run_id;
-    const added = this.existingRun.get(run.id) ? 0 : 1;
+    const data = JSON.stringify(run);
+    const usage = usageOf(run);
+    const metadata = (run.extra?.metadata ?? {}) as Record<string, unknown>;
+    const model = typeof metadata.ls_model_name === 'string' ? metadata.ls_model_name : null;
     this.upsertRun.run({
       id: run.id,
       trace_id: run.trace_id,
-      project: runProject,
+      project: run.session_name ?? project,
       dotted_order: run.dotted_order ?? null,
-      start_us: startUs,
-      data: JSON.stringify(run),
-    });
-    this.upsertTrace.run({
-      trace_id: run.trace_id,
-      project: runProject,
-      name: isRoot ? run.name : null,
-      status: isRoot ? (run.status ?? null) : null,
-      root_run_id: isRoot ? run.id : null,
-      start_us: startUs,
-      start_time: run.start_time,
-      end_us: endUs,
-      end_time: run.end_time ?? null,
-      added,
+      start_us: toMicros(run.start_time),
+      end_us: run.end_time ? toMicros(run.end_time) : null,
+      parent_run_id: run.parent_run_id ?? null,
+      name: run.name ?? null,
+      status: run.status ?? (run.error ? 'error' : null),
+      model,
+      prompt_tokens: usage.prompt,
+      completion_tokens: usage.completion,
+      total_tokens: usage.total,
+      cost: usage.cost ?? null,
+      bytes: Buffer.byteLength(data),
+      data,
     });
   }
+
+  /** Recomputes a trace's summary row from its runs' columns (and the root's JSON). */
+  private summarize(traceId: string): void {
+    const agg = this.db
+      .prepare(
+        `SELECT MIN(project) AS project, MIN(start_us) AS start_us, MAX(end_us) AS end_us, COUNT(*) AS run_count,
+           SUM(CASE WHEN status = 'error' THEN 1 ELSE 0 END) AS error_count,
+           SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens,
+           SUM(total_tokens) AS total_tokens, SUM(cost) AS cost, SUM(bytes) AS bytes
+         FROM runs WHERE trace_id = ?`,
+      )
+      .get(traceId) as {
+      project: string;
+      start_us: number;
+      end_us: number | null;
+      run_count: number;
+      error_count: number;
+      prompt_tokens: number;
+      completion_tokens: number;
+      total_tokens: number;
+      cost: number | null;
+      bytes: number;
+    };
+    const times = this.db
+      .prepare(
+        `SELECT (SELECT json_extract(data, '$.start_time') FROM runs WHERE trace_id = @t ORDER BY start_us ASC LIMIT 1) AS start_time,
+                (SELECT json_extract(data, '$.end_time') FROM runs WHERE trace_id = @t AND end_us IS NOT NULL ORDER BY end_us DESC LIMIT 1) AS end_time`,
+      )
+      .get({ t: traceId }) as { start_time: string; end_time: string | null };
+    const rootRow = this.db
+      .prepare('SELECT data, project FROM runs WHERE trace_id = ? AND parent_run_id IS NULL ORDER BY start_us LIMIT 1')
+      .get(traceId) as { data: string; project: string } | undefined;
+    const root = rootRow ? (JSON.parse(rootRow.data) as Run) : undefined;
+    this.db
+      .prepare(
+        `INSERT OR REPLACE INTO traces (trace_id, project, name, status, root_run_id, start_us, start_time, end_us, end_time,
+           run_count, last_us, duration_us, error_count, prompt_tokens, completion_tokens, total_tokens, cost, bytes,
+           tags, metadata, input_preview, output_preview)
+         VALUES (@trace_id, @project, @name, @status, @root_run_id, @start_us, @start_time, @end_us, @end_time,
+           @run_count, @last_us, @duration_us, @error_count, @prompt_tokens, @completion_tokens, @total_tokens, @cost,
+           @bytes, @tags, @metadata, @input_preview, @output_preview)`,
+      )
+      .run({
+        trace_id: traceId,
+        project: rootRow?.project ?? agg.project,
+        name: root?.name ?? null,
+        status: root ? (root.status ?? (root.error ? 'error' : null)) : null,
+        root_run_id: root?.id ?? null,
+        start_us: agg.start_us,
+        start_time: times.start_time,
+        end_us: agg.end_us,
+        end_time: times.end_time,
+        run_count: agg.run_count,
+        last_us: Math.max(agg.start_us, agg.end_us ?? 0),
+        duration_us: agg.end_us === null ? null : agg.end_us - agg.start_us,
+        error_count: agg.error_count,
+        prompt_tokens: agg.prompt_tokens,
+        completion_tokens: agg.completion_tokens,
+        total_tokens: agg.total_tokens,
+        cost: agg.cost,
+        bytes: agg.bytes,
+        tags: JSON.stringify(root?.tags ?? []),
+        metadata: JSON.stringify(root?.extra?.metadata ?? {}),
+        input_preview: root ? preview(root.inputs) : null,
+        output_preview: root ? preview(root.outputs) : null,
+      });
+  }
+}
+
+function likeEscape(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+function encodeCursor(sort: string, order: string, value: number | string, id: string): string {
+  return Buffer.from(JSON.stringify([sort, order, value, id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string, sort: string, order: string): { value: number | string; id: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidCursorError('not a cursor this API handed out');
+  }
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 4 ||
+    (typeof parsed[2] !== 'number' && typeof parsed[2] !== 'string') ||
+    typeof parsed[3] !== 'string'
+  ) {
+    throw new InvalidCursorError('not a cursor this API handed out');
+  }
+  if (parsed[0] !== sort || parsed[1] !== order) {
+    throw new InvalidCursorError(`the cursor belongs to another sort (${parsed[0]} ${parsed[1]})`);
+  }
+  return { value: parsed[2] as number | string, id: parsed[3] };
+}
+
+/** Token counts and a reported cost from `outputs.usage_metadata` (LangChain's usage shape). */
+export function usageOf(run: Run): { prompt: number; completion: number; total: number; cost?: number } {
+  const usage = run.outputs?.usage_metadata as Record<string, unknown> | undefined;
+  const num = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+  if (!usage || typeof usage !== 'object') return { prompt: 0, completion: 0, total: 0 };
+  const prompt = num(usage.input_tokens ?? usage.prompt_tokens);
+  const completion = num(usage.output_tokens ?? usage.completion_tokens);
+  const total = num(usage.total_tokens) || prompt + completion;
+  const cost = typeof usage.total_cost === 'number' ? usage.total_cost : undefined;
+  return { prompt, completion, total, ...(cost !== undefined ? { cost } : {}) };
+}
+
+/** A short text of inputs or outputs: the last message's text, a single text field, or JSON. */
+function preview(value: Record<string, unknown> | undefined): string | null {
+  if (!value) return null;
+  const lastMessage = (list: unknown) => (Array.isArray(list) && list.length > 0 ? list[list.length - 1] : undefined);
+  const messages = value.messages ?? (value.choices as { message?: unknown }[] | undefined)?.map((c) => c?.message);
+  const message = lastMessage(Array.isArray(messages) && Array.isArray(messages[0]) ? messages.at(-1) : messages) as
+    { content?: unknown } | undefined;
+  let text: string | undefined;
+  if (message && typeof message === 'object') text = contentText(message.content);
+  else {
+    const keys = Object.keys(value).filter((key) => key !== 'usage_metadata');
+    if (keys.length === 1 && typeof value[keys[0]!] === 'string') text = value[keys[0]!] as string;
+    else if (keys.length > 0) text = JSON.stringify(Object.fromEntries(keys.map((key) => [key, value[key]])));
+  }
+  return text ? text.slice(0, 200) : null;
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (typeof part === 'string' ? part : (part as { text?: unknown })?.text))
+      .filter((part) => typeof part === 'string')
+      .join('');
+  }
+  return content === undefined || content === null ? '' : JSON.stringify(content);
 }
 
 function summaryOf(row: TraceRow): TraceSummary {
@@ -188,10 +676,20 @@ function summaryOf(row: TraceRow): TraceSummary {
     project: row.project,
     startTime: row.start_time,
     runCount: row.run_count,
+    errorCount: row.error_count,
+    promptTokens: row.prompt_tokens,
+    completionTokens: row.completion_tokens,
+    totalTokens: row.total_tokens,
+    tags: JSON.parse(row.tags) as string[],
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
     ...(row.name !== null ? { name: row.name } : {}),
     ...(row.status !== null ? { status: row.status } : {}),
     ...(row.end_time !== null ? { endTime: row.end_time } : {}),
+    ...(row.duration_us !== null ? { durationMs: row.duration_us / 1000 } : {}),
     ...(row.root_run_id !== null ? { rootRunId: row.root_run_id } : {}),
+    ...(row.cost !== null ? { reportedCost: row.cost } : {}),
+    ...(row.input_preview !== null ? { inputPreview: row.input_preview } : {}),
+    ...(row.output_preview !== null ? { outputPreview: row.output_preview } : {}),
   };
 }
 

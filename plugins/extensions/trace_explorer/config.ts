@@ -1,0 +1,41 @@
+// Config of the `trace_explorer` extension.
+
+import type { ConfigOf } from '../../../src/config/config-of.ts';
+import { filePathSchema } from '../../../src/exporterhelper/schema.ts';
+import { listenerSchema } from '../../../src/http/server.ts';
+
+export const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ...listenerSchema(8124),
+    path: filePathSchema(
+      './data/traces.db',
+      "The local trace store to show: the `local` exporter's `path` (relative to the config file). It may be written by this process or another one.",
+    ),
+    allowed_hosts: {
+      type: ['array', 'string'],
+      items: { type: 'string', minLength: 1 },
+      default: [],
+      description:
+        'Extra `Host` names accepted while listening on loopback (a list or a comma-separated string); localhost, 127.0.0.1 and [::1] always are. Other names are refused (DNS rebinding).',
+    },
+    prices: {
+      type: 'object',
+      default: {},
+      description:
+        'Prices per model name (`extra.metadata.ls_model_name`), in any currency per million tokens: `{gpt-4o-mini: {input: 0.15, output: 0.6}}`. Traces show a cost when every priced run has a price or reports `usage_metadata.total_cost`.',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['input', 'output'],
+        properties: {
+          input: { type: 'number', minimum: 0, description: 'Price of a million input tokens.' },
+          output: { type: 'number', minimum: 0, description: 'Price of a million output tokens.' },
+        },
+      },
+    },
+  },
+} as const;
+
+export type TraceExplorerConfig = ConfigOf<typeof configSchema>;

@@ -1,0 +1,318 @@
+// The trace explorer end to end: a real pipeline (otlp receiver → genai → batch → local exporter)
+// with the extension enabled; an OTLP/HTTP trace is posted to the receiver and found through the
+// query API and in the web pages, driven in Debian's Chromium through playwright-core. Screenshots
+// of each page land in test-output/ for a reviewer. Bad input gets JSON errors naming the field.
+
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { request } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { parseConfigText, validateConfig } from '../../../src/config/load.ts';
+import { isTraceViewer } from '../../../src/pipeline/component.ts';
+import { Registry } from '../../../src/pipeline/registry.ts';
+import { Service } from '../../../src/pipeline/service.ts';
+import { runComponentConformance } from '../../../src/pipeline/testing.ts';
+import { silentLogger } from '../../../src/telemetry/logger.ts';
+import { createMetricsRegistry } from '../../../src/telemetry/metrics.ts';
+import { eventually } from '../../../src/testkit/eventually.ts';
+import { localExporterFactory } from '../../exporters/local/index.ts';
+import { batchProcessorFactory } from '../../processors/batch/index.ts';
+import { genAiProcessorFactory } from '../../processors/genai/index.ts';
+import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
+import { traceExplorerExtensionFactory } from './index.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+];
+const OUTPUT = join(import.meta.dirname, '../../../test-output');
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tp-explorer-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+runComponentConformance(traceExplorerExtensionFactory, {
+  testdataDir: join(import.meta.dirname, 'testdata'),
+  config: () => ({ port: 0, path: join(dir, 'conformance.db') }),
+});
+
+const TRACE_HEX = '5b8efff798038103d269b633813fc60c';
+const TRACE_UUID = '5b8efff7-9803-8103-d269-b633813fc60c';
+const ns = (ms: number) => String(BigInt(Date.UTC(2026, 0, 1, 12, 0, 0) + ms) * 1_000_000n);
+const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
+const int = (key: string, value: number) => ({ key, value: { intValue: String(value) } });
+
+/** An agent span with a chat model call (a tool call in its answer) and a failing tool under it. */
+function otlpBody() {
+  const span = (
+    id: string,
+    parent: string | undefined,
+    name: string,
+    from: number,
+    to: number,
+    attributes: unknown[],
+    status = 1,
+  ) => ({
+    traceId: TRACE_HEX,
+    spanId: id,
+    ...(parent ? { parentSpanId: parent } : {}),
+    name,
+    kind: 1,
+    startTimeUnixNano: ns(from),
+    endTimeUnixNano: ns(to),
+    attributes,
+    status: { code: status, ...(status === 2 ? { message: 'weather service unavailable' } : {}) },
+  });
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: [str('service.name', 'weather-app')] },
+        scopeSpans: [
+          {
+            scope: { name: 'test' },
+            spans: [
+              span('aaaaaaaaaaaaaaa1', undefined, 'weather agent', 0, 2400, [
+                str('gen_ai.operation.name', 'invoke_agent'),
+              ]),
+              span('aaaaaaaaaaaaaaa2', 'aaaaaaaaaaaaaaa1', 'chat gpt-4o-mini', 100, 1300, [
+                str('gen_ai.operation.name', 'chat'),
+                str('gen_ai.request.model', 'gpt-4o-mini'),
+                str(
+                  'gen_ai.input.messages',
+                  JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'Weather in Paris?' }] }]),
+                ),
+                str(
+                  'gen_ai.output.messages',
+                  JSON.stringify([
+                    {
+                      role: 'assistant',
+                      parts: [{ type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }],
+                    },
+                  ]),
+                ),
+                int('gen_ai.usage.input_tokens', 1000),
+                int('gen_ai.usage.output_tokens', 200),
+              ]),
+              span(
+                'aaaaaaaaaaaaaaa3',
+                'aaaaaaaaaaaaaaa1',
+                'execute_tool get_weather',
+                1400,
+                2300,
+                [str('gen_ai.operation.name', 'execute_tool'), str('gen_ai.tool.name', 'get_weather')],
+                2,
+              ),
+            ],
+          },
+        ],
+      },
+    ],
+  };
+}
+
+describe('trace explorer', () => {
+  let service: Service;
+  let explorer: string;
+  let otlp: string;
+
+  before(async () => {
+    const yaml = `
+receivers: { otlp: { port: 0, require_api_key: false } }
+processors: { genai: {}, batch: { flush_interval_ms: 50 } }
+exporters: { local: { path: ${join(dir, 'traces.db')} } }
+extensions:
+  trace_explorer:
+    port: 0
+    path: ${join(dir, 'traces.db')}
+    prices: { gpt-4o-mini: { input: 0.15, output: 0.6 } }
+service:
+  extensions: [trace_explorer]
+  pipelines: { traces: { receivers: [otlp], processors: [genai, batch], exporters: [local] } }
+`;
+    const registry = new Registry([
+      otlpReceiverFactory,
+      genAiProcessorFactory,
+      batchProcessorFactory,
+      localExporterFactory,
+      traceExplorerExtensionFactory,
+    ]);
+    const { config, errors } = validateConfig(parseConfigText(yaml), registry, dir);
+    assert.deepEqual(errors, []);
+    service = new Service(config!, {
+      logger: silentLogger(),
+      metrics: createMetricsRegistry({ processMetrics: false }),
+    });
+    await service.start();
+    const described = service.describe();
+    otlp = described.find((d) => d.id === 'otlp')!.endpoints![0]!.url;
+    explorer = described.find((d) => d.id === 'trace_explorer')!.endpoints![0]!.url.replace(/\/ui\/traces$/, '');
+    const response = await fetch(otlp, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(otlpBody()),
+    });
+    assert.equal(response.status, 200);
+  });
+
+  after(async () => {
+    await service?.shutdown();
+  });
+
+  it('answers the query API with the posted trace, its run tree, tokens and cost', async () => {
+    const page = await eventually(async () => {
+      const body = (await (await fetch(`${explorer}/api/traces`)).json()) as { traces: Record<string, unknown>[] };
+      assert.equal(body.traces.length, 1);
+      assert.equal(body.traces[0]!.run_count, 3);
+      return body;
+    });
+    const summary = page.traces[0]!;
+    assert.equal(summary.trace_id, TRACE_UUID);
+    assert.equal(summary.name, 'weather agent');
+    assert.equal(summary.error_count, 1);
+    assert.equal(summary.total_tokens, 1200);
+    assert.equal(summary.duration_ms, 2400);
+    assert.ok(Math.abs((summary.cost as number) - (1000 * 0.15 + 200 * 0.6) / 1e6) < 1e-12);
+    const trace = (await (await fetch(`${explorer}/api/traces/${TRACE_UUID}`)).json()) as {
+      runs: Record<string, unknown>[];
+    };
+    assert.deepEqual(
+      trace.runs.map((run) => run.name),
+      ['weather agent', 'chat gpt-4o-mini', 'execute_tool get_weather'],
+    );
+    assert.equal(trace.runs[2]!.status, 'error');
+    assert.equal(trace.runs[1]!.parent_run_id, trace.runs[0]!.id);
+    // Filters and the cursor.
+    const filtered = async (query: string) =>
+      ((await (await fetch(`${explorer}/api/traces?${query}`)).json()) as { traces: unknown[] }).traces.length;
+    assert.equal(await filtered('error=true&q=Paris'), 1);
+    assert.equal(await filtered('status=error'), 0);
+    assert.equal(await filtered('start_after=2026-01-02T00:00:00Z'), 0);
+    // The extension is found through the host, as the agent server finds it.
+    const found = service.host.getExtensions().get('trace_explorer');
+    assert.ok(isTraceViewer(found));
+    assert.equal(found.traceUrl(TRACE_UUID, 'r1'), `${explorer}/ui/traces/${TRACE_UUID}?run=r1`);
+  });
+
+  it('answers bad input with JSON errors naming the field, and an unknown trace with 404', async () => {
+    const unknown = await fetch(`${explorer}/api/traces/00000000-0000-0000-0000-000000000000`);
+    assert.equal(unknown.status, 404);
+    assert.equal(((await unknown.json()) as { code: string }).code, 'TP_ERR_API_NOT_FOUND');
+    for (const [query, field] of [
+      ['limit=0', 'limit'],
+      ['status=done', 'status'],
+      ['start_after=yesterday', 'start_after'],
+      ['sort=cost', 'sort'],
+      ['cursor=nonsense', 'cursor'],
+      ['metadata=novalue', 'metadata'],
+      ['colour=red', 'colour'],
+    ]) {
+      const response = await fetch(`${explorer}/api/traces?${query}`);
+      assert.equal(response.status, 422, query);
+      const body = (await response.json()) as { field: string; message: string; code: string };
+      assert.equal(body.field, field, query);
+      assert.ok(body.message.startsWith(`${field}:`), body.message);
+      assert.equal(body.code, 'TP_ERR_API_INVALID');
+    }
+    const openapi = (await (await fetch(`${explorer}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    assert.ok(openapi.paths['/api/traces/{trace_id}']);
+    // fetch() cannot set Host; node:http can, as a DNS-rebinding page's browser would send it.
+    const url = new URL(`${explorer}/api/traces`);
+    const rebinding = await new Promise<{ status: number }>((resolve, reject) => {
+      request({ host: url.hostname, port: url.port, path: url.pathname, headers: { host: 'evil.example' } }, (res) => {
+        res.resume();
+        resolve({ status: res.statusCode ?? 0 });
+      })
+        .on('error', reject)
+        .end();
+    });
+    assert.equal(rebinding.status, 403);
+  });
+
+  const skip = existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM}`;
+  describe('in a browser', { skip }, () => {
+    let browser: Browser;
+    let page: Page;
+    const pageErrors: string[] = [];
+    const foreign: string[] = [];
+    before(async () => {
+      mkdirSync(OUTPUT, { recursive: true });
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+      page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      page.on('request', (request) => {
+        if (!request.url().startsWith(explorer) && !request.url().startsWith('data:')) foreign.push(request.url());
+      });
+    });
+    after(async () => {
+      await browser?.close();
+      assert.deepEqual(pageErrors, [], 'the page threw');
+      assert.deepEqual(foreign, [], 'the page must not reach other origins');
+    });
+
+    it('lists the trace, opens its waterfall and shows a run as a chat with tool calls and tokens', async () => {
+      await page.goto(`${explorer}/`);
+      const link = page.getByRole('link', { name: 'weather agent' });
+      await eventually(async () => assert.equal(await link.count(), 1));
+      assert.match(await page.locator('table.traces tbody tr').first().innerText(), /1200/);
+      await page.screenshot({ path: join(OUTPUT, 'explorer-traces.png'), fullPage: true });
+
+      // Filters live in the URL.
+      await page.getByLabel('Search').fill('no such text anywhere');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await eventually(async () => assert.equal(await page.locator('.empty').count(), 1));
+      assert.match(page.url(), /q=no\+such/);
+      await page.goto(`${explorer}/ui/traces`);
+
+      await page.getByRole('link', { name: 'weather agent' }).click();
+      await eventually(async () => assert.equal(await page.locator('.wf-row').count(), 3));
+      assert.equal(new URL(page.url()).pathname, `/ui/traces/${TRACE_UUID}`);
+      assert.equal(await page.locator('.wf-row.failed').count(), 1);
+      assert.match(await page.locator('.wf-row.failed').innerText(), /execute_tool get_weather/);
+
+      // Keyboard: the next run with the arrow key, and the URL names it.
+      await page.locator('.wf-row').first().focus();
+      await page.keyboard.press('ArrowDown');
+      await eventually(async () => assert.match(page.url(), /\?run=/));
+      const panel = page.getByTestId('run-panel');
+      await eventually(async () => assert.match(await panel.innerText(), /chat gpt-4o-mini/));
+      assert.match(await panel.locator('.chat-message[data-role="user"]').innerText(), /Weather in Paris\?/);
+      const call = panel.getByTestId('tool-call');
+      assert.match(await call.innerText(), /get_weather/);
+      assert.match(await call.innerText(), /"city": "Paris"/);
+      assert.match(await panel.getByTestId('run-tokens').innerText(), /1200 \(1000 in, 200 out\)/);
+      await panel.getByText('Raw JSON').click();
+      assert.match(await panel.getByTestId('run-json').innerText(), /"run_type": "llm"/);
+      await page.screenshot({ path: join(OUTPUT, 'explorer-trace.png'), fullPage: true });
+
+      // A deep link to a run opens it directly.
+      const runUrl = page.url();
+      const fresh = await browser.newPage({ viewport: { width: 390, height: 844 } });
+      await fresh.goto(runUrl);
+      await eventually(async () => assert.match(await fresh.getByTestId('run-panel').innerText(), /chat gpt-4o-mini/));
+      await fresh.screenshot({ path: join(OUTPUT, 'explorer-trace-phone.png'), fullPage: true });
+      await fresh.goto(
+        `${explorer}/ui/traces/${TRACE_UUID}?run=${encodeURIComponent(
+          ((await (await fetch(`${explorer}/api/traces/${TRACE_UUID}`)).json()) as { runs: { id: string }[] }).runs[2]!
+            .id,
+        )}`,
+      );
+      await eventually(async () =>
+        assert.match(await fresh.getByTestId('run-panel').innerText(), /weather service unavailable/),
+      );
+      await fresh.close();
+    });
+  });
+});

@@ -1,0 +1,35 @@
+// @ts-check
+// Display formatting: durations, token counts, costs and times.
+
+/**
+ * @param {number | null | undefined} ms
+ * @returns {string}
+ */
+export function formatDuration(ms) {
+  if (ms === null || ms === undefined) return '—';
+  if (ms < 1) return `${ms.toFixed(2)} ms`;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(2)} s`;
+  return `${Math.floor(ms / 60_000)} m ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/**
+ * @param {number | null | undefined} cost
+ * @returns {string}
+ */
+export function formatCost(cost) {
+  if (cost === null || cost === undefined) return '—';
+  return cost < 0.01 ? `$${cost.toFixed(5)}` : `$${cost.toFixed(3)}`;
+}
+
+/**
+ * @param {string | null | undefined} iso
+ * @returns {string}
+ */
+export function formatTime(iso) {
+  if (!iso) return '';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime())
+    ? iso
+    : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+}

@@ -1,0 +1,148 @@
+// @ts-check
+// The trace list: filters above (kept in the URL, so a filtered list can be shared), a table of
+// the traces newest first, refreshed every few seconds while the first page is shown, and more
+// pages on demand.
+
+import { useEffect, useState } from 'preact/hooks';
+import { html } from '@tracepipe/webui/html.js';
+import { listProjects, listTraces } from './api.js';
+import { href, navigate } from './app.js';
+import { formatCost, formatDuration, formatTime } from './format.js';
+
+const REFRESH_MS = 2000;
+
+/** @typedef {import('./api.js').TraceSummary} TraceSummary */
+/** @typedef {Event & { currentTarget: HTMLInputElement | HTMLSelectElement }} FieldEvent */
+
+/** @param {{ params: URLSearchParams }} props */
+export function TracesPage({ params }) {
+  const [traces, setTraces] = useState(/** @type {TraceSummary[]} */ ([]));
+  const [cursor, setCursor] = useState(/** @type {string | null} */ (null));
+  const [more, setMore] = useState(/** @type {TraceSummary[]} */ ([]));
+  const [error, setError] = useState('');
+  const [loaded, setLoaded] = useState(false);
+  const [projects, setProjects] = useState(/** @type {string[]} */ ([]));
+  const key = String(params);
+
+  useEffect(() => {
+    listProjects().then(
+      (body) => setProjects(body.projects.map((p) => p.project)),
+      () => undefined,
+    );
+  }, []);
+
+  // The first page, again every REFRESH_MS: new traces appear at the top as they arrive.
+  useEffect(() => {
+    let stopped = false;
+    setMore([]);
+    const load = async () => {
+      try {
+        const body = await listTraces(params);
+        if (stopped) return;
+        setTraces(body.traces);
+        setCursor((current) => current ?? body.next_cursor);
+        setError('');
+      } catch (failure) {
+        if (!stopped) setError(/** @type {Error} */ (failure).message);
+      } finally {
+        if (!stopped) setLoaded(true);
+      }
+    };
+    setCursor(null);
+    void load();
+    const timer = setInterval(load, REFRESH_MS);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }, [key]);
+
+  const loadMore = async () => {
+    if (!cursor) return;
+    const next = new URLSearchParams(params);
+    next.set('cursor', cursor);
+    try {
+      const body = await listTraces(next);
+      setMore((list) => [...list, ...body.traces]);
+      setCursor(body.next_cursor);
+    } catch (failure) {
+      setError(/** @type {Error} */ (failure).message);
+    }
+  };
+
+  /**
+   * @param {string} name
+   * @param {string} value
+   */
+  const setFilter = (name, value) => {
+    const next = new URLSearchParams(params);
+    if (value) next.set(name, value);
+    else next.delete(name);
+    next.delete('cursor');
+    navigate(href.traces(next), { replace: true });
+  };
+  /** @param {SubmitEvent} event */
+  const search = (event) => {
+    event.preventDefault();
+    const form = /** @type {HTMLFormElement} */ (event.currentTarget);
+    setFilter('q', /** @type {HTMLInputElement} */ (form.elements.namedItem('q')).value.trim());
+  };
+  const rows = [...traces, ...more.filter((t) => !traces.some((u) => u.trace_id === t.trace_id))];
+
+  return html`
+    <section class="page" aria-labelledby="traces-title">
+      <h1 id="traces-title">Traces</h1>
+      <div class="filters">
+        <form class="search" role="search" onSubmit=${search}>
+          <label for="trace-search">Search</label>
+          <input id="trace-search" name="q" type="search" placeholder="Text in names, inputs, outputs, errors" value=${params.get('q') ?? ''} />
+          <button type="submit">Search</button>
+        </form>
+        <label>Project
+          <select value=${params.get('project') ?? ''} onChange=${(/** @type {FieldEvent} */ e) => setFilter('project', e.currentTarget.value)}>
+            <option value="">All</option>
+            ${projects.map((p) => html`<option value=${p}>${p}</option>`)}
+          </select>
+        </label>
+        <label>Status
+          <select value=${params.get('status') ?? ''} onChange=${(/** @type {FieldEvent} */ e) => setFilter('status', e.currentTarget.value)}>
+            <option value="">Any</option><option value="success">Success</option><option value="error">Error</option><option value="pending">Pending</option>
+          </select>
+        </label>
+        <label class="check"><input type="checkbox" checked=${params.get('error') === 'true'} onChange=${(/** @type {FieldEvent} */ e) => setFilter('error', /** @type {HTMLInputElement} */ (e.currentTarget).checked ? 'true' : '')} /> With errors</label>
+        <label>Sort
+          <select value=${params.get('sort') ?? ''} onChange=${(/** @type {FieldEvent} */ e) => setFilter('sort', e.currentTarget.value)}>
+            <option value="">Newest</option><option value="duration">Duration</option><option value="total_tokens">Tokens</option><option value="name">Name</option>
+          </select>
+        </label>
+      </div>
+      ${error && html`<div class="error-banner" role="alert">${error}</div>`}
+      ${
+        loaded && rows.length === 0 && !error
+          ? html`<p class="empty">No traces${String(params) ? ' match these filters' : ' yet: send spans to the OTLP receiver or run an agent'}.</p>`
+          : html`
+          <div class="table-wrap">
+            <table class="traces">
+              <thead><tr><th scope="col">Name</th><th scope="col">Input</th><th scope="col">Start</th><th scope="col">Latency</th><th scope="col">Status</th><th scope="col">Tokens</th><th scope="col">Cost</th><th scope="col">Runs</th></tr></thead>
+              <tbody>
+                ${rows.map(
+                  (
+                    trace,
+                  ) => html`<tr key=${trace.trace_id} class=${trace.status === 'error' || trace.error_count > 0 ? 'has-error' : ''}>
+                    <td><a href=${href.trace(trace.trace_id)}>${trace.name ?? '(root not received)'}</a>${trace.project !== 'default' ? html` <span class="muted small">${trace.project}</span>` : ''}</td>
+                    <td class="preview">${trace.input_preview ?? ''}</td>
+                    <td><time datetime=${trace.start_time}>${formatTime(trace.start_time)}</time></td>
+                    <td class="num">${formatDuration(trace.duration_ms)}</td>
+                    <td><span class=${`status status-${trace.status}`}>${trace.status}</span>${trace.error_count > 0 && trace.status !== 'error' ? html` <span class="status status-error">${trace.error_count} failed</span>` : ''}</td>
+                    <td class="num">${trace.total_tokens || '—'}</td>
+                    <td class="num">${formatCost(trace.cost)}</td>
+                    <td class="num">${trace.run_count}</td>
+                  </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>
+          ${cursor && html`<button type="button" class="secondary" onClick=${loadMore}>Load more</button>`}`
+      }
+    </section>`;
+}
