@@ -47,7 +47,7 @@ export function ThreadBrowser({ threads, threadId, query, busy, onQuery, onOpen,
         <button type="button" class="secondary small" onClick=${onNew} disabled=${busy}>New thread</button>
       </div>
       <label for="thread-search" class="visually-hidden">Search threads</label>
-      <input id="thread-search" type="search" placeholder="Search by first message or id" value=${query}
+      <input id="thread-search" type="search" placeholder="Search by first message" value=${query}
         onInput=${(/** @type {FieldEvent} */ e) => onQuery(e.currentTarget.value)} />
       ${
         threads.length === 0
