@@ -8,7 +8,7 @@ import type { BaseMessage } from '@langchain/core/messages';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { graph as chatGraph } from './chat.ts';
 import { graph as errorGraph } from './error.ts';
-import { graph as interruptGraph } from './interrupt.ts';
+import { decide, graph as interruptGraph } from './interrupt.ts';
 import { ChatOpenAI } from '@langchain/openai';
 import { chooseChatModel, defaultModelName } from './models/choose-model.ts';
 import { LocalChatModel, echoScript } from './models/local-chat-model.ts';
@@ -167,13 +167,38 @@ describe('interrupt graph', () => {
     await graph.invoke({ messages: [{ role: 'user', content: 'write a haiku' }] }, config);
     const paused = await graph.getState(config);
     assert.deepEqual(paused.next, ['review']);
+    const args = { reply: 'Draft answer to: write a haiku' };
     assert.deepEqual(paused.tasks[0]!.interrupts[0]!.value, {
-      question: 'Approve this draft?',
-      draft: 'Draft answer to: write a haiku',
+      action_requests: [{ name: 'send_reply', args, arguments: args, description: 'Approve this draft?' }],
+      review_configs: [{ action_name: 'send_reply', allowed_decisions: ['approve', 'edit', 'reject'] }],
     });
     const resumed = await graph.invoke(new Command({ resume: 'A better haiku.' }), config);
     assert.equal((resumed.messages.at(-1) as BaseMessage).content, 'A better haiku.');
     assert.deepEqual((await graph.getState(config)).next, []);
+  });
+
+  it('reads the decisions of the middleware, Agent Chat UI and Agent Inbox', () => {
+    const draft = 'the draft';
+    const edited = { name: 'send_reply', args: { reply: 'edited' } };
+    const cases: Array<[unknown, ReturnType<typeof decide>]> = [
+      [true, { kind: 'send', text: draft }],
+      ['approve', { kind: 'send', text: draft }],
+      ['my words', { kind: 'send', text: 'my words' }],
+      [{ decisions: [{ type: 'approve' }] }, { kind: 'send', text: draft }],
+      [{ decisions: [{ type: 'edit', edited_action: edited }] }, { kind: 'send', text: 'edited' }],
+      [{ decisions: [{ type: 'edit', editedAction: edited }] }, { kind: 'send', text: 'edited' }],
+      [{ decisions: [{ type: 'reject', message: 'too long' }] }, { kind: 'send', text: 'Draft rejected: too long' }],
+      [{ decisions: [{ type: 'reject' }] }, { kind: 'send', text: 'Draft rejected.' }],
+      [{ decisions: [{ type: 'respond', message: 'hi' }] }, { kind: 'send', text: 'hi' }],
+      [[{ type: 'accept', args: null }], { kind: 'send', text: draft }],
+      [
+        [{ type: 'edit', args: { action: 'send_reply', args: { reply: 'inbox edit' } } }],
+        { kind: 'send', text: 'inbox edit' },
+      ],
+      [[{ type: 'response', args: 'inbox words' }], { kind: 'send', text: 'inbox words' }],
+      [[{ type: 'ignore', args: null }], { kind: 'drop' }],
+    ];
+    for (const [resume, outcome] of cases) assert.deepEqual(decide(resume, draft), outcome, JSON.stringify(resume));
   });
 });
 

@@ -292,7 +292,17 @@ describe('ported from the reference suite', () => {
     });
     const state = await client.threads.getState(thread.thread_id);
     assert.deepEqual(state.next, ['review']);
-    const question = { question: 'Approve this draft?', draft: 'Draft answer to: SF' };
+    const question = {
+      action_requests: [
+        {
+          name: 'send_reply',
+          args: { reply: 'Draft answer to: SF' },
+          arguments: { reply: 'Draft answer to: SF' },
+          description: 'Approve this draft?',
+        },
+      ],
+      review_configs: [{ action_name: 'send_reply', allowed_decisions: ['approve', 'edit', 'reject'] }],
+    };
     assertMatches(state.tasks, [
       {
         id: anyString,

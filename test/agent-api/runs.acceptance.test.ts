@@ -277,20 +277,36 @@ describe('runs', () => {
     );
     const lastValues = parts.filter((p) => p.event === 'values').pop()!.data as Json;
     assert.ok(Array.isArray(lastValues.__interrupt__), 'the last values event carries __interrupt__');
-    assert.equal(lastValues.__interrupt__[0].value.question, 'Approve this draft?');
+    assert.equal(lastValues.__interrupt__[0].value.action_requests[0].description, 'Approve this draft?');
     const thread1 = await client.threads.get(thread.thread_id);
     assert.equal(thread1.status, 'interrupted');
     const state = await client.threads.getState<Json>(thread.thread_id);
     assert.deepEqual(state.next, ['review']);
-    assert.equal((state.tasks[0]!.interrupts[0]!.value as Json).draft, 'Draft answer to: ship it');
+    assert.equal(
+      (state.tasks[0]!.interrupts[0]!.value as Json).action_requests[0].args.reply,
+      'Draft answer to: ship it',
+    );
     const taskInterrupts = Object.values((thread1 as Json).interrupts ?? {}).flat() as Json[];
     assert.ok(
-      taskInterrupts.some((i) => i.value?.question === 'Approve this draft?'),
+      taskInterrupts.some((i) => i.value?.action_requests?.[0]?.description === 'Approve this draft?'),
       'thread.interrupts lists the pending interrupt',
     );
 
     assertMatches((state as unknown as Json).interrupts, [
-      { value: { question: 'Approve this draft?', draft: 'Draft answer to: ship it' }, id: anyString },
+      {
+        value: {
+          action_requests: [
+            {
+              name: 'send_reply',
+              args: { reply: 'Draft answer to: ship it' },
+              arguments: { reply: 'Draft answer to: ship it' },
+              description: 'Approve this draft?',
+            },
+          ],
+          review_configs: [{ action_name: 'send_reply', allowed_decisions: ['approve', 'edit', 'reject'] }],
+        },
+        id: anyString,
+      },
     ]);
 
     // wait on a run that pauses answers what graph.invoke() does: the values and the interrupts.
@@ -299,7 +315,20 @@ describe('runs', () => {
     assert.equal(paused.messages[0].content, 'wait for me');
     assert.equal(paused.draft, 'Draft answer to: wait for me');
     assertMatches(paused.__interrupt__, [
-      { value: { question: 'Approve this draft?', draft: 'Draft answer to: wait for me' }, id: anyString },
+      {
+        value: {
+          action_requests: [
+            {
+              name: 'send_reply',
+              args: { reply: 'Draft answer to: wait for me' },
+              arguments: { reply: 'Draft answer to: wait for me' },
+              description: 'Approve this draft?',
+            },
+          ],
+          review_configs: [{ action_name: 'send_reply', allowed_decisions: ['approve', 'edit', 'reject'] }],
+        },
+        id: anyString,
+      },
     ]);
 
     const resumed = (await client.runs.wait(thread.thread_id, 'interrupt', { command: { resume: 'approve' } })) as Json;

@@ -202,6 +202,12 @@ export const configSchema = {
           description:
             'URL path of the web interface (not `/`); `GET /` redirects there unless another route answers it.',
         },
+        trace_explorer_url: {
+          type: 'string',
+          default: '',
+          description:
+            "Where the studio links each run's trace: the trace list of a trace explorer, e.g. `http://127.0.0.1:4319/ui/traces` (a bare origin gets `/ui/traces`); the link is `<url>/<trace_id>?run=<run_id>`. Empty: no links.",
+        },
       },
     },
   },

@@ -221,7 +221,8 @@ export class AgentApiReceiver implements Receiver {
       logger,
     });
     await app.register(agentApiPlugin(services));
-    if (config.ui.enabled) await registerUi(app, { prefix: config.ui.path });
+    if (config.ui.enabled)
+      await registerUi(app, { prefix: config.ui.path, traceExplorerUrl: config.ui.trace_explorer_url });
     workerPool.start();
     cronScheduler.start();
     this.boundPort = await listen(app, config.host, config.port);

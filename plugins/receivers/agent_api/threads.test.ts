@@ -199,11 +199,11 @@ describe('agent_api threads', () => {
     const current = await client.threads.get(thread.thread_id);
     assert.equal(current.status, 'interrupted');
     const [taskId] = Object.keys(current.interrupts ?? {});
-    assert.equal((current.interrupts as any)[taskId][0].value.question, 'Approve this draft?');
+    assert.equal((current.interrupts as any)[taskId][0].value.action_requests[0].description, 'Approve this draft?');
     const state = await client.threads.getState(thread.thread_id);
     assert.deepEqual(state.next, ['review']);
     assert.equal((state.tasks[0] as any).name, 'review');
-    assert.equal((state.tasks[0] as any).interrupts[0].value.question, 'Approve this draft?');
+    assert.equal((state.tasks[0] as any).interrupts[0].value.action_requests[0].description, 'Approve this draft?');
     const resumed = (await client.runs.wait(thread.thread_id, 'interrupt', { command: { resume: 'approve' } })) as any;
     assert.equal(resumed.messages.at(-1).content, 'Draft answer to: publish?');
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');

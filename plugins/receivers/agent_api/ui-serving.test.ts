@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { normalizePrefix, registerUi } from './internal/ui/register.ts';
+import { normalizePrefix, registerUi, traceLinkBase } from './internal/ui/register.ts';
 import { startTestServer } from './testing/test-server.ts';
 
 describe('agent_api web interface serving', () => {
@@ -17,6 +17,17 @@ describe('agent_api web interface serving', () => {
     assert.equal(normalizePrefix('ui'), '/ui');
     assert.equal(normalizePrefix('/tools/console//'), '/tools/console');
     assert.equal(normalizePrefix('/'), '');
+  });
+
+  it('builds the base of trace links from ui.trace_explorer_url', () => {
+    assert.equal(traceLinkBase(''), '');
+    assert.equal(traceLinkBase(undefined), '');
+    assert.equal(traceLinkBase('http://127.0.0.1:4319'), 'http://127.0.0.1:4319/ui/traces');
+    assert.equal(traceLinkBase('http://127.0.0.1:4319/'), 'http://127.0.0.1:4319/ui/traces');
+    assert.equal(
+      traceLinkBase('https://traces.example.com/explorer/ui/traces/'),
+      'https://traces.example.com/explorer/ui/traces',
+    );
   });
 
   it('serves the page, its modules and the vendored libraries with security headers', async () => {
@@ -52,6 +63,12 @@ describe('agent_api web interface serving', () => {
       });
       assert.equal(again.statusCode, 304);
       assert.equal(again.body, '');
+
+      // The graph drawing's layout library, without its source map comment.
+      const dagre = await app.inject({ method: 'GET', url: '/ui/vendor/dagre.mjs' });
+      assert.equal(dagre.statusCode, 200);
+      assert.match(dagre.body, /export\s*\{/);
+      assert.doesNotMatch(dagre.body, /sourceMappingURL/);
 
       const script = await app.inject({ method: 'GET', url: '/ui/js/main.js' });
       assert.equal(script.statusCode, 200);
@@ -92,12 +109,14 @@ describe('agent_api web interface serving', () => {
   });
 
   it('follows the `ui` config keys of the agent server: another path, or no interface at all', async () => {
-    const moved = await startTestServer({ ui: { enabled: true, path: '/console' } });
+    const moved = await startTestServer({ ui: { enabled: true, path: '/console', trace_explorer_url: '' } });
     try {
       assert.equal((await fetch(`${moved.url}/console/`)).status, 200);
       assert.equal((await fetch(`${moved.url}/ui/`)).status, 404);
       const root = await fetch(`${moved.url}/`, { redirect: 'manual' });
       assert.equal(root.headers.get('location'), '/console/');
+      // No trace explorer configured: the page gets no trace links.
+      assert.deepEqual(await (await fetch(`${moved.url}/console/config.json`)).json(), { trace_explorer_url: null });
       // The API is unaffected and keeps its own headers (no page CSP on API answers).
       const info = await fetch(`${moved.url}/info`);
       assert.equal(info.status, 200);
@@ -106,7 +125,18 @@ describe('agent_api web interface serving', () => {
       await moved.stop();
     }
 
-    const off = await startTestServer({ ui: { enabled: false, path: '/ui' } });
+    const linked = await startTestServer({
+      ui: { enabled: true, path: '/ui', trace_explorer_url: 'http://127.0.0.1:4319/ui/traces/' },
+    });
+    try {
+      const config = await fetch(`${linked.url}/ui/config.json`);
+      assert.equal(config.status, 200);
+      assert.deepEqual(await config.json(), { trace_explorer_url: 'http://127.0.0.1:4319/ui/traces' });
+    } finally {
+      await linked.stop();
+    }
+
+    const off = await startTestServer({ ui: { enabled: false, path: '/ui', trace_explorer_url: '' } });
     try {
       assert.equal((await fetch(`${off.url}/ui/`)).status, 404);
       const root = await fetch(`${off.url}/`, { redirect: 'manual' });

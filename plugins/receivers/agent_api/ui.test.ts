@@ -281,8 +281,8 @@ describe('agent_api web interface', { skip }, () => {
 
     // Coming back later, the thread is picked from the list and its conversation is shown again.
     await page.goto(`${server.url}/ui/#/studio/${pirate.assistant_id}`);
-    await page.locator(`#studio-thread option[value="${threadId}"]`).waitFor({ state: 'attached' });
-    await page.locator('#studio-thread').selectOption(threadId);
+    await page.reload();
+    await page.locator(`.thread-item[data-thread-id="${threadId}"]`).click();
     await eventually(async () => (await page.locator('.message').count()) === 4, {
       message: 'the four messages of the thread are shown',
     });
@@ -299,7 +299,7 @@ describe('agent_api web interface', { skip }, () => {
       { message: 'the error assistant is chosen' },
     );
     // The chat thread of the previous test belongs to another graph: the studio left it.
-    await eventually(async () => (await page.locator('#studio-thread').inputValue()) === '', {
+    await eventually(async () => (await page.getByTestId('thread-id').count()) === 0, {
       message: 'the chat thread is left',
     });
     await page.getByLabel('Message', { exact: true }).fill('fail, please');

@@ -1,7 +1,8 @@
 // Serves the agent server's web interface: the static single-page app under `<prefix>/`, the
-// three browser modules it imports (Preact, its hooks, htm) straight from node_modules, and a
-// redirect from `/` when no other route owns it. The app only calls the public HTTP API of the
-// same server, so it needs no routes of its own.
+// browser modules it imports (Preact, its hooks, htm, dagre for the graph drawing) straight from
+// node_modules, `<prefix>/config.json` (settings of the page itself, such as where run traces are
+// shown), and a redirect from `/` when no other route owns it. Everything else the app reads comes
+// from the public HTTP API of the same server.
 
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -12,6 +13,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 export interface UiOptions {
   /** URL path of the interface, e.g. `/ui` (a trailing slash is ignored). */
   readonly prefix: string;
+  /** The trace list of a trace explorer; the studio links each run's trace under it. Empty: no links. */
+  readonly traceExplorerUrl?: string;
 }
 
 const STATIC_DIR = fileURLToPath(new URL('./static/', import.meta.url));
@@ -21,7 +24,23 @@ const VENDOR_MODULES: Readonly<Record<string, string>> = {
   'preact.mjs': 'preact',
   'preact-hooks.mjs': 'preact/hooks',
   'htm.mjs': 'htm',
+  // The graph drawing's layout (a self-contained ES module build).
+  'dagre.mjs': '@dagrejs/dagre',
 };
+
+/**
+ * The base of the studio's trace links: the configured URL without a trailing slash; a bare origin
+ * (`http://host:4319`) gets the explorer's default page, `/ui/traces`. Empty when not configured.
+ */
+export function traceLinkBase(url: string | undefined): string {
+  const trimmed = (url ?? '').trim().replace(/\/+$/, '');
+  if (trimmed === '') return '';
+  try {
+    return new URL(trimmed).pathname === '/' ? `${trimmed}/ui/traces` : trimmed;
+  } catch {
+    return trimmed;
+  }
+}
 
 /** `/ui/` → `/ui`; `ui` → `/ui`; `/` stays `` (the interface at the root). */
 export function normalizePrefix(prefix: string): string {
@@ -63,9 +82,14 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
   const vendor = new Map(
     Object.entries(VENDOR_MODULES).map(([name, specifier]) => [
       name,
-      readFileSync(fileURLToPath(import.meta.resolve(specifier)), 'utf8'),
+      // Source maps are not served, so the comment naming one goes.
+      readFileSync(fileURLToPath(import.meta.resolve(specifier)), 'utf8').replace(
+        /\n\/\/# sourceMappingURL=\S+\s*$/,
+        '\n',
+      ),
     ]),
   );
+  const pageConfig = JSON.stringify({ trace_explorer_url: traceLinkBase(options.traceExplorerUrl) || null });
   // `/` leads to the interface unless another part of the server answers it.
   const redirectRoot = prefix !== '' && !app.hasRoute({ method: 'GET', url: '/' });
 
@@ -85,6 +109,11 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
         return reply.type('text/javascript; charset=utf-8').send(source);
       });
     }
+
+    // The page's own settings; public like the static files (they hold no data).
+    ui.get(`${prefix}/config.json`, { schema: { hide: true } }, async (_request, reply) =>
+      reply.header('cache-control', 'no-cache').type('application/json; charset=utf-8').send(pageConfig),
+    );
 
     await ui.register(fastifyStatic, {
       root: STATIC_DIR,

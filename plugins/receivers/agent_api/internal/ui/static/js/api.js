@@ -15,6 +15,9 @@
 /** @typedef {import('./types.js').Thread} Thread */
 /** @typedef {import('./types.js').ThreadQuery} ThreadQuery */
 /** @typedef {import('./types.js').ThreadState} ThreadState */
+/** @typedef {import('./types.js').GraphDrawing} GraphDrawing */
+/** @typedef {import('./types.js').PageConfig} PageConfig */
+/** @typedef {import('./types.js').StateUpdate} StateUpdate */
 
 const KEY_STORAGE = 'tracepipe.api_key';
 
@@ -165,6 +168,22 @@ export const api = {
   searchThreads: (query) => json('POST', '/threads/search', query),
   /** @param {string} threadId @returns {Promise<ThreadState>} */
   threadState: (threadId) => json('GET', `/threads/${id(threadId)}/state`),
+  /** @param {string} threadId Checkpoints, newest first. @returns {Promise<ThreadState[]>} */
+  threadHistory: (threadId) => json('POST', `/threads/${id(threadId)}/history`, { limit: 100 }),
+  /** @param {string} threadId @param {StateUpdate} body @returns {Promise<{ checkpoint?: JsonObject }>} */
+  updateState: (threadId, body) => json('POST', `/threads/${id(threadId)}/state`, body),
+  /** @param {string} threadId Newest first. @returns {Promise<Run[]>} */
+  listRuns: (threadId) => json('GET', `/threads/${id(threadId)}/runs?limit=100`),
+  /** @param {string} assistantId @returns {Promise<GraphDrawing>} */
+  assistantGraph: (assistantId) => json('GET', `/assistants/${id(assistantId)}/graph`),
+  /**
+   * The page's own settings, served beside it (not part of the API).
+   * @returns {Promise<PageConfig>}
+   */
+  pageConfig: async () => {
+    const response = await fetch('./config.json').catch(() => null);
+    return response?.ok ? response.json() : { trace_explorer_url: null };
+  },
   /** @param {string} threadId @param {string} runId @returns {Promise<Run>} */
   getRun: (threadId, runId) => json('GET', `/threads/${id(threadId)}/runs/${id(runId)}`),
   /**

@@ -1,12 +1,13 @@
 // @ts-check
-// The studio's read-only panels: the conversation (with the answer growing as tokens arrive),
-// the run (status, input, streamed chunks, error), the node updates in arrival order, and the
-// thread state.
+// The studio's read-only panels: the conversation (with the answer growing as tokens arrive and
+// tool calls shown by name with their results), the run (status, input, streamed chunks, error,
+// a link to its trace), and the node updates in arrival order.
 
 import { useEffect, useRef } from 'preact/hooks';
 import { html } from './html.js';
 import { formatJson } from './json-object.js';
-import { messageRole, messageText } from './messages.js';
+import { conversationItems, messageRole, messageText } from './messages.js';
+import { traceUrl } from './studio-run.js';
 
 /**
  * @param {{ messages: import('./types.js').Message[], streaming: boolean, hasState: boolean }} props
@@ -19,21 +20,45 @@ export function Conversation({ messages, streaming, hasState }) {
   if (messages.length === 0) {
     return html`<p class="empty">${hasState ? 'The state of this thread holds no messages. ' : ''}Write a message below to start a run.</p>`;
   }
+  const items = conversationItems(messages);
   return html`
     <ol class="messages" aria-label="Conversation">
-      ${messages.map(
-        (message, index) => html`
-          <li key=${message.id ?? index} class=${`message ${messageRole(message)}`} data-role=${messageRole(message)}>
-            <span class="message-role">${messageRole(message)}</span>
-            <div class="message-text">${messageText(message.content)}${streaming && index === messages.length - 1 && messageRole(message) === 'assistant' ? html`<span class="caret" aria-hidden="true"></span>` : ''}</div>
-          </li>`,
-      )}
+      ${items.map(({ message, calls }, index) => {
+        const role = messageRole(message);
+        const text = messageText(message.content);
+        const last = index === items.length - 1;
+        return html`
+          <li key=${message.id ?? index} class=${`message ${role}`} data-role=${role}>
+            <span class="message-role">${role === 'tool' ? `tool · ${message.name ?? ''}` : role}</span>
+            ${(text || calls.length === 0) && html`<div class="message-text">${text}${streaming && last && role === 'assistant' ? html`<span class="caret" aria-hidden="true"></span>` : ''}</div>`}
+            ${calls.map(({ call, result }) => html`<${ToolCallCard} key=${call.id ?? call.name} call=${call} result=${result} />`)}
+          </li>`;
+      })}
       <li ref=${end} class="messages-end" aria-hidden="true"></li>
     </ol>`;
 }
 
-/** @param {{ run: import('./types.js').RunView | null }} props */
-export function RunPanel({ run }) {
+/**
+ * A tool call by name, with its arguments and the result tied to it by `tool_call_id`.
+ * @param {{ call: import('./types.js').ToolCall, result: import('./types.js').Message | undefined }} props
+ */
+function ToolCallCard({ call, result }) {
+  const failed = result?.status === 'error';
+  return html`
+    <div class="tool-call" data-tool=${call.name} data-tool-call-id=${call.id}>
+      <div class="tool-call-head"><span class="tool-label">Tool call</span> <strong class="tool-name">${call.name}</strong>${call.id ? html` <code class="muted small">${call.id}</code>` : ''}</div>
+      <pre class="code tool-args" aria-label=${`Arguments of ${call.name}`}>${typeof call.args === 'string' ? call.args : formatJson(call.args)}</pre>
+      ${
+        result
+          ? html`<div class=${`tool-result${failed ? ' failed' : ''}`}><span class="tool-label">${failed ? 'Error' : 'Result'}</span> <span class="tool-result-text">${messageText(result.content)}</span></div>`
+          : html`<div class="tool-result pending muted small">Waiting for the result…</div>`
+      }
+    </div>`;
+}
+
+/** @param {{ run: import('./types.js').RunView | null, traceExplorerUrl: string | null, waiting: boolean }} props */
+export function RunPanel({ run, traceExplorerUrl, waiting }) {
+  const link = run?.id ? traceUrl(traceExplorerUrl, run.id) : undefined;
   return html`
     <section class="panel" aria-labelledby="run-title">
       <h3 id="run-title">Run</h3>
@@ -43,7 +68,9 @@ export function RunPanel({ run }) {
             <dt>Status</dt><dd><span class=${`status status-${run.status}`} data-testid="run-status">${run.status}</span></dd>
             ${run.input && html`<dt>Input</dt><dd class="run-input">${run.input}</dd>`}
             ${(run.chunks ?? 0) > 0 && html`<dt>Streamed</dt><dd data-testid="run-chunks">${run.chunks} message chunk${run.chunks === 1 ? '' : 's'}</dd>`}
-            ${run.id && html`<dt>Run</dt><dd><code>${run.id}</code></dd>`}
+            ${waiting && html`<dt>Thread</dt><dd data-testid="run-waiting">waiting for your answer</dd>`}
+            ${run.node && html`<dt>Node</dt><dd>${run.node}</dd>`}
+            ${run.id && html`<dt>Run</dt><dd><code>${run.id}</code>${link && html` <a class="trace-link" href=${link} target="_blank" rel="noopener noreferrer">View trace</a>`}</dd>`}
           </dl>
           ${run.error && html`<div class="error-banner" role="alert">${run.error}</div>`}`
           : html`<p class="muted">No run yet.</p>`
@@ -85,30 +112,4 @@ function summarizeUpdate(value) {
       .join(', ');
   }
   return '';
-}
-
-/**
- * @param {{ state: import('./types.js').ThreadState | null, onRefresh: (() => void) | null }} props
- */
-export function StatePanel({ state, onRefresh }) {
-  return html`
-    <section class="panel" aria-labelledby="state-title">
-      <div class="panel-head">
-        <h3 id="state-title">Thread state</h3>
-        <button type="button" class="secondary small" onClick=${onRefresh} disabled=${!onRefresh}>Refresh</button>
-      </div>
-      ${
-        state
-          ? html`<dl class="facts">
-              <dt>Next</dt><dd>${state.next?.length ? state.next.join(', ') : 'nothing pending'}</dd>
-              <dt>Step</dt><dd>${state.metadata?.step ?? '—'}</dd>
-              <dt>Messages</dt><dd>${state.values?.messages?.length ?? 0}</dd>
-            </dl>
-            <details>
-              <summary>Values (JSON)</summary>
-              <pre class="code" data-testid="thread-state">${formatJson(state.values)}</pre>
-            </details>`
-          : html`<p class="muted">Choose or start a thread.</p>`
-      }
-    </section>`;
 }

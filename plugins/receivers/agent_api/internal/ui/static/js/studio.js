@@ -1,67 +1,90 @@
 // @ts-check
-// The Studio screen: pick an assistant and a thread (or start one), send a message, and watch the
-// run: the answer streams token by token (`messages-tuple`), node updates arrive as they happen
-// (`updates`), the state follows (`values`), then the run's final status and the thread state
-// are read back from the API.
+// The Studio screen: pick an assistant (the last one used is remembered), browse its threads or
+// start one, send a message and watch the run stream (answer, tool calls, node updates, the graph
+// lighting up), answer interrupts in place, and travel back: fork from any checkpoint or edit the
+// state as a node. This module holds the page's wiring; its state lives in one reducer
+// (studio-state.js) and each panel in a module of its own.
 
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useReducer, useRef } from 'preact/hooks';
 import { api } from './api.js';
 import { parseJsonObject } from './json-object.js';
-import { formatShortTime, isSystemAssistant, shortId } from './format.js';
+import { isSystemAssistant, shortId } from './format.js';
 import { html } from './html.js';
-import { addChunk, mergeMessages } from './messages.js';
+import { mergeMessages } from './messages.js';
 import { href, navigate } from './route.js';
-import { readSse } from './sse.js';
-import { Conversation, RunPanel, StatePanel, UpdatesPanel } from './studio-panels.js';
+import { ConfigForm } from './studio-config.js';
+import { DebugSettingsForm, OtherEventsPanel } from './studio-debug.js';
+import { GraphView } from './studio-graph.js';
+import { CheckpointHistory, RunHistory } from './studio-history.js';
+import { InterruptPanel } from './studio-interrupt.js';
+import { Conversation, RunPanel, UpdatesPanel } from './studio-panels.js';
+import { streamRun } from './studio-run.js';
+import { StatePanel } from './studio-state-editor.js';
+import {
+  DEFAULT_STREAM_MODES,
+  initialState,
+  lastAssistant,
+  pendingInterrupts,
+  rememberAssistant,
+  startingAssistant,
+  studioReducer,
+} from './studio-state.js';
+import { ThreadBrowser, offeredThreads } from './studio-threads.js';
 
-/** @typedef {import('./types.js').Assistant} Assistant */
 /** @typedef {import('./html.js').FieldEvent} FieldEvent */
+/** @typedef {import('./types.js').JsonObject} JsonObject */
 /** @typedef {import('./types.js').Message} Message */
-/** @typedef {import('./types.js').NodeUpdate} NodeUpdate */
-/** @typedef {import('./types.js').RunView} RunView */
-/** @typedef {import('./types.js').StreamedMessage} StreamedMessage */
-/** @typedef {import('./types.js').Thread} Thread */
+/** @typedef {import('./types.js').RunStreamBody} RunStreamBody */
 /** @typedef {import('./types.js').ThreadState} ThreadState */
 
-const STREAM_MODES = ['messages-tuple', 'values', 'updates'];
+/** @param {unknown} failure */
+const messageOf = (failure) => /** @type {Error} */ (failure)?.message ?? String(failure);
+
+/**
+ * What a run starts from: new input (with the user's message shown at once), a command resuming
+ * an interrupt, or nothing (continue from a breakpoint); `checkpointId` forks the thread there.
+ * @typedef {object} RunRequest
+ * @property {string} label Shown as the run's input.
+ * @property {JsonObject | null} [input]
+ * @property {{ resume: unknown }} [command]
+ * @property {Message} [userMessage]
+ * @property {string} [checkpointId]
+ * @property {string} [threadId] The thread, when it was just created.
+ */
 
 /**
  * @param {{ initialAssistantId: string | undefined, announce: import('./types.js').Announce }} props
  */
 export function StudioPage({ initialAssistantId, announce }) {
-  const [assistants, setAssistants] = useState(/** @type {Assistant[]} */ ([]));
-  const [assistantId, setAssistantId] = useState(initialAssistantId ?? '');
-  const [threads, setThreads] = useState(/** @type {Thread[]} */ ([]));
-  const [threadId, setThreadId] = useState('');
-  const [threadState, setThreadState] = useState(/** @type {ThreadState | null} */ (null));
-  const [stateMessages, setStateMessages] = useState(/** @type {Message[]} */ ([]));
-  const [streamed, setStreamed] = useState(/** @type {StreamedMessage[]} */ ([]));
-  const [updates, setUpdates] = useState(/** @type {NodeUpdate[]} */ ([]));
-  const [run, setRun] = useState(/** @type {RunView | null} */ (null));
-  const [draft, setDraft] = useState('');
-  // Input keys besides the message, for graphs whose state has more than `messages`.
-  const [extraInput, setExtraInput] = useState('');
-  const [extraError, setExtraError] = useState('');
-  const [error, setError] = useState('');
-  const [streaming, setStreaming] = useState(false);
+  const [state, dispatch] = useReducer(studioReducer, initialAssistantId ?? '', initialState);
   const abort = useRef(/** @type {AbortController | null} */ (null));
+  // Whether the user chose the assistant (a link naming it, or the list), rather than the studio.
+  const chosen = useRef(Boolean(initialAssistantId));
+  const { assistants, assistantId, threadId, threadState, streaming, run, debug } = state;
 
   useEffect(() => () => abort.current?.abort(), []);
 
+  // The assistants, and the one to open when the link names none.
   useEffect(() => {
-    api.searchAssistants({ limit: 1000 }).then(
-      (found) => {
-        setAssistants(found);
-        setAssistantId(
-          (current) => current || found.find(isSystemAssistant)?.assistant_id || found[0]?.assistant_id || '',
-        );
+    api
+      .pageConfig()
+      .then((config) => dispatch({ type: 'pageConfigLoaded', traceExplorerUrl: config.trace_explorer_url }));
+    Promise.all([api.searchAssistants({ limit: 1000 }), api.info().catch(() => null)]).then(
+      ([found, info]) => {
+        dispatch({ type: 'assistantsLoaded', assistants: found });
+        if (!initialAssistantId) {
+          const graphs = Array.isArray(info?.graphs) ? info.graphs : [];
+          dispatch({ type: 'assistantChosen', assistantId: startingAssistant(found, graphs, lastAssistant()) });
+        }
       },
-      (failure) => setError(failure.message),
+      (failure) => dispatch({ type: 'errorShown', error: messageOf(failure) }),
     );
   }, []);
 
   useEffect(() => {
-    if (initialAssistantId) setAssistantId(initialAssistantId);
+    if (!initialAssistantId) return;
+    chosen.current = true;
+    dispatch({ type: 'assistantChosen', assistantId: initialAssistantId });
   }, [initialAssistantId]);
 
   // A link may name the assistant by graph id (as the API allows) or name one beyond the list:
@@ -69,151 +92,160 @@ export function StudioPage({ initialAssistantId, announce }) {
   useEffect(() => {
     if (!assistantId || assistants.length === 0 || assistants.some((a) => a.assistant_id === assistantId)) return;
     api.getAssistant(assistantId).then(
-      (found) => {
-        setAssistants((current) =>
-          current.some((a) => a.assistant_id === found.assistant_id) ? current : [...current, found],
-        );
-        setAssistantId(found.assistant_id);
-      },
-      (failure) => setError(failure.message),
+      (found) => dispatch({ type: 'assistantFound', assistant: found }),
+      (failure) => dispatch({ type: 'errorShown', error: messageOf(failure) }),
     );
   }, [assistantId, assistants]);
 
+  const selected = assistants.find((assistant) => assistant.assistant_id === assistantId);
+  const graphId = selected?.graph_id;
+
+  // The chosen assistant: remembered when the user chose it (by link or in the list), its graph
+  // drawn, its context in the configuration form.
+  useEffect(() => {
+    if (!selected) return;
+    if (chosen.current) rememberAssistant(selected.assistant_id);
+    dispatch({ type: 'contextChanged', context: { ...selected.context } });
+    api.assistantGraph(selected.assistant_id).then(
+      (graph) => dispatch({ type: 'graphLoaded', graph }),
+      () => dispatch({ type: 'graphLoaded', graph: { nodes: [], edges: [] } }),
+    );
+  }, [selected?.assistant_id, selected?.version]);
+
   const loadThreads = useCallback(async () => {
     try {
-      setThreads(await api.searchThreads({ limit: 50, sort_by: 'updated_at', sort_order: 'desc' }));
+      const threads = await api.searchThreads({ limit: 100, sort_by: 'updated_at', sort_order: 'desc' });
+      dispatch({ type: 'threadsLoaded', threads });
     } catch (failure) {
-      setError(/** @type {Error} */ (failure).message);
+      dispatch({ type: 'errorShown', error: messageOf(failure) });
     }
   }, []);
   useEffect(() => {
     loadThreads();
   }, [loadThreads]);
 
-  const loadState = useCallback(async (/** @type {string} */ id) => {
-    if (!id) return;
+  /**
+   * Reads a thread's state, checkpoints and runs.
+   * @param {string} id
+   * @returns {Promise<ThreadState | null>}
+   */
+  const loadThread = useCallback(async (/** @type {string} */ id) => {
+    if (!id) return null;
     try {
-      const state = await api.threadState(id);
-      setThreadState(state);
-      setStateMessages(Array.isArray(state?.values?.messages) ? state.values.messages : []);
+      const [current, history, runs] = await Promise.all([
+        api.threadState(id),
+        api.threadHistory(id),
+        api.listRuns(id),
+      ]);
+      // Newest first, whatever order the server lists them in.
+      runs.sort((a, b) => String(b.created_at ?? '').localeCompare(String(a.created_at ?? '')));
+      dispatch({ type: 'threadStateLoaded', state: current, history, runs });
+      return current;
     } catch (failure) {
-      setError(/** @type {Error} */ (failure).message);
+      dispatch({ type: 'errorShown', error: messageOf(failure) });
+      return null;
     }
   }, []);
 
-  /**
-   * Shows thread `id`; `load: false` for a thread just created, which has no state to read.
-   * @param {string} id
-   * @param {{ load?: boolean }} [options]
-   */
-  const pickThread = (id, { load = true } = {}) => {
-    setThreadId(id);
-    setStreamed([]);
-    setUpdates([]);
-    setRun(null);
-    setThreadState(null);
-    setStateMessages([]);
-    setError('');
-    if (load) loadState(id);
+  /** @param {string} id '' for none. */
+  const openThread = (id) => {
+    dispatch({ type: 'threadOpened', threadId: id });
+    loadThread(id);
   };
 
+  // A thread's state is shaped by the graph that ran on it, so switching to another graph leaves
+  // a thread of the previous one.
+  useEffect(() => {
+    const current = state.threads.find((thread) => thread.thread_id === threadId);
+    if (graphId && current?.metadata?.graph_id && current.metadata.graph_id !== graphId && !streaming) openThread('');
+  }, [graphId]);
+
   const newThread = async () => {
-    setError('');
+    dispatch({ type: 'errorShown', error: '' });
     try {
       const thread = await api.createThread({});
+      dispatch({ type: 'threadOpened', threadId: thread.thread_id });
       await loadThreads();
-      pickThread(thread.thread_id, { load: false });
       announce(`Started thread ${shortId(thread.thread_id)}.`);
       return thread.thread_id;
     } catch (failure) {
-      setError(/** @type {Error} */ (failure).message);
+      dispatch({ type: 'errorShown', error: messageOf(failure) });
       return null;
+    }
+  };
+
+  /** @param {RunRequest} request */
+  const execute = async (request) => {
+    const target = request.threadId ?? threadId;
+    if (!target || !assistantId) return;
+    /** @type {RunStreamBody} */
+    const body = {
+      assistant_id: assistantId,
+      stream_mode: debug.streamModes.length > 0 ? debug.streamModes : DEFAULT_STREAM_MODES,
+    };
+    if (request.input !== undefined) body.input = request.input;
+    if (request.command) body.command = request.command;
+    if (request.checkpointId) body.checkpoint_id = request.checkpointId;
+    if (Object.keys(state.context).length > 0) body.context = state.context;
+    if (debug.interruptBefore.length > 0) body.interrupt_before = debug.interruptBefore;
+    if (debug.interruptAfter.length > 0) body.interrupt_after = debug.interruptAfter;
+    dispatch({ type: 'runStarted', input: request.label, userMessage: request.userMessage });
+    const controller = (abort.current = new AbortController());
+    try {
+      const runId = await streamRun(target, body, dispatch, controller.signal);
+      if (runId) {
+        const finished = await api.getRun(target, runId).catch(() => null);
+        if (finished) dispatch({ type: 'runFinished', status: finished.status });
+        const after = await loadThread(target);
+        // The token stream is not read aloud as it arrives; the outcome is.
+        if (pendingInterrupts(after).length > 0) announce('The run paused: it waits for your answer.');
+        else if (after?.next?.length) announce(`The run paused before ${after.next.join(', ')}.`);
+        else if (finished) announce(`Run finished: ${finished.status}.`);
+      } else await loadThread(target);
+    } catch (failure) {
+      if (/** @type {Error | undefined} */ (failure)?.name !== 'AbortError') {
+        dispatch({ type: 'runFailed', error: messageOf(failure) });
+      }
+      await loadThread(target);
+    } finally {
+      abort.current = null;
+      dispatch({ type: 'streamEnded' });
+      loadThreads();
     }
   };
 
   /** @param {Event} event A submit, or the Enter key in the message box. */
   const send = async (event) => {
     event.preventDefault();
-    const text = draft.trim();
+    const text = state.draft.trim();
     if (!text || streaming) return;
     if (!assistantId) {
-      setError('Choose an assistant first.');
+      dispatch({ type: 'errorShown', error: 'Choose an assistant first.' });
       return;
     }
-    const extra = parseJsonObject(extraInput);
-    setExtraError(extra.error ?? '');
-    if (extra.error) {
+    const extra = parseJsonObject(state.extraInput);
+    if (extra.error !== undefined) {
+      dispatch({ type: 'extraInputRefused', error: extra.error });
       const field = /** @type {HTMLTextAreaElement} */ (document.getElementById('studio-extra-input'));
       /** @type {HTMLDetailsElement} */ (field.closest('details')).open = true;
       field.focus();
       return;
     }
-    setError('');
     const target = threadId || (await newThread());
     if (!target) return;
-    /** @type {Message} */
-    const userMessage = { id: `local-${Date.now()}`, type: 'human', content: text };
-    setStateMessages((current) => [...current, userMessage]);
-    setStreamed([]);
-    setUpdates([]);
-    setDraft('');
-    setRun({ status: 'pending', input: text });
-    setStreaming(true);
-    const controller = (abort.current = new AbortController());
-    /** @type {string | undefined} */
-    let runId;
-    try {
-      const response = await api.streamRun(
-        target,
-        {
-          assistant_id: assistantId,
-          input: { ...extra.value, messages: [{ role: 'user', content: text }] },
-          stream_mode: STREAM_MODES,
-        },
-        controller.signal,
-      );
-      await readSse(response, ({ event: name, data }) => {
-        if (name === 'metadata') {
-          runId = /** @type {{ run_id?: string } | null} */ (data)?.run_id;
-          setRun((current) => ({ input: current?.input, id: runId, status: 'running' }));
-        } else if (name === 'messages' && Array.isArray(data)) {
-          setStreamed((current) => addChunk(current, data[0]));
-          setRun((current) => ({ ...current, chunks: (current?.chunks ?? 0) + 1 }));
-        } else if (name === 'values' && Array.isArray(/** @type {{ messages?: unknown } | null} */ (data)?.messages)) {
-          setStateMessages(/** @type {{ messages: Message[] }} */ (data).messages);
-        } else if (name === 'updates' && data && typeof data === 'object') {
-          setUpdates((current) => [...current, ...Object.entries(data).map(([node, value]) => ({ node, value }))]);
-        } else if (name === 'error') {
-          const problem = /** @type {{ error?: string, message?: string } | null} */ (data);
-          const message =
-            typeof data === 'string' ? data : [problem?.error, problem?.message].filter(Boolean).join(': ');
-          setRun((current) => ({ ...current, status: 'error', error: message || 'The run failed.' }));
-        }
-      });
-      if (runId) {
-        const finished = await api.getRun(target, runId).catch(() => null);
-        if (finished) {
-          setRun((current) => ({ ...current, id: runId, status: finished.status }));
-          // The token stream is not read aloud as it arrives; the outcome is.
-          announce(`Run finished: ${finished.status}.`);
-        }
-      }
-    } catch (failure) {
-      if (/** @type {Error | undefined} */ (failure)?.name !== 'AbortError') {
-        setRun((current) => ({
-          ...current,
-          status: current?.id ? 'error' : 'not started',
-          error: /** @type {Error} */ (failure).message,
-        }));
-      }
-    } finally {
-      setStreaming(false);
-      abort.current = null;
-      await loadState(target);
-      setStreamed([]);
-      loadThreads();
-    }
+    const fork = state.fork;
+    await execute({
+      threadId: target,
+      label: fork ? `${text} (fork from step ${fork.step ?? '?'})` : text,
+      input: { ...extra.value, messages: [{ role: 'user', content: text }] },
+      userMessage: { id: `local-${Date.now()}`, type: 'human', content: text },
+      checkpointId: fork?.checkpointId,
+    });
   };
+
+  /** @param {unknown} value @param {string} label */
+  const resume = (value, label) => execute({ label, command: { resume: value } });
+  const continueRun = () => execute({ label: 'continue', input: null });
 
   const cancel = async () => {
     if (!run?.id || !threadId) return;
@@ -221,7 +253,48 @@ export function StudioPage({ initialAssistantId, announce }) {
       await api.cancelRun(threadId, run.id);
       announce('Cancelling the run…');
     } catch (failure) {
-      setRun((current) => ({ ...current, error: /** @type {Error} */ (failure).message }));
+      dispatch({ type: 'runFailed', error: messageOf(failure) });
+    }
+  };
+
+  /** @param {ThreadState} checkpoint */
+  const forkFrom = (checkpoint) => {
+    const checkpointId = checkpoint.checkpoint?.checkpoint_id ?? checkpoint.checkpoint_id;
+    if (!checkpointId) return;
+    const step = checkpoint.metadata?.step;
+    dispatch({ type: 'forkChosen', fork: { checkpointId, step } });
+    announce(`The next message forks the thread from step ${step ?? '?'}.`);
+    document.getElementById('studio-message')?.focus();
+  };
+
+  /** @param {ThreadState} checkpoint */
+  const editAt = (checkpoint) => {
+    const checkpointId = checkpoint.checkpoint?.checkpoint_id ?? checkpoint.checkpoint_id;
+    const current = state.history[0];
+    const isCurrent = checkpointId === (current?.checkpoint?.checkpoint_id ?? current?.checkpoint_id);
+    dispatch({
+      type: 'stateEditChosen',
+      edit: isCurrent
+        ? { values: checkpoint.values }
+        : { checkpointId, step: checkpoint.metadata?.step, values: checkpoint.values },
+    });
+    requestAnimationFrame(() => document.getElementById('state-values')?.focus());
+  };
+
+  /** @param {{ values: JsonObject, asNode: string, checkpointId?: string }} update */
+  const saveState = async ({ values, asNode, checkpointId }) => {
+    try {
+      await api.updateState(threadId, {
+        values,
+        ...(asNode ? { as_node: asNode } : {}),
+        ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
+      });
+      dispatch({ type: 'stateEditChosen', edit: null });
+      await loadThread(threadId);
+      loadThreads();
+      announce(checkpointId ? 'Saved the state: the thread continues from the edited checkpoint.' : 'Saved the state.');
+    } catch (failure) {
+      dispatch({ type: 'errorShown', error: messageOf(failure) });
     }
   };
 
@@ -231,27 +304,21 @@ export function StudioPage({ initialAssistantId, announce }) {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) send(event);
   };
 
-  const selected = assistants.find((assistant) => assistant.assistant_id === assistantId);
-  const messages = mergeMessages(stateMessages, streamed);
-  // A thread's state is shaped by the graph that ran on it, so only threads of the chosen
-  // assistant's graph (or never run) are offered, and switching graphs leaves the current thread.
-  const graphId = selected?.graph_id;
-  /** @param {Thread} thread */
-  const fitsGraph = (thread) => !thread.metadata?.graph_id || thread.metadata.graph_id === graphId;
-  const offeredThreads = threads.filter(fitsGraph);
-  useEffect(() => {
-    const current = threads.find((thread) => thread.thread_id === threadId);
-    if (graphId && current && !fitsGraph(current) && !streaming) pickThread('');
-  }, [graphId]);
+  const messages = mergeMessages(state.stateMessages, state.streamed);
+  const threads = offeredThreads(state.threads, graphId, state.threadQuery);
+  const nodes = (state.graph?.nodes ?? []).map((node) => node.id).filter((id) => !id.startsWith('__'));
+  const interrupts = streaming ? [] : pendingInterrupts(threadState);
+  const next = streaming ? [] : (threadState?.next ?? []);
 
   return html`
     <div class="studio">
-      <aside class="studio-side" aria-label="Assistant and thread">
+      <aside class="studio-side" aria-label="Assistant and threads">
         <h1>Studio</h1>
         <div class="field">
           <label for="studio-assistant">Assistant</label>
           <select id="studio-assistant" value=${assistantId} onChange=${(/** @type {FieldEvent} */ e) => {
-            setAssistantId(e.currentTarget.value);
+            chosen.current = true;
+            dispatch({ type: 'assistantChosen', assistantId: e.currentTarget.value });
             navigate(href.studio(e.currentTarget.value));
           }}>
             ${assistants.length === 0 && html`<option value="">No assistants</option>`}
@@ -259,49 +326,76 @@ export function StudioPage({ initialAssistantId, announce }) {
           </select>
           ${selected && html`<p class="hint">Graph <code>${selected.graph_id}</code>, version ${selected.version}. <a href=${href.assistant(selected.assistant_id)}>Edit</a></p>`}
         </div>
-        <div class="field">
-          <label for="studio-thread">Thread</label>
-          <select id="studio-thread" value=${threadId} onChange=${(/** @type {FieldEvent} */ e) => pickThread(e.currentTarget.value)}>
-            <option value="">New thread on first message</option>
-            ${offeredThreads.map((t) => html`<option value=${t.thread_id}>${shortId(t.thread_id)} · ${t.status} · ${formatShortTime(t.updated_at)}</option>`)}
-          </select>
-        </div>
-        <button type="button" class="secondary" onClick=${newThread} disabled=${streaming}>New thread</button>
+        <${ThreadBrowser} threads=${threads} threadId=${threadId} query=${state.threadQuery} busy=${streaming}
+          onQuery=${(/** @type {string} */ query) => dispatch({ type: 'threadQueryChanged', query })}
+          onOpen=${openThread} onNew=${newThread} />
         ${threadId && html`<p class="hint">Thread <code data-testid="thread-id">${threadId}</code></p>`}
+        <details class="side-section" open>
+          <summary>Graph</summary>
+          <${GraphView} drawing=${state.graph} active=${streaming ? run?.node : undefined} next=${next} />
+        </details>
+        <details class="side-section">
+          <summary>Configuration</summary>
+          <${ConfigForm} assistantId=${selected?.assistant_id ?? ''} context=${state.context}
+            onChange=${(/** @type {JsonObject} */ context) => dispatch({ type: 'contextChanged', context })} />
+        </details>
+        <details class="side-section">
+          <summary>Debug</summary>
+          <${DebugSettingsForm} debug=${debug} nodes=${nodes}
+            onChange=${(/** @type {import('./studio-state.js').DebugSettings} */ settings) => dispatch({ type: 'debugChanged', debug: settings })} />
+        </details>
       </aside>
       <section class="studio-chat" aria-labelledby="chat-title">
         <h2 id="chat-title" class="visually-hidden">Conversation</h2>
-        ${error && html`<div class="error-banner" role="alert">${error}</div>`}
+        ${state.error && html`<div class="error-banner" role="alert">${state.error}</div>`}
         <div class="chat-log" aria-busy=${streaming ? 'true' : 'false'}>
           <${Conversation} messages=${messages} streaming=${streaming} hasState=${Boolean(threadState?.checkpoint || threadState?.metadata)} />
         </div>
+        <${InterruptPanel} interrupts=${interrupts} next=${interrupts.length ? [] : next} busy=${streaming} onResume=${resume} onContinue=${continueRun} />
         <form class="composer" onSubmit=${send}>
+          ${
+            state.fork &&
+            html`<div class="fork-banner" role="note">
+            Forking from step ${state.fork.step ?? '?'}: the next message starts a new branch of the thread there.
+            <button type="button" class="secondary small" onClick=${() => dispatch({ type: 'forkChosen', fork: null })}>Cancel fork</button>
+          </div>`
+          }
           <label for="studio-message" class="visually-hidden">Message</label>
-          <textarea id="studio-message" rows="3" placeholder="Write a message — Enter sends, Shift+Enter adds a line"
-            value=${draft} onInput=${(/** @type {FieldEvent} */ e) => setDraft(e.currentTarget.value)} onKeyDown=${onKeyDown}></textarea>
+          <textarea id="studio-message" rows="3" placeholder=${interrupts.length ? 'The run waits for the answer above; a message starts a new run' : 'Write a message — Enter sends, Shift+Enter adds a line'}
+            value=${state.draft} onInput=${(/** @type {FieldEvent} */ e) => dispatch({ type: 'draftChanged', draft: e.currentTarget.value })} onKeyDown=${onKeyDown}></textarea>
           <details class="extra-input">
             <summary>More input</summary>
-            <div class=${`field${extraError ? ' invalid' : ''}`}>
+            <div class=${`field${state.extraError ? ' invalid' : ''}`}>
               <label for="studio-extra-input">Other input keys (JSON object, sent beside the message)</label>
               <textarea id="studio-extra-input" class="code" rows="2" spellcheck="false" placeholder='{"delay_ms": 2000}'
-                value=${extraInput} onInput=${(/** @type {FieldEvent} */ e) => {
-                  setExtraInput(e.currentTarget.value);
-                  if (extraError) setExtraError(parseJsonObject(e.currentTarget.value).error ?? '');
+                value=${state.extraInput} onInput=${(/** @type {FieldEvent} */ e) => {
+                  const text = e.currentTarget.value;
+                  dispatch({
+                    type: 'extraInputChanged',
+                    text,
+                    error: state.extraError ? (parseJsonObject(text).error ?? '') : '',
+                  });
                 }}
-                aria-invalid=${extraError ? 'true' : undefined} aria-describedby=${extraError ? 'studio-extra-input-error' : undefined}></textarea>
-              ${extraError && html`<p class="field-error" id="studio-extra-input-error">${extraError}</p>`}
+                aria-invalid=${state.extraError ? 'true' : undefined} aria-describedby=${state.extraError ? 'studio-extra-input-error' : undefined}></textarea>
+              ${state.extraError && html`<p class="field-error" id="studio-extra-input-error">${state.extraError}</p>`}
             </div>
           </details>
           <div class="actions">
             ${streaming && html`<button type="button" class="danger" onClick=${cancel} disabled=${!run?.id}>Cancel run</button>`}
-            <button type="submit" disabled=${streaming || !draft.trim()}>${streaming ? 'Running…' : 'Send'}</button>
+            <button type="submit" disabled=${streaming || !state.draft.trim()}>${streaming ? 'Running…' : 'Send'}</button>
           </div>
         </form>
       </section>
       <aside class="studio-inspect" aria-label="Run details">
-        <${RunPanel} run=${run} />
-        <${UpdatesPanel} updates=${updates} />
-        <${StatePanel} state=${threadState} onRefresh=${threadId ? () => loadState(threadId) : null} />
+        <${RunPanel} run=${run} traceExplorerUrl=${state.traceExplorerUrl} waiting=${interrupts.length > 0} />
+        <${UpdatesPanel} updates=${state.updates} />
+        <${OtherEventsPanel} events=${state.otherEvents} />
+        <${StatePanel} state=${threadState} edit=${state.stateEdit} nodes=${nodes} busy=${streaming}
+          onRefresh=${threadId ? () => loadThread(threadId) : null} onSave=${saveState}
+          onCancelEdit=${() => dispatch({ type: 'stateEditChosen', edit: null })} />
+        <${RunHistory} runs=${state.runs} traceExplorerUrl=${state.traceExplorerUrl} />
+        <${CheckpointHistory} history=${state.history} forkFrom=${state.fork?.checkpointId} busy=${streaming || !threadId}
+          onFork=${forkFrom} onEdit=${editAt} />
       </aside>
     </div>`;
 }

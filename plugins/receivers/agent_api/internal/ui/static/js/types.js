@@ -57,11 +57,16 @@
  */
 
 /**
- * A JSON Schema, as far as the form reads one: the properties of a graph's context.
+ * A JSON Schema, as far as the forms read one: the properties of a graph's context.
  * @typedef {object} JsonSchema
- * @property {string} [type]
+ * @property {string} [type] (A list of types in some schemas: read it as unknown.)
  * @property {string} [description]
+ * @property {string} [title]
+ * @property {unknown} [default]
+ * @property {unknown[]} [enum]
  * @property {Record<string, JsonSchema>} [properties]
+ * @property {string[]} [required]
+ * @property {JsonSchema[]} [anyOf]
  */
 
 /**
@@ -117,10 +122,48 @@
  */
 
 /**
+ * The page's own settings (`<ui path>/config.json`).
+ * @typedef {object} PageConfig
+ * @property {string | null} trace_explorer_url The trace list of the trace explorer; runs link
+ *   to `<url>/<trace_id>?run=<run_id>`. Null: no links.
+ */
+
+/**
+ * A graph's drawing (`GET /assistants/{id}/graph`).
+ * @typedef {object} GraphDrawing
+ * @property {{ id: string, type?: string, data?: unknown, metadata?: JsonObject | null }[]} nodes
+ * @property {{ source: string, target: string, conditional?: boolean, data?: unknown }[]} edges
+ */
+
+/**
+ * A pending interrupt (`tasks[].interrupts[]` of a thread state, `__interrupt__` of a stream).
+ * @typedef {object} Interrupt
+ * @property {string} [id]
+ * @property {unknown} value
+ */
+
+/**
+ * A task of a thread state: a node that runs next, with the interrupts it raised.
+ * @typedef {object} StateTask
+ * @property {string} id
+ * @property {string} name
+ * @property {Interrupt[]} [interrupts]
+ */
+
+/**
+ * The body of `POST /threads/{id}/state` (update_state).
+ * @typedef {object} StateUpdate
+ * @property {unknown} values
+ * @property {string} [as_node]
+ * @property {string} [checkpoint_id]
+ */
+
+/**
  * A thread (`POST /threads`, `POST /threads/search`).
  * @typedef {object} Thread
  * @property {string} thread_id
  * @property {string} status `idle`, `busy`, `interrupted` or `error`.
+ * @property {(JsonObject & { messages?: Message[] }) | null} [values] The current state's values.
  * @property {string} [created_at]
  * @property {string} [updated_at]
  * @property {JsonObject & { graph_id?: string }} [metadata] `graph_id`: the graph that last ran
@@ -131,34 +174,50 @@
  * The query of `POST /threads/search`.
  * @typedef {object} ThreadQuery
  * @property {number} [limit]
+ * @property {JsonObject} [metadata]
  * @property {string} [sort_by]
  * @property {'asc' | 'desc'} [sort_order]
  */
 
 /**
- * A thread's state (`GET /threads/{id}/state`).
+ * A thread's state (`GET /threads/{id}/state`), or one checkpoint of its history
+ * (`POST /threads/{id}/history`, newest first).
  * @typedef {object} ThreadState
  * @property {JsonObject & { messages?: Message[] }} [values]
  * @property {string[]} [next] The nodes that run next (empty when the graph is done).
- * @property {JsonObject | null} [checkpoint]
- * @property {(JsonObject & { step?: number }) | null} [metadata]
+ * @property {(JsonObject & { checkpoint_id?: string }) | null} [checkpoint]
+ * @property {(JsonObject & { step?: number, source?: string, writes?: JsonObject | null, run_id?: string }) | null} [metadata]
+ * @property {StateTask[]} [tasks]
+ * @property {string} [checkpoint_id]
+ * @property {string | null} [parent_checkpoint_id]
+ * @property {string} [created_at]
  */
 
 /**
- * A run (`GET /threads/{thread_id}/runs/{run_id}`).
+ * A run (`GET /threads/{thread_id}/runs/{run_id}`, `GET /threads/{thread_id}/runs`).
  * @typedef {object} Run
  * @property {string} run_id
  * @property {string} thread_id
  * @property {string} [assistant_id]
  * @property {string} status `pending`, `running`, `error`, `success`, `timeout` or `interrupted`.
+ * @property {string} [created_at]
+ * @property {string} [updated_at]
+ * @property {{ input?: unknown, command?: { resume?: unknown } | null, checkpoint_id?: string | null, config?: JsonObject } & JsonObject} [kwargs]
  */
 
 /**
- * The body of `POST /threads/{id}/runs/stream` as the studio sends it.
+ * The body of `POST /threads/{id}/runs/stream` as the studio sends it: new input, or a
+ * `command` resuming an interrupt, or neither (continue from a breakpoint); `checkpoint_id` forks
+ * the thread from that checkpoint.
  * @typedef {object} RunStreamBody
  * @property {string} assistant_id
- * @property {JsonObject} input
+ * @property {JsonObject | null} [input]
+ * @property {{ resume: unknown }} [command]
  * @property {string[]} stream_mode
+ * @property {string} [checkpoint_id]
+ * @property {JsonObject} [context]
+ * @property {string[]} [interrupt_before]
+ * @property {string[]} [interrupt_after]
  */
 
 /**
@@ -169,6 +228,20 @@
  * @property {string} [type]
  * @property {string} [role]
  * @property {unknown} [content] A string, or an array of content blocks.
+ * @property {ToolCall[]} [tool_calls] An AI message's tool calls.
+ * @property {{ id?: string, name?: string, args?: string, index?: number }[]} [tool_call_chunks]
+ * @property {string} [tool_call_id] A tool message's call.
+ * @property {string | null} [name] A tool message's tool.
+ * @property {string} [status] A tool message's outcome (`success`, `error`).
+ */
+
+/**
+ * A tool call of an AI message (`tool_calls[]`), or one assembled from streamed
+ * `tool_call_chunks` (whose `args` arrive as JSON text).
+ * @typedef {object} ToolCall
+ * @property {string} [id]
+ * @property {string} name
+ * @property {unknown} args
  */
 
 /**
@@ -177,6 +250,9 @@
  * @property {string} id
  * @property {'ai' | 'tool'} type
  * @property {string} content
+ * @property {ToolCall[]} [tool_calls]
+ * @property {string} [tool_call_id]
+ * @property {string} [name]
  */
 
 /**
@@ -200,9 +276,18 @@
  * @typedef {object} RunView
  * @property {string} [id] The run id, once the stream's `metadata` names it.
  * @property {string} [status] `pending` until the stream starts, then the run's status.
- * @property {string} [input] The message that started it.
+ * @property {string} [input] What started it: the message, "resume: …", "fork from step n", …
  * @property {number} [chunks] Message chunks streamed so far.
  * @property {string} [error]
+ * @property {string} [node] The node that reported last (updates stream).
+ */
+
+/**
+ * A stream event of a mode the studio does not fold into the conversation (`debug`, `tasks`,
+ * `checkpoints`, `custom`, `events`), listed for debugging.
+ * @typedef {object} OtherEvent
+ * @property {string} event
+ * @property {unknown} data
  */
 
 /**
