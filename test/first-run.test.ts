@@ -34,7 +34,13 @@ function write(text: string, name = 'pipeline.yaml'): string {
 
 /** Environment for configs/local.yaml: free ports, a fresh data directory. */
 function localEnv(): NodeJS.ProcessEnv {
-  return { AGENT_API_PORT: '0', HTTP_PORT: '0', DATA_DIR: tempDir('tracepipe-first-run-'), LOG_LEVEL: 'info' };
+  return {
+    AGENT_API_PORT: '0',
+    HTTP_PORT: '0',
+    TRACE_EXPLORER_PORT: '0',
+    DATA_DIR: tempDir('tracepipe-first-run-'),
+    LOG_LEVEL: 'info',
+  };
 }
 
 /** Starts tracepipe; resolves with every stdout line up to the one `until` matches. */

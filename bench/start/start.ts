@@ -53,7 +53,7 @@ const SCENARIOS: Record<string, Scenario> = {
   local: {
     args: (root) => ['--config', join(root, 'configs/local.yaml')],
     readyLine: /Everything is ready/,
-    env: (dataDir) => ({ HTTP_PORT: '0', AGENT_API_PORT: '0', DATA_DIR: dataDir }),
+    env: (dataDir) => ({ HTTP_PORT: '0', AGENT_API_PORT: '0', TRACE_EXPLORER_PORT: '0', DATA_DIR: dataDir }),
   },
 };
 

@@ -38,13 +38,25 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
   /** Starts the CLI on free ports over `dataDir` and resolves once the agent server reports its port. */
   async function startCli(
     dataDir: string,
-  ): Promise<{ child: ChildProcess; sdk: Client; stop(signal: NodeJS.Signals): Promise<number | null> }> {
+  ): Promise<{
+    child: ChildProcess;
+    sdk: Client;
+    apiUrl: string;
+    stop(signal: NodeJS.Signals): Promise<number | null>;
+  }> {
     const child = spawn(
       process.execPath,
       [join(repo, 'bin/tracepipe.js'), '--config', join(repo, 'configs/local.yaml')],
       {
         cwd: repo,
-        env: { ...process.env, AGENT_API_PORT: '0', HTTP_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+        env: {
+          ...process.env,
+          AGENT_API_PORT: '0',
+          HTTP_PORT: '0',
+          TRACE_EXPLORER_PORT: '0',
+          DATA_DIR: dataDir,
+          LOG_LEVEL: 'info',
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -59,10 +71,12 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
         }
       });
     });
-    const sdk = new SdkClient({ apiUrl: `http://127.0.0.1:${port}`, apiKey: null, callerOptions: { maxRetries: 0 } });
+    const apiUrl = `http://127.0.0.1:${port}`;
+    const sdk = new SdkClient({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0 } });
     return {
       child,
       sdk,
+      apiUrl,
       stop(signal) {
         const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
         child.kill(signal);
@@ -86,6 +100,18 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
       assert.equal(parts[0]!.event, 'metadata');
       const state = await cli.sdk.threads.getState<Json>(thread.thread_id);
       assert.equal(lastAiText(state.values), '(Answer like a pirate.) You said: hello');
+
+      // The web interface links runs to the trace explorer the config runs beside it, and the
+      // run's trace (trace id = run id) is there.
+      const pageConfig = (await (await fetch(`${cli.apiUrl}/ui/config.json`)).json()) as Json;
+      const tracesUrl = String(pageConfig.trace_explorer_url);
+      assert.match(tracesUrl, /^http:\/\/127\.0\.0\.1:\d+\/ui\/traces$/);
+      const [run] = await cli.sdk.runs.list(thread.thread_id);
+      const apiBase = tracesUrl.replace(/\/ui\/traces$/, '');
+      await eventually(async () => {
+        const response = await fetch(`${apiBase}/api/traces/${run!.run_id}`);
+        assert.equal(response.status, 200);
+      });
       assert.equal(await cli.stop('SIGTERM'), 0);
     } finally {
       if (cli.child.exitCode === null) cli.child.kill('SIGKILL');

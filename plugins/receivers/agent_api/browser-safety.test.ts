@@ -431,6 +431,7 @@ describe('configs/local.yaml: AGENT_API_KEY and AGENT_API_CORS_ORIGINS', () => {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       AGENT_API_PORT: '0',
+      TRACE_EXPLORER_PORT: '0',
       HTTP_PORT: '0',
       DATA_DIR: dataDir,
       LOG_LEVEL: 'info',

@@ -206,7 +206,7 @@ export const configSchema = {
           type: 'string',
           default: '',
           description:
-            "Where the studio links each run's trace: the trace list of a trace explorer, e.g. `http://127.0.0.1:4319/ui/traces` (a bare origin gets `/ui/traces`); the link is `<url>/<trace_id>?run=<run_id>`. Empty: no links.",
+            "Where the studio links each run's trace: the trace list of a trace explorer, e.g. `http://127.0.0.1:4319/ui/traces` (a bare origin gets `/ui/traces`); the link is `<url>/<trace_id>?run=<run_id>`. Empty: the `trace_explorer` extension's, when the service runs one; else no links.",
         },
       },
     },

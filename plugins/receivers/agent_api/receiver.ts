@@ -11,6 +11,7 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer, listen, listenerUrl } from '../../../src/http/server.ts';
+import { isTraceViewer } from '../../../src/pipeline/component.ts';
 import type { ComponentDescription, ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
 import type { AgentApiConfig } from './config.ts';
 import { Crons } from './internal/crons/crons.ts';
@@ -222,7 +223,10 @@ export class AgentApiReceiver implements Receiver {
     });
     await app.register(agentApiPlugin(services));
     if (config.ui.enabled)
-      await registerUi(app, { prefix: config.ui.path, traceExplorerUrl: config.ui.trace_explorer_url });
+      await registerUi(app, {
+        prefix: config.ui.path,
+        traceExplorerUrl: config.ui.trace_explorer_url || this.traceExplorerOfService(),
+      });
     workerPool.start();
     cronScheduler.start();
     this.boundPort = await listen(app, config.host, config.port);
@@ -263,6 +267,17 @@ export class AgentApiReceiver implements Receiver {
         'The agent server is reachable from other machines without authentication: set auth.api_keys (AGENT_API_KEY) or a custom auth handler.',
       );
     }
+  }
+
+  /**
+   * The trace list of a trace explorer extension this service runs (extensions start before
+   * receivers), so that the studio links each run to its trace without a `ui.trace_explorer_url`.
+   */
+  private traceExplorerOfService(): string | undefined {
+    for (const extension of this.settings.host.getExtensions().values()) {
+      if (isTraceViewer(extension)) return extension.traceListUrl();
+    }
+    return undefined;
   }
 
   describe(): ComponentDescription {

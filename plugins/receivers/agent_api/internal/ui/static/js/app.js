@@ -5,7 +5,7 @@
 // the asking for this page, and the API key button still opens it.
 
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { getApiKey, onUnauthorized, setApiKey } from './api.js';
+import { api, getApiKey, onUnauthorized, setApiKey } from './api.js';
 import { AssistantsPage } from './assistants.js';
 import { CronsPage } from './crons.js';
 import { DeploymentPage } from './deployment.js';
@@ -74,6 +74,11 @@ export function App() {
   );
   // Bumped when the API key changes, so the screen remounts and reloads with the new key.
   const [keyVersion, setKeyVersion] = useState(0);
+  // The trace explorer's trace list, when the deployment has one: a "Traces" link in the header.
+  const [tracesUrl, setTracesUrl] = useState(/** @type {string | null} */ (null));
+  useEffect(() => {
+    api.pageConfig().then((config) => setTracesUrl(config.trace_explorer_url));
+  }, []);
   // A notice goes away on the next navigation, unless it announces that navigation (`carry`:
   // "Deleted …" is shown on the list the page moves to).
   const keepNotice = useRef(false);
@@ -106,6 +111,7 @@ export function App() {
         <a href=${href.studio(route.page === 'assistants' ? route.assistantId : undefined)} aria-current=${route.page === 'studio' ? 'page' : undefined}>Studio</a>
         <a href=${href.crons()} aria-current=${route.page === 'crons' ? 'page' : undefined}>Crons</a>
         <a href=${href.deployment()} aria-current=${route.page === 'deployment' ? 'page' : undefined}>Deployment</a>
+        ${tracesUrl && html`<a href=${tracesUrl} data-testid="traces-link">Traces</a>`}
       </nav>
       <button type="button" class="secondary small" onClick=${() => setKeyDialog('')}>API key</button>
     </header>
