@@ -72,7 +72,7 @@ describe('assistants', () => {
       description: 'first',
       metadata: { a: 1 },
     });
-    assert.equal((created as Json).description, 'first');
+    assert.equal(created.description, 'first');
     const read = await client.assistants.get(created.assistant_id);
     assert.deepEqual(read, created);
     const updated = await client.assistants.update(created.assistant_id, {
@@ -81,7 +81,7 @@ describe('assistants', () => {
       metadata: { b: 2 },
     });
     assert.equal(updated.name, 'Crud 2');
-    assert.equal((updated as Json).description, 'second');
+    assert.equal(updated.description, 'second');
     assert.deepEqual(updated.metadata, { b: 2 });
     assert.equal(updated.version, 2);
     assert.equal(updated.graph_id, 'chat');

@@ -17,6 +17,8 @@ import { RemoteGraph } from '@langchain/langgraph/remote';
 import { eventually } from '../../src/testkit/eventually.ts';
 import { collect, failureOf, request } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
+import type { WireState } from '../../plugins/receivers/agent_api/testing/types.ts';
+import { asObjects, asString, kwargsOf, messagesOf } from '../../plugins/receivers/agent_api/testing/types.ts';
 import { runReaches } from '../../plugins/receivers/agent_api/testing/waits.ts';
 import { anyString, assertMatches } from '../support/match-object.ts';
 import type { Json } from './support.ts';
@@ -74,13 +76,14 @@ describe('ported from the reference suite', () => {
     let lastComplete: Json | undefined;
     for (const part of parts) {
       if (part.event === 'messages/partial') {
-        const message = (part.data as Json[])[0]!;
-        partial[message.id] = message.content;
+        const message = asObjects(part.data)[0]!;
+        partial[asString(message.id)] = message.content;
       }
       if (part.event === 'messages/complete') {
-        const message = (part.data as Json[])[0]!;
+        const message = asObjects(part.data)[0]!;
         assert.notEqual(message.content, null);
-        if (message.type === 'ai' && message.id in partial) assert.deepEqual(message.content, partial[message.id]);
+        if (message.type === 'ai' && asString(message.id) in partial)
+          assert.deepEqual(message.content, partial[asString(message.id)]);
         lastComplete = message;
       }
     }
@@ -100,8 +103,8 @@ describe('ported from the reference suite', () => {
       new Set(mixed.map((p) => p.event)),
       new Set(['metadata', 'messages/metadata', 'messages/partial', 'messages/complete', 'values']),
     );
-    const lastValues = mixed.filter((p) => p.event === 'values').pop()!.data as Json;
-    assert.equal(lastValues.messages.length, 4);
+    const lastValues = mixed.filter((p) => p.event === 'values').pop()!.data;
+    assert.equal(messagesOf(lastValues).length, 4);
   });
 
   test('stream messages-tuple: model tokens and the tool message, only metadata and messages events', async () => {
@@ -219,9 +222,9 @@ describe('ported from the reference suite', () => {
   test('copy: the copy state equals the original apart from its thread id; runs on it leave the original alone', async () => {
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, 'tools', { input: weatherQuestion });
-    const original = (await client.threads.getState(thread.thread_id)) as unknown as Json;
+    const original = (await request(url, 'GET', `/threads/${thread.thread_id}/state`)).json as WireState;
     const copy = await client.threads.copy(thread.thread_id);
-    const copied = (await client.threads.getState(copy.thread_id)) as unknown as Json;
+    const copied = (await request(url, 'GET', `/threads/${copy.thread_id}/state`)).json as WireState;
     const expected = {
       ...original,
       checkpoint: { ...original.checkpoint, thread_id: copy.thread_id },
@@ -236,7 +239,7 @@ describe('ported from the reference suite', () => {
     });
     const copiedAfter = await client.threads.getState<Json>(copy.thread_id);
     assert.equal((copiedAfter.values.messages as Json[]).length, 8);
-    assert.deepEqual(await client.threads.getState(thread.thread_id), original);
+    assert.deepEqual((await request(url, 'GET', `/threads/${thread.thread_id}/state`)).json, original);
   });
 
   test('history: metadata filter picks one run; limit; oldest has next __start__', async () => {
@@ -253,7 +256,7 @@ describe('ported from the reference suite', () => {
     });
     assert.equal(full.length, first.length * 2);
     assert.equal(filtered.length, first.length);
-    assert.equal((full[full.length - 1]!.values.messages ?? []).length, 0);
+    assert.equal(((full[full.length - 1]!.values.messages as Json[] | undefined) ?? []).length, 0);
     assert.equal((filtered[filtered.length - 1]!.values.messages as Json[]).length, 2);
   });
 
@@ -439,7 +442,7 @@ describe('ported from the reference suite', () => {
     });
     const thread = await withHeader.threads.create();
     const run = await withHeader.runs.create(thread.thread_id, 'chat', { input: hello() });
-    const configurable = ((run as unknown as Json).kwargs.config.configurable ?? {}) as Json;
+    const configurable = kwargsOf(run).config.configurable;
     assert.equal(configurable['x-configurable-header'], 'extra-client');
     await withHeader.runs.join(thread.thread_id, run.run_id);
   });

@@ -17,6 +17,7 @@ import { newGate } from '../../plugins/receivers/agent_api/testing/gates.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
 import { runReaches } from '../../plugins/receivers/agent_api/testing/waits.ts';
 import { anyString, assertMatches } from '../support/match-object.ts';
+import { asObject, asObjects, asString, messagesOf } from '../../plugins/receivers/agent_api/testing/types.ts';
 import type { Json } from './support.ts';
 import { hello, lastAiText, longSleep, useSharedServer, UUID } from './support.ts';
 
@@ -32,14 +33,14 @@ useSharedServer((started) => {
 describe('runs', () => {
   test('wait returns the final values; the thread goes back to idle', async () => {
     const thread = await client.threads.create();
-    const values = (await client.runs.wait(thread.thread_id, 'chat', { input: hello() })) as Json;
-    assert.equal(values.messages.length, 2);
+    const values = await client.runs.wait(thread.thread_id, 'chat', { input: hello() });
+    assert.equal(messagesOf(values).length, 2);
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
     const raw = await request(url, 'POST', `/threads/${thread.thread_id}/runs/wait`, {
       body: { assistant_id: 'chat', input: hello() },
     });
     assert.equal(raw.status, 200);
-    assert.equal((raw.json as Json).messages.length, 4);
+    assert.equal(messagesOf(raw.json).length, 4);
     assert.match(
       raw.headers.get('content-location') ?? '',
       new RegExp(`^/threads/${thread.thread_id}/runs/[0-9a-f-]{36}$`),
@@ -117,7 +118,7 @@ describe('runs', () => {
         });
       assert.equal(announced.length, 1, `${call} announces the run once`);
       assert.equal(announced[0]!.thread_id, thread.thread_id);
-      assert.match(announced[0]!.run_id, UUID);
+      assert.match(asString(announced[0]!.run_id), UUID);
     }
   });
 
@@ -277,26 +278,26 @@ describe('runs', () => {
     );
     const lastValues = parts.filter((p) => p.event === 'values').pop()!.data as Json;
     assert.ok(Array.isArray(lastValues.__interrupt__), 'the last values event carries __interrupt__');
-    assert.equal(lastValues.__interrupt__[0].value.question, 'Approve this draft?');
+    assert.equal(asObject(asObjects(lastValues.__interrupt__)[0]?.value).question, 'Approve this draft?');
     const thread1 = await client.threads.get(thread.thread_id);
     assert.equal(thread1.status, 'interrupted');
     const state = await client.threads.getState<Json>(thread.thread_id);
     assert.deepEqual(state.next, ['review']);
     assert.equal((state.tasks[0]!.interrupts[0]!.value as Json).draft, 'Draft answer to: ship it');
-    const taskInterrupts = Object.values((thread1 as Json).interrupts ?? {}).flat() as Json[];
+    const taskInterrupts = Object.values(thread1.interrupts ?? {}).flat();
     assert.ok(
-      taskInterrupts.some((i) => i.value?.question === 'Approve this draft?'),
+      taskInterrupts.some((i) => asObject(i.value).question === 'Approve this draft?'),
       'thread.interrupts lists the pending interrupt',
     );
 
-    assertMatches((state as unknown as Json).interrupts, [
+    assertMatches(asObject(state).interrupts, [
       { value: { question: 'Approve this draft?', draft: 'Draft answer to: ship it' }, id: anyString },
     ]);
 
     // wait on a run that pauses answers what graph.invoke() does: the values and the interrupts.
     const other = await client.threads.create();
-    const paused = (await client.runs.wait(other.thread_id, 'interrupt', { input: hello('wait for me') })) as Json;
-    assert.equal(paused.messages[0].content, 'wait for me');
+    const paused = asObject(await client.runs.wait(other.thread_id, 'interrupt', { input: hello('wait for me') }));
+    assert.equal(messagesOf(paused)[0]?.content, 'wait for me');
     assert.equal(paused.draft, 'Draft answer to: wait for me');
     assertMatches(paused.__interrupt__, [
       { value: { question: 'Approve this draft?', draft: 'Draft answer to: wait for me' }, id: anyString },

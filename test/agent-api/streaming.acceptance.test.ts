@@ -12,10 +12,11 @@ import { describe, test } from 'node:test';
 import { connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { Client as SdkClient } from '@langchain/langgraph-sdk';
-import type { Client } from '@langchain/langgraph-sdk';
+import type { Client, Run, StreamMode } from '@langchain/langgraph-sdk';
 import { eventually } from '../../src/testkit/eventually.ts';
 import { collect, failureOf, request, requestStream } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
+import { asObject, asObjects, asString, messagesOf } from '../../plugins/receivers/agent_api/testing/types.ts';
 import type { Json } from './support.ts';
 import { UUID, hello, lastAiText, useSharedServer } from './support.ts';
 
@@ -31,24 +32,26 @@ useSharedServer((started) => {
 describe('streaming', () => {
   async function streamOn(
     graph: string,
-    streamMode: string | string[],
+    streamMode: StreamMode | StreamMode[],
     input: Json = hello('hello world'),
     extra: Json = {},
   ) {
     const thread = await client.threads.create();
-    const parts = await collect(
-      client.runs.stream(thread.thread_id, graph, { input, streamMode: streamMode as any, ...extra }),
-    );
+    const parts = await collect(client.runs.stream(thread.thread_id, graph, { input, streamMode, ...extra }));
     assert.equal(parts[0]!.event, 'metadata', 'metadata comes first');
-    assert.match((parts[0]!.data as Json).run_id, UUID);
-    assert.deepEqual(parts[0]!.data, { run_id: (parts[0]!.data as Json).run_id, attempt: 1 });
-    return { thread, parts: parts.slice(1) as Array<{ event: string; data: any }> };
+    const runId = asString(asObject(parts[0]!.data).run_id);
+    assert.match(runId, UUID);
+    assert.deepEqual(parts[0]!.data, { run_id: runId, attempt: 1 });
+    return {
+      thread,
+      parts: parts.slice(1).map((part) => ({ event: part.event as string, data: part.data as unknown })),
+    };
   }
 
   test('values: the full state after each step', async () => {
     const { parts } = await streamOn('chat', 'values');
     assert.ok(parts.every((p) => p.event === 'values'));
-    assert.equal(parts[0]!.data.messages.length, 1);
+    assert.equal(messagesOf(parts[0]!.data).length, 1);
     assert.equal(lastAiText(parts[parts.length - 1]!.data), 'You said: hello world');
   });
 
@@ -57,10 +60,10 @@ describe('streaming', () => {
     const tuples = parts.filter((p) => p.event === 'messages');
     assert.equal(tuples.length, parts.length);
     assert.ok(tuples.length >= 3, 'one event per token');
-    const [chunk, metadata] = tuples[0]!.data as [Json, Json];
-    assert.equal(metadata.langgraph_node, 'call_model');
-    assert.match(chunk.type, /^AIMessageChunk$|^ai$/i);
-    assert.equal(tuples.map((t) => (t.data as [Json])[0].content).join(''), 'You said: hello world');
+    const [chunk, metadata] = asObjects(tuples[0]!.data);
+    assert.equal(metadata?.langgraph_node, 'call_model');
+    assert.match(asString(chunk?.type), /^AIMessageChunk$|^ai$/i);
+    assert.equal(tuples.map((t) => asObjects(t.data)[0]?.content).join(''), 'You said: hello world');
   });
 
   test('messages (legacy): metadata, partial and complete events', async () => {
@@ -68,23 +71,23 @@ describe('streaming', () => {
     const events = new Set(parts.map((p) => p.event));
     assert.deepEqual(events, new Set(['messages/metadata', 'messages/partial', 'messages/complete']));
     const partials = parts.filter((p) => p.event === 'messages/partial');
-    assert.equal(partials[partials.length - 1]!.data[0].content, 'You said: hello world');
-    const completes = parts.filter((p) => p.event === 'messages/complete').flatMap((p) => p.data as Json[]);
+    assert.equal(asObjects(partials[partials.length - 1]!.data)[0]?.content, 'You said: hello world');
+    const completes = parts.filter((p) => p.event === 'messages/complete').flatMap((p) => asObjects(p.data));
     assert.equal(completes[completes.length - 1]!.content, 'You said: hello world');
   });
 
   test('debug: checkpoint, task and task_result events', async () => {
     const { parts } = await streamOn('chat', 'debug');
     assert.ok(parts.every((p) => p.event === 'debug'));
-    const types = new Set(parts.map((p) => p.data.type));
+    const types = new Set(parts.map((p) => asObject(p.data).type));
     for (const type of ['checkpoint', 'task', 'task_result']) assert.ok(types.has(type), `debug has ${type}`);
-    for (const part of parts) assert.ok(Number.isInteger(part.data.step));
+    for (const part of parts) assert.ok(Number.isInteger(asObject(part.data).step));
   });
 
   test('events: LangChain stream events including the chat model tokens', async () => {
     const { parts } = await streamOn('chat', 'events');
     assert.ok(parts.every((p) => p.event === 'events'));
-    const names = new Set(parts.map((p) => p.data.event));
+    const names = new Set(parts.map((p) => asObject(p.data).event));
     for (const name of [
       'on_chain_start',
       'on_chain_end',
@@ -111,22 +114,25 @@ describe('streaming', () => {
   test('tasks: a start and a result per node', async () => {
     const { parts } = await streamOn('chat', 'tasks');
     assert.ok(parts.every((p) => p.event === 'tasks'));
-    const start = parts.find((p) => p.data.name === 'call_model' && 'input' in p.data);
-    const result = parts.find((p) => p.data.name === 'call_model' && 'result' in p.data);
+    const tasks = parts.map((p) => asObject(p.data));
+    const start = tasks.find((task) => task.name === 'call_model' && 'input' in task);
+    const result = tasks.find((task) => task.name === 'call_model' && 'result' in task);
     assert.ok(start && result, 'start and result of call_model');
-    assert.equal(start.data.id, result.data.id);
+    assert.equal(start.id, result.id);
   });
 
   test('checkpoints: {values, metadata, next} from the input checkpoint on', async () => {
     const { parts } = await streamOn('chat', 'checkpoints');
     assert.ok(parts.length >= 2);
-    for (const part of parts) {
+    const checkpoints = parts.map((part) => {
       assert.equal(part.event, 'checkpoints');
-      for (const key of ['values', 'metadata', 'next']) assert.ok(key in part.data, `checkpoints event has ${key}`);
-    }
-    assert.deepEqual(parts[0]!.data.next, ['__start__']);
-    assert.equal(parts[0]!.data.metadata.source, 'input');
-    assert.deepEqual(parts[parts.length - 1]!.data.next, []);
+      const checkpoint = asObject(part.data);
+      for (const key of ['values', 'metadata', 'next']) assert.ok(key in checkpoint, `checkpoints event has ${key}`);
+      return checkpoint;
+    });
+    assert.deepEqual(checkpoints[0]!.next, ['__start__']);
+    assert.equal(asObject(checkpoints[0]!.metadata).source, 'input');
+    assert.deepEqual(checkpoints[checkpoints.length - 1]!.next, []);
   });
 
   test('several modes at once', async () => {
@@ -139,8 +145,8 @@ describe('streaming', () => {
     const { parts } = await streamOn('subgraph', ['updates'], hello('cats'), { streamSubgraphs: true });
     const inner = parts.filter((p) => p.event.startsWith('updates|research:'));
     assert.ok(inner.length >= 2, `inner update events: ${parts.map((p) => p.event).join(', ')}`);
-    assert.ok(inner.some((p) => 'make_plan' in p.data));
-    assert.ok(parts.some((p) => p.event === 'updates' && 'review' in p.data));
+    assert.ok(inner.some((p) => 'make_plan' in asObject(p.data)));
+    assert.ok(parts.some((p) => p.event === 'updates' && 'review' in asObject(p.data)));
     const { parts: rootOnly } = await streamOn('subgraph', ['updates'], hello('cats'));
     assert.ok(rootOnly.every((p) => p.event === 'updates'));
   });
@@ -248,9 +254,9 @@ describe('streaming', () => {
     const kept = await request(url, 'POST', '/runs', {
       body: { assistant_id: 'chat', input: hello('keep me'), on_completion: 'keep' },
     });
-    const keptRun = kept.json as Json;
+    const keptRun = kept.json as Run;
     await client.runs.join(keptRun.thread_id, keptRun.run_id);
-    const state = await client.threads.getState<Json>(keptRun.thread_id);
+    const state = await client.threads.getState(keptRun.thread_id);
     assert.equal(lastAiText(state.values), 'You said: keep me');
   });
 
