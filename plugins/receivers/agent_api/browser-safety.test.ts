@@ -19,7 +19,7 @@ import { hostName, isLoopbackName } from './internal/http/request-guard.ts';
 import { startTestServer, useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 import type { ErrorBody } from './testing/types.ts';
-import { asObject, asString } from './testing/types.ts';
+import { asObject, asString, kwargsOf } from './testing/types.ts';
 
 interface RawAnswer {
   status: number;
@@ -394,8 +394,7 @@ describe('agent_api with API keys', () => {
       input: { messages: [{ role: 'user', content: 'hi' }] },
       config: { configurable: { langgraph_auth_user_id: 'admin', langgraph_auth_permissions: ['*'], other: 1 } },
     });
-    const configurable = (run as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs
-      .config.configurable;
+    const configurable = kwargsOf(run).config.configurable;
     assert.equal(configurable.langgraph_auth_user_id, undefined);
     assert.equal(configurable.langgraph_auth_permissions, undefined);
     assert.equal(configurable.other, 1);
