@@ -98,6 +98,7 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
     let cli = await startCli(dataDir);
     try {
       const thread = await cli.sdk.threads.create();
+      // A long sleep, not a gate: the server runs in another process, out of reach of the test's gates.
       const run = await cli.sdk.runs.create(thread.thread_id, 'sleep', { input: longSleep });
       await eventually(async () => {
         const r = await cli.sdk.runs.get(thread.thread_id, run.run_id);

@@ -16,13 +16,14 @@ import type { Client } from '@langchain/langgraph-sdk';
 import { RemoteGraph } from '@langchain/langgraph/remote';
 import { eventually } from '../../src/testkit/eventually.ts';
 import { collect, failureOf, request } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
+import { newGate } from '../../plugins/receivers/agent_api/testing/gates.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
 import type { WireState } from '../../plugins/receivers/agent_api/testing/types.ts';
 import { asObjects, asString, kwargsOf, messagesOf } from '../../plugins/receivers/agent_api/testing/types.ts';
 import { runReaches } from '../../plugins/receivers/agent_api/testing/waits.ts';
 import { anyString, assertMatches } from '../support/match-object.ts';
 import type { Json } from './support.ts';
-import { hello, lastAiText, longSleep, useSharedServer, UUID } from './support.ts';
+import { hello, lastAiText, useSharedServer, UUID } from './support.ts';
 
 let server: TestServer;
 let client: Client;
@@ -324,11 +325,18 @@ describe('ported from the reference suite', () => {
 
   test('a long run: join waits for it', async () => {
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 2500 } });
-    await client.runs.join(thread.thread_id, run.run_id);
+    const gate = newGate();
+    const run = await client.runs.create(thread.thread_id, 'gate', { input: { gate: gate.name } });
+    let joined = false;
+    const joining = client.runs.join(thread.thread_id, run.run_id).then(() => (joined = true));
+    await gate.reached;
+    assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'running');
+    assert.equal(joined, false, 'join waits while the run is held');
+    gate.open();
+    await joining;
     assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'success');
     const state = await client.threads.getState<Json>(thread.thread_id);
-    assertMatches(state.values.messages, [{ content: 'finished after 2500 ms' }]);
+    assertMatches(state.values.messages, [{ content: `passed ${gate.name}` }]);
   });
 
   test('batch update state: a thread created with supersteps replays a conversation', async () => {
@@ -405,6 +413,7 @@ describe('ported from the reference suite', () => {
     assert.equal(afterPut.items.length, 1);
     assert.equal(afterPut.items[0]!.key, key);
     assert.ok(new Date(afterPut.items[0]!.createdAt).getTime() <= Date.now());
+    // Time must pass for updated_at to move: the clock is the behaviour under test.
     await new Promise((resolve) => setTimeout(resolve, 5));
     await client.store.putItem(namespace, key, { foo: 'baz' });
     const afterUpdate = await client.store.searchItems(namespace);
@@ -461,8 +470,9 @@ describe('ported from the reference suite', () => {
     const thread = await client.threads.create();
     const controller = new AbortController();
     let runId = '';
-    const stream = client.runs.stream(thread.thread_id, 'sleep', {
-      input: longSleep,
+    const gate = newGate();
+    const stream = client.runs.stream(thread.thread_id, 'gate', {
+      input: { gate: gate.name },
       streamMode: 'custom',
       onDisconnect: 'cancel',
       signal: controller.signal,
@@ -472,7 +482,7 @@ describe('ported from the reference suite', () => {
     });
     const iterator = stream[Symbol.asyncIterator]();
     await iterator.next(); // metadata
-    await runReaches(client, thread.thread_id, runId, 'running');
+    await gate.reached;
     controller.abort();
     await iterator.next().catch(() => undefined);
     await runReaches(client, thread.thread_id, runId, 'interrupted');
@@ -480,13 +490,16 @@ describe('ported from the reference suite', () => {
 
   test('joinStream with cancelOnDisconnect: a reader that leaves cancels the run', async () => {
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, 'sleep', { input: longSleep, streamMode: ['custom'] });
+    const run = await client.runs.create(thread.thread_id, 'gate', {
+      input: { gate: newGate().name },
+      streamMode: ['custom'],
+    });
     const controller = new AbortController();
     const iterator = client.runs
       .joinStream(thread.thread_id, run.run_id, { signal: controller.signal, cancelOnDisconnect: true })
       [Symbol.asyncIterator]();
     await iterator.next(); // metadata
-    await iterator.next(); // a first custom event: the run is going
+    await iterator.next(); // the custom event of the run reaching its gate: the run is going
     controller.abort();
     await iterator.next().catch(() => undefined);
     await runReaches(client, thread.thread_id, run.run_id, 'interrupted');

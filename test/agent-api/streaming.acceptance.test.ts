@@ -15,6 +15,7 @@ import { Client as SdkClient } from '@langchain/langgraph-sdk';
 import type { Client, Run, StreamMode } from '@langchain/langgraph-sdk';
 import { eventually } from '../../src/testkit/eventually.ts';
 import { collect, failureOf, request, requestStream } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
+import { newGate } from '../../plugins/receivers/agent_api/testing/gates.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
 import { asObject, asObjects, asString, messagesOf } from '../../plugins/receivers/agent_api/testing/types.ts';
 import type { Json } from './support.ts';
@@ -180,13 +181,22 @@ describe('streaming', () => {
 
   test('joinStream replays a run and resumes after lastEventId', async () => {
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, 'sleep', {
-      input: { delay_ms: 300, steps: 4 },
+    const gate = newGate();
+    const run = await client.runs.create(thread.thread_id, 'gate', {
+      input: { gate: gate.name },
       streamMode: ['values', 'custom'],
     });
-    const full = await collect(client.runs.joinStream(thread.thread_id, run.run_id));
+    // Joined while the run waits at its gate; opened once the join has seen it get there.
+    const full: { id?: string; event: string; data: unknown }[] = [];
+    for await (const part of client.runs.joinStream(thread.thread_id, run.run_id)) {
+      full.push(part);
+      if (part.event === 'custom' && asObject(part.data).at === 'reached') gate.open();
+    }
     assert.equal(full[0]!.event, 'metadata');
-    assert.equal(full.filter((p) => p.event === 'custom').length, 4);
+    assert.deepEqual(
+      full.filter((p) => p.event === 'custom').map((p) => asObject(p.data).at),
+      ['reached', 'passed'],
+    );
     assert.ok(
       full.every((p) => typeof p.id === 'string'),
       'every event has an id',
@@ -205,10 +215,11 @@ describe('streaming', () => {
 
   test('a stream joined while the run is live sees the same events as the creating stream', async () => {
     const thread = await client.threads.create();
+    const gate = newGate();
     let runId = '';
     const creating = collect(
-      client.runs.stream(thread.thread_id, 'sleep', {
-        input: { delay_ms: 400, steps: 4 },
+      client.runs.stream(thread.thread_id, 'gate', {
+        input: { gate: gate.name },
         streamMode: 'custom',
         streamResumable: true,
         onRunCreated: (meta) => {
@@ -216,14 +227,20 @@ describe('streaming', () => {
         },
       }),
     );
-    await eventually(async () => {
-      const id = await runId;
-      assert.ok(id !== '', `not yet: ${JSON.stringify(id)}`);
-      return id;
-    });
-    const joined = await collect(client.runs.joinStream(thread.thread_id, runId, { lastEventId: '-1' }));
+    await gate.reached;
+    await eventually(async () => assert.notEqual(runId, '', 'the run is announced'));
+    // The join starts while the run waits at its gate, and opens it once it has replayed that far.
+    const joined: { id?: string; event: string; data: unknown }[] = [];
+    for await (const part of client.runs.joinStream(thread.thread_id, runId, { lastEventId: '-1' })) {
+      joined.push(part);
+      if (part.event === 'custom' && asObject(part.data).at === 'reached') gate.open();
+    }
     const original = await creating;
     assert.deepEqual(joined, original);
+    assert.deepEqual(
+      joined.filter((p) => p.event === 'custom').map((p) => asObject(p.data).at),
+      ['reached', 'passed'],
+    );
   });
 
   test('raw HTTP: stream_mode as a plain string; input messages with role human', async () => {
@@ -244,11 +261,16 @@ describe('streaming', () => {
   });
 
   test('threadless background run: joinStream while it runs; on_completion keep leaves its thread', async () => {
-    const run = await client.runs.create(null, 'sleep', { input: { delay_ms: 300, steps: 3 }, streamMode: ['custom'] });
-    const parts = await collect(client.runs.joinStream(null, run.run_id));
+    const gate = newGate();
+    const run = await client.runs.create(null, 'gate', { input: { gate: gate.name }, streamMode: ['custom'] });
+    const parts: { event: string; data: unknown }[] = [];
+    for await (const part of client.runs.joinStream(null, run.run_id)) {
+      parts.push(part);
+      if (part.event === 'custom' && asObject(part.data).at === 'reached') gate.open();
+    }
     assert.deepEqual(
       parts.map((p) => p.event),
-      ['metadata', 'custom', 'custom', 'custom'],
+      ['metadata', 'custom', 'custom'],
     );
 
     const kept = await request(url, 'POST', '/runs', {
@@ -286,20 +308,29 @@ describe('streaming', () => {
   });
 
   test('a dropped stream connection: the SDK reconnects through Location and misses nothing', async () => {
-    // A TCP proxy in front of the server that cuts the first streaming connection once events flow.
+    // A TCP proxy in front of the server that cuts the first streaming connection once events flow
+    // (the run has reached its gate); the gate opens when the SDK comes back to rejoin the run.
+    const gate = newGate();
     let dropped = false;
     const requests: string[] = [];
     const proxy = createNetServer((downstream) => {
       const upstream = connect(Number(new URL(url).port), '127.0.0.1');
-      downstream.on('data', (chunk: Buffer) => requests.push(chunk.toString()));
+      downstream.on('data', (chunk: Buffer) => {
+        const text = chunk.toString();
+        requests.push(text);
+        if (dropped && /^GET \/threads\/[0-9a-f-]+\/runs\/[0-9a-f-]+\/stream/.test(text)) gate.open();
+      });
       downstream.pipe(upstream);
       let seen = '';
       upstream.on('data', (chunk: Buffer) => {
         seen += chunk.toString();
-        if (!dropped && (seen.match(/event: custom/g) ?? []).length >= 2) {
+        if (!dropped && /event: custom/.test(seen)) {
+          // Pass on what arrived (headers, metadata, the first event), then cut.
           dropped = true;
-          downstream.destroy();
-          upstream.destroy();
+          downstream.write(chunk, () => {
+            downstream.destroy();
+            upstream.destroy();
+          });
           return;
         }
         downstream.write(chunk);
@@ -317,7 +348,7 @@ describe('streaming', () => {
       });
       const thread = await viaProxy.threads.create();
       const parts = await collect(
-        viaProxy.runs.stream(thread.thread_id, 'sleep', { input: { delay_ms: 2000, steps: 8 }, streamMode: 'custom' }),
+        viaProxy.runs.stream(thread.thread_id, 'gate', { input: { gate: gate.name }, streamMode: 'custom' }),
       );
       assert.ok(dropped, 'the proxy cut the stream');
       const rejoins = requests.filter((text) => /^GET \/threads\/[0-9a-f-]+\/runs\/[0-9a-f-]+\/stream/.test(text));
@@ -325,8 +356,8 @@ describe('streaming', () => {
       assert.match(rejoins[0]!, /last-event-id: \d+/i);
       assert.equal(parts.filter((p) => p.event === 'metadata').length, 1);
       assert.deepEqual(
-        parts.filter((p) => p.event === 'custom').map((p) => (p.data as Json).step),
-        [1, 2, 3, 4, 5, 6, 7, 8],
+        parts.filter((p) => p.event === 'custom').map((p) => asObject(p.data).at),
+        ['reached', 'passed'],
       );
     } finally {
       await new Promise((resolve) => proxy.close(resolve));

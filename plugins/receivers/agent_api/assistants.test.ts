@@ -1,11 +1,11 @@
-// Assistants through the real SDK: system assistants per graph (uuid5 ids, graph-name shortcut),
-// create with context, versions (update makes a new active version from the supplied data alone,
-// set latest brings an older one back), search and count, delete, introspection, and errors.
+// Assistants through the real SDK: create with context, versions (update makes a new active
+// version from the supplied data alone, set latest brings an older one back), search and count
+// with `select`, delete, and the exact error bodies. System assistants, if_exists and the graph
+// and schemas are in test/agent-api/assistants.acceptance.test.ts.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Assistant, Client } from '@langchain/langgraph-sdk';
-import { systemAssistantId } from './internal/graphs/registry.ts';
 import { useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 import type { ErrorBody } from './testing/types.ts';
@@ -19,28 +19,6 @@ describe('agent_api assistants', () => {
   useTestServer((started) => {
     server = started;
     client = started.client;
-  });
-
-  it('creates one system assistant per graph, reachable by its uuid5 id and by graph name', async () => {
-    const agent = await client.assistants.get('agent');
-    assert.equal(agent.assistant_id, 'fe096781-5601-53d2-b2f6-0d3403f7e9ca');
-    assert.equal(agent.assistant_id, systemAssistantId('agent'));
-    assert.equal(agent.graph_id, 'agent');
-    assert.equal(agent.name, 'agent');
-    assert.deepEqual(agent.metadata, { created_by: 'system' });
-    assert.equal(agent.version, 1);
-    assert.deepEqual(await client.assistants.get(agent.assistant_id), agent);
-    const system = await client.assistants.search({ metadata: { created_by: 'system' }, limit: 100 });
-    assert.deepEqual(system.map((a) => a.graph_id).sort(), [
-      'agent',
-      'chat',
-      'error',
-      'gate',
-      'interrupt',
-      'sleep',
-      'subgraph',
-      'tools',
-    ]);
   });
 
   it('an assistant with context, updated to version 2, set back to version 1, then deleted', async () => {
@@ -135,21 +113,6 @@ describe('agent_api assistants', () => {
     assert.deepEqual(Object.keys(selected[0]!).sort(), ['assistant_id', 'name']);
   });
 
-  it('create answers 409 for an existing id unless if_exists is do_nothing', async () => {
-    const created = await client.assistants.create({ graphId: 'chat', name: 'once' });
-    await assert.rejects(
-      client.assistants.create({ graphId: 'chat', assistantId: created.assistant_id }),
-      /HTTP 409: .*already exists/,
-    );
-    const same = await client.assistants.create({
-      graphId: 'chat',
-      assistantId: created.assistant_id,
-      ifExists: 'do_nothing',
-      name: 'ignored',
-    });
-    assert.deepEqual(same, created);
-  });
-
   it('rejects invalid bodies with 422 naming the field, and unknown graphs', async () => {
     await assert.rejects(
       client.assistants.create({ graphId: 'no_such_graph' }),
@@ -202,18 +165,5 @@ describe('agent_api assistants', () => {
       /HTTP 404: .*"message":"Assistant .* not found"/,
     );
     await assert.rejects(client.assistants.delete('00000000-0000-4000-8000-000000000000'), /HTTP 404/);
-  });
-
-  it('serves the graph drawing and the schemas', async () => {
-    const graph = await client.assistants.getGraph('tools');
-    const nodeIds = graph.nodes.map((n) => n.id);
-    for (const id of ['__start__', 'agent', 'tools', '__end__']) assert.ok(nodeIds.includes(id), id);
-    assert.ok(graph.edges.some((e) => e.source === 'tools' && e.target === 'agent'));
-    const schemas = await client.assistants.getSchemas('chat');
-    assert.equal(schemas.graph_id, 'chat');
-    for (const key of ['input_schema', 'output_schema', 'state_schema', 'config_schema', 'context_schema'])
-      assert.ok(key in schemas, key);
-    const subgraphs = await client.assistants.getSubgraphs('subgraph');
-    assert.ok('research' in subgraphs);
   });
 });

@@ -1,6 +1,7 @@
 // Runs through the real SDK against a real server: background runs and join, wait, streaming in
-// every mode, threadless runs, errors, multitask strategies, cancel, replay after Last-Event-ID,
-// client disconnects, and the spans every run sends into the pipeline.
+// every mode, threadless runs, cancel, replay after Last-Event-ID on the wire, client disconnects,
+// the thread stream, and the spans every run sends into the pipeline. Failures, enqueue, rollback
+// and live joins are in test/agent-api/{runs,streaming}.acceptance.test.ts.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -208,73 +209,6 @@ describe('agent_api runs', () => {
     assert.equal(await client.threads.count(), before);
   });
 
-  it('a failing run records its error, streams an error event, and leaves other runs alone', async () => {
-    const thread = await client.threads.create();
-    const other = await client.threads.create();
-    const gate = newGate();
-    const healthy = client.runs.wait(other.thread_id, 'gate', { input: { gate: gate.name } });
-    await gate.reached;
-    const events = await collect(
-      client.runs.stream(thread.thread_id, 'error', { input: { message: 'Boo!' }, streamMode: ['values', 'debug'] }),
-    );
-    const last = events.at(-1)!;
-    assert.equal(last.event, 'error');
-    assert.deepEqual(last.data, { error: 'CustomError', message: 'Boo!' });
-    const [run] = await client.runs.list(thread.thread_id);
-    assert.equal(run.status, 'error');
-    assert.equal((await client.threads.get(thread.thread_id)).status, 'error');
-    await assert.rejects(
-      client.runs.wait(thread.thread_id, 'error', { input: { message: 'again' } }),
-      /CustomError: again/,
-    );
-    const joined = asObject(await client.runs.join(thread.thread_id, run.run_id));
-    assert.deepEqual(joined.__error__, { error: 'CustomError', message: 'Boo!' });
-    gate.open();
-    assert.equal(messagesOf(await healthy).at(-1)?.content, `passed ${gate.name}`);
-  });
-
-  it('multitask enqueue runs both, one after the other', async () => {
-    const thread = await client.threads.create();
-    const first = await client.runs.create(thread.thread_id, 'agent', { input: { ...hello('one'), delay: 1 } });
-    const second = await client.runs.create(thread.thread_id, 'agent', {
-      input: hello('two'),
-      multitaskStrategy: 'enqueue',
-    });
-    await client.runs.join(thread.thread_id, second.run_id);
-    assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'success');
-    const state = await client.threads.getState<MessagesValues>(thread.thread_id);
-    assert.deepEqual(
-      state.values.messages.map((m) => m.content),
-      ['one', 'You said: one', 'two', 'You said: two'],
-    );
-  });
-
-  it('multitask rollback deletes the running run and its checkpoints', async () => {
-    const thread = await client.threads.create();
-    await client.runs.wait(thread.thread_id, 'agent', { input: hello('kept') });
-    // A running run and a pending one behind it: rollback removes both, with what they wrote.
-    const gate = newGate();
-    const running = await client.runs.create(thread.thread_id, 'gate', {
-      input: { ...hello('discarded'), gate: gate.name },
-    });
-    await gate.reached;
-    const pending = await client.runs.create(thread.thread_id, 'agent', {
-      input: hello('discarded too'),
-      multitaskStrategy: 'enqueue',
-    });
-    const second = await client.runs.create(thread.thread_id, 'agent', {
-      input: hello('replacement'),
-      multitaskStrategy: 'rollback',
-    });
-    await client.runs.join(thread.thread_id, second.run_id);
-    await assert.rejects(client.runs.get(thread.thread_id, running.run_id), /HTTP 404/);
-    await assert.rejects(client.runs.get(thread.thread_id, pending.run_id), /HTTP 404/);
-    const contents = (await client.threads.getState<MessagesValues>(thread.thread_id)).values.messages.map(
-      (m) => m.content,
-    );
-    assert.deepEqual(contents, ['kept', 'You said: kept', 'replacement', 'You said: replacement']);
-  });
-
   it('cancel interrupts a running run; with rollback a pending run is deleted', async () => {
     const thread = await client.threads.create();
     const gate = newGate();
@@ -322,25 +256,6 @@ describe('agent_api runs', () => {
       await fetch(`${server.url}/runs/${run.run_id}/stream`, { headers: { 'last-event-id': String(all.length - 2) } }),
     );
     assert.deepEqual(threadless, all.slice(-1));
-  });
-
-  it('a live join receives the events as the run produces them', async () => {
-    const thread = await client.threads.create();
-    const gate = newGate();
-    const run = await client.runs.create(thread.thread_id, 'gate', {
-      input: { gate: gate.name },
-      streamMode: ['custom'],
-    });
-    const events: { event: string; data: unknown }[] = [];
-    for await (const chunk of client.runs.joinStream(thread.thread_id, run.run_id)) {
-      events.push(chunk);
-      // The run waits at the gate until the joined stream has seen it get there.
-      if (chunk.event === 'custom' && asObject(chunk.data).at === 'reached') gate.open();
-    }
-    assert.deepEqual(
-      events.filter((e) => e.event === 'custom').map((e) => asObject(e.data).at),
-      ['reached', 'passed'],
-    );
   });
 
   it('a client that disconnects cancels its run with on_disconnect=cancel, and not by default', async () => {

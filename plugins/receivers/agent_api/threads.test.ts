@@ -1,6 +1,6 @@
-// Threads through the real SDK: create (`if_exists`), get, update metadata, search and count,
-// copy, delete; state now and at a checkpoint, state updates (409 while busy), history; the
-// `interrupted` status of a paused graph and resuming it with a command.
+// Threads through the real SDK: create (`if_exists`), get, update metadata, delete; the exact 422
+// bodies; state now and at a checkpoint, state updates and patches, history; supersteps; a busy
+// thread. Search, copy and interrupts are in test/agent-api/{threads,runs}.acceptance.test.ts.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -71,43 +71,6 @@ describe('agent_api threads', () => {
     );
   });
 
-  it('searches and counts threads by metadata and status, sorted and paginated', async () => {
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i++)
-      ids.push((await client.threads.create({ metadata: { suite: 'search', index: i } })).thread_id);
-    const found = await client.threads.search({ metadata: { suite: 'search' } });
-    assert.deepEqual(
-      found.map((t) => t.thread_id),
-      [...ids].reverse(),
-    );
-    const asc = await client.threads.search({
-      metadata: { suite: 'search' },
-      sortBy: 'created_at',
-      sortOrder: 'asc',
-      limit: 1,
-      offset: 1,
-    });
-    assert.deepEqual(
-      asc.map((t) => t.thread_id),
-      [ids[1]],
-    );
-    assert.equal(await client.threads.count({ metadata: { suite: 'search' } }), 3);
-    assert.equal(await client.threads.count({ metadata: { suite: 'search' }, status: 'busy' }), 0);
-    await client.runs.wait(ids[0], 'agent', { input: ask('values') });
-    const byValues = await client.threads.search({
-      metadata: { suite: 'search' },
-      values: { messages: [{ content: 'values' }] },
-    } as never);
-    assert.deepEqual(
-      byValues.map((t) => t.thread_id),
-      [ids[0]],
-    );
-    assert.deepEqual(
-      (await client.threads.search({ ids: [ids[2]] })).map((t) => t.thread_id),
-      [ids[2]],
-    );
-  });
-
   it('has empty state before any run, then state, history, state at a checkpoint, and updates', async () => {
     const thread = await client.threads.create();
     const empty = await client.threads.getState(thread.thread_id);
@@ -175,41 +138,6 @@ describe('agent_api threads', () => {
     assert.deepEqual(state.next, []);
     const reply = await client.runs.wait(thread.thread_id, 'agent', { input: ask('more') });
     assert.equal(messagesOf(reply).length, 4);
-  });
-
-  it('copies a thread with its state', async () => {
-    const thread = await client.threads.create({ metadata: { origin: true } });
-    await client.runs.wait(thread.thread_id, 'agent', { input: ask('copy me') });
-    const copy = await client.threads.copy(thread.thread_id);
-    assert.notEqual(copy.thread_id, thread.thread_id);
-    assert.equal(copy.status, 'idle');
-    assert.equal(copy.metadata?.origin, true);
-    const [original, copied] = await Promise.all([
-      client.threads.getState(thread.thread_id),
-      client.threads.getState(copy.thread_id),
-    ]);
-    assert.deepEqual(copied.values, original.values);
-    await client.runs.wait(copy.thread_id, 'agent', { input: ask('only in the copy') });
-    assert.equal((await client.threads.getState<MessagesValues>(thread.thread_id)).values.messages.length, 2);
-    assert.equal((await client.threads.getState<MessagesValues>(copy.thread_id)).values.messages.length, 4);
-    await assert.rejects(client.threads.copy('00000000-0000-4000-8000-000000000000'), /HTTP 404/);
-  });
-
-  it('is interrupted while a graph waits for input, and resumes with a command', async () => {
-    const thread = await client.threads.create();
-    const paused = asObject(await client.runs.wait(thread.thread_id, 'interrupt', { input: ask('publish?') }));
-    assert.ok(Array.isArray(paused.__interrupt__));
-    const current = await client.threads.get(thread.thread_id);
-    assert.equal(current.status, 'interrupted');
-    const [taskId] = Object.keys(current.interrupts ?? {});
-    assert.equal(asObject(current.interrupts[taskId!]?.[0]?.value).question, 'Approve this draft?');
-    const state = await client.threads.getState(thread.thread_id);
-    assert.deepEqual(state.next, ['review']);
-    assert.equal(state.tasks[0]?.name, 'review');
-    assert.equal(asObject(state.tasks[0]?.interrupts[0]?.value).question, 'Approve this draft?');
-    const resumed = await client.runs.wait(thread.thread_id, 'interrupt', { command: { resume: 'approve' } });
-    assert.equal(messagesOf(resumed).at(-1)?.content, 'Draft answer to: publish?');
-    assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
   });
 
   it('a thread busy with a run shows busy, then idle', async () => {
