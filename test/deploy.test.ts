@@ -7,26 +7,59 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 
-const read = (path: string) =>
-  parse(readFileSync(new URL(`../${path}`, import.meta.url), 'utf8')) as Record<string, any>;
+// The parts of the manifests these tests read, typed as Kubernetes and Compose define them.
+interface Named {
+  name: string;
+}
+interface Container extends Named {
+  command?: string[];
+  args: string[];
+  env: (Named & { value?: string })[];
+  ports: (Named & { containerPort: number })[];
+  readinessProbe: { httpGet: { path: string; port: string } };
+  livenessProbe: { httpGet: { path: string; port: string } };
+  lifecycle: { preStop: { exec: { command: string[] } } };
+  volumeMounts: (Named & { mountPath: string })[];
+}
+interface PodSpec {
+  containers: Container[];
+  volumes: Named[];
+  terminationGracePeriodSeconds: number;
+}
+interface Resource {
+  kind: string;
+  metadata: Named;
+}
+interface Workload extends Resource {
+  spec: { template: { spec: PodSpec }; volumeClaimTemplates: { metadata: Named }[] };
+}
+interface Service extends Resource {
+  spec: { clusterIP: string; ports: { port: number }[] };
+}
+interface ComposeService {
+  command?: string[];
+  network_mode?: string;
+  depends_on?: Record<string, { condition: string }>;
+  stop_grace_period?: string;
+  environment: Record<string, string>;
+  volumes?: string[];
+}
+interface Compose {
+  services: Record<string, ComposeService>;
+}
+
+const read = <T>(path: string) => parse(readFileSync(new URL(`../${path}`, import.meta.url), 'utf8')) as T;
 
 describe('deploy/kubernetes/deployment.yaml', () => {
-  const deployment = read('deploy/kubernetes/deployment.yaml');
+  const deployment = read<Workload>('deploy/kubernetes/deployment.yaml');
   const pod = deployment.spec.template.spec;
-  const sidecar = pod.containers.find((container: { name: string }) => container.name === 'tracepipe');
-  const env = Object.fromEntries(
-    sidecar.env
-      .filter((e: { value?: string }) => e.value !== undefined)
-      .map((e: { name: string; value: string }) => [e.name, e.value]),
-  );
+  const sidecar = pod.containers.find((container) => container.name === 'tracepipe')!;
+  const env = Object.fromEntries(sidecar.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
 
   it('probes readiness on /ready and liveness on /live, on the port tracepipe listens on', () => {
     assert.equal(sidecar.readinessProbe.httpGet.path, '/ready');
     assert.equal(sidecar.livenessProbe.httpGet.path, '/live');
-    assert.equal(
-      sidecar.ports.find((p: { name: string }) => p.name === sidecar.readinessProbe.httpGet.port).containerPort,
-      4318,
-    );
+    assert.equal(sidecar.ports.find((p) => p.name === sidecar.readinessProbe.httpGet.port)?.containerPort, 4318);
   });
 
   it('gives the pod longer to stop than preStop plus the shutdown timeout', () => {
@@ -39,9 +72,9 @@ describe('deploy/kubernetes/deployment.yaml', () => {
   });
 
   it('keeps DATA_DIR (journal and queue) on a volume', () => {
-    const mount = sidecar.volumeMounts.find((m: { mountPath: string }) => m.mountPath === env.DATA_DIR);
+    const mount = sidecar.volumeMounts.find((m) => m.mountPath === env.DATA_DIR);
     assert.ok(mount, `no volume mounted at ${env.DATA_DIR}`);
-    assert.ok(pod.volumes.some((v: { name: string }) => v.name === mount.name));
+    assert.ok(pod.volumes.some((v) => v.name === mount.name));
   });
 
   it('runs the image’s entry point with a config of the package', () => {
@@ -51,63 +84,63 @@ describe('deploy/kubernetes/deployment.yaml', () => {
 });
 
 describe('deploy/compose.yaml', () => {
-  const compose = read('deploy/compose.yaml');
+  const compose = read<Compose>('deploy/compose.yaml');
 
   it('runs the application in the sidecar’s network, once the sidecar is healthy', () => {
-    assert.equal(compose.services.app.network_mode, 'service:tracepipe');
-    assert.deepEqual(compose.services.app.depends_on.tracepipe, { condition: 'service_healthy' });
+    assert.equal(compose.services.app!.network_mode, 'service:tracepipe');
+    assert.deepEqual(compose.services.app!.depends_on?.tracepipe, { condition: 'service_healthy' });
   });
 
   it('stops tracepipe with more time than its shutdown timeout, and keeps its data on a volume', () => {
-    const tracepipe = compose.services.tracepipe;
+    const tracepipe = compose.services.tracepipe!;
     assert.ok(
-      Number.parseInt(tracepipe.stop_grace_period, 10) > Number(tracepipe.environment.SHUTDOWN_TIMEOUT_MS) / 1000,
+      Number.parseInt(tracepipe.stop_grace_period ?? '', 10) > Number(tracepipe.environment.SHUTDOWN_TIMEOUT_MS) / 1000,
     );
-    assert.ok(tracepipe.volumes.some((volume: string) => volume.endsWith(':/var/lib/tracepipe')));
+    assert.ok(tracepipe.volumes?.some((volume) => volume.endsWith(':/var/lib/tracepipe')));
   });
 
   it('runs the agent server from the same image with the package’s local config', () => {
-    assert.deepEqual(compose.services['agent-server'].command, [
+    assert.deepEqual(compose.services['agent-server']!.command, [
       '--config',
       '/app/node_modules/tracepipe/configs/local.yaml',
     ]);
-    assert.equal(compose.services['agent-server'].environment.AGENT_API_HOST, '0.0.0.0');
+    assert.equal(compose.services['agent-server']!.environment.AGENT_API_HOST, '0.0.0.0');
   });
 });
 
 describe('deploy/gateway/kubernetes.yaml', () => {
   const documents = parseAllDocuments(
     readFileSync(new URL('../deploy/gateway/kubernetes.yaml', import.meta.url), 'utf8'),
-  ).map((doc) => doc.toJS() as Record<string, any>);
-  const find = (kind: string, name: string) =>
-    documents.find((doc) => doc.kind === kind && doc.metadata.name === name)!;
+  ).map((doc) => doc.toJS() as Resource);
+  const find = <T extends Resource>(kind: T['kind'], name: string) =>
+    documents.find((doc) => doc.kind === kind && doc.metadata.name === name) as T;
 
   it('points the gateways’ DNS resolver at the proxies’ headless service', () => {
-    const service = find('Service', 'tracepipe-proxy');
+    const service = find<Service>('Service', 'tracepipe-proxy');
     assert.equal(service.spec.clusterIP, 'None');
-    const gateway = find('StatefulSet', 'tracepipe-gateway').spec.template.spec.containers[0];
+    const gateway = find<Workload>('StatefulSet', 'tracepipe-gateway').spec.template.spec.containers[0]!;
     assert.deepEqual(gateway.args.slice(0, 2), ['--config', '/app/node_modules/tracepipe/configs/gateway.yaml']);
-    const set = gateway.args[gateway.args.indexOf('--set') + 1] as string;
-    const [key, value] = [set.slice(0, set.indexOf('=')), parse(set.slice(set.indexOf('=') + 1))];
+    const set = gateway.args[gateway.args.indexOf('--set') + 1]!;
+    const key = set.slice(0, set.indexOf('='));
+    const value = parse(set.slice(set.indexOf('=') + 1)) as { dns: { hostname: string; port: number } };
     assert.equal(key, 'exporters.loadbalancing.resolver');
     assert.equal(value.dns.hostname.split('.')[0], service.metadata.name);
-    assert.equal(value.dns.port, service.spec.ports[0].port);
+    assert.equal(value.dns.port, service.spec.ports[0]?.port);
   });
 
   it('runs the proxies with configs/proxy.yaml unchanged, and every pod with its data on a volume', () => {
-    const proxy = find('StatefulSet', 'tracepipe-proxy');
-    assert.deepEqual(proxy.spec.template.spec.containers[0].args, [
+    const proxy = find<Workload>('StatefulSet', 'tracepipe-proxy');
+    assert.deepEqual(proxy.spec.template.spec.containers[0]?.args, [
       '--config',
       '/app/node_modules/tracepipe/configs/proxy.yaml',
     ]);
     for (const name of ['tracepipe-proxy', 'tracepipe-gateway']) {
-      const set = find('StatefulSet', name);
-      const container = set.spec.template.spec.containers[0];
-      const dataDir = container.env.find((e: { name: string }) => e.name === 'DATA_DIR').value;
-      const mount = container.volumeMounts.find((m: { mountPath: string }) => m.mountPath === dataDir);
-      assert.ok(
-        set.spec.volumeClaimTemplates.some((c: { metadata: { name: string } }) => c.metadata.name === mount.name),
-      );
+      const set = find<Workload>('StatefulSet', name);
+      const container = set.spec.template.spec.containers[0]!;
+      const dataDir = container.env.find((e) => e.name === 'DATA_DIR')?.value;
+      const mount = container.volumeMounts.find((m) => m.mountPath === dataDir);
+      assert.ok(mount, `${name}: no volume mounted at ${dataDir}`);
+      assert.ok(set.spec.volumeClaimTemplates.some((c) => c.metadata.name === mount.name));
     }
   });
 });

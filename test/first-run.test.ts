@@ -89,7 +89,7 @@ service:
   it('takes the config file as an argument of validate and run, as --config', () => {
     const valid = run(['validate', localConfig]);
     assert.equal(valid.code, 0, valid.stderr);
-    assert.match(valid.stdout, /local\.yaml: valid \(1 pipeline\(s\), 5 component\(s\)\)/);
+    assert.match(valid.stdout, /local\.yaml: valid \(1 pipeline\(s\), 6 component\(s\)\)/);
     const both = run(['validate', localConfig, '--config', join(root, 'configs/proxy.yaml')]);
     assert.equal(both.code, 1);
     assert.match(both.stderr, /two config files given/);
@@ -162,6 +162,8 @@ describe('tracepipe: the start says where everything is', () => {
         'agent_api: Prometheus metrics',
         'otlp: OTLP/HTTP traces',
         'otlp: Prometheus metrics',
+        'trace_explorer: Trace explorer',
+        'trace_explorer: Trace query API',
       ]);
       for (const { url, purpose } of line.endpoints) {
         const response = await fetch(url, purpose.startsWith('OTLP') ? { method: 'POST' } : {});

@@ -38,11 +38,22 @@ function init(dir: string, template: string) {
  * Points the project's `tracepipe` dependency at the tarball and writes the lockfile that lets
  * `npm ci --offline` install it: this repository's production entries plus the tarball's.
  */
+interface Manifest {
+  name: string;
+  version?: string;
+  dependencies: Record<string, string>;
+  devDependencies?: Record<string, string>;
+  engines?: Record<string, string>;
+}
+interface Lockfile {
+  packages: Record<string, { dependencies?: Record<string, string> } & Record<string, unknown>>;
+}
+
 function lockProject(project: string, tarball: string): void {
-  const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as Record<string, any>;
+  const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as Manifest;
   writeAppLock(project, [tarball], manifest.name); // writes package.json too; put the project's back
-  const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as Record<string, any>;
-  manifest.dependencies.tracepipe = lock.packages[''].dependencies.tracepipe;
+  const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as Lockfile;
+  manifest.dependencies.tracepipe = lock.packages['']!.dependencies!.tracepipe!;
   lock.packages[''] = {
     name: manifest.name,
     version: manifest.version,

@@ -108,7 +108,52 @@ const root = protobuf.Root.fromJSON({
 const RequestType = root.lookupType('otlp.ExportTraceServiceRequest');
 
 type Long = { low: number; high: number; unsigned: boolean };
-type Message = Record<string, any>;
+// The request as protobufjs decodes it (the generated-code-free reflection API leaves it untyped).
+interface PbAnyValue {
+  value?: string;
+  stringValue: string;
+  boolValue: boolean;
+  intValue: Long | number;
+  doubleValue: number;
+  bytesValue: Uint8Array;
+  arrayValue: { values?: PbAnyValue[] };
+  kvlistValue: { values?: PbKeyValue[] };
+}
+interface PbKeyValue {
+  key: string;
+  value?: PbAnyValue;
+}
+interface PbScopeFields {
+  attributes?: PbKeyValue[];
+  droppedAttributesCount?: number;
+}
+interface PbSpan extends PbScopeFields {
+  traceId: Uint8Array;
+  spanId: Uint8Array;
+  parentSpanId?: Uint8Array;
+  traceState?: string;
+  flags?: number;
+  name?: string;
+  kind?: number;
+  startTimeUnixNano?: Long | number;
+  endTimeUnixNano?: Long | number;
+  events?: (PbScopeFields & { timeUnixNano?: Long | number; name?: string })[];
+  droppedEventsCount?: number;
+  links?: (PbScopeFields & { traceId: Uint8Array; spanId: Uint8Array; traceState?: string; flags?: number })[];
+  droppedLinksCount?: number;
+  status?: { code?: number; message?: string };
+}
+interface PbRequest {
+  resourceSpans?: {
+    resource?: PbScopeFields;
+    schemaUrl?: string;
+    scopeSpans?: {
+      scope?: PbScopeFields & { name?: string; version?: string };
+      schemaUrl?: string;
+      spans?: PbSpan[];
+    }[];
+  }[];
+}
 
 const toBigInt = (value: Long | number | undefined, signed: boolean): bigint => {
   if (value === undefined) return 0n;
@@ -117,9 +162,9 @@ const toBigInt = (value: Long | number | undefined, signed: boolean): bigint => 
   return signed ? BigInt.asIntN(64, unsigned) : unsigned;
 };
 
-function anyValue(value: Message | undefined): AnyValue {
+function anyValue(value: PbAnyValue | undefined): AnyValue {
   if (!value || value.value === undefined) return { type: 'empty' };
-  switch (value.value as string) {
+  switch (value.value) {
     case 'stringValue':
       return { type: 'string', value: value.stringValue };
     case 'boolValue':
@@ -137,21 +182,21 @@ function anyValue(value: Message | undefined): AnyValue {
   }
 }
 
-function attributes(list: Message[] | undefined): Attribute[] {
+function attributes(list: PbKeyValue[] | undefined): Attribute[] {
   return (list ?? []).map((kv) => ({ key: kv.key, value: anyValue(kv.value) }));
 }
 
 /** protobufjs decode + conversion to the model (id validation left out: it only favours this side). */
 export function decodeWithProtobufjs(bytes: Uint8Array): SpanBatch {
-  const request = RequestType.decode(bytes) as Message;
+  const request = RequestType.decode(bytes) as unknown as PbRequest;
   return {
-    resourceSpans: (request.resourceSpans ?? []).map((rs: Message) => ({
+    resourceSpans: (request.resourceSpans ?? []).map((rs) => ({
       resource: {
         attributes: attributes(rs.resource?.attributes),
         droppedAttributesCount: rs.resource?.droppedAttributesCount ?? 0,
       },
       schemaUrl: rs.schemaUrl ?? '',
-      scopeSpans: (rs.scopeSpans ?? []).map((ss: Message) => ({
+      scopeSpans: (rs.scopeSpans ?? []).map((ss) => ({
         scope: {
           name: ss.scope?.name ?? '',
           version: ss.scope?.version ?? '',
@@ -159,7 +204,7 @@ export function decodeWithProtobufjs(bytes: Uint8Array): SpanBatch {
           droppedAttributesCount: ss.scope?.droppedAttributesCount ?? 0,
         },
         schemaUrl: ss.schemaUrl ?? '',
-        spans: (ss.spans ?? []).map((s: Message) => ({
+        spans: (ss.spans ?? []).map((s) => ({
           traceId: bytesToHex(s.traceId),
           spanId: bytesToHex(s.spanId),
           parentSpanId: s.parentSpanId ? bytesToHex(s.parentSpanId) : '',
@@ -171,14 +216,14 @@ export function decodeWithProtobufjs(bytes: Uint8Array): SpanBatch {
           endTimeUnixNano: toBigInt(s.endTimeUnixNano, false),
           attributes: attributes(s.attributes),
           droppedAttributesCount: s.droppedAttributesCount ?? 0,
-          events: (s.events ?? []).map((e: Message) => ({
+          events: (s.events ?? []).map((e) => ({
             timeUnixNano: toBigInt(e.timeUnixNano, false),
             name: e.name ?? '',
             attributes: attributes(e.attributes),
             droppedAttributesCount: e.droppedAttributesCount ?? 0,
           })),
           droppedEventsCount: s.droppedEventsCount ?? 0,
-          links: (s.links ?? []).map((l: Message) => ({
+          links: (s.links ?? []).map((l) => ({
             traceId: bytesToHex(l.traceId),
             spanId: bytesToHex(l.spanId),
             traceState: l.traceState ?? '',

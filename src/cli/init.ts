@@ -110,13 +110,20 @@ console.log(state); // "Draft answer to: hello"`,
   },
 };
 
+/** The fields of tracepipe's package.json that init reads. */
+interface PackageManifest {
+  name?: string;
+  version: string;
+  dependencies: Record<string, string>;
+}
+
 /** The installed tracepipe package (or checkout): the directory of its package.json. */
-function packageRoot(): { dir: string; manifest: Record<string, any> } {
+function packageRoot(): { dir: string; manifest: PackageManifest } {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const path = join(dir, 'package.json');
     if (existsSync(path)) {
-      const manifest = JSON.parse(readFileSync(path, 'utf8')) as Record<string, any>;
+      const manifest = JSON.parse(readFileSync(path, 'utf8')) as PackageManifest;
       if (manifest.name === 'tracepipe') return { dir, manifest };
     }
     const parent = dirname(dir);
@@ -168,7 +175,7 @@ export function initProject(dir: string, template: TemplateName = 'chat'): InitR
     written.push(`src/${file}`);
   }
   const graphFile = spec.files[0]!;
-  const dependencies = manifest.dependencies as Record<string, string>;
+  const dependencies = manifest.dependencies;
   const name = packageName(target);
   write(
     'package.json',
@@ -187,7 +194,7 @@ export function initProject(dir: string, template: TemplateName = 'chat'): InitR
         },
         engines: { node: '>=20.11' },
         dependencies: {
-          tracepipe: `^${manifest.version as string}`,
+          tracepipe: `^${manifest.version}`,
           '@langchain/core': dependencies['@langchain/core'],
           '@langchain/langgraph': dependencies['@langchain/langgraph'],
           '@langchain/openai': dependencies['@langchain/openai'],

@@ -12,7 +12,8 @@ import { describe, test } from 'node:test';
 import type { Client } from '@langchain/langgraph-sdk';
 import { failureOf, request } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
-import { runReaches } from '../../plugins/receivers/agent_api/testing/waits.ts';
+import { newGate } from '../../plugins/receivers/agent_api/testing/gates.ts';
+import { messagesOf } from '../../plugins/receivers/agent_api/testing/types.ts';
 import type { Json } from './support.ts';
 import { ISO, hello, lastAiText, useSharedServer } from './support.ts';
 
@@ -31,9 +32,9 @@ describe('assistants', () => {
     assert.equal(system.assistant_id, 'fe096781-5601-53d2-b2f6-0d3403f7e9ca');
     assert.equal(system.graph_id, 'agent');
     assert.equal(system.name, 'agent');
-    assert.equal(system.metadata?.created_by, 'system');
-    const byId = await client.assistants.get(system.assistant_id);
-    assert.equal(byId.assistant_id, system.assistant_id);
+    assert.deepEqual(system.metadata, { created_by: 'system' });
+    assert.equal(system.version, 1);
+    assert.deepEqual(await client.assistants.get(system.assistant_id), system);
     const values = (await client.runs.wait(null, 'agent', { input: hello('hi') })) as Json;
     assert.equal(lastAiText(values), 'You said: hi');
   });
@@ -72,7 +73,7 @@ describe('assistants', () => {
       description: 'first',
       metadata: { a: 1 },
     });
-    assert.equal((created as Json).description, 'first');
+    assert.equal(created.description, 'first');
     const read = await client.assistants.get(created.assistant_id);
     assert.deepEqual(read, created);
     const updated = await client.assistants.update(created.assistant_id, {
@@ -81,7 +82,7 @@ describe('assistants', () => {
       metadata: { b: 2 },
     });
     assert.equal(updated.name, 'Crud 2');
-    assert.equal((updated as Json).description, 'second');
+    assert.equal(updated.description, 'second');
     assert.deepEqual(updated.metadata, { b: 2 });
     assert.equal(updated.version, 2);
     assert.equal(updated.graph_id, 'chat');
@@ -106,6 +107,7 @@ describe('assistants', () => {
       ifExists: 'do_nothing',
     });
     assert.equal(same.name, 'Original');
+    assert.deepEqual(same, first);
   });
 
   test('an unknown or missing graph_id is a 422 naming the field', async () => {
@@ -220,20 +222,22 @@ describe('assistants', () => {
   });
 
   test('deleting an assistant stops its runs in flight; their thread is left idle', async () => {
-    const assistant = await client.assistants.create({ graphId: 'sleep' });
+    const assistant = await client.assistants.create({ graphId: 'gate' });
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, assistant.assistant_id, {
-      input: { delay_ms: 1500, steps: 15 },
-    });
-    await runReaches(client, thread.thread_id, run.run_id, 'running');
+    const gate = newGate();
+    const run = await client.runs.create(thread.thread_id, assistant.assistant_id, { input: { gate: gate.name } });
+    await gate.reached;
     await client.assistants.delete(assistant.assistant_id);
     assert.match(await failureOf(() => client.runs.get(thread.thread_id, run.run_id)), /^HTTP 404/);
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
-    // Had the run gone on, its answer would land in the thread after its 1.5 s.
-    const later = await client.runs.wait(thread.thread_id, 'sleep', { input: { delay_ms: 1600 } });
+    // Had the run gone on past its gate, its answer would land in the thread (or keep it busy).
+    gate.open();
+    const next = newGate();
+    next.open();
+    const later = await client.runs.wait(thread.thread_id, 'gate', { input: { gate: next.name } });
     assert.deepEqual(
-      ((later as Json).messages as Json[]).map((m) => m.content),
-      ['finished after 1600 ms'],
+      messagesOf(later).map((m) => m.content),
+      [`passed ${next.name}`],
     );
   });
 
@@ -241,8 +245,15 @@ describe('assistants', () => {
     const graph = await client.assistants.getGraph('chat');
     assert.ok(graph.nodes.some((node) => node.id === 'call_model'));
     assert.ok(graph.edges.length >= 2);
+    const tools = await client.assistants.getGraph('tools');
+    const nodeIds = tools.nodes.map((n) => n.id);
+    for (const id of ['__start__', 'agent', 'tools', '__end__']) assert.ok(nodeIds.includes(id), id);
+    assert.ok(tools.edges.some((e) => e.source === 'tools' && e.target === 'agent'));
     const schemas = await client.assistants.getSchemas('chat');
     assert.equal(schemas.graph_id, 'chat');
+    for (const key of ['input_schema', 'output_schema', 'state_schema', 'config_schema', 'context_schema'])
+      assert.ok(key in schemas, key);
+    assert.ok('research' in (await client.assistants.getSubgraphs('subgraph')));
     assert.ok(JSON.stringify(schemas.context_schema).includes('system_prompt'));
     assert.ok(JSON.stringify(schemas.state_schema).includes('messages'));
   });

@@ -36,9 +36,7 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
   const repo = fileURLToPath(new URL('../..', import.meta.url));
 
   /** Starts the CLI on free ports over `dataDir` and resolves once the agent server reports its port. */
-  async function startCli(
-    dataDir: string,
-  ): Promise<{
+  async function startCli(dataDir: string): Promise<{
     child: ChildProcess;
     sdk: Client;
     apiUrl: string;
@@ -124,6 +122,7 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
     let cli = await startCli(dataDir);
     try {
       const thread = await cli.sdk.threads.create();
+      // A long sleep, not a gate: the server runs in another process, out of reach of the test's gates.
       const run = await cli.sdk.runs.create(thread.thread_id, 'sleep', { input: longSleep });
       await eventually(async () => {
         const r = await cli.sdk.runs.get(thread.thread_id, run.run_id);

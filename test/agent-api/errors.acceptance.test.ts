@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { Client } from '@langchain/langgraph-sdk';
 import { failureOf, request } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
+import { messagesOf } from '../../plugins/receivers/agent_api/testing/types.ts';
 import type { Json } from './support.ts';
 import { hello, lastAiText, useSharedServer } from './support.ts';
 
@@ -138,7 +139,7 @@ describe('errors and status codes', () => {
       body: { assistant_id: 'chat', input: hello(), durability: 'async', checkpoint_during: true, surprise: 1 },
     });
     assert.equal(run.status, 200);
-    assert.equal((run.json as Json).messages.length, 2);
+    assert.equal(messagesOf(run.json).length, 2);
     // The Python SDK sends null for every option left unset: null means "not given".
     const pythonStyle = await request(url, 'POST', `/threads/${threadId}/runs/wait`, {
       body: {

@@ -10,9 +10,17 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { join } from 'node:path';
-import type { Client } from '@langchain/langgraph-sdk';
+import type { Client, Thread } from '@langchain/langgraph-sdk';
 import { collect, failureOf, request } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
+import type { WireState } from '../../plugins/receivers/agent_api/testing/types.ts';
+import {
+  asObject,
+  asObjects,
+  asString,
+  kwargsOf,
+  messagesOf,
+} from '../../plugins/receivers/agent_api/testing/types.ts';
 import { anyString, assertMatches } from '../support/match-object.ts';
 import type { Json } from './support.ts';
 import { ISO, UUID, hello, lastAiText, useSharedServer } from './support.ts';
@@ -46,7 +54,7 @@ describe('the API example flow', () => {
     // The thread record with every field the API documents, read off the wire.
     const created = await request(url, 'POST', '/threads', { body: {} });
     assert.equal(created.status, 200);
-    const thread = created.json as Json;
+    const thread = created.json as Thread;
     assert.match(thread.thread_id, UUID);
     assert.match(thread.created_at, ISO);
     assert.match(thread.updated_at, ISO);
@@ -76,7 +84,7 @@ describe('the API example flow', () => {
     assert.equal(typeof run.metadata, 'object');
     assert.deepEqual(announced, { run_id: run.run_id, thread_id: thread.thread_id });
 
-    const kwargs = (run as unknown as { kwargs: Json }).kwargs;
+    const kwargs = kwargsOf(run);
     assert.deepEqual(kwargs.input, hello());
     assert.deepEqual(kwargs.stream_mode, ['values']);
     assert.equal(kwargs.webhook, null);
@@ -85,7 +93,7 @@ describe('the API example flow', () => {
     assert.equal(kwargs.interrupt_before, null);
     assert.equal(kwargs.interrupt_after, null);
     assert.equal(typeof kwargs.config.metadata, 'object');
-    const configurable = kwargs.config.configurable as Json;
+    const configurable = kwargs.config.configurable;
     assert.equal(configurable.run_id, run.run_id);
     assert.equal(configurable.thread_id, thread.thread_id);
     assert.equal(configurable.graph_id, 'chat');
@@ -94,8 +102,8 @@ describe('the API example flow', () => {
     assert.ok('checkpoint_id' in configurable, 'configurable holds checkpoint_id');
     assert.equal(configurable.checkpoint_id, null);
 
-    const joined = (await client.runs.join(thread.thread_id, run.run_id)) as Json;
-    assert.equal(joined.messages.length, 2);
+    const joined = messagesOf(await client.runs.join(thread.thread_id, run.run_id));
+    assert.equal(joined.length, 2);
     assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'success');
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
     const listed = await client.runs.list(thread.thread_id);
@@ -104,8 +112,8 @@ describe('the API example flow', () => {
       [run.run_id],
     );
 
-    const state = (await request(url, 'GET', `/threads/${thread.thread_id}/state`)).json as Json;
-    const [human, ai] = state.values.messages as Json[];
+    const state = (await request(url, 'GET', `/threads/${thread.thread_id}/state`)).json as WireState;
+    const [human, ai] = asObjects(state.values.messages);
     for (const message of [human!, ai!]) {
       for (const key of ['type', 'content', 'additional_kwargs', 'response_metadata', 'name', 'id', 'example']) {
         assert.ok(key in message, `message ${message.type} has \`${key}\``);
@@ -123,7 +131,7 @@ describe('the API example flow', () => {
     assert.deepEqual(ai!.tool_calls, []);
     assert.deepEqual(ai!.invalid_tool_calls, []);
     for (const key of ['input_tokens', 'output_tokens', 'total_tokens']) {
-      assert.ok(Number.isInteger(ai!.usage_metadata[key]), `usage_metadata.${key} is an integer`);
+      assert.ok(Number.isInteger(asObject(ai!.usage_metadata)[key]), `usage_metadata.${key} is an integer`);
     }
     assert.deepEqual(state.next, []);
     assert.deepEqual(state.tasks, []);
@@ -136,11 +144,11 @@ describe('the API example flow', () => {
     for (const key of ['user_id', 'created_by']) assert.ok(key in state.metadata, `state metadata holds ${key}`);
     assert.equal(typeof state.metadata.writes, 'object');
     assert.equal(
-      state.metadata.writes.call_model.messages[0].content,
+      asObjects(asObject(asObject(state.metadata.writes).call_model).messages)[0]?.content,
       '(Answer like a pirate.) You said: hello',
       'writes are keyed by node name',
     );
-    assert.match(state.created_at, ISO);
+    assert.match(state.created_at ?? '', ISO);
     assert.equal(typeof state.checkpoint_id, 'string');
     assert.equal(typeof state.parent_checkpoint_id, 'string');
 
@@ -190,13 +198,14 @@ describe('the API example flow', () => {
       client.runs.stream(thread.thread_id, 'chat', { input: hello(), streamMode: 'updates' }),
     );
     assert.equal(parts[0]!.event, 'metadata');
-    assert.match((parts[0]!.data as Json).run_id, UUID);
+    assert.match(asString(asObject(parts[0]!.data).run_id), UUID);
     const updates = parts.slice(1);
     assert.ok(updates.length >= 1);
     assert.ok(updates.every((p) => p.event === 'updates'));
-    const node = (updates.find((p) => 'call_model' in (p.data as Json))!.data as Json).call_model;
-    assert.equal(node.messages[0].type, 'ai');
-    assert.equal(node.messages[0].content, 'You said: hello');
+    const node = asObject(updates.map((p) => asObject(p.data)).find((data) => 'call_model' in data)?.call_model);
+    const [message] = asObjects(node.messages);
+    assert.equal(message?.type, 'ai');
+    assert.equal(message?.content, 'You said: hello');
   });
 });
 
@@ -206,8 +215,8 @@ describe('the API message fields on a tool-calling run', () => {
     await client.runs.wait(thread.thread_id, 'tools', {
       input: { messages: [{ role: 'user', content: 'Weather in Paris?' }] },
     });
-    const messages = (await request(url, 'GET', `/threads/${thread.thread_id}/state`)).json as Json;
-    const [human, call, tool, answer] = messages.values.messages as Json[];
+    const messages = (await request(url, 'GET', `/threads/${thread.thread_id}/state`)).json as WireState;
+    const [human, call, tool, answer] = asObjects(messages.values.messages);
     assert.deepEqual(
       [human, call, tool, answer].map((m) => m!.type),
       ['human', 'ai', 'tool', 'ai'],
@@ -219,10 +228,10 @@ describe('the API message fields on a tool-calling run', () => {
     for (const ai of [call!, answer!]) {
       assert.ok(Array.isArray(ai.tool_calls) && Array.isArray(ai.invalid_tool_calls));
       for (const key of ['input_tokens', 'output_tokens', 'total_tokens'])
-        assert.ok(Number.isInteger(ai.usage_metadata[key]));
+        assert.ok(Number.isInteger(asObject(ai.usage_metadata)[key]));
     }
     assertMatches(call!.tool_calls, [{ id: anyString, name: 'get_weather', args: { city: 'Paris' } }]);
-    assert.equal(tool!.tool_call_id, call!.tool_calls[0].id);
+    assert.equal(tool!.tool_call_id, asObjects(call!.tool_calls)[0]?.id);
     assert.ok('artifact' in tool!, 'tool message has artifact');
     assert.equal(tool!.status, 'success');
     assert.equal(tool!.content, "It's always sunny in Paris.");

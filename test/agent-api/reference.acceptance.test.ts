@@ -16,11 +16,14 @@ import type { Client } from '@langchain/langgraph-sdk';
 import { RemoteGraph } from '@langchain/langgraph/remote';
 import { eventually } from '../../src/testkit/eventually.ts';
 import { collect, failureOf, request } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
+import { newGate } from '../../plugins/receivers/agent_api/testing/gates.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
+import type { WireState } from '../../plugins/receivers/agent_api/testing/types.ts';
+import { asObjects, asString, kwargsOf, messagesOf } from '../../plugins/receivers/agent_api/testing/types.ts';
 import { runReaches } from '../../plugins/receivers/agent_api/testing/waits.ts';
 import { anyString, assertMatches } from '../support/match-object.ts';
 import type { Json } from './support.ts';
-import { hello, lastAiText, longSleep, useSharedServer, UUID } from './support.ts';
+import { hello, lastAiText, useSharedServer, UUID } from './support.ts';
 
 let server: TestServer;
 let client: Client;
@@ -74,13 +77,14 @@ describe('ported from the reference suite', () => {
     let lastComplete: Json | undefined;
     for (const part of parts) {
       if (part.event === 'messages/partial') {
-        const message = (part.data as Json[])[0]!;
-        partial[message.id] = message.content;
+        const message = asObjects(part.data)[0]!;
+        partial[asString(message.id)] = message.content;
       }
       if (part.event === 'messages/complete') {
-        const message = (part.data as Json[])[0]!;
+        const message = asObjects(part.data)[0]!;
         assert.notEqual(message.content, null);
-        if (message.type === 'ai' && message.id in partial) assert.deepEqual(message.content, partial[message.id]);
+        if (message.type === 'ai' && asString(message.id) in partial)
+          assert.deepEqual(message.content, partial[asString(message.id)]);
         lastComplete = message;
       }
     }
@@ -100,8 +104,8 @@ describe('ported from the reference suite', () => {
       new Set(mixed.map((p) => p.event)),
       new Set(['metadata', 'messages/metadata', 'messages/partial', 'messages/complete', 'values']),
     );
-    const lastValues = mixed.filter((p) => p.event === 'values').pop()!.data as Json;
-    assert.equal(lastValues.messages.length, 4);
+    const lastValues = mixed.filter((p) => p.event === 'values').pop()!.data;
+    assert.equal(messagesOf(lastValues).length, 4);
   });
 
   test('stream messages-tuple: model tokens and the tool message, only metadata and messages events', async () => {
@@ -219,9 +223,9 @@ describe('ported from the reference suite', () => {
   test('copy: the copy state equals the original apart from its thread id; runs on it leave the original alone', async () => {
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, 'tools', { input: weatherQuestion });
-    const original = (await client.threads.getState(thread.thread_id)) as unknown as Json;
+    const original = (await request(url, 'GET', `/threads/${thread.thread_id}/state`)).json as WireState;
     const copy = await client.threads.copy(thread.thread_id);
-    const copied = (await client.threads.getState(copy.thread_id)) as unknown as Json;
+    const copied = (await request(url, 'GET', `/threads/${copy.thread_id}/state`)).json as WireState;
     const expected = {
       ...original,
       checkpoint: { ...original.checkpoint, thread_id: copy.thread_id },
@@ -236,7 +240,7 @@ describe('ported from the reference suite', () => {
     });
     const copiedAfter = await client.threads.getState<Json>(copy.thread_id);
     assert.equal((copiedAfter.values.messages as Json[]).length, 8);
-    assert.deepEqual(await client.threads.getState(thread.thread_id), original);
+    assert.deepEqual((await request(url, 'GET', `/threads/${thread.thread_id}/state`)).json, original);
   });
 
   test('history: metadata filter picks one run; limit; oldest has next __start__', async () => {
@@ -253,7 +257,7 @@ describe('ported from the reference suite', () => {
     });
     assert.equal(full.length, first.length * 2);
     assert.equal(filtered.length, first.length);
-    assert.equal((full[full.length - 1]!.values.messages ?? []).length, 0);
+    assert.equal(((full[full.length - 1]!.values.messages as Json[] | undefined) ?? []).length, 0);
     assert.equal((filtered[filtered.length - 1]!.values.messages as Json[]).length, 2);
   });
 
@@ -331,11 +335,18 @@ describe('ported from the reference suite', () => {
 
   test('a long run: join waits for it', async () => {
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 2500 } });
-    await client.runs.join(thread.thread_id, run.run_id);
+    const gate = newGate();
+    const run = await client.runs.create(thread.thread_id, 'gate', { input: { gate: gate.name } });
+    let joined = false;
+    const joining = client.runs.join(thread.thread_id, run.run_id).then(() => (joined = true));
+    await gate.reached;
+    assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'running');
+    assert.equal(joined, false, 'join waits while the run is held');
+    gate.open();
+    await joining;
     assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'success');
     const state = await client.threads.getState<Json>(thread.thread_id);
-    assertMatches(state.values.messages, [{ content: 'finished after 2500 ms' }]);
+    assertMatches(state.values.messages, [{ content: `passed ${gate.name}` }]);
   });
 
   test('batch update state: a thread created with supersteps replays a conversation', async () => {
@@ -412,6 +423,7 @@ describe('ported from the reference suite', () => {
     assert.equal(afterPut.items.length, 1);
     assert.equal(afterPut.items[0]!.key, key);
     assert.ok(new Date(afterPut.items[0]!.createdAt).getTime() <= Date.now());
+    // Time must pass for updated_at to move: the clock is the behaviour under test.
     await new Promise((resolve) => setTimeout(resolve, 5));
     await client.store.putItem(namespace, key, { foo: 'baz' });
     const afterUpdate = await client.store.searchItems(namespace);
@@ -449,7 +461,7 @@ describe('ported from the reference suite', () => {
     });
     const thread = await withHeader.threads.create();
     const run = await withHeader.runs.create(thread.thread_id, 'chat', { input: hello() });
-    const configurable = ((run as unknown as Json).kwargs.config.configurable ?? {}) as Json;
+    const configurable = kwargsOf(run).config.configurable;
     assert.equal(configurable['x-configurable-header'], 'extra-client');
     await withHeader.runs.join(thread.thread_id, run.run_id);
   });
@@ -468,8 +480,9 @@ describe('ported from the reference suite', () => {
     const thread = await client.threads.create();
     const controller = new AbortController();
     let runId = '';
-    const stream = client.runs.stream(thread.thread_id, 'sleep', {
-      input: longSleep,
+    const gate = newGate();
+    const stream = client.runs.stream(thread.thread_id, 'gate', {
+      input: { gate: gate.name },
       streamMode: 'custom',
       onDisconnect: 'cancel',
       signal: controller.signal,
@@ -479,7 +492,7 @@ describe('ported from the reference suite', () => {
     });
     const iterator = stream[Symbol.asyncIterator]();
     await iterator.next(); // metadata
-    await runReaches(client, thread.thread_id, runId, 'running');
+    await gate.reached;
     controller.abort();
     await iterator.next().catch(() => undefined);
     await runReaches(client, thread.thread_id, runId, 'interrupted');
@@ -487,13 +500,16 @@ describe('ported from the reference suite', () => {
 
   test('joinStream with cancelOnDisconnect: a reader that leaves cancels the run', async () => {
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, 'sleep', { input: longSleep, streamMode: ['custom'] });
+    const run = await client.runs.create(thread.thread_id, 'gate', {
+      input: { gate: newGate().name },
+      streamMode: ['custom'],
+    });
     const controller = new AbortController();
     const iterator = client.runs
       .joinStream(thread.thread_id, run.run_id, { signal: controller.signal, cancelOnDisconnect: true })
       [Symbol.asyncIterator]();
     await iterator.next(); // metadata
-    await iterator.next(); // a first custom event: the run is going
+    await iterator.next(); // the custom event of the run reaching its gate: the run is going
     controller.abort();
     await iterator.next().catch(() => undefined);
     await runReaches(client, thread.thread_id, run.run_id, 'interrupted');

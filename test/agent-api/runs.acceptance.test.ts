@@ -17,8 +17,16 @@ import { newGate } from '../../plugins/receivers/agent_api/testing/gates.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
 import { runReaches } from '../../plugins/receivers/agent_api/testing/waits.ts';
 import { anyString, assertMatches } from '../support/match-object.ts';
+import {
+  asObject,
+  asObjects,
+  firstActionRequest,
+  asString,
+  messagesOf,
+  runErrorOf,
+} from '../../plugins/receivers/agent_api/testing/types.ts';
 import type { Json } from './support.ts';
-import { hello, lastAiText, longSleep, useSharedServer, UUID } from './support.ts';
+import { hello, lastAiText, useSharedServer, UUID } from './support.ts';
 
 let server: TestServer;
 let client: Client;
@@ -32,14 +40,14 @@ useSharedServer((started) => {
 describe('runs', () => {
   test('wait returns the final values; the thread goes back to idle', async () => {
     const thread = await client.threads.create();
-    const values = (await client.runs.wait(thread.thread_id, 'chat', { input: hello() })) as Json;
-    assert.equal(values.messages.length, 2);
+    const values = await client.runs.wait(thread.thread_id, 'chat', { input: hello() });
+    assert.equal(messagesOf(values).length, 2);
     assert.equal((await client.threads.get(thread.thread_id)).status, 'idle');
     const raw = await request(url, 'POST', `/threads/${thread.thread_id}/runs/wait`, {
       body: { assistant_id: 'chat', input: hello() },
     });
     assert.equal(raw.status, 200);
-    assert.equal((raw.json as Json).messages.length, 4);
+    assert.equal(messagesOf(raw.json).length, 4);
     assert.match(
       raw.headers.get('content-location') ?? '',
       new RegExp(`^/threads/${thread.thread_id}/runs/[0-9a-f-]{36}$`),
@@ -117,7 +125,7 @@ describe('runs', () => {
         });
       assert.equal(announced.length, 1, `${call} announces the run once`);
       assert.equal(announced[0]!.thread_id, thread.thread_id);
-      assert.match(announced[0]!.run_id, UUID);
+      assert.match(asString(announced[0]!.run_id), UUID);
     }
   });
 
@@ -187,23 +195,35 @@ describe('runs', () => {
       ['second', 'You said: second'],
     );
 
-    // A running first run is rolled back too, with the checkpoints it had written.
+    // A running first run is rolled back too, with the checkpoints it had written, and so is a
+    // run queued behind it.
+    const opened = () => {
+      const gate = newGate();
+      gate.open();
+      return { gate: gate.name };
+    };
     const thread2 = await client.threads.create();
-    await client.runs.wait(thread2.thread_id, 'sleep', { input: { delay_ms: 5 } });
+    await client.runs.wait(thread2.thread_id, 'gate', { input: opened() });
     const historyBefore = await client.threads.getHistory(thread2.thread_id, { limit: 100 });
-    const running = await client.runs.create(thread2.thread_id, 'sleep', { input: longSleep });
-    await runReaches(client, thread2.thread_id, running.run_id, 'running');
-    const replacement = await client.runs.create(thread2.thread_id, 'sleep', {
-      input: { delay_ms: 5 },
+    const held = newGate();
+    const running = await client.runs.create(thread2.thread_id, 'gate', { input: { gate: held.name } });
+    await held.reached;
+    const queued = await client.runs.create(thread2.thread_id, 'gate', {
+      input: { gate: held.name },
+      multitaskStrategy: 'enqueue',
+    });
+    const replacement = await client.runs.create(thread2.thread_id, 'gate', {
+      input: opened(),
       multitaskStrategy: 'rollback',
     });
     await client.runs.join(thread2.thread_id, replacement.run_id);
     assert.match(await failureOf(() => client.runs.get(thread2.thread_id, running.run_id)), /^HTTP 404/);
+    assert.match(await failureOf(() => client.runs.get(thread2.thread_id, queued.run_id)), /^HTTP 404/);
     assert.equal((await client.runs.get(thread2.thread_id, replacement.run_id)).status, 'success');
     const historyAfter = await client.threads.getHistory<Json>(thread2.thread_id, { limit: 100 });
     assert.equal(historyAfter.length, historyBefore.length * 2, 'only the two finished runs left checkpoints');
     assert.ok(
-      historyAfter.every((state) => state.values.delay_ms !== longSleep.delay_ms),
+      historyAfter.every((state) => state.values.gate !== held.name),
       'nothing of the rolled-back input remains',
     );
   });
@@ -230,14 +250,13 @@ describe('runs', () => {
       await client.runs.join(thread.thread_id, next.run_id);
     }
     const thread = await client.threads.create();
-    const waiting = failureOf(() => client.runs.wait(thread.thread_id, 'sleep', { input: longSleep }));
-    const [running] = await eventually(async () => {
-      const runs = await client.runs.list(thread.thread_id);
-      assert.ok(runs.length === 1 && runs[0]!.status === 'running', `not yet: ${JSON.stringify(runs)}`);
-      return runs;
-    });
+    const gate = newGate();
+    const waiting = failureOf(() => client.runs.wait(thread.thread_id, 'gate', { input: { gate: gate.name } }));
+    await gate.reached;
+    const [running] = await client.runs.list(thread.thread_id);
+    assert.equal(running?.status, 'running');
     await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 5 }, multitaskStrategy: 'rollback' });
-    assert.match(await waiting, new RegExp(`RunDeleted: Run ${running!.run_id}`));
+    assert.match(await waiting, new RegExp(`RunDeleted: Run ${running.run_id}`));
   });
 
   test('multitask enqueue: both runs succeed, one after the other', async () => {
@@ -277,22 +296,23 @@ describe('runs', () => {
     );
     const lastValues = parts.filter((p) => p.event === 'values').pop()!.data as Json;
     assert.ok(Array.isArray(lastValues.__interrupt__), 'the last values event carries __interrupt__');
-    assert.equal(lastValues.__interrupt__[0].value.action_requests[0].description, 'Approve this draft?');
+    assert.equal(firstActionRequest(asObjects(lastValues.__interrupt__)[0]?.value).description, 'Approve this draft?');
     const thread1 = await client.threads.get(thread.thread_id);
     assert.equal(thread1.status, 'interrupted');
     const state = await client.threads.getState<Json>(thread.thread_id);
     assert.deepEqual(state.next, ['review']);
+    assert.equal(state.tasks[0]!.name, 'review');
     assert.equal(
-      (state.tasks[0]!.interrupts[0]!.value as Json).action_requests[0].args.reply,
+      asObject(firstActionRequest(state.tasks[0]!.interrupts[0]!.value).args).reply,
       'Draft answer to: ship it',
     );
-    const taskInterrupts = Object.values((thread1 as Json).interrupts ?? {}).flat() as Json[];
+    const taskInterrupts = Object.values(thread1.interrupts ?? {}).flat();
     assert.ok(
-      taskInterrupts.some((i) => i.value?.action_requests?.[0]?.description === 'Approve this draft?'),
+      taskInterrupts.some((i) => firstActionRequest(i.value).description === 'Approve this draft?'),
       'thread.interrupts lists the pending interrupt',
     );
 
-    assertMatches((state as unknown as Json).interrupts, [
+    assertMatches(asObject(state).interrupts, [
       {
         value: {
           action_requests: [
@@ -311,8 +331,8 @@ describe('runs', () => {
 
     // wait on a run that pauses answers what graph.invoke() does: the values and the interrupts.
     const other = await client.threads.create();
-    const paused = (await client.runs.wait(other.thread_id, 'interrupt', { input: hello('wait for me') })) as Json;
-    assert.equal(paused.messages[0].content, 'wait for me');
+    const paused = asObject(await client.runs.wait(other.thread_id, 'interrupt', { input: hello('wait for me') }));
+    assert.equal(messagesOf(paused)[0]?.content, 'wait for me');
     assert.equal(paused.draft, 'Draft answer to: wait for me');
     assertMatches(paused.__interrupt__, [
       {
@@ -374,9 +394,19 @@ describe('runs', () => {
     assert.equal(last.event, 'error');
     assert.deepEqual(last.data, { error: 'CustomError', message: 'Boo!' });
     assert.equal((await client.threads.get(thread.thread_id)).status, 'error');
+    const [failed] = await client.runs.list(thread.thread_id);
+    assert.equal(failed?.status, 'error');
+    assert.deepEqual(runErrorOf(await client.runs.join(thread.thread_id, failed.run_id)), {
+      error: 'CustomError',
+      message: 'Boo!',
+    });
+    assert.match(
+      await failureOf(() => client.runs.wait(thread.thread_id, 'error', { input: { message: 'again' } })),
+      /CustomError: again/,
+    );
 
     const thread2 = await client.threads.create();
-    const run = await client.runs.create(thread2.thread_id, 'error', { input: { delay_ms: 200 } });
+    const run = await client.runs.create(thread2.thread_id, 'error', { input: {} });
     await client.runs.join(thread2.thread_id, run.run_id).catch(() => undefined);
     assert.equal((await client.runs.get(thread2.thread_id, run.run_id)).status, 'error');
     const replay = await collect(client.runs.joinStream(thread2.thread_id, run.run_id));
@@ -402,12 +432,13 @@ describe('runs', () => {
   });
 
   test('a failing run does not harm a run alongside it', async () => {
-    const [failed, ok] = await Promise.allSettled([
-      client.runs.wait(null, 'error', { input: { delay_ms: 100 } }),
-      client.runs.wait(null, 'chat', { input: hello('fine') }),
-    ]);
-    assert.equal(failed.status, 'rejected');
-    assert.equal(ok.status, 'fulfilled');
-    assert.equal(lastAiText((ok as PromiseFulfilledResult<Json>).value), 'You said: fine');
+    // A run held at a gate is in flight for as long as the other one takes to fail.
+    const gate = newGate();
+    const healthy = client.runs.wait(null, 'gate', { input: { gate: gate.name } });
+    await gate.reached;
+    assert.match(await failureOf(() => client.runs.wait(null, 'error', { input: {} })), /CustomError|Boo!/);
+    gate.open();
+    assert.equal(lastAiText(await healthy), `passed ${gate.name}`);
+    assert.equal(lastAiText(await client.runs.wait(null, 'chat', { input: hello('fine') })), 'You said: fine');
   });
 });

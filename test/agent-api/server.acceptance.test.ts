@@ -55,6 +55,7 @@ describe('a server with API keys and a run time limit, restarted on its data', (
   test('a run over its time limit ends `timeout` and says so in its stream; the thread is `error`', async () => {
     const sdk = new SdkClient({ apiUrl: secured.url, apiKey: 'test-key' });
     const thread = await sdk.threads.create();
+    // A long sleep, not a gate: the server's own time limit is what stops the run here.
     const parts = await collect(sdk.runs.stream(thread.thread_id, 'sleep', { input: longSleep, streamMode: 'values' }));
     const last = parts[parts.length - 1]!;
     assert.equal(last.event, 'error');
@@ -100,6 +101,7 @@ describe('a server with API keys and a run time limit, restarted on its data', (
     const sdk = new SdkClient({ apiUrl: secured.url, apiKey: 'test-key', callerOptions: { maxRetries: 0 } });
     const thread = await sdk.threads.create();
     let firstRunId = '';
+    // A long sleep, not a gate: the server's shutdown is what stops the run here.
     const streaming = collect(
       sdk.runs.stream(thread.thread_id, 'sleep', {
         input: longSleep,

@@ -12,10 +12,12 @@ import { describe, test } from 'node:test';
 import { connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { Client as SdkClient } from '@langchain/langgraph-sdk';
-import type { Client } from '@langchain/langgraph-sdk';
+import type { Client, Run, StreamMode } from '@langchain/langgraph-sdk';
 import { eventually } from '../../src/testkit/eventually.ts';
 import { collect, failureOf, request, requestStream } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
+import { newGate } from '../../plugins/receivers/agent_api/testing/gates.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
+import { asObject, asObjects, asString, messagesOf } from '../../plugins/receivers/agent_api/testing/types.ts';
 import type { Json } from './support.ts';
 import { UUID, hello, lastAiText, useSharedServer } from './support.ts';
 
@@ -31,24 +33,26 @@ useSharedServer((started) => {
 describe('streaming', () => {
   async function streamOn(
     graph: string,
-    streamMode: string | string[],
+    streamMode: StreamMode | StreamMode[],
     input: Json = hello('hello world'),
     extra: Json = {},
   ) {
     const thread = await client.threads.create();
-    const parts = await collect(
-      client.runs.stream(thread.thread_id, graph, { input, streamMode: streamMode as any, ...extra }),
-    );
+    const parts = await collect(client.runs.stream(thread.thread_id, graph, { input, streamMode, ...extra }));
     assert.equal(parts[0]!.event, 'metadata', 'metadata comes first');
-    assert.match((parts[0]!.data as Json).run_id, UUID);
-    assert.deepEqual(parts[0]!.data, { run_id: (parts[0]!.data as Json).run_id, attempt: 1 });
-    return { thread, parts: parts.slice(1) as Array<{ event: string; data: any }> };
+    const runId = asString(asObject(parts[0]!.data).run_id);
+    assert.match(runId, UUID);
+    assert.deepEqual(parts[0]!.data, { run_id: runId, attempt: 1 });
+    return {
+      thread,
+      parts: parts.slice(1).map((part) => ({ event: part.event as string, data: part.data as unknown })),
+    };
   }
 
   test('values: the full state after each step', async () => {
     const { parts } = await streamOn('chat', 'values');
     assert.ok(parts.every((p) => p.event === 'values'));
-    assert.equal(parts[0]!.data.messages.length, 1);
+    assert.equal(messagesOf(parts[0]!.data).length, 1);
     assert.equal(lastAiText(parts[parts.length - 1]!.data), 'You said: hello world');
   });
 
@@ -57,10 +61,10 @@ describe('streaming', () => {
     const tuples = parts.filter((p) => p.event === 'messages');
     assert.equal(tuples.length, parts.length);
     assert.ok(tuples.length >= 3, 'one event per token');
-    const [chunk, metadata] = tuples[0]!.data as [Json, Json];
-    assert.equal(metadata.langgraph_node, 'call_model');
-    assert.match(chunk.type, /^AIMessageChunk$|^ai$/i);
-    assert.equal(tuples.map((t) => (t.data as [Json])[0].content).join(''), 'You said: hello world');
+    const [chunk, metadata] = asObjects(tuples[0]!.data);
+    assert.equal(metadata?.langgraph_node, 'call_model');
+    assert.match(asString(chunk?.type), /^AIMessageChunk$|^ai$/i);
+    assert.equal(tuples.map((t) => asObjects(t.data)[0]?.content).join(''), 'You said: hello world');
   });
 
   test('messages (legacy): metadata, partial and complete events', async () => {
@@ -68,23 +72,23 @@ describe('streaming', () => {
     const events = new Set(parts.map((p) => p.event));
     assert.deepEqual(events, new Set(['messages/metadata', 'messages/partial', 'messages/complete']));
     const partials = parts.filter((p) => p.event === 'messages/partial');
-    assert.equal(partials[partials.length - 1]!.data[0].content, 'You said: hello world');
-    const completes = parts.filter((p) => p.event === 'messages/complete').flatMap((p) => p.data as Json[]);
+    assert.equal(asObjects(partials[partials.length - 1]!.data)[0]?.content, 'You said: hello world');
+    const completes = parts.filter((p) => p.event === 'messages/complete').flatMap((p) => asObjects(p.data));
     assert.equal(completes[completes.length - 1]!.content, 'You said: hello world');
   });
 
   test('debug: checkpoint, task and task_result events', async () => {
     const { parts } = await streamOn('chat', 'debug');
     assert.ok(parts.every((p) => p.event === 'debug'));
-    const types = new Set(parts.map((p) => p.data.type));
+    const types = new Set(parts.map((p) => asObject(p.data).type));
     for (const type of ['checkpoint', 'task', 'task_result']) assert.ok(types.has(type), `debug has ${type}`);
-    for (const part of parts) assert.ok(Number.isInteger(part.data.step));
+    for (const part of parts) assert.ok(Number.isInteger(asObject(part.data).step));
   });
 
   test('events: LangChain stream events including the chat model tokens', async () => {
     const { parts } = await streamOn('chat', 'events');
     assert.ok(parts.every((p) => p.event === 'events'));
-    const names = new Set(parts.map((p) => p.data.event));
+    const names = new Set(parts.map((p) => asObject(p.data).event));
     for (const name of [
       'on_chain_start',
       'on_chain_end',
@@ -111,22 +115,25 @@ describe('streaming', () => {
   test('tasks: a start and a result per node', async () => {
     const { parts } = await streamOn('chat', 'tasks');
     assert.ok(parts.every((p) => p.event === 'tasks'));
-    const start = parts.find((p) => p.data.name === 'call_model' && 'input' in p.data);
-    const result = parts.find((p) => p.data.name === 'call_model' && 'result' in p.data);
+    const tasks = parts.map((p) => asObject(p.data));
+    const start = tasks.find((task) => task.name === 'call_model' && 'input' in task);
+    const result = tasks.find((task) => task.name === 'call_model' && 'result' in task);
     assert.ok(start && result, 'start and result of call_model');
-    assert.equal(start.data.id, result.data.id);
+    assert.equal(start.id, result.id);
   });
 
   test('checkpoints: {values, metadata, next} from the input checkpoint on', async () => {
     const { parts } = await streamOn('chat', 'checkpoints');
     assert.ok(parts.length >= 2);
-    for (const part of parts) {
+    const checkpoints = parts.map((part) => {
       assert.equal(part.event, 'checkpoints');
-      for (const key of ['values', 'metadata', 'next']) assert.ok(key in part.data, `checkpoints event has ${key}`);
-    }
-    assert.deepEqual(parts[0]!.data.next, ['__start__']);
-    assert.equal(parts[0]!.data.metadata.source, 'input');
-    assert.deepEqual(parts[parts.length - 1]!.data.next, []);
+      const checkpoint = asObject(part.data);
+      for (const key of ['values', 'metadata', 'next']) assert.ok(key in checkpoint, `checkpoints event has ${key}`);
+      return checkpoint;
+    });
+    assert.deepEqual(checkpoints[0]!.next, ['__start__']);
+    assert.equal(asObject(checkpoints[0]!.metadata).source, 'input');
+    assert.deepEqual(checkpoints[checkpoints.length - 1]!.next, []);
   });
 
   test('several modes at once', async () => {
@@ -139,8 +146,8 @@ describe('streaming', () => {
     const { parts } = await streamOn('subgraph', ['updates'], hello('cats'), { streamSubgraphs: true });
     const inner = parts.filter((p) => p.event.startsWith('updates|research:'));
     assert.ok(inner.length >= 2, `inner update events: ${parts.map((p) => p.event).join(', ')}`);
-    assert.ok(inner.some((p) => 'make_plan' in p.data));
-    assert.ok(parts.some((p) => p.event === 'updates' && 'review' in p.data));
+    assert.ok(inner.some((p) => 'make_plan' in asObject(p.data)));
+    assert.ok(parts.some((p) => p.event === 'updates' && 'review' in asObject(p.data)));
     const { parts: rootOnly } = await streamOn('subgraph', ['updates'], hello('cats'));
     assert.ok(rootOnly.every((p) => p.event === 'updates'));
   });
@@ -174,13 +181,22 @@ describe('streaming', () => {
 
   test('joinStream replays a run and resumes after lastEventId', async () => {
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, 'sleep', {
-      input: { delay_ms: 300, steps: 4 },
+    const gate = newGate();
+    const run = await client.runs.create(thread.thread_id, 'gate', {
+      input: { gate: gate.name },
       streamMode: ['values', 'custom'],
     });
-    const full = await collect(client.runs.joinStream(thread.thread_id, run.run_id));
+    // Joined while the run waits at its gate; opened once the join has seen it get there.
+    const full: { id?: string; event: string; data: unknown }[] = [];
+    for await (const part of client.runs.joinStream(thread.thread_id, run.run_id)) {
+      full.push(part);
+      if (part.event === 'custom' && asObject(part.data).at === 'reached') gate.open();
+    }
     assert.equal(full[0]!.event, 'metadata');
-    assert.equal(full.filter((p) => p.event === 'custom').length, 4);
+    assert.deepEqual(
+      full.filter((p) => p.event === 'custom').map((p) => asObject(p.data).at),
+      ['reached', 'passed'],
+    );
     assert.ok(
       full.every((p) => typeof p.id === 'string'),
       'every event has an id',
@@ -199,10 +215,11 @@ describe('streaming', () => {
 
   test('a stream joined while the run is live sees the same events as the creating stream', async () => {
     const thread = await client.threads.create();
+    const gate = newGate();
     let runId = '';
     const creating = collect(
-      client.runs.stream(thread.thread_id, 'sleep', {
-        input: { delay_ms: 400, steps: 4 },
+      client.runs.stream(thread.thread_id, 'gate', {
+        input: { gate: gate.name },
         streamMode: 'custom',
         streamResumable: true,
         onRunCreated: (meta) => {
@@ -210,14 +227,20 @@ describe('streaming', () => {
         },
       }),
     );
-    await eventually(async () => {
-      const id = await runId;
-      assert.ok(id !== '', `not yet: ${JSON.stringify(id)}`);
-      return id;
-    });
-    const joined = await collect(client.runs.joinStream(thread.thread_id, runId, { lastEventId: '-1' }));
+    await gate.reached;
+    await eventually(async () => assert.notEqual(runId, '', 'the run is announced'));
+    // The join starts while the run waits at its gate, and opens it once it has replayed that far.
+    const joined: { id?: string; event: string; data: unknown }[] = [];
+    for await (const part of client.runs.joinStream(thread.thread_id, runId, { lastEventId: '-1' })) {
+      joined.push(part);
+      if (part.event === 'custom' && asObject(part.data).at === 'reached') gate.open();
+    }
     const original = await creating;
     assert.deepEqual(joined, original);
+    assert.deepEqual(
+      joined.filter((p) => p.event === 'custom').map((p) => asObject(p.data).at),
+      ['reached', 'passed'],
+    );
   });
 
   test('raw HTTP: stream_mode as a plain string; input messages with role human', async () => {
@@ -238,19 +261,24 @@ describe('streaming', () => {
   });
 
   test('threadless background run: joinStream while it runs; on_completion keep leaves its thread', async () => {
-    const run = await client.runs.create(null, 'sleep', { input: { delay_ms: 300, steps: 3 }, streamMode: ['custom'] });
-    const parts = await collect(client.runs.joinStream(null, run.run_id));
+    const gate = newGate();
+    const run = await client.runs.create(null, 'gate', { input: { gate: gate.name }, streamMode: ['custom'] });
+    const parts: { event: string; data: unknown }[] = [];
+    for await (const part of client.runs.joinStream(null, run.run_id)) {
+      parts.push(part);
+      if (part.event === 'custom' && asObject(part.data).at === 'reached') gate.open();
+    }
     assert.deepEqual(
       parts.map((p) => p.event),
-      ['metadata', 'custom', 'custom', 'custom'],
+      ['metadata', 'custom', 'custom'],
     );
 
     const kept = await request(url, 'POST', '/runs', {
       body: { assistant_id: 'chat', input: hello('keep me'), on_completion: 'keep' },
     });
-    const keptRun = kept.json as Json;
+    const keptRun = kept.json as Run;
     await client.runs.join(keptRun.thread_id, keptRun.run_id);
-    const state = await client.threads.getState<Json>(keptRun.thread_id);
+    const state = await client.threads.getState(keptRun.thread_id);
     assert.equal(lastAiText(state.values), 'You said: keep me');
   });
 
@@ -280,20 +308,29 @@ describe('streaming', () => {
   });
 
   test('a dropped stream connection: the SDK reconnects through Location and misses nothing', async () => {
-    // A TCP proxy in front of the server that cuts the first streaming connection once events flow.
+    // A TCP proxy in front of the server that cuts the first streaming connection once events flow
+    // (the run has reached its gate); the gate opens when the SDK comes back to rejoin the run.
+    const gate = newGate();
     let dropped = false;
     const requests: string[] = [];
     const proxy = createNetServer((downstream) => {
       const upstream = connect(Number(new URL(url).port), '127.0.0.1');
-      downstream.on('data', (chunk: Buffer) => requests.push(chunk.toString()));
+      downstream.on('data', (chunk: Buffer) => {
+        const text = chunk.toString();
+        requests.push(text);
+        if (dropped && /^GET \/threads\/[0-9a-f-]+\/runs\/[0-9a-f-]+\/stream/.test(text)) gate.open();
+      });
       downstream.pipe(upstream);
       let seen = '';
       upstream.on('data', (chunk: Buffer) => {
         seen += chunk.toString();
-        if (!dropped && (seen.match(/event: custom/g) ?? []).length >= 2) {
+        if (!dropped && /event: custom/.test(seen)) {
+          // Pass on what arrived (headers, metadata, the first event), then cut.
           dropped = true;
-          downstream.destroy();
-          upstream.destroy();
+          downstream.write(chunk, () => {
+            downstream.destroy();
+            upstream.destroy();
+          });
           return;
         }
         downstream.write(chunk);
@@ -311,7 +348,7 @@ describe('streaming', () => {
       });
       const thread = await viaProxy.threads.create();
       const parts = await collect(
-        viaProxy.runs.stream(thread.thread_id, 'sleep', { input: { delay_ms: 2000, steps: 8 }, streamMode: 'custom' }),
+        viaProxy.runs.stream(thread.thread_id, 'gate', { input: { gate: gate.name }, streamMode: 'custom' }),
       );
       assert.ok(dropped, 'the proxy cut the stream');
       const rejoins = requests.filter((text) => /^GET \/threads\/[0-9a-f-]+\/runs\/[0-9a-f-]+\/stream/.test(text));
@@ -319,8 +356,8 @@ describe('streaming', () => {
       assert.match(rejoins[0]!, /last-event-id: \d+/i);
       assert.equal(parts.filter((p) => p.event === 'metadata').length, 1);
       assert.deepEqual(
-        parts.filter((p) => p.event === 'custom').map((p) => (p.data as Json).step),
-        [1, 2, 3, 4, 5, 6, 7, 8],
+        parts.filter((p) => p.event === 'custom').map((p) => asObject(p.data).at),
+        ['reached', 'passed'],
       );
     } finally {
       await new Promise((resolve) => proxy.close(resolve));

@@ -10,12 +10,21 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { Client } from '@langchain/langgraph-sdk';
+import type { Client, ThreadState } from '@langchain/langgraph-sdk';
 import { collect } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
 import { startTestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
+import { asObject } from '../../plugins/receivers/agent_api/testing/types.ts';
 import { anyObject, anyString, assertMatches, matching } from '../support/match-object.ts';
 import type { Json } from './support.ts';
+
+/** What a debug `checkpoint` event and a history entry both carry, compared between the two. */
+type CheckpointView = Pick<ThreadState, 'metadata' | 'checkpoint' | 'parent_checkpoint'>;
+const pick = (item: CheckpointView) => ({
+  step: item.metadata?.step,
+  checkpoint: item.checkpoint,
+  parent_checkpoint: item.parent_checkpoint,
+});
 
 const WEATHER_LANGGRAPH_JSON = fileURLToPath(new URL('../fixtures/graphs/langgraph.json', import.meta.url));
 
@@ -58,7 +67,7 @@ describe('subgraphs: human in the loop and checkpoints (weather fixture graph)',
     const state = await sdk.threads.getState(thread.thread_id);
     assert.deepEqual(state.next, ['weather_graph']);
     assertMatches(state.tasks, [subgraphTask]);
-    assert.deepEqual(Object.keys((state.tasks[0] as Json).checkpoint).sort(), ['checkpoint_ns', 'thread_id']);
+    assert.deepEqual(Object.keys(state.tasks[0]?.checkpoint ?? {}).sort(), ['checkpoint_ns', 'thread_id']);
 
     const recursive = await sdk.threads.getState(thread.thread_id, undefined, { subgraphs: true });
     assert.deepEqual(recursive.next, ['weather_graph']);
@@ -130,7 +139,8 @@ describe('subgraphs: human in the loop and checkpoints (weather fixture graph)',
     );
     const state = await sdk.threads.getState(thread.thread_id);
     assertMatches(state.tasks, [subgraphTask]);
-    const taskCheckpoint = (state.tasks[0] as Json).checkpoint;
+    const taskCheckpoint = state.tasks[0]?.checkpoint ?? undefined;
+    assert.ok(taskCheckpoint, 'the subgraph task has a checkpoint');
 
     await sdk.threads.updateState(thread.thread_id, { values: { city: 'LA' }, checkpoint: taskCheckpoint });
     const inner = await sdk.threads.getState<Json>(thread.thread_id, taskCheckpoint);
@@ -175,24 +185,16 @@ describe('subgraphs: human in the loop and checkpoints (weather fixture graph)',
 
   test('debug checkpoints line up with history', async () => {
     const thread = await sdk.threads.create();
-    const payloads: Json[] = [];
+    const payloads: CheckpointView[] = [];
     for await (const chunk of sdk.runs.stream(thread.thread_id, 'weather', {
       input: { messages: [{ role: 'human', content: "What's the weather in SF?" }] },
       streamMode: 'debug',
     })) {
-      if (chunk.event === 'debug' && (chunk.data as Json).type === 'checkpoint')
-        payloads.push((chunk.data as Json).payload);
+      if (chunk.event === 'debug' && asObject(chunk.data).type === 'checkpoint')
+        payloads.push(asObject(chunk.data).payload as CheckpointView);
     }
     const history = (await sdk.threads.getHistory(thread.thread_id, { limit: payloads.length })).reverse();
-    const pick = (item: Json) => ({
-      step: item.metadata?.step,
-      checkpoint: item.checkpoint,
-      parent_checkpoint: item.parent_checkpoint,
-    });
-    assert.deepEqual(
-      payloads.map(pick),
-      history.map((item) => pick(item as unknown as Json)),
-    );
+    assert.deepEqual(payloads.map(pick), history.map(pick));
   });
 
   test('a run can continue from a checkpoint taken from history', async () => {
@@ -205,23 +207,15 @@ describe('subgraphs: human in the loop and checkpoints (weather fixture graph)',
       }),
     );
     const initial = first
-      .filter((c) => c.event === 'debug' && (c.data as Json).type === 'checkpoint')
-      .map((c) => (c.data as Json).payload as Json);
+      .filter((c) => c.event === 'debug' && asObject(c.data).type === 'checkpoint')
+      .map((c) => asObject(c.data).payload as CheckpointView);
     const history = (await sdk.threads.getHistory(thread.thread_id)).reverse();
     const checkpoint = history[history.length - 1]!.checkpoint;
     const second = await collect(sdk.runs.stream(thread.thread_id, 'weather', { streamMode: 'debug', checkpoint }));
     const continued = second
-      .filter((c) => c.event === 'debug' && (c.data as Json).type === 'checkpoint')
-      .map((c) => (c.data as Json).payload as Json);
+      .filter((c) => c.event === 'debug' && asObject(c.data).type === 'checkpoint')
+      .map((c) => asObject(c.data).payload as CheckpointView);
     const after = (await sdk.threads.getHistory(thread.thread_id)).reverse();
-    const pick = (item: Json) => ({
-      step: item.metadata?.step,
-      checkpoint: item.checkpoint,
-      parent_checkpoint: item.parent_checkpoint,
-    });
-    assert.deepEqual(
-      [...initial, ...continued.slice(1)].map(pick),
-      after.map((item) => pick(item as unknown as Json)),
-    );
+    assert.deepEqual([...initial, ...continued.slice(1)].map(pick), after.map(pick));
   });
 });

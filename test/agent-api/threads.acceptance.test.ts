@@ -13,6 +13,7 @@ import type { Client } from '@langchain/langgraph-sdk';
 import { failureOf, request } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
 import { newGate } from '../../plugins/receivers/agent_api/testing/gates.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
+import { asObject } from '../../plugins/receivers/agent_api/testing/types.ts';
 import type { Json } from './support.ts';
 import { hello, useSharedServer } from './support.ts';
 
@@ -76,8 +77,18 @@ describe('threads', () => {
       byMeta.map((t) => t.thread_id),
       [made[2]!.thread_id],
     );
+    assert.equal(await client.threads.count({ metadata: { suite }, status: 'busy' }), 0);
     const byIds = await client.threads.search({ ids: [made[0]!.thread_id, made[2]!.thread_id] });
     assert.deepEqual(new Set(byIds.map((t) => t.thread_id)), new Set([made[0]!.thread_id, made[2]!.thread_id]));
+    await client.runs.wait(made[1]!.thread_id, 'chat', { input: hello('by values') });
+    const byValues = await client.threads.search({
+      metadata: { suite },
+      values: { messages: [{ content: 'by values' }] },
+    } as never);
+    assert.deepEqual(
+      byValues.map((t) => t.thread_id),
+      [made[1]!.thread_id],
+    );
     await client.runs.wait(made[0]!.thread_id, 'error', { input: {}, raiseError: false });
     assert.deepEqual(
       (await client.threads.search({ metadata: { suite }, status: 'error' })).map((t) => t.thread_id),
@@ -90,11 +101,12 @@ describe('threads', () => {
   });
 
   test('copy: same state and history, independent afterwards', async () => {
-    const thread = await client.threads.create();
+    const thread = await client.threads.create({ metadata: { origin: true } });
     await client.runs.wait(thread.thread_id, 'chat', { input: hello('one') });
     const copy = await client.threads.copy(thread.thread_id);
     assert.notEqual(copy.thread_id, thread.thread_id);
     assert.equal(copy.status, 'idle');
+    assert.equal(copy.metadata?.origin, true, 'the copy keeps the metadata');
     const original = await client.threads.getState<Json>(thread.thread_id);
     const copied = await client.threads.getState<Json>(copy.thread_id);
     assert.deepEqual(copied.values, original.values);
@@ -152,16 +164,19 @@ describe('threads', () => {
     await client.runs.wait(thread.thread_id, 'chat', { input: hello() });
     const before = await client.threads.getHistory(thread.thread_id);
     // The server answers `{checkpoint}` (as the reference servers do), whatever the SDK's type says.
-    const result = (await client.threads.updateState(thread.thread_id, {
-      values: { messages: [{ role: 'user', content: 'added by hand' }] },
-      asNode: 'call_model',
-    })) as unknown as { checkpoint: Json };
-    assert.equal(typeof result.checkpoint.checkpoint_id, 'string');
+    const result = asObject(
+      await client.threads.updateState(thread.thread_id, {
+        values: { messages: [{ role: 'user', content: 'added by hand' }] },
+        asNode: 'call_model',
+      }),
+    );
+    const written = asObject(result.checkpoint, 'checkpoint');
+    assert.equal(typeof written.checkpoint_id, 'string');
     const state = await client.threads.getState<Json>(thread.thread_id);
     const messages = state.values.messages as Json[];
     assert.equal(messages.length, 3);
     assert.equal(messages[2]!.content, 'added by hand');
-    assert.equal(state.checkpoint.checkpoint_id, result.checkpoint.checkpoint_id);
+    assert.equal(state.checkpoint.checkpoint_id, written.checkpoint_id);
     assert.equal((await client.threads.getHistory(thread.thread_id)).length, before.length + 1);
   });
 

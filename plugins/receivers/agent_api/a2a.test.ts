@@ -128,7 +128,7 @@ describe('agent_api A2A endpoint', () => {
     assert.equal(asked.result.status.state, 'input-required');
     const parts = asked.result.status.message.parts;
     assert.equal(parts[1].kind, 'data');
-    assert.equal(parts[1].data.interrupts[0].value.question, 'Approve this draft?');
+    assert.equal(parts[1].data.interrupts[0].value.action_requests[0].description, 'Approve this draft?');
     const resumed = await rpc('interrupt', 'message/send', {
       message: userMessage('approve', { contextId: asked.result.contextId, taskId: asked.result.id }),
     });

@@ -1,13 +1,15 @@
-// Assistants through the real SDK: system assistants per graph (uuid5 ids, graph-name shortcut),
-// create with context, versions (update makes a new active version from the supplied data alone,
-// set latest brings an older one back), search and count, delete, introspection, and errors.
+// Assistants through the real SDK: create with context, versions (update makes a new active
+// version from the supplied data alone, set latest brings an older one back), search and count
+// with `select`, delete, and the exact error bodies. System assistants, if_exists and the graph
+// and schemas are in test/agent-api/assistants.acceptance.test.ts.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Client } from '@langchain/langgraph-sdk';
-import { systemAssistantId } from './internal/graphs/registry.ts';
+import type { Assistant, Client } from '@langchain/langgraph-sdk';
 import { useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
+import type { ErrorBody } from './testing/types.ts';
+import { asObjects, messagesOf } from './testing/types.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 
@@ -17,28 +19,6 @@ describe('agent_api assistants', () => {
   useTestServer((started) => {
     server = started;
     client = started.client;
-  });
-
-  it('creates one system assistant per graph, reachable by its uuid5 id and by graph name', async () => {
-    const agent = await client.assistants.get('agent');
-    assert.equal(agent.assistant_id, 'fe096781-5601-53d2-b2f6-0d3403f7e9ca');
-    assert.equal(agent.assistant_id, systemAssistantId('agent'));
-    assert.equal(agent.graph_id, 'agent');
-    assert.equal(agent.name, 'agent');
-    assert.deepEqual(agent.metadata, { created_by: 'system' });
-    assert.equal(agent.version, 1);
-    assert.deepEqual(await client.assistants.get(agent.assistant_id), agent);
-    const system = await client.assistants.search({ metadata: { created_by: 'system' }, limit: 100 });
-    assert.deepEqual(system.map((a) => a.graph_id).sort(), [
-      'agent',
-      'chat',
-      'error',
-      'gate',
-      'interrupt',
-      'sleep',
-      'subgraph',
-      'tools',
-    ]);
   });
 
   it('an assistant with context, updated to version 2, set back to version 1, then deleted', async () => {
@@ -52,8 +32,8 @@ describe('agent_api assistants', () => {
     assert.equal(created.name, 'Pirate');
     assert.deepEqual(created.context, { model_name: 'local-echo', system_prompt: 'Talk like a pirate.' });
     assert.match(created.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+\+00:00$/);
-    let reply = (await client.runs.wait(null, created.assistant_id, { input: ask('hi') })) as any;
-    assert.equal(reply.messages.at(-1).content, '(Talk like a pirate.) You said: hi');
+    let reply = await client.runs.wait(null, created.assistant_id, { input: ask('hi') });
+    assert.equal(messagesOf(reply).at(-1)?.content, '(Talk like a pirate.) You said: hi');
 
     // Update: a new version from the supplied data alone, made active; nothing is inherited.
     const updated = await client.assistants.update(created.assistant_id, { context: { system_prompt: 'Be brief.' } });
@@ -62,8 +42,8 @@ describe('agent_api assistants', () => {
     assert.deepEqual(updated.metadata, {});
     assert.equal(updated.name, 'Pirate');
     assert.equal((await client.assistants.get(created.assistant_id)).version, 2);
-    reply = (await client.runs.wait(null, created.assistant_id, { input: ask('hi') })) as any;
-    assert.equal(reply.messages.at(-1).content, '(Be brief.) You said: hi');
+    reply = await client.runs.wait(null, created.assistant_id, { input: ask('hi') });
+    assert.equal(messagesOf(reply).at(-1)?.content, '(Be brief.) You said: hi');
 
     const versions = await client.assistants.getVersions(created.assistant_id);
     assert.deepEqual(
@@ -82,8 +62,8 @@ describe('agent_api assistants', () => {
     assert.equal(restored.version, 1);
     assert.deepEqual(restored.context, created.context);
     assert.deepEqual(restored.metadata, { team: 'a' });
-    reply = (await client.runs.wait(null, created.assistant_id, { input: ask('hi') })) as any;
-    assert.equal(reply.messages.at(-1).content, '(Talk like a pirate.) You said: hi');
+    reply = await client.runs.wait(null, created.assistant_id, { input: ask('hi') });
+    assert.equal(messagesOf(reply).at(-1)?.content, '(Talk like a pirate.) You said: hi');
     // Later updates continue the numbering.
     assert.equal((await client.assistants.update(created.assistant_id, { metadata: { team: 'b' } })).version, 3);
     await assert.rejects(client.assistants.setLatest(created.assistant_id, 9), /HTTP 404: .*no version 9/);
@@ -118,8 +98,8 @@ describe('agent_api assistants', () => {
       limit: 2,
       offset: 0,
       includePagination: true,
-    } as never);
-    assert.equal((page as any).next, '2');
+    });
+    assert.equal(page.next, '2');
     assert.equal(await client.assistants.count({ metadata: { suite: 'search' } }), 3);
     assert.equal(await client.assistants.count({ graphId: 'sleep', metadata: { suite: 'search' } }), 3);
     const response = await fetch(`${server.url}/assistants/search`, {
@@ -129,23 +109,8 @@ describe('agent_api assistants', () => {
     });
     assert.equal(response.headers.get('x-pagination-total'), '3');
     assert.equal(response.headers.get('x-pagination-next'), '2');
-    const selected = (await response.json()) as any;
-    assert.deepEqual(Object.keys(selected[0]).sort(), ['assistant_id', 'name']);
-  });
-
-  it('create answers 409 for an existing id unless if_exists is do_nothing', async () => {
-    const created = await client.assistants.create({ graphId: 'chat', name: 'once' });
-    await assert.rejects(
-      client.assistants.create({ graphId: 'chat', assistantId: created.assistant_id }),
-      /HTTP 409: .*already exists/,
-    );
-    const same = await client.assistants.create({
-      graphId: 'chat',
-      assistantId: created.assistant_id,
-      ifExists: 'do_nothing',
-      name: 'ignored',
-    });
-    assert.deepEqual(same, created);
+    const selected = asObjects(await response.json());
+    assert.deepEqual(Object.keys(selected[0]!).sort(), ['assistant_id', 'name']);
   });
 
   it('rejects invalid bodies with 422 naming the field, and unknown graphs', async () => {
@@ -159,7 +124,7 @@ describe('agent_api assistants', () => {
       body: JSON.stringify({ name: 'x' }),
     });
     assert.equal(missing.status, 422);
-    const body = (await missing.json()) as any;
+    const body = (await missing.json()) as ErrorBody;
     assert.deepEqual(body, {
       statusCode: 422,
       error: 'Unprocessable Entity',
@@ -172,21 +137,21 @@ describe('agent_api assistants', () => {
       body: JSON.stringify({ limit: 'many' }),
     });
     assert.equal(badType.status, 422);
-    assert.match(((await badType.json()) as any).message, /body\.limit: must be integer/);
+    assert.match(((await badType.json()) as ErrorBody).message, /body\.limit: must be integer/);
     const badLatest = await fetch(`${server.url}/assistants/agent/latest`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{}',
     });
     assert.equal(badLatest.status, 422);
-    assert.match(((await badLatest.json()) as any).message, /body\.version: is required/);
+    assert.match(((await badLatest.json()) as ErrorBody).message, /body\.version: is required/);
     const malformed = await fetch(`${server.url}/assistants`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{"graph_id":',
     });
     assert.equal(malformed.status, 400);
-    assert.match(((await malformed.json()) as any).message, /not valid JSON/);
+    assert.match(((await malformed.json()) as ErrorBody).message, /not valid JSON/);
     // Unknown fields are ignored (the SDKs send some).
     const extra = await fetch(`${server.url}/assistants`, {
       method: 'POST',
@@ -194,24 +159,11 @@ describe('agent_api assistants', () => {
       body: JSON.stringify({ graph_id: 'chat', some_future_field: 1, name: null, config: null }),
     });
     assert.equal(extra.status, 200);
-    assert.equal(((await extra.json()) as any).name, 'Untitled');
+    assert.equal(((await extra.json()) as Assistant).name, 'Untitled');
     await assert.rejects(
       client.assistants.update('00000000-0000-4000-8000-000000000000', { context: {} }),
       /HTTP 404: .*"message":"Assistant .* not found"/,
     );
     await assert.rejects(client.assistants.delete('00000000-0000-4000-8000-000000000000'), /HTTP 404/);
-  });
-
-  it('serves the graph drawing and the schemas', async () => {
-    const graph = (await client.assistants.getGraph('tools')) as any;
-    const nodeIds = graph.nodes.map((n: { id: string }) => n.id);
-    for (const id of ['__start__', 'agent', 'tools', '__end__']) assert.ok(nodeIds.includes(id), id);
-    assert.ok(graph.edges.some((e: any) => e.source === 'tools' && e.target === 'agent'));
-    const schemas = await client.assistants.getSchemas('chat');
-    assert.equal(schemas.graph_id, 'chat');
-    for (const key of ['input_schema', 'output_schema', 'state_schema', 'config_schema', 'context_schema'])
-      assert.ok(key in schemas, key);
-    const subgraphs = await client.assistants.getSubgraphs('subgraph');
-    assert.ok('research' in subgraphs);
   });
 });

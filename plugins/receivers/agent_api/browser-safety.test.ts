@@ -19,12 +19,13 @@ import { hostName, isLoopbackName } from './internal/http/request-guard.ts';
 import { startTestServer, useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 import type { ErrorBody } from './testing/types.ts';
+import { asObject, asString, kwargsOf } from './testing/types.ts';
 
 interface RawAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
-  json: any;
+  json: unknown;
 }
 
 /** One request with exactly these headers (fetch would not let a test set `Host`). */
@@ -131,8 +132,8 @@ describe('agent_api on loopback with the defaults', () => {
         method === 'POST' ? '{}' : undefined,
       );
       assert.equal(answer.status, 403, path);
-      assert.equal(answer.json.code, 'TP_ERR_API_HOST_NOT_ALLOWED');
-      assert.match(answer.json.message, /Host "evil\.example:\d+" is not allowed/);
+      assert.equal((answer.json as ErrorBody).code, 'TP_ERR_API_HOST_NOT_ALLOWED');
+      assert.match((answer.json as ErrorBody).message, /Host "evil\.example:\d+" is not allowed/);
     }
     for (const host of [
       `localhost:${port()}`,
@@ -173,8 +174,8 @@ describe('agent_api on loopback with the defaults', () => {
     for (const [path, type, body] of cases) {
       const answer = await raw(server.url, 'POST', path, { host: `localhost:${port()}`, 'content-type': type }, body);
       assert.equal(answer.status, 415, `${path} ${type}`);
-      assert.equal(answer.json.code, 'TP_ERR_API_UNSUPPORTED_MEDIA_TYPE');
-      assert.match(answer.json.message, /Content-Type: application\/json/);
+      assert.equal((answer.json as ErrorBody).code, 'TP_ERR_API_UNSUPPORTED_MEDIA_TYPE');
+      assert.match((answer.json as ErrorBody).message, /Content-Type: application\/json/);
     }
     const untyped = await raw(
       server.url,
@@ -184,7 +185,7 @@ describe('agent_api on loopback with the defaults', () => {
       '{"namespace":["a"],"key":"k","value":{}}',
     );
     assert.equal(untyped.status, 415);
-    assert.match(untyped.json.message, /no Content-Type/);
+    assert.match((untyped.json as ErrorBody).message, /no Content-Type/);
     assert.equal(await server.client.threads.count(), threadsBefore);
     // JSON with parameters is fine, and so is a POST without a body.
     const json = await raw(
@@ -215,7 +216,7 @@ describe('agent_api on loopback with the defaults', () => {
         ...headers,
       });
       assert.equal(answer.status, 403, JSON.stringify(headers));
-      assert.equal(answer.json.code, 'TP_ERR_API_CROSS_SITE');
+      assert.equal((answer.json as ErrorBody).code, 'TP_ERR_API_CROSS_SITE');
     }
     assert.equal((await server.client.runs.get(thread.thread_id, run.run_id)).status, 'running');
     // The same request from the server's own page goes through.
@@ -313,7 +314,8 @@ describe('agent_api with configured CORS origins and host names', () => {
     assert.equal(created.headers['access-control-allow-origin'], 'https://chat.example');
     assert.match(String(created.headers['access-control-expose-headers']), /content-location/);
     assert.match(String(created.headers['access-control-expose-headers']), /x-pagination-total/);
-    await server.client.runs.join(created.json.thread_id, created.json.run_id);
+    const run = asObject(created.json);
+    await server.client.runs.join(asString(run.thread_id), asString(run.run_id));
   });
 
   it('answers the configured host names as well as the loopback ones', async () => {
@@ -392,8 +394,7 @@ describe('agent_api with API keys', () => {
       input: { messages: [{ role: 'user', content: 'hi' }] },
       config: { configurable: { langgraph_auth_user_id: 'admin', langgraph_auth_permissions: ['*'], other: 1 } },
     });
-    const configurable = (run as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs
-      .config.configurable;
+    const configurable = kwargsOf(run).config.configurable;
     assert.equal(configurable.langgraph_auth_user_id, undefined);
     assert.equal(configurable.langgraph_auth_permissions, undefined);
     assert.equal(configurable.other, 1);

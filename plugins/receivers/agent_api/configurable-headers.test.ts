@@ -17,6 +17,7 @@ import { eventually } from '../../../src/testkit/eventually.ts';
 import { HeaderFilter, parseConfigurableHeaders } from './internal/domain/configurable-headers.ts';
 import { EXAMPLES_LANGGRAPH_JSON, startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
+import { kwargsOf } from './testing/types.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 
@@ -210,8 +211,7 @@ describe('no credentials at rest, with the default header policy', () => {
     assert.doesNotMatch(everything, /SECRET/);
     // Headers that are not credentials still reach `configurable`, as graphs expect.
     for (const run of runs) {
-      const configurable = (run as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs
-        .config.configurable;
+      const configurable = kwargsOf(run).config.configurable;
       assert.equal(configurable['x-user-id'], 'user-PUBLIC-1');
       assert.equal(typeof configurable['user-agent'], 'string');
       for (const name of Object.keys(RAW_SECRETS)) assert.equal(configurable[name.toLowerCase()], undefined, name);
@@ -271,8 +271,7 @@ describe('http.configurable_headers from langgraph.json', () => {
     const thread = await sdk.threads.create();
     await sdk.runs.wait(thread.thread_id, 'agent', { input: ask('hi') });
     const [run] = await sdk.runs.list(thread.thread_id);
-    const configurable = (run as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs
-      .config.configurable;
+    const configurable = kwargsOf(run).config.configurable;
     assert.equal(configurable['x-user-id'], 'u1');
     assert.equal(configurable['x-tenant-token'], 'tt');
     for (const name of ['x-user-internal', 'x-user-token', 'x-other', 'user-agent'])

@@ -15,6 +15,8 @@ import { matchesAuthFilters } from './internal/auth/filters.ts';
 import type { AuthFilters } from './internal/auth/filters.ts';
 import { EXAMPLES_LANGGRAPH_JSON, startTestServer, useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
+import type { ErrorBody } from './testing/types.ts';
+import { asObject, kwargsOf } from './testing/types.ts';
 
 const AUTH_LANGGRAPH_JSON = fileURLToPath(new URL('./testdata/auth/langgraph.json', import.meta.url));
 const config = { configurable: { user_id: '123' } };
@@ -443,10 +445,9 @@ describe('custom auth: two users of one deployment never see each other', () => 
     assert.equal((await alice.runs.list(thread.thread_id)).length, 2);
 
     // The graph sees the user: identity and permissions in configurable, user_id defaulting to it.
-    const configurable = (done as unknown as { kwargs: { config: { configurable: Record<string, any> } } }).kwargs
-      .config.configurable;
+    const configurable = kwargsOf(done).config.configurable;
     assert.equal(configurable.langgraph_auth_user_id, 'alice');
-    assert.equal(configurable.langgraph_auth_user.identity, 'alice');
+    assert.equal(asObject(configurable.langgraph_auth_user).identity, 'alice');
     assert.deepEqual(configurable.langgraph_auth_permissions, ['me', 'assistants:write']);
     assert.equal(configurable.user_id, 'alice');
     // ... and a client cannot pretend to be someone else through the run's config.
@@ -461,10 +462,9 @@ describe('custom auth: two users of one deployment never see each other', () => 
       },
       multitaskStrategy: 'enqueue',
     });
-    const spoofed = (spoof as unknown as { kwargs: { config: { configurable: Record<string, any> } } }).kwargs.config
-      .configurable;
+    const spoofed = kwargsOf(spoof).config.configurable;
     assert.equal(spoofed.langgraph_auth_user_id, 'alice');
-    assert.equal(spoofed.langgraph_auth_user.identity, 'alice');
+    assert.equal(asObject(spoofed.langgraph_auth_user).identity, 'alice');
     assert.equal(spoofed.langgraph_auth_admin, undefined);
 
     await alice.runs.cancel(thread.thread_id, running.run_id, true);
@@ -629,7 +629,7 @@ describe('custom auth: handler contract edges', () => {
       headers: { 'x-api-key': 'gate' },
     });
     assert.equal(noUser.status, 401);
-    assert.equal(((await noUser.json()) as any).message, 'Unauthorized');
+    assert.equal(((await noUser.json()) as ErrorBody).message, 'Unauthorized');
     assert.equal(
       (await fetch(`${server.url}/threads/00000000-0000-4000-8000-000000000000`, { headers: as('ann') })).status,
       404,
@@ -648,10 +648,13 @@ describe('custom auth: handler contract edges', () => {
     });
     const crash = await fetch(`${server.url}/threads`, { method: 'POST', headers: as('crash') });
     assert.equal(crash.status, 500);
-    assert.match(((await crash.json()) as any).message, /failed in authenticate: database down/);
+    assert.match(((await crash.json()) as ErrorBody).message, /failed in authenticate: database down/);
     const nobody = await fetch(`${server.url}/threads`, { method: 'POST', headers: as('nobody') });
     assert.equal(nobody.status, 500);
-    assert.match(((await nobody.json()) as any).message, /neither an identity string nor an object with an `identity`/);
+    assert.match(
+      ((await nobody.json()) as ErrorBody).message,
+      /neither an identity string nor an object with an `identity`/,
+    );
   });
 
   it('answers false with 403, refuses unusable filters and results with 500, and applies $contains', async () => {
@@ -661,7 +664,7 @@ describe('custom auth: handler contract edges', () => {
       body: '{}',
     });
     assert.equal(search.status, 403);
-    assert.equal(((await search.json()) as any).code, 'TP_ERR_API_FORBIDDEN');
+    assert.equal(((await search.json()) as ErrorBody).code, 'TP_ERR_API_FORBIDDEN');
     const assistants = await fetch(`${server.url}/assistants/search`, {
       method: 'POST',
       headers: as('ann', { 'content-type': 'application/json' }),
@@ -669,12 +672,12 @@ describe('custom auth: handler contract edges', () => {
     });
     assert.equal(assistants.status, 500);
     assert.match(
-      ((await assistants.json()) as any).message,
+      ((await assistants.json()) as ErrorBody).message,
       /unusable filter: filter "owner" may only use \$eq and \$contains \(got \$regex\)/,
     );
     const item = await fetch(`${server.url}/store/items?namespace=a&key=k`, { headers: as('ann') });
     assert.equal(item.status, 500);
-    assert.match(((await item.json()) as any).message, /returned string/);
+    assert.match(((await item.json()) as ErrorBody).message, /returned string/);
 
     const sdk = new Client({
       apiUrl: server.url,

@@ -8,6 +8,7 @@ import pino from 'pino';
 import { jsonDepthExceeds } from './internal/http/json-body.ts';
 import { startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
+import type { LogRecord } from './testing/types.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 const nested = (depth: number, open = '{"a":', close = '}') => `${open.repeat(depth)}1${close.repeat(depth)}`;
@@ -38,9 +39,12 @@ describe('jsonDepthExceeds', () => {
 
 describe('agent_api body limits', () => {
   let server: TestServer;
-  const records: Record<string, any>[] = [];
+  const records: LogRecord[] = [];
   before(async () => {
-    const logger = pino({ level: 'info' }, { write: (line: string) => void records.push(JSON.parse(line)) });
+    const logger = pino(
+      { level: 'info' },
+      { write: (line: string) => void records.push(JSON.parse(line) as LogRecord) },
+    );
     server = await startTestServer({ max_body_bytes: 64 * 1024, max_json_depth: 100, logger } as never);
   });
   after(async () => {

@@ -6,8 +6,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
+import type { Assistant, Run, Thread } from '@langchain/langgraph-sdk';
 import { useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
+import type { ErrorBody, JsonObject, MessagesValues } from './testing/types.ts';
+import { asObject, messagesOf } from './testing/types.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 
@@ -37,21 +40,21 @@ describe('agent_api with API keys and a run time limit', () => {
       body: JSON.stringify({ metadata: { padding: 'x'.repeat(4096) } }),
     });
     assert.equal(response.status, 413);
-    assert.equal(((await response.json()) as any).statusCode, 413);
+    assert.equal(((await response.json()) as ErrorBody).statusCode, 413);
   });
 
   it('stops a run that exceeds the time limit with status timeout and an error event', async () => {
     const client = new Client({ apiUrl: server.url, apiKey: 'secret-key', callerOptions: { maxRetries: 0 } });
     const thread = await client.threads.create();
-    const events: { event: string; data: any }[] = [];
+    const events: { event: string; data: unknown }[] = [];
     for await (const chunk of client.runs.stream(thread.thread_id, 'sleep', {
       input: { delay_ms: 5000, steps: 50 },
       streamMode: 'custom',
     })) {
-      events.push(chunk as never);
+      events.push(chunk);
     }
     assert.equal(events.at(-1)!.event, 'error');
-    assert.equal(events.at(-1)!.data.error, 'TimeoutError');
+    assert.equal(asObject(events.at(-1)!.data).error, 'TimeoutError');
     const [run] = await client.runs.list(thread.thread_id);
     assert.equal(run.status, 'timeout');
     assert.equal((await client.threads.get(thread.thread_id)).status, 'error');
@@ -74,15 +77,15 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
 
   it('serves /ok, /info and the OpenAPI document', async () => {
     assert.deepEqual(await (await fetch(`${server.url}/ok`)).json(), { ok: true });
-    const info = (await (await fetch(`${server.url}/info`)).json()) as any;
-    assert.equal(info.flags.assistants, true);
-    assert.ok(info.graphs.includes('agent'));
-    const openapi = (await (await fetch(`${server.url}/openapi.json`)).json()) as any;
-    assert.ok(openapi.paths['/threads/{thread_id}/runs/stream']);
-    assert.ok(openapi.paths['/assistants/{assistant_id}/latest']);
+    const info = asObject(await (await fetch(`${server.url}/info`)).json());
+    assert.equal(asObject(info.flags).assistants, true);
+    assert.ok(Array.isArray(info.graphs) && info.graphs.includes('agent'));
+    const paths = asObject(asObject(await (await fetch(`${server.url}/openapi.json`)).json()).paths);
+    assert.ok(paths['/threads/{thread_id}/runs/stream']);
+    assert.ok(paths['/assistants/{assistant_id}/latest']);
     const missing = await fetch(`${server.url}/no/such/route`);
     assert.equal(missing.status, 404);
-    assert.match(((await missing.json()) as any).message, /Route GET \/no\/such\/route not found/);
+    assert.match(((await missing.json()) as ErrorBody).message, /Route GET \/no\/such\/route not found/);
   });
 
   it('answers CORS requests from a configured origin and exposes Content-Location', async () => {
@@ -98,22 +101,22 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
       body: JSON.stringify({ assistant_id: 'agent', input: ask('cors'), on_completion: 'keep' }),
     });
     assert.match(response.headers.get('access-control-expose-headers')!, /content-location/);
-    const run = (await response.json()) as any;
+    const run = (await response.json()) as Run;
     assert.equal(response.headers.get('content-location'), `/runs/${run.run_id}`);
     await server.client.runs.join(run.thread_id, run.run_id);
     // `on_completion: keep` keeps the thread of a threadless run.
-    assert.equal(((await server.client.threads.getState(run.thread_id)).values as any).messages.length, 2);
+    assert.equal((await server.client.threads.getState<MessagesValues>(run.thread_id)).values.messages.length, 2);
   });
 
   it('posts the finished run to its webhook', async () => {
-    let received!: (body: any) => void;
-    const delivered = new Promise<any>((resolve) => (received = resolve));
+    let received!: (body: JsonObject) => void;
+    const delivered = new Promise<JsonObject>((resolve) => (received = resolve));
     const hook = createServer((request, response) => {
       let text = '';
       request.on('data', (chunk) => (text += chunk));
       request.on('end', () => {
         response.end();
-        received(JSON.parse(text));
+        received(asObject(JSON.parse(text), 'the webhook body'));
       });
     });
     await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
@@ -126,7 +129,7 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
       const body = await delivered;
       assert.equal(body.run_id, run.run_id);
       assert.equal(body.status, 'success');
-      assert.equal(body.values.messages.at(-1).content, 'You said: hook');
+      assert.equal(messagesOf(body.values).at(-1)?.content, 'You said: hook');
       assert.equal(typeof body.run_started_at, 'string');
     } finally {
       await new Promise<void>((resolve) => hook.close(() => resolve()));
@@ -146,7 +149,7 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
       body: JSON.stringify([{ input: {} }]),
     });
     assert.equal(bad.status, 422);
-    assert.match(((await bad.json()) as any).message, /body\.0\.assistant_id: is required/);
+    assert.match(((await bad.json()) as ErrorBody).message, /body\.0\.assistant_id: is required/);
     const empty = await fetch(`${server.url}/runs/batch`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -176,7 +179,7 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
     for (const [body, message] of cases) {
       const response = await post(body);
       assert.equal(response.status, 422, JSON.stringify(body));
-      assert.match(((await response.json()) as any).message, message);
+      assert.match(((await response.json()) as ErrorBody).message, message);
     }
     const cancel = await fetch(
       `${server.url}/threads/${thread.thread_id}/runs/00000000-0000-4000-8000-000000000000/cancel`,
@@ -198,16 +201,16 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
         body: JSON.stringify(body),
       });
       assert.equal(response.status, 200, `${path}: ${await response.clone().text()}`);
-      return (await response.json()) as any;
+      return (await response.json()) as unknown;
     };
-    const thread = await post('/threads', {
+    const thread = (await post('/threads', {
       thread_id: null,
       metadata: null,
       if_exists: null,
       supersteps: null,
       graph_id: null,
       ttl: null,
-    });
+    })) as Thread;
     const values = await post(`/threads/${thread.thread_id}/runs/wait`, {
       assistant_id: 'agent',
       input: ask('from python'),
@@ -232,8 +235,8 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
       after_seconds: null,
       durability: null,
     });
-    assert.equal(values.messages.at(-1).content, 'You said: from python');
-    const found = await post('/threads/search', {
+    assert.equal(messagesOf(values).at(-1)?.content, 'You said: from python');
+    const found = (await post('/threads/search', {
       metadata: null,
       values: null,
       ids: null,
@@ -244,9 +247,9 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
       sort_order: null,
       select: null,
       extract: null,
-    });
-    assert.ok(found.some((t: any) => t.thread_id === thread.thread_id));
-    const assistants = await post('/assistants/search', {
+    })) as Thread[];
+    assert.ok(found.some((t) => t.thread_id === thread.thread_id));
+    const assistants = (await post('/assistants/search', {
       metadata: null,
       graph_id: 'agent',
       name: null,
@@ -255,8 +258,8 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
       sort_by: null,
       sort_order: null,
       select: null,
-    });
-    assert.equal(assistants[0].graph_id, 'agent');
+    })) as Assistant[];
+    assert.equal(assistants[0]?.graph_id, 'agent');
   });
 
   it('truncates runs, threads and user assistants, keeping the system assistants', async () => {

@@ -9,6 +9,7 @@ import { isoNow } from './internal/domain/clock.ts';
 import { SqliteStorage } from './internal/storage/sqlite.ts';
 import { newGate } from './testing/gates.ts';
 import { startTestServer } from './testing/test-server.ts';
+import { messagesOf, runErrorOf } from './testing/types.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 
@@ -45,11 +46,11 @@ describe('agent_api restart', () => {
       assert.deepEqual(stateAfter.values, stateBefore.values);
       assert.equal(stateAfter.checkpoint.checkpoint_id, stateBefore.checkpoint.checkpoint_id);
       // The thread goes on from its saved state.
-      const reply = (await client.runs.wait(thread.thread_id, assistant.assistant_id, {
-        input: ask('and now?'),
-      })) as any;
-      assert.equal(reply.messages.length, 4);
-      assert.equal(reply.messages.at(-1).content, '(Version two.) You said: and now?');
+      const reply = messagesOf(
+        await client.runs.wait(thread.thread_id, assistant.assistant_id, { input: ask('and now?') }),
+      );
+      assert.equal(reply.length, 4);
+      assert.equal(reply.at(-1)?.content, '(Version two.) You said: and now?');
       // The system assistants were not duplicated.
       assert.equal((await client.assistants.search({ metadata: { created_by: 'system' }, limit: 100 })).length, 8);
     } finally {
@@ -88,11 +89,11 @@ describe('agent_api restart', () => {
       const recovered = await client.runs.get(thread.thread_id, cutOff.run_id);
       assert.equal(recovered.status, 'error');
       assert.equal((await client.threads.get(thread.thread_id)).status, 'error');
-      const joined = (await client.runs.join(thread.thread_id, cutOff.run_id)) as any;
-      assert.equal(joined.__error__.error, 'ServerRestart');
-      assert.match(joined.__error__.message, /stopped while this run was executing/);
-      const values = (await client.runs.join(other.thread_id, waiting.run_id)) as any;
-      assert.equal(values.messages.at(-1).content, 'You said: later');
+      const joined = runErrorOf(await client.runs.join(thread.thread_id, cutOff.run_id));
+      assert.equal(joined.error, 'ServerRestart');
+      assert.match(joined.message, /stopped while this run was executing/);
+      const values = await client.runs.join(other.thread_id, waiting.run_id);
+      assert.equal(messagesOf(values).at(-1)?.content, 'You said: later');
       assert.equal((await client.runs.get(other.thread_id, waiting.run_id)).status, 'success');
     } finally {
       await second.stop();
@@ -114,8 +115,8 @@ describe('agent_api restart', () => {
 
     const second = await startTestServer({ dataDir: first.dataDir });
     try {
-      const values = (await second.client.runs.join(thread.thread_id, run.run_id)) as any;
-      assert.equal(values.messages.at(-1).content, 'You said: delayed');
+      const values = await second.client.runs.join(thread.thread_id, run.run_id);
+      assert.equal(messagesOf(values).at(-1)?.content, 'You said: delayed');
     } finally {
       await second.stop();
     }
@@ -133,8 +134,8 @@ describe('agent_api restart', () => {
     const second = await startTestServer({ dataDir: first.dataDir });
     try {
       assert.equal((await second.client.runs.get(thread.thread_id, run.run_id)).status, 'error');
-      const joined = (await second.client.runs.join(thread.thread_id, run.run_id)) as any;
-      assert.equal(joined.__error__.error, 'ServerShutdown');
+      const joined = runErrorOf(await second.client.runs.join(thread.thread_id, run.run_id));
+      assert.equal(joined.error, 'ServerShutdown');
       assert.equal((await second.client.threads.get(thread.thread_id)).status, 'error');
     } finally {
       await second.stop();

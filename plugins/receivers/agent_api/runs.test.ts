@@ -1,23 +1,32 @@
 // Runs through the real SDK against a real server: background runs and join, wait, streaming in
-// every mode, threadless runs, errors, multitask strategies, cancel, replay after Last-Event-ID,
-// client disconnects, and the spans every run sends into the pipeline.
+// every mode, threadless runs, cancel, replay after Last-Event-ID on the wire, client disconnects,
+// the thread stream, and the spans every run sends into the pipeline. Failures, enqueue, rollback
+// and live joins are in test/agent-api/{runs,streaming}.acceptance.test.ts.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Client } from '@langchain/langgraph-sdk';
+import type { Client, Message } from '@langchain/langgraph-sdk';
 import { ThrottleError } from '../../../src/pipeline/errors.ts';
 import { newGate } from './testing/gates.ts';
 import { readFirstFrames, readFrames } from './testing/sse-client.ts';
 import { useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
+import type { JsonObject, MessagesValues } from './testing/types.ts';
+import { asObject, asObjects, kwargsOf, messagesOf } from './testing/types.ts';
 import { runReaches } from './testing/waits.ts';
 
 const hello = (content = 'hello') => ({ messages: [{ role: 'user', content }] });
 
 async function collect(stream: AsyncIterable<{ event: string; data: unknown }>) {
-  const events: { event: string; data: any }[] = [];
-  for await (const chunk of stream) events.push(chunk as { event: string; data: any });
+  const events: { event: string; data: unknown }[] = [];
+  for await (const chunk of stream) events.push(chunk);
   return events;
+}
+
+/** The `[chunk, metadata]` pair of a `messages` (tuple) event. */
+function tuple(data: unknown): [JsonObject, JsonObject] {
+  assert.ok(Array.isArray(data) && data.length === 2, 'messages-tuple is [chunk, metadata]');
+  return [asObject(data[0], 'chunk'), asObject(data[1], 'metadata')];
 }
 
 describe('agent_api runs', () => {
@@ -41,7 +50,7 @@ describe('agent_api runs', () => {
     });
     assert.equal(run.status, 'pending');
     assert.equal(run.multitask_strategy, 'enqueue');
-    const kwargs = (run as any).kwargs;
+    const kwargs = kwargsOf(run);
     assert.deepEqual(kwargs.input, hello());
     assert.deepEqual(kwargs.stream_mode, ['values']);
     assert.equal(kwargs.temporary, false);
@@ -50,18 +59,18 @@ describe('agent_api runs', () => {
     assert.equal(kwargs.config.configurable.run_id, run.run_id);
     assert.equal(kwargs.config.configurable.graph_id, 'agent');
     assert.equal(kwargs.config.configurable.checkpoint_id, null);
-    assert.equal(kwargs.config.metadata.purpose, 'test');
+    assert.equal(asObject(kwargs.config.metadata).purpose, 'test');
     assert.equal((await client.threads.get(thread.thread_id)).status, 'busy');
 
     gate.open();
-    const joined = (await client.runs.join(thread.thread_id, run.run_id)) as any;
+    const joined = messagesOf(await client.runs.join(thread.thread_id, run.run_id));
     // The gate run answered first on this thread; then the human message and the agent's answer.
-    assert.equal(joined.messages.length, 3);
+    assert.equal(joined.length, 3);
     assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'success');
     assert.equal((await client.runs.get(thread.thread_id, blocker.run_id)).status, 'success');
 
-    const state = await client.threads.getState(thread.thread_id);
-    const [human, ai] = (state.values as any).messages.slice(-2);
+    const state = await client.threads.getState<MessagesValues>(thread.thread_id);
+    const [human, ai] = state.values.messages.slice(-2) as [Message, Message];
     for (const message of [human, ai]) {
       for (const key of ['type', 'content', 'additional_kwargs', 'response_metadata', 'name', 'id', 'example'])
         assert.ok(key in message, `message field ${key}`);
@@ -70,15 +79,16 @@ describe('agent_api runs', () => {
     assert.equal(human.content, 'hello');
     assert.equal(ai.type, 'ai');
     assert.equal(ai.content, 'You said: hello');
+    assert.ok(ai.type === 'ai');
     assert.deepEqual(ai.tool_calls, []);
     assert.deepEqual(ai.invalid_tool_calls, []);
-    assert.equal(typeof ai.usage_metadata.total_tokens, 'number');
+    assert.equal(typeof ai.usage_metadata?.total_tokens, 'number');
     assert.deepEqual(state.next, []);
     assert.equal(typeof state.checkpoint.checkpoint_id, 'string');
-    assert.equal((state.metadata as any).run_id, run.run_id);
-    const after = await client.threads.get(thread.thread_id);
+    assert.equal(state.metadata?.run_id, run.run_id);
+    const after = await client.threads.get<MessagesValues>(thread.thread_id);
     assert.equal(after.status, 'idle');
-    assert.equal((after.values as any).messages.length, 3);
+    assert.equal(after.values.messages.length, 3);
 
     const listed = await client.runs.list(thread.thread_id);
     assert.deepEqual(
@@ -94,14 +104,14 @@ describe('agent_api runs', () => {
   it('wait returns the final values, on a thread and threadless, and reports Content-Location', async () => {
     const thread = await client.threads.create();
     let created: { run_id: string; thread_id?: string } | undefined;
-    const values = (await client.runs.wait(thread.thread_id, 'agent', {
+    const values = await client.runs.wait(thread.thread_id, 'agent', {
       input: hello('wait'),
       onRunCreated: (meta) => (created = meta),
-    })) as any;
-    assert.equal(values.messages.at(-1).content, 'You said: wait');
+    });
+    assert.equal(messagesOf(values).at(-1)?.content, 'You said: wait');
     assert.equal(created?.thread_id, thread.thread_id);
-    const threadless = (await client.runs.wait(null, 'agent', { input: hello('no thread') })) as any;
-    assert.equal(threadless.messages.at(-1).content, 'You said: no thread');
+    const threadless = await client.runs.wait(null, 'agent', { input: hello('no thread') });
+    assert.equal(messagesOf(threadless).at(-1)?.content, 'You said: no thread');
   });
 
   it('streams every mode, several at once, and subgraph namespaces', async () => {
@@ -114,22 +124,19 @@ describe('agent_api runs', () => {
     );
     const names = new Set(events.map((e) => e.event));
     assert.equal(events[0].event, 'metadata');
-    assert.equal(typeof events[0].data.run_id, 'string');
+    assert.equal(typeof asObject(events[0].data).run_id, 'string');
     for (const name of ['values', 'updates', 'messages', 'debug', 'tasks', 'checkpoints', 'events'])
       assert.ok(names.has(name), `missing ${name}`);
-    const updates = events.filter((e) => e.event === 'updates').map((e) => Object.keys(e.data)[0]);
+    const updates = events.filter((e) => e.event === 'updates').map((e) => Object.keys(asObject(e.data))[0]);
     assert.deepEqual(updates, ['agent', 'tools', 'agent']);
     const tokens = events.filter((e) => e.event === 'messages');
-    for (const token of tokens) {
-      assert.ok(Array.isArray(token.data) && token.data.length === 2, 'messages-tuple is [chunk, metadata]');
-      assert.equal(typeof token.data[1].langgraph_node, 'string');
-    }
-    assert.ok(tokens.filter((t) => t.data[1].langgraph_node === 'agent').length > 2, 'token by token');
+    for (const token of tokens) assert.equal(typeof tuple(token.data)[1].langgraph_node, 'string');
+    assert.ok(tokens.filter((t) => tuple(t.data)[1].langgraph_node === 'agent').length > 2, 'token by token');
     const lastValues = events.filter((e) => e.event === 'values').at(-1)!.data;
-    assert.equal(lastValues.messages.at(-1).content, "The tool says: It's always sunny in Paris.");
-    const checkpoint = events.find((e) => e.event === 'checkpoints')!.data;
+    assert.equal(messagesOf(lastValues).at(-1)?.content, "The tool says: It's always sunny in Paris.");
+    const checkpoint = asObject(events.find((e) => e.event === 'checkpoints')!.data);
     assert.ok('values' in checkpoint && 'next' in checkpoint && 'metadata' in checkpoint);
-    const kinds = new Set(events.filter((e) => e.event === 'events').map((e) => e.data.event));
+    const kinds = new Set(events.filter((e) => e.event === 'events').map((e) => asObject(e.data).event));
     for (const kind of [
       'on_chain_start',
       'on_chain_end',
@@ -138,8 +145,8 @@ describe('agent_api runs', () => {
       'on_chat_model_end',
     ])
       assert.ok(kinds.has(kind), kind);
-    assert.ok(events.filter((e) => e.event === 'debug').some((e) => e.data.type === 'checkpoint'));
-    assert.ok(events.filter((e) => e.event === 'tasks').some((e) => e.data.name === 'tools'));
+    assert.ok(events.filter((e) => e.event === 'debug').some((e) => asObject(e.data).type === 'checkpoint'));
+    assert.ok(events.filter((e) => e.event === 'tasks').some((e) => asObject(e.data).name === 'tools'));
   });
 
   it('streams the legacy messages mode as metadata, partial and complete events', async () => {
@@ -148,9 +155,9 @@ describe('agent_api runs', () => {
     assert.ok(names.includes('messages/metadata'));
     const partials = events.filter((e) => e.event === 'messages/partial');
     assert.ok(partials.length > 1);
-    assert.equal(partials.at(-1)!.data[0].content, 'You said: legacy');
-    const complete = events.filter((e) => e.event === 'messages/complete').flatMap((e) => e.data);
-    assert.ok(complete.some((m: any) => m.type === 'ai' && m.content === 'You said: legacy'));
+    assert.equal(asObjects(partials.at(-1)!.data)[0]?.content, 'You said: legacy');
+    const complete = events.filter((e) => e.event === 'messages/complete').flatMap((e) => asObjects(e.data));
+    assert.ok(complete.some((m) => m.type === 'ai' && m.content === 'You said: legacy'));
   });
 
   it('streams custom events and subgraph namespaces', async () => {
@@ -158,7 +165,7 @@ describe('agent_api runs', () => {
       client.runs.stream(null, 'sleep', { input: { delay_ms: 30, steps: 3 }, streamMode: ['custom'] }),
     );
     assert.deepEqual(
-      custom.filter((e) => e.event === 'custom').map((e) => e.data.step),
+      custom.filter((e) => e.event === 'custom').map((e) => asObject(e.data).step),
       [1, 2, 3],
     );
     const nested = await collect(
@@ -166,11 +173,11 @@ describe('agent_api runs', () => {
     );
     const namespaced = nested.filter((e) => e.event.startsWith('updates|research:'));
     assert.deepEqual(
-      namespaced.map((e) => Object.keys(e.data)[0]),
+      namespaced.map((e) => Object.keys(asObject(e.data))[0]),
       ['make_plan', 'write'],
     );
     assert.deepEqual(
-      nested.filter((e) => e.event === 'updates').map((e) => Object.keys(e.data)[0]),
+      nested.filter((e) => e.event === 'updates').map((e) => Object.keys(asObject(e.data))[0]),
       ['research', 'review'],
     );
     const flat = await collect(
@@ -193,80 +200,13 @@ describe('agent_api runs', () => {
     const frames = await readFrames(response);
     assert.equal(frames[0].event, 'metadata');
     assert.equal(frames[0].id, '0');
-    assert.equal((frames[0].data as any).run_id, location.split('/')[2]);
-    assert.equal((frames.at(-1)!.data as any).messages.at(-1).content, 'You said: stateless');
+    assert.equal(asObject(frames[0].data).run_id, location.split('/')[2]);
+    assert.equal(messagesOf(frames.at(-1)!.data).at(-1)?.content, 'You said: stateless');
     assert.deepEqual(
       frames.map((f) => f.id),
       frames.map((_, i) => String(i)),
     );
     assert.equal(await client.threads.count(), before);
-  });
-
-  it('a failing run records its error, streams an error event, and leaves other runs alone', async () => {
-    const thread = await client.threads.create();
-    const other = await client.threads.create();
-    const gate = newGate();
-    const healthy = client.runs.wait(other.thread_id, 'gate', { input: { gate: gate.name } });
-    await gate.reached;
-    const events = await collect(
-      client.runs.stream(thread.thread_id, 'error', { input: { message: 'Boo!' }, streamMode: ['values', 'debug'] }),
-    );
-    const last = events.at(-1)!;
-    assert.equal(last.event, 'error');
-    assert.deepEqual(last.data, { error: 'CustomError', message: 'Boo!' });
-    const [run] = await client.runs.list(thread.thread_id);
-    assert.equal(run.status, 'error');
-    assert.equal((await client.threads.get(thread.thread_id)).status, 'error');
-    await assert.rejects(
-      client.runs.wait(thread.thread_id, 'error', { input: { message: 'again' } }),
-      /CustomError: again/,
-    );
-    const joined = (await client.runs.join(thread.thread_id, run.run_id)) as any;
-    assert.deepEqual(joined.__error__, { error: 'CustomError', message: 'Boo!' });
-    gate.open();
-    assert.equal(((await healthy) as any).messages.at(-1).content, `passed ${gate.name}`);
-  });
-
-  it('multitask enqueue runs both, one after the other', async () => {
-    const thread = await client.threads.create();
-    const first = await client.runs.create(thread.thread_id, 'agent', { input: { ...hello('one'), delay: 1 } });
-    const second = await client.runs.create(thread.thread_id, 'agent', {
-      input: hello('two'),
-      multitaskStrategy: 'enqueue',
-    });
-    await client.runs.join(thread.thread_id, second.run_id);
-    assert.equal((await client.runs.get(thread.thread_id, first.run_id)).status, 'success');
-    const state = await client.threads.getState(thread.thread_id);
-    assert.deepEqual(
-      (state.values as any).messages.map((m: any) => m.content),
-      ['one', 'You said: one', 'two', 'You said: two'],
-    );
-  });
-
-  it('multitask rollback deletes the running run and its checkpoints', async () => {
-    const thread = await client.threads.create();
-    await client.runs.wait(thread.thread_id, 'agent', { input: hello('kept') });
-    // A running run and a pending one behind it: rollback removes both, with what they wrote.
-    const gate = newGate();
-    const running = await client.runs.create(thread.thread_id, 'gate', {
-      input: { ...hello('discarded'), gate: gate.name },
-    });
-    await gate.reached;
-    const pending = await client.runs.create(thread.thread_id, 'agent', {
-      input: hello('discarded too'),
-      multitaskStrategy: 'enqueue',
-    });
-    const second = await client.runs.create(thread.thread_id, 'agent', {
-      input: hello('replacement'),
-      multitaskStrategy: 'rollback',
-    });
-    await client.runs.join(thread.thread_id, second.run_id);
-    await assert.rejects(client.runs.get(thread.thread_id, running.run_id), /HTTP 404/);
-    await assert.rejects(client.runs.get(thread.thread_id, pending.run_id), /HTTP 404/);
-    const contents = ((await client.threads.getState(thread.thread_id)).values as any).messages.map(
-      (m: any) => m.content,
-    );
-    assert.deepEqual(contents, ['kept', 'You said: kept', 'replacement', 'You said: replacement']);
   });
 
   it('cancel interrupts a running run; with rollback a pending run is deleted', async () => {
@@ -316,25 +256,6 @@ describe('agent_api runs', () => {
       await fetch(`${server.url}/runs/${run.run_id}/stream`, { headers: { 'last-event-id': String(all.length - 2) } }),
     );
     assert.deepEqual(threadless, all.slice(-1));
-  });
-
-  it('a live join receives the events as the run produces them', async () => {
-    const thread = await client.threads.create();
-    const gate = newGate();
-    const run = await client.runs.create(thread.thread_id, 'gate', {
-      input: { gate: gate.name },
-      streamMode: ['custom'],
-    });
-    const events: { event: string; data: any }[] = [];
-    for await (const chunk of client.runs.joinStream(thread.thread_id, run.run_id)) {
-      events.push(chunk);
-      // The run waits at the gate until the joined stream has seen it get there.
-      if (chunk.event === 'custom' && chunk.data.at === 'reached') gate.open();
-    }
-    assert.deepEqual(
-      events.filter((e) => e.event === 'custom').map((e) => e.data.at),
-      ['reached', 'passed'],
-    );
   });
 
   it('a client that disconnects cancels its run with on_disconnect=cancel, and not by default', async () => {
@@ -397,8 +318,8 @@ describe('agent_api runs', () => {
   it('a run succeeds even when the pipeline refuses its spans; the failure is counted', async () => {
     server.sink.fail = () => new ThrottleError('pipeline full', 1000);
     try {
-      const values = (await client.runs.wait(null, 'agent', { input: hello('untraced') })) as any;
-      assert.equal(values.messages.at(-1).content, 'You said: untraced');
+      const values = await client.runs.wait(null, 'agent', { input: hello('untraced') });
+      assert.equal(messagesOf(values).at(-1)?.content, 'You said: untraced');
       const metric = await server.metrics.getSingleMetric('tracepipe_agent_tracing_failures_total')!.get();
       assert.ok(metric.values.reduce((sum, v) => sum + v.value, 0) >= 1);
     } finally {
@@ -419,7 +340,7 @@ describe('agent_api runs', () => {
   it("a thread's stream follows every run on the thread, and resumes after Last-Event-ID", async () => {
     const thread = await client.threads.create();
     const controller = new AbortController();
-    const seen: { event: string; data: any; id?: string }[] = [];
+    const seen: { event: string; data: unknown; id?: string }[] = [];
     const reading = (async () => {
       try {
         for await (const chunk of client.threads.joinStream(thread.thread_id, {
@@ -430,7 +351,7 @@ describe('agent_api runs', () => {
           if (
             seen.filter((e) => e.event === 'metadata').length === 2 &&
             seen.at(-1)!.event === 'values' &&
-            seen.at(-1)!.data.messages?.length === 4
+            messagesOf(seen.at(-1)!.data).length === 4
           )
             controller.abort();
         }

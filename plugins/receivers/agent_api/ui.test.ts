@@ -16,6 +16,7 @@ import type { Browser, Page } from 'playwright-core';
 import { eventually } from '../../../src/testkit/eventually.ts';
 import { startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
+import { asObject, asObjects, kwargsOf } from './testing/types.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -347,9 +348,9 @@ describe('agent_api web interface', { skip }, () => {
     const [cancelled] = await server.client.runs.list(threadId);
     assert.equal(cancelled.status, 'interrupted');
     // The extra key went into the run's input beside the message.
-    const kwargs = (cancelled as unknown as { kwargs: { input: { delay_ms: number; messages: unknown[] } } }).kwargs;
-    assert.equal(kwargs.input.delay_ms, 600000);
-    assert.equal(kwargs.input.messages.length, 1);
+    const input = asObject(kwargsOf(cancelled).input);
+    assert.equal(input.delay_ms, 600000);
+    assert.equal(asObjects(input.messages).length, 1);
     await screenshot(page, 'studio-cancelled');
   });
 

@@ -15,6 +15,7 @@ import { AddressPolicy, allowListProblems, webhookUrlProblem } from './internal/
 import { sendWebhook } from './internal/runs/webhook.ts';
 import { startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
+import type { LogRecord } from './testing/types.ts';
 
 const ask = (content: string) => ({ messages: [{ role: 'user', content }] });
 
@@ -169,9 +170,12 @@ async function webhookFailures(server: TestServer): Promise<number> {
 }
 
 /** A logger that keeps its records, to check what was logged and why. */
-function capturingLogger(): { logger: Logger; records: Record<string, any>[] } {
-  const records: Record<string, any>[] = [];
-  return { logger: pino({ level: 'info' }, { write: (line: string) => void records.push(JSON.parse(line)) }), records };
+function capturingLogger(): { logger: Logger; records: LogRecord[] } {
+  const records: LogRecord[] = [];
+  return {
+    logger: pino({ level: 'info' }, { write: (line: string) => void records.push(JSON.parse(line) as LogRecord) }),
+    records,
+  };
 }
 
 describe('webhooks on a server with the default policy (no loopback)', () => {
@@ -248,7 +252,7 @@ describe('webhooks on a server with the default policy (no loopback)', () => {
     assert.equal(hook.received.length, 0);
     // Refused after resolution, on the first attempt (a refusal is not retried); the URL is logged without its query.
     const warning = log.records.find((record) => record.msg === 'Could not deliver a run webhook.');
-    assert.ok(warning, 'the refusal is logged');
+    assert.ok(warning?.err, 'the refusal is logged');
     assert.match(
       warning.err.message,
       /^localhost resolves to a refused address: (127\.0\.0\.1|::1) is a loopback address \(class loopback\)/,
@@ -342,7 +346,7 @@ describe('sendWebhook', () => {
   it('checks an IP-address host again when sending (a run stored before the policy changed)', async () => {
     const hook = await startHook();
     try {
-      const failures: Record<string, any>[] = [];
+      const failures: Record<string, unknown>[] = [];
       const run = {
         run_id: 'r1',
         thread_id: 't1',
@@ -365,8 +369,10 @@ describe('sendWebhook', () => {
         (fields) => failures.push(fields),
       );
       assert.equal(failures.length, 1);
-      assert.match(failures[0]!.err.message, /^refused address: 127\.0\.0\.1 is a loopback address/);
-      assert.equal(failures[0]!.attempts, 1);
+      const failure = failures[0]!;
+      assert.ok(failure.err instanceof Error, `the failure carries its error: ${JSON.stringify(failure)}`);
+      assert.match(failure.err.message, /^refused address: 127\.0\.0\.1 is a loopback address/);
+      assert.equal(failure.attempts, 1);
       assert.equal(hook.received.length, 0);
       // The same webhook with loopback allowed is delivered.
       await sendWebhook(

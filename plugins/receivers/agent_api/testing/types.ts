@@ -1,7 +1,9 @@
 // The shapes tests read from the server where the SDK types them loosely (`unknown` values,
-// `DefaultValues`), so that tests need neither `any` nor double casts.
+// `DefaultValues`), so that tests need neither `any` nor double casts, and small readers that
+// narrow `unknown` wire JSON to them (failing the test, with what was there, when it does not fit).
 
-import type { Message } from '@langchain/langgraph-sdk';
+import assert from 'node:assert/strict';
+import type { Message, Run, ThreadState } from '@langchain/langgraph-sdk';
 
 /** The values of a graph with a `messages` channel (every example graph), as wait and join answer them. */
 export interface MessagesValues {
@@ -18,4 +20,77 @@ export interface ErrorBody {
   message: string;
   code?: string;
   statusCode?: number;
+}
+
+/** A JSON object read off the wire; its fields are checked one by one. */
+export type JsonObject = Record<string, unknown>;
+
+/** A thread state as the state routes answer it on the wire: the SDK's shape plus the flat checkpoint ids. */
+export interface WireState extends Omit<ThreadState<JsonObject>, 'metadata'> {
+  metadata: JsonObject;
+  checkpoint_id: string;
+  parent_checkpoint_id: string | null;
+}
+
+/** What a run was created with, as the server keeps it (the SDK's `Run` leaves `kwargs` out). */
+export interface RunKwargs {
+  input?: unknown;
+  command?: unknown;
+  config: { configurable: JsonObject } & JsonObject;
+  [key: string]: unknown;
+}
+
+/** `value` as a JSON object (not an array, not null); fails the test when it is anything else. */
+export function asObject(value: unknown, what = 'value'): JsonObject {
+  assert.ok(
+    typeof value === 'object' && value !== null && !Array.isArray(value),
+    `${what} is not an object: ${JSON.stringify(value)}`,
+  );
+  return value as JsonObject;
+}
+
+/** `value` as an array of JSON objects; fails the test when it is anything else. */
+export function asObjects(value: unknown, what = 'value'): JsonObject[] {
+  assert.ok(Array.isArray(value), `${what} is not an array: ${JSON.stringify(value)}`);
+  return value.map((item, i) => asObject(item, `${what}[${i}]`));
+}
+
+/** `value` as a string; fails the test when it is anything else. */
+export function asString(value: unknown, what = 'value'): string {
+  assert.equal(typeof value, 'string', `${what} is not a string: ${JSON.stringify(value)}`);
+  return value as string;
+}
+
+/** The messages of a run's or a state's values; fails the test when there is no `messages` list. */
+export function messagesOf(values: unknown): Message[] {
+  const messages = asObject(values, 'values').messages;
+  assert.ok(Array.isArray(messages), `values have no messages list: ${JSON.stringify(values)}`);
+  return messages as Message[];
+}
+
+/** The `kwargs` a run carries on the wire; fails the test when it has none. */
+export function kwargsOf(run: Run): RunKwargs {
+  const kwargs = (run as Run & { kwargs?: RunKwargs }).kwargs;
+  assert.ok(kwargs?.config, `run ${run.run_id} has no kwargs.config: ${JSON.stringify(run)}`);
+  return kwargs;
+}
+
+/** One line of a server's pino log, parsed, as tests that capture the log read it. */
+export interface LogRecord {
+  level: number;
+  msg?: string;
+  err?: { message: string; stack?: string; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+/** The `__error__` that wait and join answer for a failed run; fails the test when there is none. */
+export function runErrorOf(values: unknown): RunFailure['__error__'] {
+  const error = asObject(asObject(values, 'values').__error__, '__error__');
+  return { error: asString(error.error, '__error__.error'), message: asString(error.message, '__error__.message') };
+}
+
+/** The first action request of a human-in-the-loop review request (what the `interrupt` graph raises). */
+export function firstActionRequest(value: unknown): JsonObject {
+  const [first] = asObjects(asObject(value, 'interrupt value').action_requests, 'action_requests');
+  return asObject(first, 'action_requests[0]');
 }
