@@ -1,11 +1,14 @@
 // `tracepipe run --watch`: editing a graph's file reloads it while the server keeps running; a
-// thread created before the edit keeps its state, and its next run answers with the new code.
+// thread created before the edit keeps its state, and its next run answers with the new code. A
+// run in flight during a reload finishes on the code it started with, and editing a local module
+// the graph imports (not named in langgraph.json) reloads it too.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
@@ -31,14 +34,43 @@ export const graph = new StateGraph(State)
 `;
 }
 
-it('reloads an edited graph without dropping the server or a thread’s state', async () => {
+/**
+ * A graph that answers `<version>/<PREFIX of ./prompts.ts>: <last message>`. A message `hold:<file>`
+ * first writes `<file>.reached`, then waits (polling, at most 20 s) until the test creates `<file>`:
+ * the test holds a run in flight from outside the server's process.
+ */
+function heldGraphSource(version: string): string {
+  return `import { existsSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AIMessage } from '@langchain/core/messages';
+import { END, MessagesValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
+import { PREFIX } from './prompts.ts';
+
+const State = new StateSchema({ messages: MessagesValue });
+
+export const graph = new StateGraph(State)
+  .addNode('answer', async (state: typeof State.State) => {
+    const text = String(state.messages.at(-1)?.content);
+    if (text.startsWith('hold:')) {
+      const file = text.slice('hold:'.length);
+      writeFileSync(file + '.reached', '');
+      for (let i = 0; i < 800 && !existsSync(file); i++) await sleep(25);
+    }
+    return { messages: [new AIMessage(${JSON.stringify(version)} + '/' + PREFIX + ': ' + text)] };
+  })
+  .addEdge(START, 'answer')
+  .addEdge('answer', END)
+  .compile();
+`;
+}
+
+/** A project in a temporary folder: its graph in graphs/ (the folder watched), the repository's packages beside it. */
+function project(files: Record<string, string>): string {
   const dir = tempDir('tracepipe-watch-');
-  // A project: its graph in graphs/ (the folder watched), the repository's packages beside it.
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
   mkdirSync(join(dir, 'graphs'));
-  const graphFile = join(dir, 'graphs/graph.ts');
-  writeFileSync(graphFile, graphSource('v1'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   writeFileSync(join(dir, 'langgraph.json'), JSON.stringify({ graphs: { agent: './graphs/graph.ts:graph' } }));
   writeFileSync(
     join(dir, 'pipeline.yaml'),
@@ -52,6 +84,14 @@ service:
     traces: { receivers: [agent_api], exporters: [debug] }
 `,
   );
+  return dir;
+}
+
+/** Runs `tracepipe run --watch` on the project; `use` gets its SDK client and its log lines. */
+async function withWatchingServer(
+  dir: string,
+  use: (client: Client, nextLine: (pattern: RegExp) => Promise<string>) => Promise<void>,
+): Promise<void> {
   const child = spawn(process.execPath, [bin, 'run', join(dir, 'pipeline.yaml'), '--watch'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -77,11 +117,23 @@ service:
       details: { agent_api: Record<string, string> };
     };
     assert.equal(listening.details.agent_api['reloads on changes in'], join(dir, 'graphs'));
-    const client = new Client({ apiUrl: listening.endpoints[0]!.url.replace(/\/$/, '') });
+    await use(new Client({ apiUrl: listening.endpoints[0]!.url.replace(/\/$/, '') }), nextLine);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.equal(await exited, 0, output);
+}
+
+type Answer = { messages: { content: string }[] };
+
+it('reloads an edited graph without dropping the server or a thread’s state', async () => {
+  const dir = project({ 'graphs/graph.ts': graphSource('v1') });
+  const graphFile = join(dir, 'graphs/graph.ts');
+  await withWatchingServer(dir, async (client, nextLine) => {
     const thread = await client.threads.create();
     const first = (await client.runs.wait(thread.thread_id, 'agent', {
       input: { messages: [{ role: 'user', content: 'one' }] },
-    })) as { messages: { content: string }[] };
+    })) as Answer;
     assert.equal(first.messages.at(-1)!.content, 'v1: one');
 
     const reloaded = nextLine(/"msg":"Graphs reloaded\."/);
@@ -89,7 +141,7 @@ service:
     await reloaded;
     const second = (await client.runs.wait(thread.thread_id, 'agent', {
       input: { messages: [{ role: 'user', content: 'two' }] },
-    })) as { messages: { content: string }[] };
+    })) as Answer;
     assert.deepEqual(
       second.messages.map((message) => message.content),
       ['one', 'v1: one', 'two', 'v2: two'],
@@ -101,10 +153,44 @@ service:
     await failed;
     const third = (await client.runs.wait(thread.thread_id, 'agent', {
       input: { messages: [{ role: 'user', content: 'three' }] },
-    })) as { messages: { content: string }[] };
+    })) as Answer;
     assert.equal(third.messages.at(-1)!.content, 'v2: three');
-  } finally {
-    child.kill('SIGTERM');
-  }
-  assert.equal(await exited, 0, output);
+  });
+});
+
+it('finishes a run in flight on the old code, and reloads a local module the graph imports', async () => {
+  const dir = project({
+    'graphs/graph.ts': heldGraphSource('g1'),
+    'graphs/prompts.ts': "export const PREFIX = 'p1';\n",
+  });
+  const ask = (content: string) => ({ input: { messages: [{ role: 'user', content }] } });
+  await withWatchingServer(dir, async (client, nextLine) => {
+    const thread = await client.threads.create();
+    const first = (await client.runs.wait(thread.thread_id, 'agent', ask('one'))) as Answer;
+    assert.equal(first.messages.at(-1)!.content, 'g1/p1: one');
+
+    // A run held in its node (on g1) while the graph file changes to g2 and reloads.
+    const release = join(dir, 'release');
+    const held = await client.threads.create();
+    const run = await client.runs.create(held.thread_id, 'agent', ask(`hold:${release}`));
+    for (let i = 0; i < 400 && !existsSync(`${release}.reached`); i++) await sleep(25);
+    assert.ok(existsSync(`${release}.reached`), 'the held run reached its node');
+    const reloaded = nextLine(/"msg":"Graphs reloaded\."/);
+    writeFileSync(join(dir, 'graphs/graph.ts'), heldGraphSource('g2'));
+    await reloaded;
+    assert.equal((await client.runs.get(held.thread_id, run.run_id)).status, 'running');
+    writeFileSync(release, '');
+    const finished = (await client.runs.join(held.thread_id, run.run_id)) as unknown as Answer;
+    assert.equal(finished.messages.at(-1)!.content, `g1/p1: hold:${release}`);
+    assert.equal((await client.runs.get(held.thread_id, run.run_id)).status, 'success');
+    const second = (await client.runs.wait(thread.thread_id, 'agent', ask('two'))) as Answer;
+    assert.equal(second.messages.at(-1)!.content, 'g2/p1: two');
+
+    // Editing only the module the graph imports (not named in langgraph.json) reloads it too.
+    const again = nextLine(/"msg":"Graphs reloaded\."/);
+    writeFileSync(join(dir, 'graphs/prompts.ts'), "export const PREFIX = 'p2';\n");
+    await again;
+    const third = (await client.runs.wait(thread.thread_id, 'agent', ask('three'))) as Answer;
+    assert.equal(third.messages.at(-1)!.content, 'g2/p2: three');
+  });
 });

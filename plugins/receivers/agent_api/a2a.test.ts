@@ -1,20 +1,69 @@
 // `/a2a/{assistant_id}` with a plain JSON-RPC client: the agent card, `message/send` (a new
 // context, a follow-up turn, an interrupt answered through its task), `message/stream` over SSE,
 // `tasks/get`, `tasks/cancel`, a v1.0 method name, the errors (file parts, graphs without
-// `messages`, unknown tasks, assistants and methods, terminal tasks), the HTTP rules, API keys,
-// and `a2a.enabled: false`.
+// `messages`, unknown tasks, assistants and methods, terminal tasks), the HTTP rules (Accept per
+// method, parse errors, `A2A-Version`, 405s, streams refused before their first event), API keys
+// (declared on the card), `a2a.enabled: false` and langgraph.json's `http.disable_a2a`; and
+// `@a2a-js/sdk`'s own client (v1.0 and v0.3 transports) built from the card.
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
-import { startTestServer, useTestServer } from './testing/test-server.ts';
+import {
+  Client as A2AClient,
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from '@a2a-js/sdk/client';
+import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
+import { EXAMPLES_LANGGRAPH_JSON, startTestServer, useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 
 const CRONS_AUTH = fileURLToPath(new URL('./testdata/auth/langgraph-crons.json', import.meta.url));
 const SYSTEM_AGENT = 'fe096781-5601-53d2-b2f6-0d3403f7e9ca';
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** A user message in `@a2a-js/sdk`'s core (v1.0) types, as its client takes them. */
+function coreMessage(text: string): any {
+  return {
+    messageId: randomUUID(),
+    contextId: '',
+    taskId: '',
+    role: 1,
+    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+/**
+ * `@a2a-js/sdk`'s client for an assistant, from its card: the v1.0 JSON-RPC transport the SDK picks
+ * from `supportedInterfaces`, or (`legacy`) its v0.3 one at the card's `url`, as v0.3 clients use it.
+ */
+async function sdkClient(url: string, assistant: string, headers: Record<string, string>, legacy: boolean) {
+  const fetchImpl: typeof fetch = (input, init) =>
+    fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), ...headers } });
+  const cardUrl = `${url}/a2a/${assistant}/.well-known/agent-card.json`;
+  if (legacy) {
+    const card = (await (await fetchImpl(cardUrl)).json()) as any;
+    assert.equal(card.preferredTransport, 'JSONRPC');
+    return new A2AClient(new LegacyJsonRpcTransport({ endpoint: card.url, fetchImpl }), card);
+  }
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl })],
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+    }),
+  );
+  return factory.createFromUrl(cardUrl, '');
+}
 
 function userMessage(text: string, extra: Record<string, unknown> = {}) {
   return { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }], ...extra };
@@ -213,6 +262,168 @@ describe('agent_api A2A endpoint', () => {
     const notification = await post(JSON.stringify({ jsonrpc: '2.0', method: 'message/send', params: {} }));
     assert.equal(notification.status, 202);
     assert.equal((await fetch(`${server.url}/a2a/agent`)).status, 405);
+  });
+
+  it('checks Accept per method, A2A-Version, and answers HTTP mistakes as JSON-RPC errors', async () => {
+    const send = { message: userMessage('accept me') };
+    // message/stream answers SSE: an Accept that does not allow it is refused before any run starts.
+    for (const accept of ['application/json', 'text/html, application/*']) {
+      const refused = await rpc('agent', 'message/stream', send, { accept });
+      assert.equal(refused.status, 400, accept);
+      assert.equal(refused.body.id, refused.id);
+      assert.equal(refused.error.code, -32600);
+      assert.match(refused.error.message, /Accept header must include text\/event-stream for streaming/);
+    }
+    const streamed = await fetch(`${server.url}/a2a/agent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/*' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 's', method: 'message/stream', params: send }),
+    });
+    assert.match(streamed.headers.get('content-type') ?? '', /text\/event-stream/);
+    await streamed.text();
+    // The other methods answer JSON; no Accept at all allows anything.
+    const jsonRefused = await rpc('agent', 'tasks/get', { id: randomUUID() }, { accept: 'text/event-stream' });
+    assert.equal(jsonRefused.status, 400);
+    assert.match(jsonRefused.error.message, /Accept header must include application\/json/);
+    const noAccept = await fetch(`${server.url}/a2a/agent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: randomUUID() } }),
+    });
+    assert.equal(((await noAccept.json()) as any).error.code, -32001);
+
+    // A stream refused before its first event is one JSON-RPC error, not an empty stream.
+    const file = await fetch(`${server.url}/a2a/agent`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'f',
+        method: 'message/stream',
+        params: { message: { ...userMessage('x'), parts: [{ kind: 'file', file: { uri: 'https://example.com/x' } }] } },
+      }),
+    });
+    assert.equal(file.status, 200);
+    assert.match(file.headers.get('content-type') ?? '', /application\/json/);
+    assert.equal(((await file.json()) as any).error.code, -32005);
+    const resubscribe = await rpc('agent', 'tasks/resubscribe', { id: randomUUID() });
+    assert.equal(resubscribe.error.code, -32004);
+
+    const unsupported = await rpc('agent', 'GetTask', { id: randomUUID() }, { 'a2a-version': '9.1' });
+    assert.equal(unsupported.error.code, -32009);
+    assert.match(unsupported.error.message, /'9\.1' is not supported/);
+    assert.equal((await rpc('agent', 'GetTask', { id: randomUUID() }, { 'a2a-version': '1.0' })).error.code, -32001);
+
+    const malformed = await fetch(`${server.url}/a2a/agent`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: '{"id": 1,',
+    });
+    assert.equal(malformed.status, 400);
+    assert.equal(((await malformed.json()) as any).error.code, -32700);
+    for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
+      const answer = await fetch(`${server.url}/a2a/agent`, {
+        method,
+        ...(method === 'PUT' || method === 'PATCH'
+          ? { headers: { 'content-type': 'application/json' }, body: '{}' }
+          : {}),
+      });
+      assert.equal(answer.status, 405, method);
+      assert.equal(answer.headers.get('allow'), 'POST', method);
+    }
+  });
+
+  it('works with @a2a-js/sdk’s client built from the card, over v1.0 and v0.3', async () => {
+    for (const legacy of [false, true]) {
+      const client = await sdkClient(server.url, 'agent', {}, legacy);
+      assert.equal(client.protocolVersion, legacy ? '0.3' : '1.0');
+      const task = (await client.sendMessage({ message: coreMessage(`sent ${legacy}`) } as any)) as any;
+      assert.equal(task.status.state, 3, 'completed');
+      assert.match(task.artifacts[0].parts[0].content.value, new RegExp(`sent ${legacy}`));
+      const events: any[] = [];
+      for await (const event of client.sendMessageStream({ message: coreMessage(`streamed ${legacy}`) } as any))
+        events.push(event);
+      assert.equal(events[0].payload.$case, 'task');
+      const last = events.at(-1).payload;
+      assert.equal(last.$case, 'statusUpdate');
+      assert.equal(last.value.status.state, 3);
+      assert.equal((await client.getTask({ id: task.id } as any)).id, task.id);
+      // A refused stream reaches the client as the A2A error.
+      const refused = async () => {
+        const message = coreMessage('x');
+        message.parts = [
+          { content: { $case: 'url', value: 'https://example.com/x' }, filename: 'x', mediaType: 'image/png' },
+        ];
+        for await (const _event of client.sendMessageStream({ message } as any)) void _event;
+      };
+      await assert.rejects(refused(), /part kind 'file'|ContentTypeNotSupported|-32005/);
+    }
+  });
+
+  it('declares the API key on the card; the SDK client sends it and gets through', async () => {
+    const keyed = await startTestServer({ auth: { api_keys: ['k1'] } });
+    try {
+      const card = (await (
+        await fetch(`${keyed.url}/.well-known/agent-card.json?assistant_id=agent`, { headers: { 'x-api-key': 'k1' } })
+      ).json()) as any;
+      assert.deepEqual(card.securitySchemes, {
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description: 'One of the deployment’s API keys, in the X-Api-Key header.',
+        },
+      });
+      assert.deepEqual(card.security, [{ apiKey: [] }]);
+      assert.equal(card.url, `${keyed.url}/a2a/${SYSTEM_AGENT}`);
+      assert.equal(card.preferredTransport, 'JSONRPC');
+      assert.deepEqual(
+        card.supportedInterfaces.map((entry: any) => [entry.url, entry.protocolBinding, entry.protocolVersion]),
+        [
+          [card.url, 'JSONRPC', '0.3'],
+          [card.url, 'JSONRPC', '1.0'],
+        ],
+      );
+      assert.deepEqual(card.capabilities, { streaming: true, pushNotifications: false, stateTransitionHistory: false });
+      const client = await sdkClient(keyed.url, 'agent', { 'x-api-key': 'k1' }, true);
+      const task = (await client.sendMessage({ message: coreMessage('keyed') } as any)) as any;
+      assert.equal(task.status.state, 3);
+    } finally {
+      await keyed.stop();
+    }
+    // Without keys, nothing is declared.
+    const open = (await (await fetch(`${server.url}/.well-known/agent-card.json?assistant_id=agent`)).json()) as any;
+    assert.equal(open.securitySchemes, undefined);
+    assert.equal(open.security, undefined);
+  });
+
+  it('is gone when langgraph.json says http.disable_a2a, whatever a2a.enabled says', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agent-api-a2a-'));
+    const file = join(dir, 'langgraph.json');
+    const chat = join(dirname(EXAMPLES_LANGGRAPH_JSON), 'chat.ts');
+    writeFileSync(file, JSON.stringify({ graphs: { agent: `${chat}:graph` }, http: { disable_a2a: true } }));
+    const off = await startTestServer({ langgraph_config: file, a2a: { enabled: true } });
+    try {
+      assert.equal((await fetch(`${off.url}/.well-known/agent-card.json?assistant_id=agent`)).status, 404);
+      assert.equal((await fetch(`${off.url}/a2a/agent/.well-known/agent-card.json`)).status, 404);
+      const gone = await fetch(`${off.url}/a2a/agent`, {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: userMessage('hi') } }),
+      });
+      assert.equal(gone.status, 404);
+      const info = (await (await fetch(`${off.url}/info`)).json()) as any;
+      assert.equal(info.flags.a2a, false);
+      assert.equal(info.flags.mcp, true, 'MCP has its own switch');
+    } finally {
+      await off.stop();
+    }
+    writeFileSync(file, JSON.stringify({ graphs: { agent: `${chat}:graph` }, http: { disable_a2a: 1 } }));
+    try {
+      await assert.rejects(startTestServer({ langgraph_config: file }), /http\.disable_a2a: must be true or false/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('needs the API key when keys are set, and is gone with a2a.enabled: false', async () => {

@@ -170,7 +170,7 @@ export const configSchema = {
           type: 'boolean',
           default: true,
           description:
-            'Serve `/mcp`: one MCP tool per assistant, behind the same authentication as the API (false: the route does not exist).',
+            'Serve `/mcp`: one MCP tool per assistant, behind the same authentication as the API (false: the route does not exist). A langgraph.json with `http.disable_mcp: true` turns it off too, whatever this says.',
         },
       },
     },
@@ -184,7 +184,7 @@ export const configSchema = {
           type: 'boolean',
           default: true,
           description:
-            'Serve `/a2a/{assistant_id}` (JSON-RPC) and the agent cards at `/.well-known/agent-card.json?assistant_id=…`, behind the same authentication as the API (false: the routes do not exist).',
+            'Serve `/a2a/{assistant_id}` (JSON-RPC) and the agent cards at `/.well-known/agent-card.json?assistant_id=…`, behind the same authentication as the API (false: the routes do not exist). A langgraph.json with `http.disable_a2a: true` turns them off too, whatever this says.',
         },
       },
     },

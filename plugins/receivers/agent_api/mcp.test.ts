@@ -1,14 +1,19 @@
 // `/mcp` through `@modelcontextprotocol/sdk`'s own client over Streamable HTTP: list the tools (one
 // per assistant, schemas from the graphs), call one (final answer as text, final state as
 // structured content), errors (a failing graph as a tool error, an unknown tool as a protocol
-// error), the stateless HTTP rules, API keys and a custom auth handler, and `mcp.enabled: false`.
+// error), the stateless HTTP rules (Accept, parse errors, 405s, the protocol version header), API
+// keys and a custom auth handler (401 with a JSON body), `mcp.enabled: false` and langgraph.json's
+// `http.disable_mcp`.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startTestServer, useTestServer } from './testing/test-server.ts';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { EXAMPLES_LANGGRAPH_JSON, startTestServer, useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 
 const CRONS_AUTH = fileURLToPath(new URL('./testdata/auth/langgraph-crons.json', import.meta.url));
@@ -17,6 +22,15 @@ async function connect(url: string, headers: Record<string, string> = {}): Promi
   const client = new McpClient({ name: 'test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }));
   return client;
+}
+
+/** A langgraph.json in a temporary folder serving the example chat graph as `agent`, plus `http`. */
+function langgraphJson(http: Record<string, unknown>): { file: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'agent-api-mcp-'));
+  const file = join(dir, 'langgraph.json');
+  const chat = join(dirname(EXAMPLES_LANGGRAPH_JSON), 'chat.ts');
+  writeFileSync(file, JSON.stringify({ graphs: { agent: `${chat}:graph` }, http }));
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 describe('agent_api MCP endpoint', () => {
@@ -98,6 +112,140 @@ describe('agent_api MCP endpoint', () => {
     assert.equal(note.status, 202);
     assert.equal((await fetch(`${server.url}/mcp`)).status, 405);
     assert.equal((await fetch(`${server.url}/mcp`, { method: 'DELETE' })).status, 405);
+  });
+
+  it('serves a client that accepts JSON alone, and answers HTTP mistakes as JSON-RPC errors', async () => {
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body,
+      });
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' });
+    // Replies are always JSON, so accepting JSON is enough (as on the platform); no Accept is anything.
+    for (const accept of ['application/json', '*/*', 'application/*;q=0.5']) {
+      const answer = await post(list, { accept });
+      assert.equal(answer.status, 200, accept);
+      assert.ok(((await answer.json()) as any).result.tools.length > 0, accept);
+    }
+    const sseOnly = await post(list, { accept: 'text/event-stream' });
+    assert.equal(sseOnly.status, 406);
+    assert.match(sseOnly.headers.get('content-type') ?? '', /application\/json/);
+    const refused = (await sseOnly.json()) as any;
+    assert.equal(refused.jsonrpc, '2.0');
+    assert.match(refused.error.message, /Not Acceptable.*application\/json/);
+    assert.equal((await post(list, { accept: 'application/json;q=0' })).status, 406);
+
+    const malformed = await post('{"jsonrpc": "2.0", "id": 1,');
+    assert.equal(malformed.status, 400);
+    assert.deepEqual(((await malformed.json()) as any).error.code, -32700);
+    const notRpc = await post(JSON.stringify({ jsonrpc: '1.0', id: 1, method: 'ping' }));
+    assert.equal(notRpc.status, 400);
+    assert.equal(((await notRpc.json()) as any).error.code, -32600);
+    const ping = await post(JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'ping' }), {
+      'mcp-protocol-version': '2025-06-18',
+    });
+    assert.deepEqual(await ping.json(), { jsonrpc: '2.0', id: 'p', result: {} });
+    const unknownMethod = (await (
+      await post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'resources/list' }))
+    ).json()) as any;
+    assert.equal(unknownMethod.error.code, -32601);
+
+    // The protocol version header: a version the server does not speak is a 400.
+    const badVersion = await post(list, { 'mcp-protocol-version': '1999-01-01' });
+    assert.equal(badVersion.status, 400);
+    assert.match(((await badVersion.json()) as any).error.message, /Unsupported protocol version: 1999-01-01/);
+    // Every method but POST is 405, with Allow.
+    for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
+      const answer = await fetch(`${server.url}/mcp/`, {
+        method,
+        ...(method === 'PUT' || method === 'PATCH'
+          ? { headers: { 'content-type': 'application/json' }, body: '{}' }
+          : {}),
+      });
+      assert.equal(answer.status, 405, method);
+      assert.equal(answer.headers.get('allow'), 'POST', method);
+    }
+
+    // The SDK's client negotiates an older version it asks for, and pings.
+    const old = new McpClient({ name: 'old', version: '1' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`));
+    await old.connect(transport);
+    try {
+      assert.deepEqual(await old.ping(), {});
+      assert.ok(transport.protocolVersion, 'the negotiated version is sent on later requests');
+    } finally {
+      await old.close();
+    }
+  });
+
+  it('refuses a missing or wrong API key with 401 and a JSON body, through the SDK client too', async () => {
+    const keyed = await startTestServer({ auth: { api_keys: ['k1'] } });
+    try {
+      for (const key of [undefined, 'wrong']) {
+        const answer = await fetch(`${keyed.url}/mcp`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...(key ? { 'x-api-key': key } : {}),
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        });
+        assert.equal(answer.status, 401);
+        assert.match(answer.headers.get('content-type') ?? '', /application\/json/);
+        assert.match(((await answer.json()) as any).message, /X-Api-Key/);
+      }
+      const error = await connect(keyed.url, { 'x-api-key': 'wrong' }).then(
+        () => assert.fail('connected with a wrong key'),
+        (caught: unknown) => caught,
+      );
+      assert.ok(error instanceof StreamableHTTPError || /401/.test(String(error)), String(error));
+      assert.match(String((error as Error).message), /401|Unauthorized/);
+    } finally {
+      await keyed.stop();
+    }
+  });
+
+  it('is gone when langgraph.json says http.disable_mcp, whatever mcp.enabled says', async () => {
+    const config = langgraphJson({ disable_mcp: true });
+    const off = await startTestServer({ langgraph_config: config.file, mcp: { enabled: true } });
+    try {
+      const answer = await fetch(`${off.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      });
+      assert.equal(answer.status, 404);
+      await assert.rejects(connect(off.url), /404|Not Found/);
+      const info = (await (await fetch(`${off.url}/info`)).json()) as any;
+      assert.equal(info.flags.mcp, false);
+      assert.equal(info.flags.a2a, true, 'A2A has its own switch');
+    } finally {
+      await off.stop();
+      config.remove();
+    }
+    // `false` (or no key) keeps the route; a value that is not a boolean stops the start.
+    const on = langgraphJson({ disable_mcp: false });
+    const served = await startTestServer({ langgraph_config: on.file });
+    try {
+      const mcp = await connect(served.url);
+      assert.deepEqual(
+        (await mcp.listTools()).tools.map((tool) => tool.name),
+        ['agent'],
+      );
+      await mcp.close();
+      assert.equal(((await (await fetch(`${served.url}/info`)).json()) as any).flags.mcp, true);
+    } finally {
+      await served.stop();
+      on.remove();
+    }
+    const bad = langgraphJson({ disable_mcp: 'yes' });
+    try {
+      await assert.rejects(startTestServer({ langgraph_config: bad.file }), /http\.disable_mcp: must be true or false/);
+    } finally {
+      bad.remove();
+    }
   });
 
   it('needs the API key when keys are set, and is gone with mcp.enabled: false', async () => {

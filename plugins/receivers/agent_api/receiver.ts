@@ -107,7 +107,8 @@ export class AgentApiReceiver implements Receiver {
     const graphs = await GraphRegistry.load(parseGraphSpecs(graphInput, baseDir));
     const authSpec = findAuthHandler({ ...graphInput, authPath: config.auth.path }, baseDir);
     const customAuth = authSpec ? await CustomAuth.load(authSpec) : undefined;
-    const headerFilter = new HeaderFilter(parseDeploymentHttp(graphInput, baseDir).configurableHeaders);
+    const deploymentHttp = parseDeploymentHttp(graphInput, baseDir);
+    const headerFilter = new HeaderFilter(deploymentHttp.configurableHeaders);
     const webhookPolicy = AddressPolicy.fromAllowList(config.webhooks.allow);
 
     const storage = (this.storage = new SqliteStorage(join(dataDir, 'agent.sqlite')));
@@ -187,6 +188,7 @@ export class AgentApiReceiver implements Receiver {
       onChange: () => cronScheduler.wake(),
     });
 
+    const apiKeys = splitList(config.auth.api_keys);
     const services: AgentServices = {
       assistants,
       threads,
@@ -207,11 +209,13 @@ export class AgentApiReceiver implements Receiver {
       maxBodyBytes: config.max_body_bytes,
       maxJsonDepth: config.max_json_depth,
       crons,
-      mcpEnabled: config.mcp?.enabled ?? true,
-      a2aEnabled: config.a2a?.enabled ?? true,
+      // Either switch turns a route off: the plugin's `enabled: false` or langgraph.json's
+      // `http.disable_*: true` (the deployment's own word; the plugin's default cannot undo it).
+      mcpEnabled: (config.mcp?.enabled ?? true) && !deploymentHttp.disableMcp,
+      a2aEnabled: (config.a2a?.enabled ?? true) && !deploymentHttp.disableA2a,
+      apiKeysRequired: apiKeys.length > 0,
     };
     const app = (this.app = createHttpServer({ logger, host, bodyLimit: config.max_body_bytes, metricsPath: false }));
-    const apiKeys = splitList(config.auth.api_keys);
     await registerRequestGuard(app, {
       listenHost: config.host,
       allowedHosts: splitList(config.allowed_hosts),
@@ -242,6 +246,8 @@ export class AgentApiReceiver implements Receiver {
         data_dir: dataDir,
         workers: config.workers,
         auth,
+        mcp: services.mcpEnabled,
+        a2a: services.a2aEnabled,
       },
       'Agent API server listening.',
     );

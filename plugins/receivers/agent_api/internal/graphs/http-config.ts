@@ -1,7 +1,8 @@
-// The deployment's `http` settings that this server reads from langgraph.json: today
+// The deployment's `http` settings that this server reads from langgraph.json:
 // `http.configurable_headers` (which request headers reach a run's `configurable`; see
-// `../domain/configurable-headers.ts`). Inline `graphs` in the plugin config mean there is no
-// langgraph.json, hence the defaults.
+// `../domain/configurable-headers.ts`), and the platform's switches `http.disable_mcp` and
+// `http.disable_a2a` (true: `/mcp`, or `/a2a/…` and the agent cards, are not served). Inline
+// `graphs` in the plugin config mean there is no langgraph.json, hence the defaults.
 
 import { resolve } from 'node:path';
 import { parseConfigurableHeaders } from '../domain/configurable-headers.ts';
@@ -12,6 +13,10 @@ import type { GraphSpecInput } from './spec.ts';
 
 export interface DeploymentHttpConfig {
   readonly configurableHeaders?: ConfigurableHeadersConfig;
+  /** `http.disable_mcp: true`. */
+  readonly disableMcp?: boolean;
+  /** `http.disable_a2a: true`. */
+  readonly disableA2a?: boolean;
 }
 
 /** Reads and checks langgraph.json's `http` section; throws `GraphLoadError` naming the key. */
@@ -22,10 +27,26 @@ export function parseDeploymentHttp(input: GraphSpecInput, baseDir: string): Dep
   if (http === undefined || http === null) return {};
   if (typeof http !== 'object' || Array.isArray(http))
     throw new GraphLoadError('invalid_spec', undefined, `${file}: "http" must be an object`);
+  const section = http as Record<string, unknown>;
   const { config, problems } = parseConfigurableHeaders(
-    (http as Record<string, unknown>).configurable_headers,
+    section.configurable_headers,
     `${file}: http.configurable_headers`,
   );
+  const flag = (key: string): boolean => {
+    const value = section[key];
+    if (value === undefined || value === null) return false;
+    if (typeof value !== 'boolean') {
+      problems.push(`${file}: http.${key}: must be true or false (got ${JSON.stringify(value)})`);
+      return false;
+    }
+    return value;
+  };
+  const disableMcp = flag('disable_mcp');
+  const disableA2a = flag('disable_a2a');
   if (problems.length > 0) throw new GraphLoadError('invalid_spec', undefined, problems.join('; '));
-  return config ? { configurableHeaders: config } : {};
+  return {
+    ...(config ? { configurableHeaders: config } : {}),
+    ...(disableMcp ? { disableMcp } : {}),
+    ...(disableA2a ? { disableA2a } : {}),
+  };
 }

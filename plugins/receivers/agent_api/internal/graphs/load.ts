@@ -3,6 +3,7 @@
 // these into a compiled graph bound to the server's checkpointer and store.
 
 import { access } from 'node:fs/promises';
+import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type { BaseCheckpointSaver, BaseStore, StateSnapshot } from '@langchain/langgraph';
 import type { RunnableConfig } from '@langchain/core/runnables';
@@ -70,13 +71,45 @@ function unwrapAgent(value: unknown): unknown {
   return value;
 }
 
+/** The query parameter that marks a module (and its local imports) as one reload's copy. */
+export const RELOAD_PARAM = 'tracepipe-reload';
+
+// A module loader hook for reloads (watch mode). Re-importing a graph file under a new URL gives a
+// fresh copy of that file only: its own imports resolve to the URLs already in the module cache.
+// This resolve hook passes the reload's marker on to every local import of a marked module — a
+// `file:` URL outside node_modules — so the graph's whole local import tree (`./prompts.ts`,
+// `../shared/tools.ts`, ...) is imported afresh, while packages stay as first loaded (one copy of
+// `@langchain/langgraph` in the process). It runs after the other loaders' resolution (tsx's), on
+// the URL they resolved, and leaves every unmarked import alone. Registered on the first reload.
+const RELOAD_HOOK = `
+const PARAM = ${JSON.stringify(RELOAD_PARAM)};
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  const parent = context.parentURL;
+  if (!parent || !parent.startsWith('file:') || !resolved.url.startsWith('file:')) return resolved;
+  const generation = new URL(parent).searchParams.get(PARAM);
+  if (generation === null) return resolved;
+  const url = new URL(resolved.url);
+  if (url.pathname.split('/').includes('node_modules') || url.searchParams.has(PARAM)) return resolved;
+  url.searchParams.set(PARAM, generation);
+  return { ...resolved, url: url.href };
+}
+`;
+let reloadHookRegistered = false;
+
+function registerReloadHook(): void {
+  if (reloadHookRegistered) return;
+  reloadHookRegistered = true;
+  register(`data:text/javascript,${encodeURIComponent(RELOAD_HOOK)}`);
+}
+
 function where(spec: GraphSpec): string {
   return `graph "${spec.graphId}" (${spec.path}:${spec.exportName})`;
 }
 
 /**
  * Imports the module of `spec` and classifies its export; throws `GraphLoadError` naming it.
- * `generation` > 0 imports a fresh copy of the module (a reload).
+ * `generation` > 0 imports a fresh copy of the module and of its local imports (a reload).
  */
 export async function loadExport(spec: GraphSpec, generation = 0): Promise<LoadedExport> {
   try {
@@ -86,9 +119,10 @@ export async function loadExport(spec: GraphSpec, generation = 0): Promise<Loade
   }
   let module: Record<string, unknown>;
   try {
-    // A reload (watch mode) imports the module afresh under a new URL; the modules it imports
-    // stay as first loaded.
-    const url = pathToFileURL(spec.path).href + (generation > 0 ? `?generation=${generation}` : '');
+    // A reload (watch mode) imports the module afresh under a new URL, and its local imports with
+    // it (the hook above); packages stay as first loaded.
+    if (generation > 0) registerReloadHook();
+    const url = pathToFileURL(spec.path).href + (generation > 0 ? `?${RELOAD_PARAM}=${generation}` : '');
     module = (await import(url)) as Record<string, unknown>;
   } catch (error) {
     throw new GraphLoadError(

@@ -35,9 +35,10 @@ interface Entry {
   schemas?: SubgraphSchemas;
 }
 
-export class GraphRegistry {
-  private generation = 0;
+/** Reloads so far in this process: each one imports its modules under a URL of its own. */
+let reloads = 0;
 
+export class GraphRegistry {
   private constructor(private entries: ReadonlyMap<string, Entry>) {}
 
   /**
@@ -46,7 +47,7 @@ export class GraphRegistry {
    * load leaves every graph as it was (the error is thrown). Graph ids stay those of `specs`.
    */
   async reload(specs: readonly GraphSpec[]): Promise<void> {
-    const generation = ++this.generation;
+    const generation = ++reloads;
     const entries = new Map<string, Entry>();
     for (const spec of specs) {
       entries.set(spec.graphId, { spec, loaded: await loadExport(spec, generation), bound: new Map() });

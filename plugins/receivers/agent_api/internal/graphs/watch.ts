@@ -1,6 +1,7 @@
 // Watch mode (`tracepipe --watch`): reloads the graphs when a file in their folders changes, as
 // `langgraph dev` does. The server, its storage and its threads stay; runs in flight finish on the
-// graph they started with; a graph that no longer loads leaves the previous graphs serving.
+// graph they started with; a graph that no longer loads leaves the previous graphs serving. A
+// reload re-imports the graph files and their local imports (see `load.ts`), not the packages.
 
 import { watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';

@@ -55,6 +55,8 @@ export interface AgentServices {
   readonly mcpEnabled?: boolean;
   /** Serve `/a2a/{assistant_id}` and the agent cards. */
   readonly a2aEnabled?: boolean;
+  /** `auth.api_keys` is set: requests need an `X-Api-Key` (the agent cards declare it). */
+  readonly apiKeysRequired?: boolean;
 }
 
 /**
