@@ -3,20 +3,10 @@
 // elsewhere in the API, optional fields accept null (the Python SDK sends null for unset options)
 // and unknown fields are ignored (the SDKs send `checkpoint_during`, `if_not_exists`, ...).
 
-import { STREAM_MODE_NAMES } from '../http/schemas.ts';
+import { STREAM_MODE_NAMES, sharedSchemaParts } from '../http/schemas.ts';
 
-const object = { type: ['object', 'null'] } as const;
-const string = { type: ['string', 'null'] } as const;
+const { object, string, nodes, runnableConfig } = sharedSchemaParts;
 const boolean = { type: ['boolean', 'null'] } as const;
-const nodes = { anyOf: [{ const: '*' }, { type: 'array', items: { type: 'string' } }, { type: 'null' }] } as const;
-const runnableConfig = {
-  type: ['object', 'null'],
-  properties: {
-    tags: { type: ['array', 'null'], items: { type: 'string' } },
-    recursion_limit: { type: ['integer', 'null'], minimum: 1 },
-    configurable: object,
-  },
-} as const;
 
 export const CRON_FIELDS = [
   'cron_id',

@@ -9,6 +9,7 @@
 // them.
 
 import type { WithoutNulls } from './request-body.ts';
+import { STREAM_MODES } from '../runs/stream-modes.ts';
 
 /**
  * A request body as the domain takes it: `Body` (`FromSchema<typeof schema>`) with its top-level
@@ -32,23 +33,16 @@ const runnableConfig = {
     configurable: object,
   },
 } as const;
+/** Fragments other route schemas (the crons') share with these, so that a field reads the same everywhere. */
+export const sharedSchemaParts = { object, string, nodes, runnableConfig } as const;
+
 export const checkpoint = {
   type: ['object', 'null'],
   properties: { checkpoint_id: string, checkpoint_ns: string, checkpoint_map: object },
 } as const;
 
-export const STREAM_MODE_NAMES = [
-  'values',
-  'messages',
-  'messages-tuple',
-  'updates',
-  'events',
-  'tasks',
-  'checkpoints',
-  'debug',
-  'custom',
-  'tools',
-] as const;
+/** The stream modes a run may ask for, as the run machinery serves them. */
+export const STREAM_MODE_NAMES = STREAM_MODES;
 
 export const threadIdParams = { type: 'object', required: ['thread_id'], properties: { thread_id: uuid } } as const;
 export const runIdParams = {
