@@ -1,9 +1,11 @@
 // Config of the `loadbalancing` exporter, in the OpenTelemetry Collector's shape (`routing_key`,
 // `protocol.otlp`, `resolver.static` / `resolver.dns`) so that a Collector config ports over;
-// durations carry their unit in the key as everywhere in tracepipe (`interval_ms`, `timeout_ms`).
+// `resolver.dns.interval` and `timeout` are durations as the Collector writes them (`5s`, `250ms`)
+// so that its resolver block ports over unchanged; a plain number is milliseconds.
 // `protocol.otlp` is the `otlp` exporter's own schema without `endpoint` (each endpoint comes from
 // the resolver), with the defaults a second tier of tracepipe proxies wants.
 
+import ms from 'ms';
 import type { ConfigOf } from '../../../src/config/config-of.ts';
 import { queuedExporterBlocks, validateRetry } from '../../../src/exporterhelper/schema.ts';
 import { otlpExporterFactory } from '../otlp/index.ts';
@@ -12,6 +14,13 @@ const { endpoint: _endpoint, ...otlpProperties } = otlpExporterFactory.configSch
 
 /** A `host:port` (or `http(s)://host:port`) entry of `resolver.static.hostnames`. */
 export const HOSTNAME_PATTERN = '^(https?://)?(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9._-]+):[0-9]{1,5}$';
+
+/** A duration as the Collector's config writes one (`5s`, `250ms`, `1m`, `1h`), or milliseconds. */
+const DURATION = {
+  type: ['string', 'integer'],
+  pattern: '^[0-9]+(\\.[0-9]+)?(ms|s|m|h)$',
+  minimum: 1,
+} as const;
 
 export const configSchema = {
   type: 'object',
@@ -86,7 +95,11 @@ export const configSchema = {
           additionalProperties: false,
           required: ['hostname'],
           description:
-            'A name that resolves to every endpoint (a Kubernetes headless service), resolved again every `interval_ms`.',
+            'A name that resolves to every endpoint (a Kubernetes headless service), resolved again every `interval`.',
+          'x-removed-keys': {
+            interval_ms: 'renamed to interval: a duration such as 5s, as the Collector writes it',
+            timeout_ms: 'renamed to timeout: a duration such as 1s, as the Collector writes it',
+          },
           properties: {
             hostname: {
               type: 'string',
@@ -100,17 +113,17 @@ export const configSchema = {
               default: 4318,
               description: 'Port of every resolved address (the OTLP/HTTP port of the second tier).',
             },
-            interval_ms: {
-              type: 'integer',
-              minimum: 100,
-              default: 5000,
-              description: 'How often the name is resolved again; a changed set of addresses rebalances the ring.',
+            interval: {
+              ...DURATION,
+              default: '5s',
+              description:
+                'How often the name is resolved again (`5s`, `500ms`, `1m`; a number is milliseconds; at least 100 ms); a changed set of addresses rebalances the ring.',
             },
-            timeout_ms: {
-              type: 'integer',
-              minimum: 1,
-              default: 1000,
-              description: 'Time limit of one resolution; a failed or late one keeps the current endpoints.',
+            timeout: {
+              ...DURATION,
+              default: '1s',
+              description:
+                'Time limit of one resolution (`1s`, `250ms`; a number is milliseconds); a failed or late one keeps the current endpoints.',
             },
           },
         },
@@ -121,13 +134,21 @@ export const configSchema = {
 
 export type LoadBalancingExporterConfig = ConfigOf<typeof configSchema>;
 
+/** Milliseconds of a validated `DURATION` value. */
+export function durationMs(value: string | number): number {
+  return typeof value === 'number' ? value : ms(value as ms.StringValue);
+}
+
 /** `resolver.static.hostnames` as a list (an environment variable gives one comma-separated string). */
 export function staticHostnames(hostnames: readonly string[] | string): string[] {
   const list = typeof hostnames === 'string' ? hostnames.split(',') : hostnames;
   return [...new Set(list.map((entry) => entry.trim()).filter((entry) => entry.length > 0))];
 }
 
-/** Cross-field rules: the retry block's; comma-separated hostnames checked entry by entry. */
+/**
+ * Cross-field rules: the retry block's; comma-separated hostnames checked entry by entry; the DNS
+ * resolver re-resolving at most every 100 ms.
+ */
 export function validateConfig(config: LoadBalancingExporterConfig): string[] {
   const errors = validateRetry(config.protocol.otlp.retry_on_failure).map((error) => `protocol.otlp.${error}`);
   const hostnames = config.resolver.static?.hostnames;
@@ -138,5 +159,7 @@ export function validateConfig(config: LoadBalancingExporterConfig): string[] {
     for (const entry of list)
       if (!pattern.test(entry)) errors.push(`resolver.static.hostnames: "${entry}" is not host:port`);
   }
+  const dns = config.resolver.dns;
+  if (dns && durationMs(dns.interval) < 100) errors.push('resolver.dns.interval: must be at least 100ms');
   return errors;
 }

@@ -29,7 +29,7 @@ import type { ComponentMeter } from '../../../src/telemetry/component.ts';
 import { otlpExporterFactory } from '../otlp/index.ts';
 import type { OtlpExporterConfig } from '../otlp/index.ts';
 import type { LoadBalancingExporterConfig } from './config.ts';
-import { staticHostnames } from './config.ts';
+import { durationMs, staticHostnames } from './config.ts';
 import { DnsResolver, StaticResolver, systemLookup } from './internal/resolver.ts';
 import type { LookupFunction, Resolver } from './internal/resolver.ts';
 import { HashRing } from './internal/ring.ts';
@@ -84,8 +84,8 @@ export class LoadBalancingExporter implements Exporter<'spans'> {
       ? new DnsResolver({
           hostname: dns.hostname,
           port: dns.port,
-          intervalMs: dns.interval_ms,
-          timeoutMs: dns.timeout_ms,
+          intervalMs: durationMs(dns.interval),
+          timeoutMs: durationMs(dns.timeout),
           lookup: options.lookup ?? systemLookup,
           logger: this.logger,
           onResolution: (outcome) => this.metrics.resolutions.inc({ outcome }),

@@ -234,7 +234,7 @@ describe('loadbalancing exporter → otlp receivers', () => {
     };
     const { exporter, metrics } = createExporter(
       {
-        resolver: { dns: { hostname: 'proxies.test', port, interval_ms: 100 } },
+        resolver: { dns: { hostname: 'proxies.test', port, interval: '100ms' } },
         protocol: { otlp: fastOtlp() },
       },
       lookup,
@@ -292,7 +292,7 @@ describe('loadbalancing exporter → otlp receivers', () => {
 
   it('refuses spans (retryable) while no endpoint is known', async () => {
     const { exporter } = createExporter(
-      { resolver: { dns: { hostname: 'nowhere.test', interval_ms: 100 } }, protocol: { otlp: fastOtlp() } },
+      { resolver: { dns: { hostname: 'nowhere.test', interval: '100ms' } }, protocol: { otlp: fastOtlp() } },
       async () => {
         throw Object.assign(new Error('queryA ENOTFOUND nowhere.test'), { code: 'ENOTFOUND' });
       },
