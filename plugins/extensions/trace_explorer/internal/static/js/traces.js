@@ -4,10 +4,11 @@
 // pages on demand.
 
 import { useEffect, useState } from 'preact/hooks';
+import { formatTime } from '@tracepipe/webui/format.js';
 import { html } from '@tracepipe/webui/html.js';
 import { listProjects, listTraces } from './api.js';
 import { href, navigate } from './app.js';
-import { formatCost, formatDuration, formatTime } from './format.js';
+import { formatCost, formatDuration } from './format.js';
 
 const REFRESH_MS = 2000;
 
