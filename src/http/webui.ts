@@ -48,13 +48,22 @@ export function securityHeaders(reply: FastifyReply, csp: string): void {
 }
 
 /**
- * Serves `<prefix>/vendor/{preact,preact-hooks,htm}.mjs` and the shared modules under
- * `<prefix>/shared/`, revalidated on every load (an upgrade must not run against stale modules).
- * Register it inside the interface's own encapsulated context.
+ * Serves `<prefix>/vendor/{preact,preact-hooks,htm}.mjs` (plus the interface's own `extraVendor`
+ * modules: file name → package specifier, each a self-contained ES module build) and the shared
+ * modules under `<prefix>/shared/`, revalidated on every load (an upgrade must not run against
+ * stale modules). Register it inside the interface's own encapsulated context.
  */
-export async function registerBrowserModules(app: FastifyInstance, prefix: string): Promise<void> {
-  for (const [name, specifier] of Object.entries(VENDOR_MODULES)) {
-    const source = readFileSync(fileURLToPath(import.meta.resolve(specifier)), 'utf8');
+export async function registerBrowserModules(
+  app: FastifyInstance,
+  prefix: string,
+  extraVendor: Readonly<Record<string, string>> = {},
+): Promise<void> {
+  for (const [name, specifier] of Object.entries({ ...VENDOR_MODULES, ...extraVendor })) {
+    // Source maps are not served, so the comment naming one goes.
+    const source = readFileSync(fileURLToPath(import.meta.resolve(specifier)), 'utf8').replace(
+      /\n\/\/# sourceMappingURL=\S+\s*$/,
+      '\n',
+    );
     // The URL does not change when the package is upgraded, so browsers revalidate; the ETag
     // makes that a 304 while the content is the same.
     const etag = `"${createHash('sha256').update(source).digest('base64url')}"`;
@@ -71,7 +80,8 @@ export async function registerBrowserModules(app: FastifyInstance, prefix: strin
     cacheControl: false,
     allowedPath: (path) => path.endsWith('.js'),
     setHeaders: (reply) => {
-      reply.header('cache-control', 'no-cache');
+      // The type the vendored modules have (HTML's name for JavaScript).
+      reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache');
     },
   });
 }

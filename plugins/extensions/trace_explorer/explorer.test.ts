@@ -274,6 +274,24 @@ service:
       await page.getByRole('button', { name: 'Search' }).click();
       await eventually(async () => assert.equal(await page.locator('.empty').count(), 1));
       assert.match(page.url(), /q=no\+such/);
+
+      // A time range: the trace (of 2026-01-01) is not among the last 15 minutes' ones, the URL
+      // keeps the range, and the API is asked for traces started since 15 minutes ago.
+      await page.goto(`${explorer}/ui/traces`);
+      await eventually(async () => assert.equal(await link.count(), 1));
+      const ranged = page.waitForRequest((r) => /\/api\/traces\?(.*&)?start_after=/.test(r.url()));
+      await page.getByLabel('Time range').selectOption({ label: 'Last 15 minutes' });
+      const since = Date.parse(new URL((await ranged).url()).searchParams.get('start_after')!);
+      assert.ok(Math.abs(Date.now() - 15 * 60_000 - since) < 60_000, `start_after ${new Date(since).toISOString()}`);
+      await eventually(async () => assert.equal(await page.locator('.empty').count(), 1));
+      assert.match(page.url(), /[?&]range=15m(&|$)/);
+      // A shared link opens with its range chosen; "All time" shows the trace again.
+      await page.goto(`${explorer}/ui/traces?range=24h`);
+      assert.equal(await page.getByLabel('Time range').inputValue(), '24h');
+      await eventually(async () => assert.equal(await page.locator('.empty').count(), 1));
+      await page.getByLabel('Time range').selectOption({ label: 'All time' });
+      await eventually(async () => assert.equal(await link.count(), 1));
+      assert.doesNotMatch(page.url(), /range=/);
       await page.goto(`${explorer}/ui/traces`);
 
       await page.getByRole('link', { name: 'weather agent' }).click();

@@ -45,7 +45,9 @@ describe('agent_api web interface serving', () => {
       const csp = page.headers['content-security-policy'] as string;
       assert.match(csp, new RegExp(`script-src 'self' 'sha256-${hash.replace(/[+/]/g, '\\$&')}'`));
       assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
-      for (const target of Object.values(JSON.parse(importMap).imports as Record<string, string>)) {
+      for (const mapped of Object.values(JSON.parse(importMap).imports as Record<string, string>)) {
+        // A prefix entry (the modules shared with the trace explorer) maps a folder: one of its modules.
+        const target = mapped.endsWith('/') ? `${mapped}messages.js` : mapped;
         const module = await app.inject({ method: 'GET', url: new URL(target, 'http://x/ui/').pathname });
         assert.equal(module.statusCode, 200, target);
         assert.match(module.headers['content-type'] as string, /^text\/javascript/);
@@ -81,6 +83,8 @@ describe('agent_api web interface serving', () => {
         '/ui/../register.ts',
         '/ui/%2e%2e/register.ts',
         '/ui/js/nope.js',
+        '/ui/shared/../webui.ts',
+        '/ui/js/html.js',
       ]) {
         assert.equal((await app.inject({ method: 'GET', url })).statusCode, 404, url);
       }

@@ -1,39 +1,51 @@
 // @ts-check
-// Messages as the web interfaces show them, shared by the agent server's studio and the trace
-// explorer: the text of a message's content (a string or content blocks), its role, and — for
-// runs' inputs and outputs — the chat a run holds (OpenAI-style `messages`/`choices`, LangChain
-// serialized messages, `type` human/ai/tool), with tool calls and tool results, rendered as a chat.
-
-import { html } from './html.js';
+// Messages as the web interfaces read them, shared by the agent server's studio and the trace
+// explorer: the text of a message's content (a string or content blocks), its role, its tool calls
+// (`tool_calls`, else the calls its streamed `tool_call_chunks` add up to), the chat a run's inputs
+// or outputs hold (OpenAI-style `messages`/`choices`, LangChain serialized messages, `type`
+// human/ai/tool), and tool calls paired with the tool messages that answered them. Plain data, no
+// DOM and no imports, so Node runs it too (the decoder tests); chat.js renders it.
 
 /**
  * A message as runs and threads hold it: `type` (human/ai/tool) or `role` (user/assistant/tool),
- * string or block content, OpenAI-style `tool_calls`, a tool result's `tool_call_id`.
+ * string or block content, OpenAI-style or LangChain `tool_calls` (or streamed
+ * `tool_call_chunks`), a tool result's `tool_call_id` and `status`.
  * @typedef {object} AnyMessage
  * @property {string} [id]
  * @property {string} [type]
  * @property {string} [role]
- * @property {string} [name]
+ * @property {string | null} [name]
  * @property {unknown} [content]
  * @property {unknown[]} [tool_calls]
+ * @property {unknown[]} [tool_call_chunks]
  * @property {string} [tool_call_id]
+ * @property {string} [status] A tool message's outcome (`success`, `error`).
  */
 
 /**
  * A message ready to show.
  * @typedef {object} ChatMessage
+ * @property {string} [id]
  * @property {string} role `user`, `assistant`, `tool`, `system`, or the message's own type.
  * @property {string} text
  * @property {string} [name]
  * @property {ToolCall[]} toolCalls
  * @property {string} [toolCallId] For a tool result: the call it answers.
+ * @property {string} [status] For a tool result: `error` when the tool failed.
  */
 
 /**
  * @typedef {object} ToolCall
  * @property {string} [id]
  * @property {string} name
- * @property {string} args The arguments as (pretty) JSON text.
+ * @property {string} args The arguments as (pretty) JSON text, or the text streamed so far.
+ */
+
+/**
+ * A message with its tool calls, each paired with the tool message that answered it.
+ * @typedef {object} ChatEntry
+ * @property {ChatMessage} message
+ * @property {{ call: ToolCall, result: ChatMessage | undefined }[]} calls
  */
 
 /**
@@ -85,6 +97,49 @@ export function messageRole(message) {
 const isObject = (value) => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
+ * Tool arguments as JSON text parse to their value once complete; until then they stay text.
+ * @param {unknown} args
+ * @returns {unknown}
+ */
+export function parseArgs(args) {
+  if (typeof args !== 'string') return args;
+  try {
+    return JSON.parse(args);
+  } catch {
+    return args;
+  }
+}
+
+/**
+ * One tool call (OpenAI `{function: {name, arguments}}`, LangChain `{name, args}`, or a streamed
+ * chunk) as a ToolCall.
+ * @param {unknown} call
+ * @returns {ToolCall}
+ */
+function toolCall(call) {
+  const c = isObject(call) ? call : {};
+  const fn = isObject(c.function) ? c.function : {};
+  const args = parseArgs(fn.arguments ?? c.args ?? c.arguments ?? {});
+  return {
+    ...(c.id ? { id: String(c.id) } : {}),
+    name: String(fn.name ?? c.name ?? 'tool'),
+    args: typeof args === 'string' ? args : JSON.stringify(args, null, 2),
+  };
+}
+
+/**
+ * The tool calls of a message: its `tool_calls`, else the calls its streamed `tool_call_chunks`
+ * add up to.
+ * @param {AnyMessage | null | undefined} message
+ * @returns {ToolCall[]}
+ */
+export function toolCallsOf(message) {
+  const calls = Array.isArray(message?.tool_calls) && message.tool_calls.length > 0 ? message.tool_calls : undefined;
+  const list = calls ?? (Array.isArray(message?.tool_call_chunks) ? message.tool_call_chunks : []);
+  return list.map(toolCall);
+}
+
+/**
  * A LangChain serialized message (`{lc, type: 'constructor', id: [..., 'HumanMessage'], kwargs}`)
  * as a plain one.
  * @param {unknown} value
@@ -100,40 +155,18 @@ function plainMessage(value) {
 }
 
 /**
- * @param {unknown} call
- * @returns {ToolCall}
- */
-function toolCall(call) {
-  const c = isObject(call) ? call : {};
-  const fn = isObject(c.function) ? c.function : {};
-  const raw = fn.arguments ?? c.args ?? c.arguments ?? {};
-  let args = raw;
-  if (typeof raw === 'string') {
-    try {
-      args = JSON.parse(raw);
-    } catch {
-      args = raw;
-    }
-  }
-  return {
-    ...(c.id ? { id: String(c.id) } : {}),
-    name: String(fn.name ?? c.name ?? 'tool'),
-    args: typeof args === 'string' ? args : JSON.stringify(args, null, 2),
-  };
-}
-
-/**
  * @param {AnyMessage} message
  * @returns {ChatMessage}
  */
 export function toChatMessage(message) {
-  const calls = Array.isArray(message.tool_calls) ? message.tool_calls.map(toolCall) : [];
   return {
+    ...(message.id ? { id: message.id } : {}),
     role: messageRole(message),
     text: messageText(message.content),
     ...(message.name ? { name: message.name } : {}),
-    toolCalls: calls,
+    toolCalls: toolCallsOf(message),
     ...(message.tool_call_id ? { toolCallId: message.tool_call_id } : {}),
+    ...(message.status ? { status: message.status } : {}),
   };
 }
 
@@ -164,27 +197,29 @@ export function chatOf(value) {
 }
 
 /**
- * A chat: one entry per message, with its role, text, tool calls (name and arguments) and, for a
- * tool result, the call it answers.
- * @param {{ messages: ChatMessage[], label?: string }} props
+ * The entries of a chat: each message with its tool calls, each call paired with the tool message
+ * that answered it (by `tool_call_id`). Tool messages paired this way are not entries of their own.
+ * @param {ChatMessage[]} messages
+ * @returns {ChatEntry[]}
  */
-export function ChatView({ messages, label = 'Messages' }) {
-  return html`
-    <ol class="chat" aria-label=${label}>
-      ${messages.map(
-        (message, index) => html`
-          <li key=${index} class=${`chat-message role-${message.role}`} data-role=${message.role}>
-            <div class="chat-role">${message.role}${message.name ? html` <span class="chat-name">${message.name}</span>` : ''}${
-              message.toolCallId ? html` <span class="chat-name">result of ${message.toolCallId}</span>` : ''
-            }</div>
-            ${message.text && html`<div class="chat-text">${message.text}</div>`}
-            ${message.toolCalls.map(
-              (call) => html`<div class="tool-call" data-testid="tool-call">
-                <div class="tool-call-head">Tool call <strong>${call.name}</strong>${call.id ? html` <code>${call.id}</code>` : ''}</div>
-                <pre class="code">${call.args}</pre>
-              </div>`,
-            )}
-          </li>`,
-      )}
-    </ol>`;
+export function chatEntries(messages) {
+  /** @type {Map<string, ChatMessage>} */
+  const results = new Map();
+  for (const message of messages)
+    if (message.role === 'tool' && message.toolCallId) results.set(message.toolCallId, message);
+  /** @type {Set<string>} */
+  const paired = new Set();
+  /** @type {ChatEntry[]} */
+  const entries = [];
+  for (const message of messages) {
+    const calls = message.role === 'assistant' ? message.toolCalls : [];
+    for (const call of calls) if (call.id && results.has(call.id)) paired.add(call.id);
+    entries.push({
+      message,
+      calls: calls.map((call) => ({ call, result: call.id ? results.get(call.id) : undefined })),
+    });
+  }
+  return entries.filter(
+    ({ message }) => !(message.role === 'tool' && message.toolCallId && paired.has(message.toolCallId)),
+  );
 }

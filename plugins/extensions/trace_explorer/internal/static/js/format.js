@@ -1,5 +1,5 @@
 // @ts-check
-// Display formatting: durations, token counts, costs and times.
+// Display formatting: durations and costs (times: @tracepipe/webui/format.js).
 
 /**
  * @param {number | null | undefined} ms
@@ -20,16 +20,4 @@ export function formatDuration(ms) {
 export function formatCost(cost) {
   if (cost === null || cost === undefined) return '—';
   return cost < 0.01 ? `$${cost.toFixed(5)}` : `$${cost.toFixed(3)}`;
-}
-
-/**
- * @param {string | null | undefined} iso
- * @returns {string}
- */
-export function formatTime(iso) {
-  if (!iso) return '';
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime())
-    ? iso
-    : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 }

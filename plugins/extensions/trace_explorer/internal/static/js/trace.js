@@ -2,15 +2,17 @@
 // One trace: a waterfall of its runs (a bar per run on the trace's time axis, nested under its
 // parent, with its duration; failed runs in red) and the selected run's panel — status, timing,
 // tokens, inputs and outputs as a chat when they hold messages (roles, tool calls with their
-// arguments, tool results), error, metadata, events, and the raw JSON on demand. The selected run
+// arguments and the results that answered them), error, metadata, events, and the raw JSON on demand. The selected run
 // is in the URL (`?run=<run_id>`), so it can be linked to.
 
 import { useEffect, useState } from 'preact/hooks';
+import { ChatView } from '@tracepipe/webui/chat.js';
+import { formatTime } from '@tracepipe/webui/format.js';
 import { html } from '@tracepipe/webui/html.js';
-import { ChatView, chatOf } from '@tracepipe/webui/messages.js';
+import { chatOf } from '@tracepipe/webui/messages.js';
 import { getTrace } from './api.js';
 import { href, navigate } from './app.js';
-import { formatCost, formatDuration, formatTime } from './format.js';
+import { formatCost, formatDuration } from './format.js';
 
 /** @typedef {import('./api.js').RunRecord} RunRecord */
 /** @typedef {{ run: RunRecord, depth: number }} Row */

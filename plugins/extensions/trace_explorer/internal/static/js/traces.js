@@ -1,18 +1,43 @@
 // @ts-check
-// The trace list: filters above (kept in the URL, so a filtered list can be shared), a table of
-// the traces newest first, refreshed every few seconds while the first page is shown, and more
-// pages on demand.
+// The trace list: filters above (kept in the URL, so a filtered list can be shared), among them a
+// time range (`range=15m|1h|24h|7d`, a window ending now that moves with each refresh; the API's
+// own `start_after`/`start_before` in the URL pass through), a table of the traces newest first,
+// refreshed every few seconds while the first page is shown, and more pages on demand.
 
 import { useEffect, useState } from 'preact/hooks';
+import { formatTime } from '@tracepipe/webui/format.js';
 import { html } from '@tracepipe/webui/html.js';
 import { listProjects, listTraces } from './api.js';
 import { href, navigate } from './app.js';
-import { formatCost, formatDuration, formatTime } from './format.js';
+import { formatCost, formatDuration } from './format.js';
 
 const REFRESH_MS = 2000;
 
 /** @typedef {import('./api.js').TraceSummary} TraceSummary */
 /** @typedef {Event & { currentTarget: HTMLInputElement | HTMLSelectElement }} FieldEvent */
+
+/** The time ranges offered: the URL's `range` value, its label, and its length. */
+export const TIME_RANGES = [
+  { value: '15m', label: 'Last 15 minutes', ms: 15 * 60_000 },
+  { value: '1h', label: 'Last hour', ms: 60 * 60_000 },
+  { value: '24h', label: 'Last 24 hours', ms: 24 * 60 * 60_000 },
+  { value: '7d', label: 'Last 7 days', ms: 7 * 24 * 60 * 60_000 },
+];
+
+/**
+ * The API query of the page's URL: `range` (the page's own parameter) becomes `start_after`, the
+ * range's length before `now`; everything else is the API's and passes through.
+ * @param {URLSearchParams} params
+ * @param {number} [now]
+ * @returns {URLSearchParams}
+ */
+export function traceQuery(params, now = Date.now()) {
+  const query = new URLSearchParams(params);
+  const range = TIME_RANGES.find((r) => r.value === query.get('range'));
+  query.delete('range');
+  if (range) query.set('start_after', new Date(now - range.ms).toISOString());
+  return query;
+}
 
 /** @param {{ params: URLSearchParams }} props */
 export function TracesPage({ params }) {
@@ -37,7 +62,7 @@ export function TracesPage({ params }) {
     setMore([]);
     const load = async () => {
       try {
-        const body = await listTraces(params);
+        const body = await listTraces(traceQuery(params));
         if (stopped) return;
         setTraces(body.traces);
         setCursor((current) => current ?? body.next_cursor);
@@ -59,7 +84,7 @@ export function TracesPage({ params }) {
 
   const loadMore = async () => {
     if (!cursor) return;
-    const next = new URLSearchParams(params);
+    const next = traceQuery(params);
     next.set('cursor', cursor);
     try {
       const body = await listTraces(next);
@@ -81,6 +106,18 @@ export function TracesPage({ params }) {
     next.delete('cursor');
     navigate(href.traces(next), { replace: true });
   };
+  /** @param {string} range A value of TIME_RANGES, or empty for all time. */
+  const setRange = (range) => {
+    const next = new URLSearchParams(params);
+    // A chosen range replaces bounds the URL gave the API directly.
+    next.delete('start_after');
+    next.delete('start_before');
+    next.delete('cursor');
+    if (range) next.set('range', range);
+    else next.delete('range');
+    navigate(href.traces(next), { replace: true });
+  };
+  const custom = !params.get('range') && Boolean(params.get('start_after') || params.get('start_before'));
   /** @param {SubmitEvent} event */
   const search = (event) => {
     event.preventDefault();
@@ -98,6 +135,13 @@ export function TracesPage({ params }) {
           <input id="trace-search" name="q" type="search" placeholder="Text in names, inputs, outputs, errors" value=${params.get('q') ?? ''} />
           <button type="submit">Search</button>
         </form>
+        <label>Time range
+          <select value=${custom ? 'custom' : (params.get('range') ?? '')} onChange=${(/** @type {FieldEvent} */ e) => setRange(e.currentTarget.value)}>
+            <option value="">All time</option>
+            ${TIME_RANGES.map((r) => html`<option value=${r.value}>${r.label}</option>`)}
+            ${custom && html`<option value="custom" disabled>From the URL</option>`}
+          </select>
+        </label>
         <label>Project
           <select value=${params.get('project') ?? ''} onChange=${(/** @type {FieldEvent} */ e) => setFilter('project', e.currentTarget.value)}>
             <option value="">All</option>

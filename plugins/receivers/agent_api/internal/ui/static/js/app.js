@@ -5,15 +5,15 @@
 // the asking for this page, and the API key button still opens it.
 
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { html } from '@tracepipe/webui/html.js';
 import { api, getApiKey, onUnauthorized, setApiKey } from './api.js';
 import { AssistantsPage } from './assistants.js';
 import { CronsPage } from './crons.js';
 import { DeploymentPage } from './deployment.js';
-import { html } from './html.js';
 import { href, useRoute } from './route.js';
 import { StudioPage } from './studio.js';
 
-/** @typedef {import('./html.js').FieldEvent} FieldEvent */
+/** @typedef {import('@tracepipe/webui/html.js').FieldEvent} FieldEvent */
 
 /**
  * @param {{ reason: string, onClose: () => void, onSaved: () => void, onDismissed: () => void }} props

@@ -5,18 +5,18 @@
 // problem is shown next to its field and focus moves there.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { html } from '@tracepipe/webui/html.js';
 import { api } from './api.js';
-import { html } from './html.js';
 import { formatJson, parseJsonObject } from './json-object.js';
 
 /** @typedef {import('./types.js').AssistantBody} AssistantBody */
-/** @typedef {import('./html.js').FieldEvent} FieldEvent */
+/** @typedef {import('@tracepipe/webui/html.js').FieldEvent} FieldEvent */
 /** @typedef {'graph' | 'name' | 'context' | 'metadata'} FieldName */
 /** @typedef {Partial<Record<FieldName, string>>} FieldErrors */
 /** @typedef {{ key: string, type: string | undefined, description: string | undefined }} ContextKey */
 
 /**
- * @param {{ id: string, label: string, hint?: import('./html.js').Children, error?: string, children: import('./html.js').Children }} props
+ * @param {{ id: string, label: string, hint?: import('@tracepipe/webui/html.js').Children, error?: string, children: import('@tracepipe/webui/html.js').Children }} props
  */
 function Field({ id, label, hint, error, children }) {
   return html`

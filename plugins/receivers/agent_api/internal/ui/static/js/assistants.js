@@ -4,11 +4,12 @@
 // "Make active", delete after confirmation, and a link to try it in the studio.
 
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { formatTime } from '@tracepipe/webui/format.js';
+import { html } from '@tracepipe/webui/html.js';
 import { api, listGraphs } from './api.js';
 import { AssistantForm } from './assistant-form.js';
 import { ConfirmDialog } from './confirm-dialog.js';
-import { formatTime, isSystemAssistant } from './format.js';
-import { html } from './html.js';
+import { isSystemAssistant } from './format.js';
 import { href, navigate } from './route.js';
 import { VersionList } from './versions.js';
 
@@ -17,7 +18,7 @@ import { VersionList } from './versions.js';
 /** @typedef {import('./types.js').AssistantBody} AssistantBody */
 /** @typedef {import('./types.js').AssistantQuery} AssistantQuery */
 /** @typedef {import('./types.js').AssistantVersion} AssistantVersion */
-/** @typedef {import('./html.js').FieldEvent} FieldEvent */
+/** @typedef {import('@tracepipe/webui/html.js').FieldEvent} FieldEvent */
 /** @typedef {{ name: string, graph: string }} AssistantFilter */
 
 /** @returns {string[]} the deployment's graph ids, once known. */

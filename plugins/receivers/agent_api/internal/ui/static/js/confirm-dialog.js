@@ -3,10 +3,10 @@
 // focus returns to the button that opened it.
 
 import { useEffect, useRef } from 'preact/hooks';
-import { html } from './html.js';
+import { html } from '@tracepipe/webui/html.js';
 
 /**
- * @param {{ title: string, children: import('./html.js').Children, confirmLabel: string, onConfirm: () => void, onCancel: () => void }} props
+ * @param {{ title: string, children: import('@tracepipe/webui/html.js').Children, confirmLabel: string, onConfirm: () => void, onCancel: () => void }} props
  */
 export function ConfirmDialog({ title, children, confirmLabel, onConfirm, onCancel }) {
   const dialog = useRef(/** @type {HTMLDialogElement | null} */ (null));

@@ -5,10 +5,11 @@
 // (`DELETE /runs/crons/{id}`). Schedules are 5-field cron expressions read in UTC.
 
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { formatTime } from '@tracepipe/webui/format.js';
+import { html } from '@tracepipe/webui/html.js';
 import { api, send } from './api.js';
 import { ConfirmDialog } from './confirm-dialog.js';
-import { formatTime, shortId } from './format.js';
-import { html } from './html.js';
+import { shortId } from './format.js';
 import { parseJsonObject } from './json-object.js';
 
 /** @typedef {import('./types.js').Announce} Announce */
@@ -16,7 +17,7 @@ import { parseJsonObject } from './json-object.js';
 /** @typedef {import('./types.js').Cron} Cron */
 /** @typedef {import('./types.js').CronBody} CronBody */
 /** @typedef {import('./types.js').JsonObject} JsonObject */
-/** @typedef {import('./html.js').FieldEvent} FieldEvent */
+/** @typedef {import('@tracepipe/webui/html.js').FieldEvent} FieldEvent */
 
 /** @param {string} value */
 const id = (value) => encodeURIComponent(value);

@@ -5,8 +5,8 @@
 // from the page's own origin, which is the API's.
 
 import { useEffect, useState } from 'preact/hooks';
+import { html } from '@tracepipe/webui/html.js';
 import { api } from './api.js';
-import { html } from './html.js';
 
 /** @typedef {import('./types.js').Announce} Announce */
 /** @typedef {import('./types.js').Assistant} Assistant */

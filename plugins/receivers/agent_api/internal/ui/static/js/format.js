@@ -1,17 +1,6 @@
 // @ts-check
-// Display formatting shared by the screens: dates in the reader's locale, short ids.
-
-/**
- * @param {string | null | undefined} iso
- * @returns {string}
- */
-export function formatTime(iso) {
-  if (!iso) return '';
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime())
-    ? iso
-    : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
-}
+// Display formatting shared by the screens: short times, short ids (full times:
+// @tracepipe/webui/format.js).
 
 /**
  * Time of day for today, else the date: short enough for a select option.

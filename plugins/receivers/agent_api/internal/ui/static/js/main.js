@@ -2,8 +2,8 @@
 // Entry point of the web interface: mounts the application shell into the page.
 
 import { render } from 'preact';
+import { html } from '@tracepipe/webui/html.js';
 import { App } from './app.js';
-import { html } from './html.js';
 
 // index.html has it.
 const root = /** @type {HTMLElement} */ (document.getElementById('app'));

@@ -6,13 +6,13 @@
 // schema, or on request, the context is edited as raw JSON.
 
 import { useEffect, useState } from 'preact/hooks';
+import { html } from '@tracepipe/webui/html.js';
 import { api } from './api.js';
-import { html } from './html.js';
 import { formatJson, parseJsonObject } from './json-object.js';
 
 /** @typedef {import('./types.js').JsonObject} JsonObject */
 /** @typedef {import('./types.js').JsonSchema} JsonSchema */
-/** @typedef {import('./html.js').FieldEvent} FieldEvent */
+/** @typedef {import('@tracepipe/webui/html.js').FieldEvent} FieldEvent */
 
 /**
  * The main type of a property (`["string", "null"]` → `string`).

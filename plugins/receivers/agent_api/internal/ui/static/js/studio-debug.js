@@ -3,12 +3,12 @@
 // conversation does not use are listed as they arrive), and breakpoints: nodes to pause before
 // (`interrupt_before`) or after (`interrupt_after`).
 
-import { html } from './html.js';
+import { html } from '@tracepipe/webui/html.js';
 import { formatJson } from './json-object.js';
 import { STREAM_MODES } from './studio-state.js';
 
 /** @typedef {import('./studio-state.js').DebugSettings} DebugSettings */
-/** @typedef {import('./html.js').FieldEvent} FieldEvent */
+/** @typedef {import('@tracepipe/webui/html.js').FieldEvent} FieldEvent */
 
 /**
  * `list` with `item` added or removed.

@@ -4,7 +4,7 @@
 // node that reported last is highlighted; when the thread waits, the nodes that run next are.
 
 import { Graph, layout } from '@dagrejs/dagre';
-import { html } from './html.js';
+import { html } from '@tracepipe/webui/html.js';
 
 /** @typedef {import('./types.js').GraphDrawing} GraphDrawing */
 

@@ -3,10 +3,10 @@
 // trace explorer when one is configured), and its checkpoints, newest first, each of which can be
 // forked (the next message starts a new branch from it) or have its state edited (time travel).
 
+import { html } from '@tracepipe/webui/html.js';
+import { messageText } from '@tracepipe/webui/messages.js';
 import { formatShortTime, shortId } from './format.js';
-import { html } from './html.js';
 import { formatJson } from './json-object.js';
-import { messageText } from './messages.js';
 import { traceUrl } from './studio-run.js';
 
 /** @typedef {import('./types.js').Run} Run */

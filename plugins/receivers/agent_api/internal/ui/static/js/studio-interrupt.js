@@ -9,11 +9,11 @@
 // A run paused at a breakpoint (interrupt_before/after) has no payload: it continues.
 
 import { useState } from 'preact/hooks';
-import { html } from './html.js';
+import { html } from '@tracepipe/webui/html.js';
 import { formatJson } from './json-object.js';
 
 /** @typedef {import('./types.js').Interrupt} Interrupt */
-/** @typedef {import('./html.js').FieldEvent} FieldEvent */
+/** @typedef {import('@tracepipe/webui/html.js').FieldEvent} FieldEvent */
 
 /**
  * @typedef {object} ReviewAction

@@ -4,9 +4,10 @@
 // a link to its trace), and the node updates in arrival order.
 
 import { useEffect, useRef } from 'preact/hooks';
-import { html } from './html.js';
+import { ToolCallCard } from '@tracepipe/webui/chat.js';
+import { html } from '@tracepipe/webui/html.js';
+import { chatEntries, toChatMessage } from '@tracepipe/webui/messages.js';
 import { formatJson } from './json-object.js';
-import { conversationItems, messageRole, messageText } from './messages.js';
 import { traceUrl } from './studio-run.js';
 
 /**
@@ -20,40 +21,21 @@ export function Conversation({ messages, streaming, hasState }) {
   if (messages.length === 0) {
     return html`<p class="empty">${hasState ? 'The state of this thread holds no messages. ' : ''}Write a message below to start a run.</p>`;
   }
-  const items = conversationItems(messages);
+  const items = chatEntries(messages.map(toChatMessage));
   return html`
     <ol class="messages" aria-label="Conversation">
       ${items.map(({ message, calls }, index) => {
-        const role = messageRole(message);
-        const text = messageText(message.content);
+        const { role, text } = message;
         const last = index === items.length - 1;
         return html`
           <li key=${message.id ?? index} class=${`message ${role}`} data-role=${role}>
             <span class="message-role">${role === 'tool' ? `tool · ${message.name ?? ''}` : role}</span>
             ${(text || calls.length === 0) && html`<div class="message-text">${text}${streaming && last && role === 'assistant' ? html`<span class="caret" aria-hidden="true"></span>` : ''}</div>`}
-            ${calls.map(({ call, result }) => html`<${ToolCallCard} key=${call.id ?? call.name} call=${call} result=${result} />`)}
+            ${calls.map(({ call, result }) => html`<${ToolCallCard} key=${call.id ?? call.name} call=${call} result=${result} waiting />`)}
           </li>`;
       })}
       <li ref=${end} class="messages-end" aria-hidden="true"></li>
     </ol>`;
-}
-
-/**
- * A tool call by name, with its arguments and the result tied to it by `tool_call_id`.
- * @param {{ call: import('./types.js').ToolCall, result: import('./types.js').Message | undefined }} props
- */
-function ToolCallCard({ call, result }) {
-  const failed = result?.status === 'error';
-  return html`
-    <div class="tool-call" data-tool=${call.name} data-tool-call-id=${call.id}>
-      <div class="tool-call-head"><span class="tool-label">Tool call</span> <strong class="tool-name">${call.name}</strong>${call.id ? html` <code class="muted small">${call.id}</code>` : ''}</div>
-      <pre class="code tool-args" aria-label=${`Arguments of ${call.name}`}>${typeof call.args === 'string' ? call.args : formatJson(call.args)}</pre>
-      ${
-        result
-          ? html`<div class=${`tool-result${failed ? ' failed' : ''}`}><span class="tool-label">${failed ? 'Error' : 'Result'}</span> <span class="tool-result-text">${messageText(result.content)}</span></div>`
-          : html`<div class="tool-result pending muted small">Waiting for the result…</div>`
-      }
-    </div>`;
 }
 
 /** @param {{ run: import('./types.js').RunView | null, traceExplorerUrl: string | null, waiting: boolean }} props */

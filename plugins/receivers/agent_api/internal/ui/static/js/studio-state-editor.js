@@ -4,11 +4,11 @@
 // an earlier one (which forks the thread there).
 
 import { useEffect, useState } from 'preact/hooks';
-import { html } from './html.js';
+import { html } from '@tracepipe/webui/html.js';
 import { formatJson, parseJsonObject } from './json-object.js';
 
 /** @typedef {import('./types.js').ThreadState} ThreadState */
-/** @typedef {import('./html.js').FieldEvent} FieldEvent */
+/** @typedef {import('@tracepipe/webui/html.js').FieldEvent} FieldEvent */
 
 /**
  * @typedef {object} StateEdit

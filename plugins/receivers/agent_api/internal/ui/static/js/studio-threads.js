@@ -3,12 +3,12 @@
 // titled by its first user message, with its status and when it last changed; a search field
 // narrows them by title or id. Choosing one opens it to read and to continue.
 
+import { html } from '@tracepipe/webui/html.js';
 import { formatShortTime, shortId } from './format.js';
-import { html } from './html.js';
 import { threadTitle } from './messages.js';
 
 /** @typedef {import('./types.js').Thread} Thread */
-/** @typedef {import('./html.js').FieldEvent} FieldEvent */
+/** @typedef {import('@tracepipe/webui/html.js').FieldEvent} FieldEvent */
 
 /**
  * The threads to offer: those of `graphId` or never run, whose title or id holds `query`.

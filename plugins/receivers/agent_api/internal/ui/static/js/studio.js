@@ -6,10 +6,10 @@
 // (studio-state.js) and each panel in a module of its own.
 
 import { useCallback, useEffect, useReducer, useRef } from 'preact/hooks';
+import { html } from '@tracepipe/webui/html.js';
 import { api } from './api.js';
 import { parseJsonObject } from './json-object.js';
 import { isSystemAssistant, shortId } from './format.js';
-import { html } from './html.js';
 import { mergeMessages } from './messages.js';
 import { href, navigate } from './route.js';
 import { ConfigForm } from './studio-config.js';
@@ -31,7 +31,7 @@ import {
 } from './studio-state.js';
 import { ThreadBrowser, offeredThreads } from './studio-threads.js';
 
-/** @typedef {import('./html.js').FieldEvent} FieldEvent */
+/** @typedef {import('@tracepipe/webui/html.js').FieldEvent} FieldEvent */
 /** @typedef {import('./types.js').JsonObject} JsonObject */
 /** @typedef {import('./types.js').Message} Message */
 /** @typedef {import('./types.js').RunStreamBody} RunStreamBody */

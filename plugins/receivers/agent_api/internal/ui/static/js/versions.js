@@ -3,9 +3,9 @@
 // (`POST /assistants/{id}/latest`). Runs use the active version.
 
 import { useState } from 'preact/hooks';
+import { formatTime } from '@tracepipe/webui/format.js';
+import { html } from '@tracepipe/webui/html.js';
 import { api } from './api.js';
-import { formatTime } from './format.js';
-import { html } from './html.js';
 
 /**
  * @param {{
