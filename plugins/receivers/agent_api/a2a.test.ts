@@ -14,6 +14,8 @@ import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
+import { AgentCard, Role, TaskState } from '@a2a-js/sdk';
+import type { Message, Part, SendMessageRequest, SendMessageResult, Task } from '@a2a-js/sdk';
 import {
   Client as A2AClient,
   ClientFactory,
@@ -24,23 +26,125 @@ import {
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { EXAMPLES_LANGGRAPH_JSON, startTestServer, useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
+import { collect } from './testing/agent-wire.ts';
+import {
+  asObject,
+  asObjects,
+  asRpcAnswer,
+  asString,
+  firstActionRequest,
+  rpcErrorOf,
+  rpcResultOf,
+} from './testing/types.ts';
+import type { ErrorBody, JsonObject, RpcAnswer } from './testing/types.ts';
 
 const CRONS_AUTH = fileURLToPath(new URL('./testdata/auth/langgraph-crons.json', import.meta.url));
 const SYSTEM_AGENT = 'fe096781-5601-53d2-b2f6-0d3403f7e9ca';
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
+// What the endpoint sends in A2A v0.3's wire shape (`@a2a-js/sdk` types only its v1.0 core), as far
+// as these tests read it. v1.0 method names answer the same fields, without `kind` and with
+// `TASK_STATE_*` states.
+
+/** The agent card as served: v0.3 (`url`, `preferredTransport`) with v1.0's `supportedInterfaces`. */
+interface ServedCard {
+  protocolVersion: string;
+  name: string;
+  url: string;
+  preferredTransport: string;
+  supportedInterfaces: { url: string; protocolBinding: string; protocolVersion: string }[];
+  capabilities: { streaming: boolean; pushNotifications: boolean; stateTransitionHistory?: boolean };
+  defaultInputModes: string[];
+  skills: { id: string; metadata: { inputFields: string[] } }[];
+  securitySchemes?: JsonObject;
+  security?: JsonObject[];
+}
+
+interface WirePart {
+  kind: 'text' | 'data' | 'file';
+  text?: string;
+  data?: JsonObject;
+}
+
+interface WireMessage {
+  kind: 'message';
+  messageId: string;
+  role: 'user' | 'agent';
+  parts: WirePart[];
+}
+
+interface WireStatus {
+  state: string;
+  message?: WireMessage;
+}
+
+interface WireArtifact {
+  artifactId: string;
+  name?: string;
+  parts: WirePart[];
+}
+
+interface WireTask {
+  kind?: 'task';
+  id: string;
+  contextId: string;
+  status: WireStatus;
+  artifacts?: WireArtifact[];
+  history?: WireMessage[];
+}
+
+interface WireStatusUpdate {
+  kind: 'status-update';
+  taskId: string;
+  contextId: string;
+  status: WireStatus;
+  final: boolean;
+}
+
+interface WireArtifactUpdate {
+  kind: 'artifact-update';
+  taskId: string;
+  contextId: string;
+  artifact: WireArtifact;
+}
+
+/** What one `message/stream` event carries: the task, then its status and artifact updates. */
+type WireEvent = WireTask | WireStatusUpdate | WireArtifactUpdate;
+
+/** The text of a task's answer (its first artifact's first part); fails the test when there is none. */
+function answerOf(task: WireTask): string {
+  return asString(task.artifacts?.[0]?.parts[0]?.text, `the answer of task ${JSON.stringify(task)}`);
+}
+
 /** A user message in `@a2a-js/sdk`'s core (v1.0) types, as its client takes them. */
-function coreMessage(text: string): any {
+function coreMessage(text: string): Message {
   return {
     messageId: randomUUID(),
     contextId: '',
     taskId: '',
-    role: 1,
+    role: Role.ROLE_USER,
     parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
     metadata: undefined,
     extensions: [],
     referenceTaskIds: [],
   };
+}
+
+/** A `SendMessage` request for `@a2a-js/sdk`'s client carrying `message` alone. */
+function sendRequest(message: Message): SendMessageRequest {
+  return { tenant: '', message, configuration: undefined, metadata: undefined };
+}
+
+/** The task `sendMessage` answered (the SDK types it `Message | Task`); fails the test on a bare message. */
+function taskOf(result: SendMessageResult): Task {
+  assert.ok('status' in result, `expected a task: ${JSON.stringify(result)}`);
+  return result;
+}
+
+/** The text of a core (v1.0) part; fails the test when it is not a text part. */
+function coreText(part: Part | undefined): string {
+  assert.ok(part?.content?.$case === 'text', `not a text part: ${JSON.stringify(part)}`);
+  return part.content.value;
 }
 
 /**
@@ -52,9 +156,9 @@ async function sdkClient(url: string, assistant: string, headers: Record<string,
     fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), ...headers } });
   const cardUrl = `${url}/a2a/${assistant}/.well-known/agent-card.json`;
   if (legacy) {
-    const card = (await (await fetchImpl(cardUrl)).json()) as any;
+    const card = (await (await fetchImpl(cardUrl)).json()) as ServedCard;
     assert.equal(card.preferredTransport, 'JSONRPC');
-    return new A2AClient(new LegacyJsonRpcTransport({ endpoint: card.url, fetchImpl }), card);
+    return new A2AClient(new LegacyJsonRpcTransport({ endpoint: card.url, fetchImpl }), AgentCard.fromJSON(card));
   }
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
@@ -83,11 +187,21 @@ describe('agent_api A2A endpoint', () => {
       headers: { ...JSON_HEADERS, ...headers },
       body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
     });
-    const body = (await response.json()) as any;
-    return { status: response.status, id, body, result: body.result, error: body.error };
+    const body = asRpcAnswer<WireTask>(await response.json());
+    return {
+      status: response.status,
+      id,
+      body,
+      get result(): WireTask {
+        return rpcResultOf(body);
+      },
+      get error() {
+        return rpcErrorOf(body);
+      },
+    };
   }
 
-  async function stream(assistant: string, params: unknown): Promise<any[]> {
+  async function stream(assistant: string, params: unknown): Promise<RpcAnswer<WireEvent>[]> {
     const response = await fetch(`${server.url}/a2a/${assistant}`, {
       method: 'POST',
       headers: JSON_HEADERS,
@@ -100,11 +214,13 @@ describe('agent_api A2A endpoint', () => {
       .split('\n\n')
       .map((frame) => frame.split('\n').find((line) => line.startsWith('data: ')))
       .filter((line): line is string => line !== undefined)
-      .map((line) => JSON.parse(line.slice(6)));
+      .map((line) => asRpcAnswer<WireEvent>(JSON.parse(line.slice(6)), 'event'));
   }
 
   it('serves an agent card per assistant', async () => {
-    const card = (await (await fetch(`${server.url}/.well-known/agent-card.json?assistant_id=agent`)).json()) as any;
+    const card = (await (
+      await fetch(`${server.url}/.well-known/agent-card.json?assistant_id=agent`)
+    ).json()) as ServedCard;
     assert.equal(card.protocolVersion, '0.3.0');
     assert.equal(card.name, 'agent');
     assert.equal(card.url, `${server.url}/a2a/${SYSTEM_AGENT}`);
@@ -114,24 +230,24 @@ describe('agent_api A2A endpoint', () => {
     assert.deepEqual(card.defaultInputModes, ['text/plain', 'application/json']);
     assert.equal(card.skills[0].id, `${SYSTEM_AGENT}-main`);
     assert.ok(card.skills[0].metadata.inputFields.includes('messages'));
-    const nested = (await (await fetch(`${server.url}/a2a/agent/.well-known/agent-card.json`)).json()) as any;
+    const nested = (await (await fetch(`${server.url}/a2a/agent/.well-known/agent-card.json`)).json()) as ServedCard;
     assert.deepEqual(nested, card);
     const proxied = (await (
       await fetch(`${server.url}/.well-known/agent-card.json?assistant_id=agent`, {
         headers: { 'x-forwarded-proto': 'https' },
       })
-    ).json()) as any;
+    ).json()) as ServedCard;
     assert.match(proxied.url, /^https:\/\//);
 
     const missing = await fetch(`${server.url}/.well-known/agent-card.json`);
     assert.equal(missing.status, 422);
-    assert.match(((await missing.json()) as any).message, /assistant_id: is required/);
+    assert.match(((await missing.json()) as ErrorBody).message, /assistant_id: is required/);
     const unknown = await fetch(`${server.url}/.well-known/agent-card.json?assistant_id=nope`);
     assert.equal(unknown.status, 404);
-    assert.match(((await unknown.json()) as any).message, /Assistant 'nope' not found/);
+    assert.match(((await unknown.json()) as ErrorBody).message, /Assistant 'nope' not found/);
     const notMessages = await fetch(`${server.url}/.well-known/agent-card.json?assistant_id=error`);
     assert.equal(notMessages.status, 422);
-    assert.match(((await notMessages.json()) as any).message, /take a 'messages' input.*delay_ms/);
+    assert.match(((await notMessages.json()) as ErrorBody).message, /take a 'messages' input.*delay_ms/);
   });
 
   it('message/send answers a completed task; a follow-up with the contextId continues the thread', async () => {
@@ -142,10 +258,10 @@ describe('agent_api A2A endpoint', () => {
     assert.equal(task.kind, 'task');
     assert.equal(task.status.state, 'completed');
     assert.match(task.contextId, /^[0-9a-f-]{36}$/);
-    assert.equal(task.artifacts[0].name, 'Assistant Response');
-    assert.match(task.artifacts[0].parts[0].text, /hello a2a/);
+    assert.equal(task.artifacts?.[0].name, 'Assistant Response');
+    assert.match(answerOf(task), /hello a2a/);
     assert.deepEqual(
-      task.history.map((message: any) => message.role),
+      task.history?.map((message) => message.role),
       ['user', 'agent'],
     );
     // The task is the run, the context the thread.
@@ -154,13 +270,13 @@ describe('agent_api A2A endpoint', () => {
 
     const second = await rpc('agent', 'message/send', { message: userMessage('again', { contextId: task.contextId }) });
     assert.equal(second.result.contextId, task.contextId);
-    assert.equal(second.result.history.length, 4);
+    assert.equal(second.result.history?.length, 4);
 
     const got = await rpc('agent', 'tasks/get', { id: task.id });
     assert.equal(got.result.id, task.id);
     assert.equal(got.result.status.state, 'completed');
     const short = await rpc('agent', 'tasks/get', { id: second.result.id, historyLength: 1 });
-    assert.equal(short.result.history.length, 1);
+    assert.equal(short.result.history?.length, 1);
     // v1.0 method names work too, with the v1.0 wire format.
     const v1 = await rpc('agent', 'GetTask', { id: task.id }, { 'a2a-version': '1.0' });
     assert.equal(v1.result.status.state, 'TASK_STATE_COMPLETED');
@@ -175,32 +291,36 @@ describe('agent_api A2A endpoint', () => {
   it('an interrupt is input-required, and a message naming the task resumes it', async () => {
     const asked = await rpc('interrupt', 'message/send', { message: userMessage('write something') });
     assert.equal(asked.result.status.state, 'input-required');
-    const parts = asked.result.status.message.parts;
+    const question = asked.result.status.message;
+    assert.ok(question, `an input-required status carries a message: ${JSON.stringify(asked.result.status)}`);
+    const parts = question.parts;
     assert.equal(parts[1].kind, 'data');
-    assert.equal(parts[1].data.interrupts[0].value.action_requests[0].description, 'Approve this draft?');
+    const [interrupt] = asObjects(asObject(parts[1].data, 'data part').interrupts, 'interrupts');
+    assert.equal(firstActionRequest(interrupt.value).description, 'Approve this draft?');
     const resumed = await rpc('interrupt', 'message/send', {
       message: userMessage('approve', { contextId: asked.result.contextId, taskId: asked.result.id }),
     });
     assert.equal(resumed.result.status.state, 'completed');
-    assert.match(resumed.result.artifacts[0].parts[0].text, /Draft answer to: write something/);
+    assert.match(answerOf(resumed.result), /Draft answer to: write something/);
   });
 
   it('message/stream sends the task, working updates, the answer in chunks and a final status', async () => {
     const events = await stream('agent', { message: userMessage('stream me') });
     assert.ok(events.every((event) => event.jsonrpc === '2.0' && event.id === 'stream-1'));
-    const results = events.map((event) => event.result);
-    assert.equal(results[0].kind, 'task');
-    assert.equal(results[0].status.state, 'submitted');
-    assert.equal(results[0].history[0].parts[0].text, 'stream me');
+    const results = events.map((event) => rpcResultOf(event));
+    const first = results[0];
+    assert.ok(first.kind === 'task', `the first event is the task: ${JSON.stringify(first)}`);
+    assert.equal(first.status.state, 'submitted');
+    assert.equal(first.history?.[0].parts[0].text, 'stream me');
     assert.ok(results.some((result) => result.kind === 'status-update' && result.status.state === 'working'));
-    const chunks = results.filter((result) => result.kind === 'artifact-update');
+    const chunks = results.filter((result): result is WireArtifactUpdate => result.kind === 'artifact-update');
     assert.ok(chunks.length > 0);
-    const streamed = chunks.map((chunk) => chunk.artifact.parts[0].text).join('');
+    const streamed = chunks.map((chunk) => asString(chunk.artifact.parts[0].text, 'chunk text')).join('');
     const last = results.at(-1);
-    assert.equal(last.kind, 'status-update');
+    assert.ok(last?.kind === 'status-update', `the last event is a status update: ${JSON.stringify(last)}`);
     assert.equal(last.status.state, 'completed');
     assert.equal(last.final, true);
-    assert.equal(last.status.message.parts[0].text, streamed);
+    assert.equal(last.status.message?.parts[0].text, streamed);
     assert.match(streamed, /stream me/);
   });
 
@@ -290,7 +410,7 @@ describe('agent_api A2A endpoint', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: randomUUID() } }),
     });
-    assert.equal(((await noAccept.json()) as any).error.code, -32001);
+    assert.equal(rpcErrorOf(asRpcAnswer(await noAccept.json())).code, -32001);
 
     // A stream refused before its first event is one JSON-RPC error, not an empty stream.
     const file = await fetch(`${server.url}/a2a/agent`, {
@@ -305,7 +425,7 @@ describe('agent_api A2A endpoint', () => {
     });
     assert.equal(file.status, 200);
     assert.match(file.headers.get('content-type') ?? '', /application\/json/);
-    assert.equal(((await file.json()) as any).error.code, -32005);
+    assert.equal(rpcErrorOf(asRpcAnswer(await file.json())).code, -32005);
     const resubscribe = await rpc('agent', 'tasks/resubscribe', { id: randomUUID() });
     assert.equal(resubscribe.error.code, -32004);
 
@@ -320,7 +440,7 @@ describe('agent_api A2A endpoint', () => {
       body: '{"id": 1,',
     });
     assert.equal(malformed.status, 400);
-    assert.equal(((await malformed.json()) as any).error.code, -32700);
+    assert.equal(rpcErrorOf(asRpcAnswer(await malformed.json())).code, -32700);
     for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
       const answer = await fetch(`${server.url}/a2a/agent`, {
         method,
@@ -337,24 +457,27 @@ describe('agent_api A2A endpoint', () => {
     for (const legacy of [false, true]) {
       const client = await sdkClient(server.url, 'agent', {}, legacy);
       assert.equal(client.protocolVersion, legacy ? '0.3' : '1.0');
-      const task = (await client.sendMessage({ message: coreMessage(`sent ${legacy}`) } as any)) as any;
-      assert.equal(task.status.state, 3, 'completed');
-      assert.match(task.artifacts[0].parts[0].content.value, new RegExp(`sent ${legacy}`));
-      const events: any[] = [];
-      for await (const event of client.sendMessageStream({ message: coreMessage(`streamed ${legacy}`) } as any))
-        events.push(event);
-      assert.equal(events[0].payload.$case, 'task');
-      const last = events.at(-1).payload;
-      assert.equal(last.$case, 'statusUpdate');
-      assert.equal(last.value.status.state, 3);
-      assert.equal((await client.getTask({ id: task.id } as any)).id, task.id);
+      const task = taskOf(await client.sendMessage(sendRequest(coreMessage(`sent ${legacy}`))));
+      assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
+      assert.match(coreText(task.artifacts[0]?.parts[0]), new RegExp(`sent ${legacy}`));
+      const events = await collect(client.sendMessageStream(sendRequest(coreMessage(`streamed ${legacy}`))));
+      assert.equal(events[0]?.payload?.$case, 'task');
+      const last = events.at(-1)?.payload;
+      assert.ok(last?.$case === 'statusUpdate', `the stream ends with a status update: ${JSON.stringify(last)}`);
+      assert.equal(last.value.status?.state, TaskState.TASK_STATE_COMPLETED);
+      assert.equal((await client.getTask({ tenant: '', id: task.id })).id, task.id);
       // A refused stream reaches the client as the A2A error.
       const refused = async () => {
         const message = coreMessage('x');
         message.parts = [
-          { content: { $case: 'url', value: 'https://example.com/x' }, filename: 'x', mediaType: 'image/png' },
+          {
+            content: { $case: 'url', value: 'https://example.com/x' },
+            metadata: undefined,
+            filename: 'x',
+            mediaType: 'image/png',
+          },
         ];
-        for await (const _event of client.sendMessageStream({ message } as any)) void _event;
+        for await (const _event of client.sendMessageStream(sendRequest(message))) void _event;
       };
       await assert.rejects(refused(), /part kind 'file'|ContentTypeNotSupported|-32005/);
     }
@@ -365,7 +488,7 @@ describe('agent_api A2A endpoint', () => {
     try {
       const card = (await (
         await fetch(`${keyed.url}/.well-known/agent-card.json?assistant_id=agent`, { headers: { 'x-api-key': 'k1' } })
-      ).json()) as any;
+      ).json()) as ServedCard;
       assert.deepEqual(card.securitySchemes, {
         apiKey: {
           type: 'apiKey',
@@ -378,7 +501,7 @@ describe('agent_api A2A endpoint', () => {
       assert.equal(card.url, `${keyed.url}/a2a/${SYSTEM_AGENT}`);
       assert.equal(card.preferredTransport, 'JSONRPC');
       assert.deepEqual(
-        card.supportedInterfaces.map((entry: any) => [entry.url, entry.protocolBinding, entry.protocolVersion]),
+        card.supportedInterfaces.map((entry) => [entry.url, entry.protocolBinding, entry.protocolVersion]),
         [
           [card.url, 'JSONRPC', '0.3'],
           [card.url, 'JSONRPC', '1.0'],
@@ -386,13 +509,15 @@ describe('agent_api A2A endpoint', () => {
       );
       assert.deepEqual(card.capabilities, { streaming: true, pushNotifications: false, stateTransitionHistory: false });
       const client = await sdkClient(keyed.url, 'agent', { 'x-api-key': 'k1' }, true);
-      const task = (await client.sendMessage({ message: coreMessage('keyed') } as any)) as any;
-      assert.equal(task.status.state, 3);
+      const task = taskOf(await client.sendMessage(sendRequest(coreMessage('keyed'))));
+      assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
     } finally {
       await keyed.stop();
     }
     // Without keys, nothing is declared.
-    const open = (await (await fetch(`${server.url}/.well-known/agent-card.json?assistant_id=agent`)).json()) as any;
+    const open = (await (
+      await fetch(`${server.url}/.well-known/agent-card.json?assistant_id=agent`)
+    ).json()) as ServedCard;
     assert.equal(open.securitySchemes, undefined);
     assert.equal(open.security, undefined);
   });
@@ -412,9 +537,9 @@ describe('agent_api A2A endpoint', () => {
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: userMessage('hi') } }),
       });
       assert.equal(gone.status, 404);
-      const info = (await (await fetch(`${off.url}/info`)).json()) as any;
-      assert.equal(info.flags.a2a, false);
-      assert.equal(info.flags.mcp, true, 'MCP has its own switch');
+      const flags = asObject(asObject(await (await fetch(`${off.url}/info`)).json(), 'info').flags, 'flags');
+      assert.equal(flags.a2a, false);
+      assert.equal(flags.mcp, true, 'MCP has its own switch');
     } finally {
       await off.stop();
     }
@@ -442,7 +567,7 @@ describe('agent_api A2A endpoint', () => {
         headers: { ...JSON_HEADERS, 'x-api-key': 'k1' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: userMessage('hi') } }),
       });
-      assert.equal(((await allowed.json()) as any).result.status.state, 'completed');
+      assert.equal(rpcResultOf(asRpcAnswer<WireTask>(await allowed.json())).status.state, 'completed');
     } finally {
       await keyed.stop();
     }
@@ -467,15 +592,15 @@ describe('agent_api A2A endpoint', () => {
           headers: { ...JSON_HEADERS, authorization: `Bearer ${who}` },
           body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
         });
-        return { status: response.status, body: (await response.json()) as any };
+        return { status: response.status, body: asRpcAnswer<WireTask>(await response.json()) };
       };
-      const sent = await call('alice', 'message/send', { message: userMessage('hi') });
-      assert.equal(sent.body.result.status.state, 'completed');
-      const thread = await alice.threads.get(sent.body.result.contextId);
+      const sent = rpcResultOf((await call('alice', 'message/send', { message: userMessage('hi') })).body);
+      assert.equal(sent.status.state, 'completed');
+      const thread = await alice.threads.get(sent.contextId);
       assert.equal(thread.metadata?.owner, 'alice');
-      const bob = await call('bob', 'tasks/get', { id: sent.body.result.id });
+      const bob = await call('bob', 'tasks/get', { id: sent.id });
       assert.equal(bob.status, 404);
-      assert.equal(bob.body.error.code, -32602);
+      assert.equal(rpcErrorOf(bob.body).code, -32602);
       const card = await fetch(`${authed.url}/.well-known/agent-card.json?assistant_id=${assistant.assistant_id}`, {
         headers: { authorization: 'Bearer bob' },
       });

@@ -13,8 +13,17 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CallToolRequest,
+  CallToolResult,
+  InitializeResult,
+  ListToolsResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { EXAMPLES_LANGGRAPH_JSON, startTestServer, useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
+import { asObject, asRpcAnswer, messagesOf, rpcErrorOf, rpcResultOf } from './testing/types.ts';
+import type { ErrorBody } from './testing/types.ts';
 
 const CRONS_AUTH = fileURLToPath(new URL('./testdata/auth/langgraph-crons.json', import.meta.url));
 
@@ -22,6 +31,21 @@ async function connect(url: string, headers: Record<string, string> = {}): Promi
   const client = new McpClient({ name: 'test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }));
   return client;
+}
+
+/**
+ * Calls a tool; its answer in the current shape (the SDK's return type also allows the pre-2024
+ * `toolResult` one), checked against the SDK's schema.
+ */
+async function callTool(client: McpClient, params: CallToolRequest['params']): Promise<CallToolResult> {
+  return CallToolResultSchema.parse(await client.callTool(params));
+}
+
+/** The text of a tool call's first content item; fails the test when it is not text. */
+function firstText(result: CallToolResult): string {
+  const [first] = result.content;
+  assert.ok(first?.type === 'text', `the first content is not text: ${JSON.stringify(result.content)}`);
+  return first.text;
 }
 
 /** A langgraph.json in a temporary folder serving the example chat graph as `agent`, plus `http`. */
@@ -53,21 +77,21 @@ describe('agent_api MCP endpoint', () => {
       const support = tools.find((tool) => tool.name === 'support_bot')!;
       assert.equal(support.description, 'Answers support questions.');
       assert.equal(support.inputSchema.type, 'object');
-      const messages = (support.inputSchema.properties as any).messages;
+      const messages = asObject(support.inputSchema.properties?.messages, 'messages schema');
       assert.equal(messages.type, 'array');
-      assert.deepEqual(messages.items.required, ['role', 'content']);
+      assert.deepEqual(asObject(messages.items, 'messages items schema').required, ['role', 'content']);
       assert.ok(support.inputSchema.required?.includes('messages'));
       const sleep = tools.find((tool) => tool.name === 'sleep')!;
-      assert.ok((sleep.inputSchema.properties as any).delay_ms, 'a non-chat graph keeps its own input schema');
+      assert.ok(sleep.inputSchema.properties?.delay_ms, 'a non-chat graph keeps its own input schema');
 
-      const result = (await mcp.callTool({
+      const result = await callTool(mcp, {
         name: 'support_bot',
         arguments: { messages: [{ role: 'user', content: 'hello there' }] },
-      })) as any;
+      });
       assert.notEqual(result.isError, true);
       assert.equal(result.content[0].type, 'text');
-      assert.match(result.content[0].text, /hello there/);
-      assert.equal(result.structuredContent.messages.length, 2);
+      assert.match(firstText(result), /hello there/);
+      assert.equal(messagesOf(result.structuredContent).length, 2);
       // Threadless: nothing is left behind.
       assert.deepEqual(await server.client.threads.search({ metadata: { assistant_id: created.assistant_id } }), []);
     } finally {
@@ -78,9 +102,9 @@ describe('agent_api MCP endpoint', () => {
   it('reports a failing run as a tool error and an unknown tool as a protocol error', async () => {
     const mcp = await connect(server.url);
     try {
-      const failed = (await mcp.callTool({ name: 'error', arguments: { message: 'kaput' } })) as any;
+      const failed = await callTool(mcp, { name: 'error', arguments: { message: 'kaput' } });
       assert.equal(failed.isError, true);
-      assert.match(failed.content[0].text, /CustomError: kaput/);
+      assert.match(firstText(failed), /CustomError: kaput/);
       await assert.rejects(mcp.callTool({ name: 'no_such_tool', arguments: {} }), /Unknown tool: no_such_tool/);
     } finally {
       await mcp.close();
@@ -101,9 +125,9 @@ describe('agent_api MCP endpoint', () => {
     });
     assert.equal(init.status, 200);
     assert.equal(init.headers.get('mcp-session-id'), null);
-    const body = (await init.json()) as any;
-    assert.equal(body.result.protocolVersion, '2025-06-18');
-    assert.deepEqual(body.result.capabilities.tools, { listChanged: false });
+    const initialized = rpcResultOf(asRpcAnswer<InitializeResult>(await init.json()));
+    assert.equal(initialized.protocolVersion, '2025-06-18');
+    assert.deepEqual(initialized.capabilities.tools, { listChanged: false });
     const note = await fetch(`${server.url}/mcp`, {
       method: 'POST',
       headers,
@@ -126,35 +150,35 @@ describe('agent_api MCP endpoint', () => {
     for (const accept of ['application/json', '*/*', 'application/*;q=0.5']) {
       const answer = await post(list, { accept });
       assert.equal(answer.status, 200, accept);
-      assert.ok(((await answer.json()) as any).result.tools.length > 0, accept);
+      assert.ok(rpcResultOf(asRpcAnswer<ListToolsResult>(await answer.json())).tools.length > 0, accept);
     }
     const sseOnly = await post(list, { accept: 'text/event-stream' });
     assert.equal(sseOnly.status, 406);
     assert.match(sseOnly.headers.get('content-type') ?? '', /application\/json/);
-    const refused = (await sseOnly.json()) as any;
+    const refused = asRpcAnswer(await sseOnly.json());
     assert.equal(refused.jsonrpc, '2.0');
-    assert.match(refused.error.message, /Not Acceptable.*application\/json/);
+    assert.match(rpcErrorOf(refused).message, /Not Acceptable.*application\/json/);
     assert.equal((await post(list, { accept: 'application/json;q=0' })).status, 406);
 
     const malformed = await post('{"jsonrpc": "2.0", "id": 1,');
     assert.equal(malformed.status, 400);
-    assert.deepEqual(((await malformed.json()) as any).error.code, -32700);
+    assert.deepEqual(rpcErrorOf(asRpcAnswer(await malformed.json())).code, -32700);
     const notRpc = await post(JSON.stringify({ jsonrpc: '1.0', id: 1, method: 'ping' }));
     assert.equal(notRpc.status, 400);
-    assert.equal(((await notRpc.json()) as any).error.code, -32600);
+    assert.equal(rpcErrorOf(asRpcAnswer(await notRpc.json())).code, -32600);
     const ping = await post(JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'ping' }), {
       'mcp-protocol-version': '2025-06-18',
     });
     assert.deepEqual(await ping.json(), { jsonrpc: '2.0', id: 'p', result: {} });
-    const unknownMethod = (await (
-      await post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'resources/list' }))
-    ).json()) as any;
-    assert.equal(unknownMethod.error.code, -32601);
+    const unknownMethod = asRpcAnswer(
+      await (await post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'resources/list' }))).json(),
+    );
+    assert.equal(rpcErrorOf(unknownMethod).code, -32601);
 
     // The protocol version header: a version the server does not speak is a 400.
     const badVersion = await post(list, { 'mcp-protocol-version': '1999-01-01' });
     assert.equal(badVersion.status, 400);
-    assert.match(((await badVersion.json()) as any).error.message, /Unsupported protocol version: 1999-01-01/);
+    assert.match(rpcErrorOf(asRpcAnswer(await badVersion.json())).message, /Unsupported protocol version: 1999-01-01/);
     // Every method but POST is 405, with Allow.
     for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
       const answer = await fetch(`${server.url}/mcp/`, {
@@ -194,7 +218,7 @@ describe('agent_api MCP endpoint', () => {
         });
         assert.equal(answer.status, 401);
         assert.match(answer.headers.get('content-type') ?? '', /application\/json/);
-        assert.match(((await answer.json()) as any).message, /X-Api-Key/);
+        assert.match(((await answer.json()) as ErrorBody).message, /X-Api-Key/);
       }
       const error = await connect(keyed.url, { 'x-api-key': 'wrong' }).then(
         () => assert.fail('connected with a wrong key'),
@@ -218,9 +242,9 @@ describe('agent_api MCP endpoint', () => {
       });
       assert.equal(answer.status, 404);
       await assert.rejects(connect(off.url), /404|Not Found/);
-      const info = (await (await fetch(`${off.url}/info`)).json()) as any;
-      assert.equal(info.flags.mcp, false);
-      assert.equal(info.flags.a2a, true, 'A2A has its own switch');
+      const flags = asObject(asObject(await (await fetch(`${off.url}/info`)).json(), 'info').flags, 'flags');
+      assert.equal(flags.mcp, false);
+      assert.equal(flags.a2a, true, 'A2A has its own switch');
     } finally {
       await off.stop();
       config.remove();
@@ -235,7 +259,8 @@ describe('agent_api MCP endpoint', () => {
         ['agent'],
       );
       await mcp.close();
-      assert.equal(((await (await fetch(`${served.url}/info`)).json()) as any).flags.mcp, true);
+      const info = asObject(await (await fetch(`${served.url}/info`)).json(), 'info');
+      assert.equal(asObject(info.flags, 'flags').mcp, true);
     } finally {
       await served.stop();
       on.remove();
@@ -288,11 +313,11 @@ describe('agent_api MCP endpoint', () => {
       );
       assert.deepEqual((await bob.listTools()).tools, []);
       await assert.rejects(bob.callTool({ name: 'alice-helper', arguments: {} }), /Unknown tool/);
-      const answer = (await alice.callTool({
+      const answer = await callTool(alice, {
         name: 'alice-helper',
         arguments: { messages: [{ role: 'user', content: 'hi' }] },
-      })) as any;
-      assert.match(answer.content[0].text, /hi/);
+      });
+      assert.match(firstText(answer), /hi/);
       await alice.close();
       await bob.close();
       await assert.rejects(connect(authed.url), /401|Unauthorized|credentials/);

@@ -58,8 +58,8 @@ describe('agent_api web interface: crons and deployment', { skip }, () => {
     const [cron] = await server.client.crons.search({});
     assert.ok(cron);
     assert.equal(cron.schedule, '*/30 * * * *');
-    assert.equal((cron as any).on_run_completed, 'keep');
-    assert.deepEqual((cron.payload as any).input, { messages: [{ role: 'user', content: 'Daily digest please' }] });
+    assert.equal(cron.on_run_completed, 'keep');
+    assert.deepEqual(cron.payload.input, { messages: [{ role: 'user', content: 'Daily digest please' }] });
 
     await page.getByRole('button', { name: 'Disable cron */30 * * * * of agent' }).click();
     await page.getByRole('status').filter({ hasText: 'Disabled the cron' }).waitFor();

@@ -94,3 +94,41 @@ export function firstActionRequest(value: unknown): JsonObject {
   const [first] = asObjects(asObject(value, 'interrupt value').action_requests, 'action_requests');
   return asObject(first, 'action_requests[0]');
 }
+
+/** A JSON-RPC 2.0 error, as `/mcp` and `/a2a` answer it. */
+export interface RpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** A JSON-RPC 2.0 answer as `/mcp` and `/a2a` send it: the request's id, and a result or an error. */
+export interface RpcAnswer<Result = unknown> {
+  jsonrpc: '2.0';
+  id?: string | number | null;
+  result?: Result;
+  error?: RpcError;
+}
+
+/** `value` as a JSON-RPC 2.0 answer whose result (when there is one) is a `Result`; fails the test when it is not one. */
+export function asRpcAnswer<Result = unknown>(value: unknown, what = 'answer'): RpcAnswer<Result> {
+  assertRpcAnswer<Result>(value, what);
+  return value;
+}
+
+function assertRpcAnswer<Result>(value: unknown, what: string): asserts value is RpcAnswer<Result> {
+  const answer = asObject(value, what);
+  assert.equal(answer.jsonrpc, '2.0', `${what} is not a JSON-RPC 2.0 answer: ${JSON.stringify(value)}`);
+}
+
+/** The result of a JSON-RPC answer; fails the test, showing the answer, when it has none (an error answer). */
+export function rpcResultOf<Result>(answer: RpcAnswer<Result>): Result {
+  assert.ok(answer.result !== undefined, `expected a JSON-RPC result: ${JSON.stringify(answer)}`);
+  return answer.result;
+}
+
+/** The error of a JSON-RPC answer; fails the test, showing the answer, when it has none. */
+export function rpcErrorOf(answer: RpcAnswer): RpcError {
+  assert.ok(answer.error !== undefined, `expected a JSON-RPC error: ${JSON.stringify(answer)}`);
+  return answer.error;
+}
