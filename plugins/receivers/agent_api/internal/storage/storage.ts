@@ -3,8 +3,8 @@
 // which hands the same operations to a function whose calls commit together. Every operation is
 // async, so that a networked database (PostgreSQL) implements the same contract as the embedded
 // one. Checkpoints are not here: they belong to LangGraph's checkpointer, opened beside this
-// storage. Implementations: `sqlite.ts` (embedded, the default). `testing/storage-contract.ts`
-// holds the cases every implementation must pass.
+// storage. Implementations: `sqlite.ts` (embedded, the default) and `postgres.ts`;
+// `testing/storage-contract.ts` holds the cases every implementation must pass.
 
 import type { AuthFilters } from '../auth/filters.ts';
 import type { ApiStreamMode } from '../runs/stream-modes.ts';
