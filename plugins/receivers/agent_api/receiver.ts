@@ -40,9 +40,9 @@ import { GraphRunner } from './internal/runs/graph-runner.ts';
 import { WorkerPool } from './internal/runs/worker-pool.ts';
 import { ThrottledWarning } from './internal/runs/throttled-warning.ts';
 import { CheckpointDatabase } from './internal/storage/checkpoints.ts';
-import { SqliteStorage } from './internal/storage/sqlite.ts';
+import { openSqliteStorage } from './internal/storage/sqlite.ts';
 import { SqliteStore } from './internal/storage/store.ts';
-import type { Assistant, RunRecord } from './internal/storage/storage.ts';
+import type { Assistant, RunRecord, Storage } from './internal/storage/storage.ts';
 import { registerGlobalRunTracing } from './internal/tracing/global.ts';
 import { createRunTracer } from './internal/tracing/tracer.ts';
 import type { RunTracer } from './internal/tracing/tracer.ts';
@@ -52,7 +52,7 @@ const RESTART_MESSAGE = 'The server stopped while this run was executing; start 
 
 export class AgentApiReceiver implements Receiver {
   private app?: FastifyInstance;
-  private storage?: SqliteStorage;
+  private storage?: Storage;
   private checkpoints?: CheckpointDatabase;
   private store?: SqliteStore;
   private workerPool?: WorkerPool;
@@ -111,7 +111,7 @@ export class AgentApiReceiver implements Receiver {
     const headerFilter = new HeaderFilter(deploymentHttp.configurableHeaders);
     const webhookPolicy = AddressPolicy.fromAllowList(config.webhooks.allow);
 
-    const storage = (this.storage = new SqliteStorage(join(dataDir, 'agent.sqlite')));
+    const storage = (this.storage = openSqliteStorage(join(dataDir, 'agent.sqlite')));
     const checkpoints = (this.checkpoints = new CheckpointDatabase(join(dataDir, 'checkpoints.sqlite')));
     const store = (this.store = new SqliteStore(join(dataDir, 'store.sqlite')));
     const metrics = this.metrics();
@@ -307,7 +307,7 @@ export class AgentApiReceiver implements Receiver {
   }
 
   /** Settles what a stopped process left behind (see the restart rule above). */
-  private async recover(storage: SqliteStorage, broker: StreamBroker): Promise<void> {
+  private async recover(storage: Storage, broker: StreamBroker): Promise<void> {
     const cutOff = await storage.runsWithStatus('running');
     for (const run of cutOff) {
       await storage.transaction(async (tx) => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isoNow } from './internal/domain/clock.ts';
-import { SqliteStorage } from './internal/storage/sqlite.ts';
+import { openSqliteStorage } from './internal/storage/sqlite.ts';
 import { newGate } from './testing/gates.ts';
 import { startTestServer } from './testing/test-server.ts';
 import { messagesOf, runErrorOf } from './testing/types.ts';
@@ -73,7 +73,7 @@ describe('agent_api restart', () => {
     await first.stop({ keepData: true });
 
     // Simulate a crash: one run was running when the process died; the other is due now.
-    const storage = new SqliteStorage(join(first.dataDir, 'agent', 'agent.sqlite'));
+    const storage = openSqliteStorage(join(first.dataDir, 'agent', 'agent.sqlite'));
     const running = (await storage.getRun(cutOff.run_id))!;
     await storage.updateRun({ ...running, status: 'running', attempt: 1 });
     const pending = (await storage.getRun(waiting.run_id))!;

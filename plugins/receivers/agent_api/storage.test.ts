@@ -1,85 +1,225 @@
-// The SQLite storage on its own: transactions commit or roll back as a whole, the run queue's
-// claim order (oldest due first, one running run per thread), and the metadata filter rule.
+// The SQLite storage: the storage contract's cases (`testing/storage-contract.ts`), the versioned
+// migrations of the SQLite files (a fresh file, a file an earlier server made before versions were
+// recorded, processes opening one file at once, a newer file, a failing step), and the metadata
+// filter rule.
 
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { isoNow } from './internal/domain/clock.ts';
 import { containsJson } from './internal/storage/json-match.ts';
-import { SqliteStorage } from './internal/storage/sqlite.ts';
-import type { RunRecord, Thread } from './internal/storage/storage.ts';
+import { AGENT_MIGRATIONS, openSqliteStorage } from './internal/storage/sqlite.ts';
+import { migrateSqlite, openSqliteFile } from './internal/storage/sqlite-file.ts';
+import type { SqliteMigration } from './internal/storage/sqlite-file.ts';
+import { SqliteStore } from './internal/storage/store.ts';
+import type { Storage } from './internal/storage/storage.ts';
+import { run, storageContract } from './testing/storage-contract.ts';
 
-function thread(id: string): Thread {
-  const now = isoNow();
-  return {
-    thread_id: id,
-    created_at: now,
-    updated_at: now,
-    metadata: {},
-    status: 'idle',
-    config: {},
-    values: null,
-    interrupts: null,
-  };
+const run$ = promisify(execFile);
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'agent-api-storage-'));
 }
 
-function run(id: string, threadId: string, createdAt = isoNow()): RunRecord {
+storageContract('SQLite', async () => {
+  const dir = tempDir();
+  const path = join(dir, 'agent.sqlite');
+  const handles: Storage[] = [openSqliteStorage(path)];
   return {
-    run_id: id,
-    thread_id: threadId,
-    assistant_id: 'a',
-    created_at: createdAt,
-    updated_at: createdAt,
-    status: 'pending',
-    metadata: {},
-    kwargs: {} as RunRecord['kwargs'],
-    multitask_strategy: 'enqueue',
-    error: null,
-    attempt: 0,
-    temporary: false,
+    storage: handles[0]!,
+    openAnother: async () => {
+      const handle = openSqliteStorage(path);
+      handles.push(handle);
+      return handle;
+    },
+    drop: async () => {
+      for (const handle of handles) await handle.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
+});
+
+/** A file made by the server before migrations were versioned (`testdata/storage/README.md`). */
+function unversionedFile(dir: string, name: 'agent' | 'store'): string {
+  const path = join(dir, `${name}.sqlite`);
+  writeFileSync(
+    path,
+    gunzipSync(readFileSync(join(import.meta.dirname, `testdata/storage/${name}-unversioned.sqlite.gz`))),
+  );
+  return path;
 }
 
-describe('agent_api SQLite storage', () => {
-  it('rolls a failed transaction back entirely', async () => {
-    const storage = new SqliteStorage(':memory:');
-    await assert.rejects(
-      storage.transaction(async (tx) => {
-        await tx.insertThread(thread('t1'));
-        throw new Error('boom');
-      }),
-      /boom/,
+function schemaOf(path: string): { type: string; name: string; sql: string | null }[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db
+      .prepare(
+        "SELECT type, name, sql FROM sqlite_master WHERE name <> 'schema_migrations' AND name NOT LIKE 'sqlite_autoindex_schema_migrations%' ORDER BY type, name",
+      )
+      .all() as { type: string; name: string; sql: string | null }[];
+  } finally {
+    db.close();
+  }
+}
+
+function recordedVersions(path: string): number[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[]).map(
+      (row) => row.version,
     );
-    assert.equal(await storage.getThread('t1'), undefined);
-    await storage.transaction(async (tx) => tx.insertThread(thread('t1')));
-    assert.equal((await storage.getThread('t1'))?.thread_id, 't1');
-    await storage.close();
-    await storage.close();
+  } finally {
+    db.close();
+  }
+}
+
+describe('agent_api SQLite migrations', () => {
+  it('creates a new file at the last version, and applies nothing on the next open', () => {
+    const dir = tempDir();
+    try {
+      const path = join(dir, 'agent.sqlite');
+      const first = openSqliteFile(path, AGENT_MIGRATIONS);
+      assert.deepEqual(first.migrations, { applied: [1], adopted: false });
+      assert.equal(first.db.pragma('journal_mode', { simple: true }), 'wal');
+      assert.equal(first.db.pragma('busy_timeout', { simple: true }), 5000);
+      assert.equal(first.db.pragma('foreign_keys', { simple: true }), 1);
+      first.db.close();
+      const again = openSqliteFile(path, AGENT_MIGRATIONS);
+      assert.deepEqual(again.migrations, { applied: [], adopted: false });
+      again.db.close();
+      assert.deepEqual(recordedVersions(path), [1]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
-  it('claims the oldest due run, one running run per thread, in order within a thread', async () => {
-    const storage = new SqliteStorage(':memory:');
-    await storage.insertThread(thread('t1'));
-    await storage.insertThread(thread('t2'));
-    await storage.insertRun(run('r1', 't1', isoNow(-3000)));
-    await storage.insertRun(run('r2', 't1', isoNow(-2000)));
-    await storage.insertRun(run('r3', 't2', isoNow(-1000)));
-    await storage.insertRun(run('later', 't2', isoNow(60_000)));
-    const none = new Set<string>();
-    const first = await storage.claimNextRun(isoNow(), none);
-    assert.equal(first?.run_id, 'r1');
-    assert.equal(first?.status, 'running');
-    assert.equal(first?.attempt, 1);
-    // r2 waits for r1 (same thread); r3 is next; `later` is not due.
-    assert.equal((await storage.claimNextRun(isoNow(), none))?.run_id, 'r3');
-    assert.equal(await storage.claimNextRun(isoNow(), none), undefined);
-    assert.ok(await storage.nextDueRun(isoNow()));
-    await storage.updateRun({ ...first!, status: 'success' });
-    assert.equal((await storage.claimNextRun(isoNow(), none))?.run_id, 'r2');
-    await storage.close();
+  it('adopts agent.sqlite made before versions were recorded, keeping its schema and data', async () => {
+    const dir = tempDir();
+    try {
+      const path = unversionedFile(dir, 'agent');
+      const before = schemaOf(path);
+      const opened = openSqliteFile(path, AGENT_MIGRATIONS);
+      assert.deepEqual(opened.migrations, { applied: [1], adopted: true });
+      opened.db.close();
+      assert.deepEqual(schemaOf(path), before, 'no table, index or trigger changed');
+      assert.deepEqual(recordedVersions(path), [1]);
+
+      const storage = openSqliteStorage(path);
+      try {
+        const assistant = await storage.getAssistant('a-legacy');
+        assert.equal(assistant?.description, 'made before migrations');
+        assert.deepEqual(assistant?.context, { system_prompt: 'old' });
+        assert.equal(await storage.maxAssistantVersion('a-legacy'), 2);
+        assert.deepEqual((await storage.getThread('t-legacy'))?.values, { messages: ['hi'] });
+        assert.equal((await storage.getRun('r-legacy'))?.status, 'success');
+        assert.equal((await storage.getCron('c-legacy'))?.schedule, '*/5 * * * *');
+        // And it goes on working: new runs queue after the old ones.
+        await storage.insertRun(run('r-new', 't-new', { created_at: '2024-05-01T10:00:01.000Z' }));
+        assert.equal((await storage.claimNextRun('2024-05-01T11:00:00.000Z', new Set()))?.run_id, 'r-new');
+        // The cron trigger made before versions still fires.
+        await storage.deleteThread('t-legacy');
+        assert.equal(await storage.getCron('c-legacy'), undefined);
+      } finally {
+        await storage.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
-  it('matches metadata filters by containment (property)', () => {
+  it('adopts store.sqlite made before versions were recorded, keeping its items', async () => {
+    const dir = tempDir();
+    try {
+      const path = unversionedFile(dir, 'store');
+      const before = schemaOf(path);
+      const store = new SqliteStore(path);
+      try {
+        assert.deepEqual((await store.get(['users', 'u1'], 'prefs'))?.value, { theme: 'dark' });
+      } finally {
+        store.close();
+      }
+      assert.deepEqual(schemaOf(path), before);
+      assert.deepEqual(recordedVersions(path), [1]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('migrates a file once when several processes open it at the same moment', async () => {
+    const dir = tempDir();
+    try {
+      const path = join(dir, 'agent.sqlite');
+      const startAt = Date.now() + 1500;
+      const script = join(import.meta.dirname, 'testdata/storage-open.ts');
+      const outcomes = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          run$(process.execPath, ['--import', 'tsx', script, path, String(startAt)]).then(
+            ({ stdout }) => JSON.parse(stdout) as { applied: number[] },
+          ),
+        ),
+      );
+      assert.deepEqual(
+        outcomes.map((outcome) => outcome.applied.join(',')).sort(),
+        ['', '', '', '1'],
+        'one process applied the migration, the others found it applied',
+      );
+      assert.deepEqual(recordedVersions(path), [1]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a file a newer server migrated further', () => {
+    const dir = tempDir();
+    try {
+      const path = join(dir, 'agent.sqlite');
+      const newer: SqliteMigration[] = [
+        ...AGENT_MIGRATIONS,
+        { version: 2, name: 'a later step', sql: 'CREATE TABLE later (id TEXT);' },
+      ];
+      openSqliteFile(path, newer).db.close();
+      assert.throws(() => openSqliteStorage(path), /schema version 2, newer than this server knows \(1\)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('applies the pending steps in one transaction: a failing step leaves the file as it was', () => {
+    const db = new Database(':memory:');
+    try {
+      migrateSqlite(db, AGENT_MIGRATIONS);
+      const broken: SqliteMigration[] = [
+        ...AGENT_MIGRATIONS,
+        { version: 2, name: 'good', sql: 'CREATE TABLE extra (id TEXT);' },
+        { version: 3, name: 'bad', sql: 'CREATE TABLE extra (id TEXT);' },
+      ];
+      assert.throws(() => migrateSqlite(db, broken), /already exists/);
+      assert.equal(db.inTransaction, false);
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE name = 'extra'").all();
+      assert.deepEqual(tables, [], 'step 2 was rolled back with step 3');
+      assert.deepEqual(
+        (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
+        [1],
+      );
+      assert.throws(
+        () => migrateSqlite(db, [{ version: 2, name: 'gap', sql: '' }]),
+        /must have version 1/,
+        'versions are numbered from 1 without gaps',
+      );
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('agent_api metadata filters', () => {
+  it('match by containment (property)', () => {
     fc.assert(
       fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (value) => {
         // Null filter values never match (a key must be present and non-null), so drop them.

@@ -2,11 +2,11 @@
 // operations the API needs and the checkpointer lacks (copy a thread, drop one run's checkpoints
 // after a rollback, empty everything for `/internal/truncate`).
 
-import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { Checkpoint, CheckpointMetadata } from '@langchain/langgraph';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
+import { openSqliteFile } from './sqlite-file.ts';
 
 /** Configurable keys that address a checkpoint rather than describe the run. */
 const ADDRESS_KEYS = new Set(['checkpoint_id', 'checkpoint_ns', 'checkpoint_map', 'thread_ts']);
@@ -48,10 +48,9 @@ export class CheckpointDatabase {
   private readonly db: SqliteDatabase;
   private closed = false;
 
+  /** Opens the file; its tables are the checkpointer's own (it creates them), so no migrations here. */
   constructor(path: string) {
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
+    this.db = openSqliteFile(path).db;
     const saver = new ServerCheckpointSaver(this.db);
     saver.createTables();
     this.saver = saver;

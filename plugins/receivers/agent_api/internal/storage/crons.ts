@@ -1,7 +1,6 @@
-// The storage contract of crons: scheduled runs of an assistant, on one thread or on a new thread
-// each time. Part of `StorageOps`, so that a cron's tick can be claimed in the same transaction that
-// inserts the run it starts (see `claimCronTick`). Implementations: `sqlite-crons.ts`; a PostgreSQL
-// backend implements the same operations with the same contract.
+// The records of crons: scheduled runs of an assistant, on one thread or on a new thread each
+// time. Their operations are part of `StorageOps` (`storage.ts`), so that a cron's tick can be
+// claimed in the same transaction that inserts the run it starts (see `claimCronTick`).
 
 import type { AuthFilters } from '../auth/filters.ts';
 import type { JsonObject, Page } from './storage.ts';
@@ -52,29 +51,4 @@ export interface CronQuery {
   offset: number;
   sort_by: CronSortBy;
   sort_order: 'asc' | 'desc';
-}
-
-export interface CronStorageOps {
-  getCron(cronId: string): Promise<CronRecord | undefined>;
-  insertCron(cron: CronRecord): Promise<void>;
-  /** Replaces every field of the cron row. */
-  updateCron(cron: CronRecord): Promise<void>;
-  deleteCron(cronId: string): Promise<boolean>;
-  searchCrons(query: CronQuery): Promise<Page<CronRecord>>;
-  /**
-   * Crons due at `now`: enabled, `next_run_date <= now`, and `end_time` unset or `>= now`; earliest
-   * first, at most `limit`.
-   */
-  dueCrons(now: string, limit: number): Promise<CronRecord[]>;
-  /** The earliest `next_run_date` of an enabled cron not past its `end_time` (to schedule the next wake-up). */
-  earliestCronRun(): Promise<string | undefined>;
-  /**
-   * Claims the tick of `cronId` that was due at `expected`: sets `next_run_date` to `next` (and
-   * `updated_at` to `now`) only if the cron still exists, is enabled and its `next_run_date` still
-   * equals `expected`. Returns whether it did. Of any number of callers passing the same `expected`
-   * — in this process or in others sharing the database — exactly one gets true: the conditional
-   * update is a compare-and-set on the row. Called inside `Storage.transaction` together with the
-   * insertion of the run, the tick and its run commit together or not at all.
-   */
-  claimCronTick(cronId: string, expected: string, next: string | null, now: string): Promise<boolean>;
 }

@@ -57,13 +57,17 @@ function compare(a: unknown, b: unknown): number {
   return String(a).toLowerCase() < String(b).toLowerCase() ? -1 : 1;
 }
 
-/** The cron statements, synchronous; `SqliteStorage` serialises access to them. */
+/**
+ * The cron operations, synchronous; the storage's operations (`sqlite.ts`) extend them, and
+ * `openSqliteStorage` serialises access.
+ */
 export class SqliteCronOps {
+  // Statements are compiled once and reused: preparing is a noticeable share of a run's cost.
   private readonly statements = new Map<string, Statement>();
 
-  constructor(private readonly db: SqliteDatabase) {}
+  constructor(protected readonly db: SqliteDatabase) {}
 
-  private prepare(sql: string): Statement {
+  protected prepare(sql: string): Statement {
     let statement = this.statements.get(sql);
     if (!statement) this.statements.set(sql, (statement = this.db.prepare(sql)));
     return statement;

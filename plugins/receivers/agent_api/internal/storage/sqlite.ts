@@ -2,13 +2,13 @@
 // threads and runs. JSON columns hold the free-form objects; metadata filters are applied in
 // process, which suits the single-node, development-sized deployments this backend is for.
 
-import Database from 'better-sqlite3';
-import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import { matchesAuthFilters } from '../auth/filters.ts';
-import type { CronQuery, CronRecord } from './crons.ts';
 import { containsJson } from './json-match.ts';
 import { Mutex } from './mutex.ts';
 import { CRON_SCHEMA, SqliteCronOps } from './sqlite-crons.ts';
+import { openSqliteFile } from './sqlite-file.ts';
+import type { SqliteMigration } from './sqlite-file.ts';
+import { bindOperations, composeStorage } from './storage.ts';
 import type {
   Assistant,
   AssistantQuery,
@@ -19,12 +19,14 @@ import type {
   RunRecord,
   RunStatus,
   Storage,
-  StorageOps,
+  SynchronousStorageOps,
   Thread,
   ThreadQuery,
 } from './storage.ts';
 
-const SCHEMA = `
+// The schema before migrations were versioned, unchanged. `IF NOT EXISTS` throughout, so that
+// migration 1 adopts a file an earlier server made (it creates only what is missing).
+const BASELINE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS assistants (
   assistant_id TEXT PRIMARY KEY, graph_id TEXT NOT NULL, name TEXT NOT NULL, description TEXT,
   version INTEGER NOT NULL, config TEXT NOT NULL, context TEXT NOT NULL, metadata TEXT NOT NULL,
@@ -46,6 +48,11 @@ CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, seq);
 CREATE INDEX IF NOT EXISTS runs_status ON runs (status, created_at);
 CREATE INDEX IF NOT EXISTS runs_assistant ON runs (assistant_id);
 `;
+
+/** The schema of `agent.sqlite`, step by step (see `sqlite-file.ts`). Append; never edit a step. */
+export const AGENT_MIGRATIONS: readonly SqliteMigration[] = [
+  { version: 1, name: 'assistants, threads, runs and crons', sql: BASELINE_SCHEMA + CRON_SCHEMA },
+];
 
 type Row = Record<string, unknown>;
 
@@ -120,19 +127,8 @@ function page<T>(rows: T[], limit: number, offset: number): Page<T> {
   return { items: rows.slice(offset, offset + limit), total: rows.length };
 }
 
-/** The statements, synchronous; the public class serialises access to them. */
-class SqliteOps {
-  // Statements are compiled once and reused: preparing is a noticeable share of a run's cost.
-  private readonly statements = new Map<string, Statement>();
-
-  constructor(private readonly db: SqliteDatabase) {}
-
-  private prepare(sql: string): Statement {
-    let statement = this.statements.get(sql);
-    if (!statement) this.statements.set(sql, (statement = this.db.prepare(sql)));
-    return statement;
-  }
-
+/** The operations, synchronous (crons in `SqliteCronOps`); `openSqliteStorage` serialises access. */
+class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
   getAssistant(id: string): Assistant | undefined {
     const row = this.prepare('SELECT * FROM assistants WHERE assistant_id = ?').get(id) as Row | undefined;
     return row && toAssistant(row);
@@ -427,127 +423,38 @@ class SqliteOps {
   }
 }
 
-function bindOps(ops: SqliteOps, cronOps: SqliteCronOps, guard: <T>(fn: () => T) => Promise<T>): StorageOps {
-  const wrapCron =
-    <A extends unknown[], R>(fn: (...args: A) => R) =>
-    (...args: A): Promise<R> =>
-      guard(() => fn.apply(cronOps, args));
-  const wrap =
-    <A extends unknown[], R>(fn: (...args: A) => R) =>
-    (...args: A): Promise<R> =>
-      guard(() => fn.apply(ops, args));
-  return {
-    getAssistant: wrap(ops.getAssistant),
-    insertAssistant: wrap(ops.insertAssistant),
-    updateAssistant: wrap(ops.updateAssistant),
-    insertAssistantVersion: wrap(ops.insertAssistantVersion),
-    getAssistantVersion: wrap(ops.getAssistantVersion),
-    maxAssistantVersion: wrap(ops.maxAssistantVersion),
-    listAssistantVersions: wrap(ops.listAssistantVersions),
-    searchAssistants: wrap(ops.searchAssistants),
-    deleteAssistant: wrap(ops.deleteAssistant),
-    getThread: wrap(ops.getThread),
-    insertThread: wrap(ops.insertThread),
-    updateThread: wrap(ops.updateThread),
-    deleteThread: wrap(ops.deleteThread),
-    searchThreads: wrap(ops.searchThreads),
-    threadIdsOfAssistant: wrap(ops.threadIdsOfAssistant),
-    getRun: wrap(ops.getRun),
-    insertRun: wrap(ops.insertRun),
-    updateRun: wrap(ops.updateRun),
-    deleteRun: wrap(ops.deleteRun),
-    listRuns: wrap(ops.listRuns),
-    inflightRuns: wrap(ops.inflightRuns),
-    claimNextRun: wrap(ops.claimNextRun),
-    nextDueRun: wrap(ops.nextDueRun),
-    runsWithStatus: wrap(ops.runsWithStatus),
-    truncate: wrap(ops.truncate),
-    getCron: wrapCron(cronOps.getCron),
-    insertCron: wrapCron(cronOps.insertCron),
-    updateCron: wrapCron(cronOps.updateCron),
-    deleteCron: wrapCron(cronOps.deleteCron),
-    searchCrons: wrapCron(cronOps.searchCrons),
-    dueCrons: wrapCron(cronOps.dueCrons),
-    earliestCronRun: wrapCron(cronOps.earliestCronRun),
-    claimCronTick: wrapCron(cronOps.claimCronTick),
-  };
-}
-
-export class SqliteStorage implements Storage {
-  private readonly db: SqliteDatabase;
-  private readonly mutex = new Mutex();
-  private readonly outside: StorageOps;
-  private readonly inside: StorageOps;
-  private closed = false;
-
-  /** Opens (creating if needed) the database file; `:memory:` works for tests. */
-  constructor(path: string) {
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
-    this.db.exec(SCHEMA);
-    this.db.exec(CRON_SCHEMA);
-    const ops = new SqliteOps(this.db);
-    const cronOps = new SqliteCronOps(this.db);
-    this.outside = bindOps(ops, cronOps, (fn) => this.mutex.run(fn));
-    this.inside = bindOps(ops, cronOps, async (fn) => fn());
-  }
-
-  async transaction<T>(fn: (tx: StorageOps) => Promise<T>): Promise<T> {
-    return this.mutex.run(async () => {
-      this.db.exec('BEGIN IMMEDIATE');
-      try {
-        const result = await fn(this.inside);
-        this.db.exec('COMMIT');
-        return result;
-      } catch (error) {
-        this.db.exec('ROLLBACK');
-        throw error;
-      }
-    });
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.mutex.run(() => this.db.close());
-  }
-
-  getAssistant = (id: string) => this.outside.getAssistant(id);
-  insertAssistant = (a: Assistant) => this.outside.insertAssistant(a);
-  updateAssistant = (a: Assistant) => this.outside.updateAssistant(a);
-  insertAssistantVersion = (v: AssistantVersion) => this.outside.insertAssistantVersion(v);
-  getAssistantVersion = (id: string, version: number) => this.outside.getAssistantVersion(id, version);
-  maxAssistantVersion = (id: string) => this.outside.maxAssistantVersion(id);
-  listAssistantVersions = (id: string, query: { metadata?: JsonObject; limit: number; offset: number }) =>
-    this.outside.listAssistantVersions(id, query);
-  searchAssistants = (query: AssistantQuery) => this.outside.searchAssistants(query);
-  deleteAssistant = (id: string) => this.outside.deleteAssistant(id);
-  getThread = (id: string) => this.outside.getThread(id);
-  insertThread = (t: Thread) => this.outside.insertThread(t);
-  updateThread = (t: Thread) => this.outside.updateThread(t);
-  deleteThread = (id: string) => this.outside.deleteThread(id);
-  searchThreads = (query: ThreadQuery) => this.outside.searchThreads(query);
-  threadIdsOfAssistant = (id: string) => this.outside.threadIdsOfAssistant(id);
-  getRun = (id: string) => this.outside.getRun(id);
-  insertRun = (r: RunRecord) => this.outside.insertRun(r);
-  updateRun = (r: RunRecord) => this.outside.updateRun(r);
-  deleteRun = (id: string) => this.outside.deleteRun(id);
-  listRuns = (threadId: string, query: RunQuery) => this.outside.listRuns(threadId, query);
-  inflightRuns = (threadId: string) => this.outside.inflightRuns(threadId);
-  claimNextRun = (now: string, exclude: ReadonlySet<string>) => this.outside.claimNextRun(now, exclude);
-  nextDueRun = (now: string) => this.outside.nextDueRun(now);
-  runsWithStatus = (status: RunStatus) => this.outside.runsWithStatus(status);
-  truncate = (what: { runs?: boolean; threads?: boolean; assistants?: boolean }, keep: ReadonlySet<string>) =>
-    this.outside.truncate(what, keep);
-  getCron = (id: string) => this.outside.getCron(id);
-  insertCron = (c: CronRecord) => this.outside.insertCron(c);
-  updateCron = (c: CronRecord) => this.outside.updateCron(c);
-  deleteCron = (id: string) => this.outside.deleteCron(id);
-  searchCrons = (query: CronQuery) => this.outside.searchCrons(query);
-  dueCrons = (now: string, limit: number) => this.outside.dueCrons(now, limit);
-  earliestCronRun = () => this.outside.earliestCronRun();
-  claimCronTick = (id: string, expected: string, next: string | null, now: string) =>
-    this.outside.claimCronTick(id, expected, next, now);
+/**
+ * Opens (creating or migrating if needed) the database file; `:memory:` works for tests. Calls are
+ * serialised by a mutex, which a transaction holds from `BEGIN IMMEDIATE` to its end, so a
+ * transaction may await between statements without other callers interleaving; across processes
+ * SQLite's write lock does the same.
+ */
+export function openSqliteStorage(path: string): Storage {
+  const { db } = openSqliteFile(path, AGENT_MIGRATIONS);
+  const mutex = new Mutex();
+  const ops = new SqliteOps(db);
+  const inside = bindOperations(ops, async (run) => run());
+  let closed = false;
+  return composeStorage(
+    bindOperations(ops, (run) => mutex.run(run)),
+    {
+      transaction: <T>(fn: (tx: typeof inside) => Promise<T>): Promise<T> =>
+        mutex.run(async () => {
+          db.exec('BEGIN IMMEDIATE');
+          try {
+            const result = await fn(inside);
+            db.exec('COMMIT');
+            return result;
+          } catch (error) {
+            db.exec('ROLLBACK');
+            throw error;
+          }
+        }),
+      close: async (): Promise<void> => {
+        if (closed) return;
+        closed = true;
+        await mutex.run(() => db.close());
+      },
+    },
+  );
 }

@@ -1,10 +1,14 @@
-// The storage interface of the agent server: assistants with their versions, threads and runs.
-// Checkpoints are not here: they belong to LangGraph's checkpointer, opened beside this storage.
-// Implementations: `sqlite.ts` (embedded, the default); a PostgreSQL one shares this contract.
+// The storage contract of the agent server: assistants with their versions, threads, runs and
+// their queue, crons and their ticks. One operations interface (`StorageOps`) and `transaction`,
+// which hands the same operations to a function whose calls commit together. Every operation is
+// async, so that a networked database (PostgreSQL) implements the same contract as the embedded
+// one. Checkpoints are not here: they belong to LangGraph's checkpointer, opened beside this
+// storage. Implementations: `sqlite.ts` (embedded, the default) and `postgres.ts`;
+// `testing/storage-contract.ts` holds the cases every implementation must pass.
 
 import type { AuthFilters } from '../auth/filters.ts';
 import type { ApiStreamMode } from '../runs/stream-modes.ts';
-import type { CronStorageOps } from './crons.ts';
+import type { CronQuery, CronRecord } from './crons.ts';
 
 /** A JSON object as stored: plain data only, never class instances. */
 export type JsonObject = Record<string, unknown>;
@@ -140,10 +144,11 @@ export interface RunQuery {
 }
 
 /**
- * The operations one transaction may use. Every method is atomic on its own; several calls are
- * atomic together only inside `Storage.transaction`. Absent rows come back as `undefined`.
+ * The operations of the storage, the same outside and inside a transaction. Every method is atomic
+ * on its own; several calls are atomic together only inside `Storage.transaction`. Absent rows come
+ * back as `undefined`.
  */
-export interface StorageOps extends CronStorageOps {
+export interface StorageOps {
   getAssistant(assistantId: string): Promise<Assistant | undefined>;
   /** Inserts the assistant and its version row `assistant.version`. */
   insertAssistant(assistant: Assistant): Promise<void>;
@@ -158,13 +163,13 @@ export interface StorageOps extends CronStorageOps {
     query: { metadata?: JsonObject; limit: number; offset: number },
   ): Promise<AssistantVersion[]>;
   searchAssistants(query: AssistantQuery): Promise<Page<Assistant>>;
-  /** Deletes the assistant, all its versions and all its runs. */
+  /** Deletes the assistant, all its versions, its runs and its crons. */
   deleteAssistant(assistantId: string): Promise<boolean>;
 
   getThread(threadId: string): Promise<Thread | undefined>;
   insertThread(thread: Thread): Promise<void>;
   updateThread(thread: Thread): Promise<void>;
-  /** Deletes the thread and its runs. */
+  /** Deletes the thread, its runs and its crons. */
   deleteThread(threadId: string): Promise<boolean>;
   searchThreads(query: ThreadQuery): Promise<Page<Thread>>;
   /** Ids of threads whose metadata holds `assistant_id`. */
@@ -194,14 +199,119 @@ export interface StorageOps extends CronStorageOps {
     what: { runs?: boolean; threads?: boolean; assistants?: boolean },
     keepAssistants: ReadonlySet<string>,
   ): Promise<void>;
+
+  getCron(cronId: string): Promise<CronRecord | undefined>;
+  insertCron(cron: CronRecord): Promise<void>;
+  /** Replaces every field of the cron row. */
+  updateCron(cron: CronRecord): Promise<void>;
+  deleteCron(cronId: string): Promise<boolean>;
+  searchCrons(query: CronQuery): Promise<Page<CronRecord>>;
+  /**
+   * Crons due at `now`: enabled, `next_run_date <= now`, and `end_time` unset or `>= now`; earliest
+   * first, at most `limit`.
+   */
+  dueCrons(now: string, limit: number): Promise<CronRecord[]>;
+  /** The earliest `next_run_date` of an enabled cron not past its `end_time` (to schedule the next wake-up). */
+  earliestCronRun(): Promise<string | undefined>;
+  /**
+   * Claims the tick of `cronId` that was due at `expected`: sets `next_run_date` to `next` (and
+   * `updated_at` to `now`) only if the cron still exists, is enabled and its `next_run_date` still
+   * equals `expected`. Returns whether it did. Of any number of callers passing the same `expected`
+   * — in this process or in others sharing the database — exactly one gets true: the conditional
+   * update is a compare-and-set on the row. Called inside `Storage.transaction` together with the
+   * insertion of the run, the tick and its run commit together or not at all.
+   */
+  claimCronTick(cronId: string, expected: string, next: string | null, now: string): Promise<boolean>;
 }
 
+/**
+ * The storage: its operations, each atomic on its own, and transactions over the same operations.
+ * Build one with `composeStorage` from an operations object; nothing delegates method by method.
+ */
 export interface Storage extends StorageOps {
   /**
-   * Runs `fn` with exclusive, atomic access: all of its writes commit together, or none do when it
-   * throws. Calls made outside `fn` wait until it finishes.
+   * Runs `fn` with the operations of one transaction: all of its writes commit together, or none
+   * do when it throws (the error is rethrown). Transactions are serializable: the outcome is as if
+   * they ran one at a time, so `fn` may read, decide and write without another caller's writes
+   * slipping in between (SQLite runs them one at a time; a networked backend must lock or retry to
+   * keep this). Inside `fn`, use `tx` only: the storage's own operations run outside the
+   * transaction, and with SQLite wait until it ends.
    */
   transaction<T>(fn: (tx: StorageOps) => Promise<T>): Promise<T>;
   /** Closes the database. Idempotent. */
   close(): Promise<void>;
+}
+
+/** Every operation of `StorageOps` by name, so that implementations bind them in one place. */
+export const STORAGE_OPERATIONS = [
+  'getAssistant',
+  'insertAssistant',
+  'updateAssistant',
+  'insertAssistantVersion',
+  'getAssistantVersion',
+  'maxAssistantVersion',
+  'listAssistantVersions',
+  'searchAssistants',
+  'deleteAssistant',
+  'getThread',
+  'insertThread',
+  'updateThread',
+  'deleteThread',
+  'searchThreads',
+  'threadIdsOfAssistant',
+  'getRun',
+  'insertRun',
+  'updateRun',
+  'deleteRun',
+  'listRuns',
+  'inflightRuns',
+  'claimNextRun',
+  'nextDueRun',
+  'runsWithStatus',
+  'truncate',
+  'getCron',
+  'insertCron',
+  'updateCron',
+  'deleteCron',
+  'searchCrons',
+  'dueCrons',
+  'earliestCronRun',
+  'claimCronTick',
+] as const satisfies readonly (keyof StorageOps)[];
+
+// Fails to compile when an operation is added to `StorageOps` but not to the list above.
+const listsEveryOperation: Exclude<keyof StorageOps, (typeof STORAGE_OPERATIONS)[number]> extends never ? true : false =
+  true;
+void listsEveryOperation;
+
+/** The operations with their results not wrapped in promises: what a synchronous driver implements. */
+export type SynchronousStorageOps = {
+  [K in keyof StorageOps]: (...args: Parameters<StorageOps[K]>) => Awaited<ReturnType<StorageOps[K]>>;
+};
+
+/**
+ * The operations of `source` (a class instance works: methods are looked up by name) as a plain
+ * object of async functions, each call made through `call` — e.g. a lock around a synchronous driver.
+ */
+export function bindOperations(
+  source: StorageOps | SynchronousStorageOps,
+  call: (run: () => unknown) => Promise<unknown>,
+): StorageOps {
+  const ops: Record<string, unknown> = {};
+  for (const name of STORAGE_OPERATIONS) {
+    const method = source[name] as (...args: unknown[]) => unknown;
+    ops[name] = (...args: unknown[]) => call(() => method.apply(source, args));
+  }
+  return ops as unknown as StorageOps;
+}
+
+/** A storage from its operations outside transactions, its `transaction` and its `close`. */
+export function composeStorage(ops: StorageOps, control: Pick<Storage, 'transaction' | 'close'>): Storage {
+  const bound: Record<string, unknown> = {};
+  for (const name of STORAGE_OPERATIONS) bound[name] = (ops[name] as (...args: unknown[]) => unknown).bind(ops);
+  return Object.freeze({
+    ...(bound as unknown as StorageOps),
+    transaction: control.transaction,
+    close: control.close,
+  });
 }

@@ -3,7 +3,6 @@
 // prefix with equality filters, and namespace listing; semantic (`query`) search is not indexed:
 // a query is ignored and results come newest first.
 
-import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { BaseStore } from '@langchain/langgraph';
 import type {
@@ -18,12 +17,22 @@ import type {
 
 type SearchItem = Item & { score?: number };
 import { containsJson } from './json-match.ts';
+import { openSqliteFile } from './sqlite-file.ts';
+import type { SqliteMigration } from './sqlite-file.ts';
 
-const SCHEMA = `
+/** The schema of `store.sqlite`, step by step (see `sqlite-file.ts`). Append; never edit a step. */
+export const STORE_MIGRATIONS: readonly SqliteMigration[] = [
+  {
+    version: 1,
+    name: 'store items',
+    // As before migrations were versioned: `IF NOT EXISTS` adopts a file an earlier server made.
+    sql: `
 CREATE TABLE IF NOT EXISTS store_items (
   namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
   created_at TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (namespace, key));
-`;
+`,
+  },
+];
 
 // Labels cannot contain periods (LangGraph validates that), so a dot-joined namespace is unique
 // and a prefix match is a string prefix match on label boundaries.
@@ -59,10 +68,7 @@ export class SqliteStore extends BaseStore {
 
   constructor(path: string) {
     super();
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.exec(SCHEMA);
+    this.db = openSqliteFile(path, STORE_MIGRATIONS).db;
   }
 
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {

@@ -1,0 +1,700 @@
+// The PostgreSQL storage (`pg`, one pool): the same contract as the embedded SQLite one, for
+// several server processes sharing one database. Transactions keep the contract's "as if one at a
+// time": every transaction, and every operation that writes, holds one transaction-scoped advisory
+// lock, so writers are serialised across processes while reads run freely (they see committed
+// data). Filters, sorting and paging are applied in process as the SQLite backend does, so both
+// answer alike; pushing them into SQL (JSONB `@>`, `COLLATE "C"`) is a later step with the same cases.
+
+import pg from 'pg';
+import type { PoolClient } from 'pg';
+import { matchesAuthFilters } from '../auth/filters.ts';
+import type { CronQuery, CronRecord } from './crons.ts';
+import { containsJson } from './json-match.ts';
+import { composeStorage } from './storage.ts';
+import type {
+  Assistant,
+  AssistantQuery,
+  AssistantVersion,
+  JsonObject,
+  Page,
+  RunQuery,
+  RunRecord,
+  RunStatus,
+  Storage,
+  StorageOps,
+  Thread,
+  ThreadQuery,
+} from './storage.ts';
+
+/** Steps of the PostgreSQL schema, recorded in `schema_migrations` as SQLite's are. Append only. */
+export const POSTGRES_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'assistants, threads, runs and crons',
+    sql: `
+CREATE TABLE assistants (
+  assistant_id TEXT PRIMARY KEY, graph_id TEXT NOT NULL, name TEXT NOT NULL, description TEXT,
+  version INTEGER NOT NULL, config JSONB NOT NULL, context JSONB NOT NULL, metadata JSONB NOT NULL,
+  created_at TEXT COLLATE "C" NOT NULL, updated_at TEXT COLLATE "C" NOT NULL);
+CREATE TABLE assistant_versions (
+  assistant_id TEXT NOT NULL, version INTEGER NOT NULL, graph_id TEXT NOT NULL, name TEXT NOT NULL,
+  description TEXT, config JSONB NOT NULL, context JSONB NOT NULL, metadata JSONB NOT NULL,
+  created_at TEXT COLLATE "C" NOT NULL, PRIMARY KEY (assistant_id, version));
+CREATE TABLE threads (
+  thread_id TEXT PRIMARY KEY, created_at TEXT COLLATE "C" NOT NULL, updated_at TEXT COLLATE "C" NOT NULL,
+  metadata JSONB NOT NULL, status TEXT NOT NULL, config JSONB NOT NULL, state_values JSONB,
+  interrupts JSONB);
+CREATE INDEX threads_assistant ON threads ((metadata->>'assistant_id'));
+CREATE TABLE runs (
+  seq BIGSERIAL PRIMARY KEY, run_id TEXT NOT NULL UNIQUE, thread_id TEXT NOT NULL,
+  assistant_id TEXT NOT NULL, created_at TEXT COLLATE "C" NOT NULL, updated_at TEXT COLLATE "C" NOT NULL,
+  status TEXT NOT NULL, metadata JSONB NOT NULL, kwargs JSONB NOT NULL,
+  multitask_strategy TEXT NOT NULL, error JSONB, attempt INTEGER NOT NULL, temporary BOOLEAN NOT NULL);
+CREATE INDEX runs_thread ON runs (thread_id, seq);
+CREATE INDEX runs_status ON runs (status, created_at);
+CREATE INDEX runs_assistant ON runs (assistant_id);
+CREATE TABLE crons (
+  cron_id TEXT PRIMARY KEY, assistant_id TEXT NOT NULL, thread_id TEXT, on_run_completed TEXT,
+  end_time TEXT COLLATE "C", schedule TEXT NOT NULL, timezone TEXT, created_at TEXT COLLATE "C" NOT NULL,
+  updated_at TEXT COLLATE "C" NOT NULL, user_id TEXT, payload JSONB NOT NULL, next_run_date TEXT COLLATE "C",
+  metadata JSONB NOT NULL, enabled BOOLEAN NOT NULL, auth JSONB);
+CREATE INDEX crons_due ON crons (next_run_date) WHERE enabled;
+CREATE INDEX crons_thread ON crons (thread_id);
+CREATE INDEX crons_assistant ON crons (assistant_id);
+`,
+  },
+];
+
+/** Advisory lock keys (any fixed numbers, the same in every process). */
+const MIGRATION_LOCK = 7_351_001;
+const WRITE_LOCK = 7_351_002;
+
+type Row = Record<string, unknown>;
+const json = (value: unknown): string => JSON.stringify(value ?? null);
+const str = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+
+function toAssistant(row: Row): Assistant {
+  return {
+    assistant_id: String(row.assistant_id),
+    graph_id: String(row.graph_id),
+    name: String(row.name),
+    description: str(row.description),
+    version: Number(row.version),
+    config: (row.config as JsonObject | null) ?? {},
+    context: row.context ?? null,
+    metadata: (row.metadata as JsonObject | null) ?? {},
+    created_at: String(row.created_at),
+    updated_at: String(row.updated_at),
+  };
+}
+
+function toVersion(row: Row): AssistantVersion {
+  const { updated_at: _updated, ...version } = toAssistant({ ...row, updated_at: '' });
+  return version;
+}
+
+function toThread(row: Row): Thread {
+  return {
+    thread_id: String(row.thread_id),
+    created_at: String(row.created_at),
+    updated_at: String(row.updated_at),
+    metadata: (row.metadata as JsonObject | null) ?? {},
+    status: row.status as Thread['status'],
+    config: (row.config as JsonObject | null) ?? {},
+    values: (row.state_values as JsonObject | null) ?? null,
+    interrupts: (row.interrupts as JsonObject | null) ?? null,
+  };
+}
+
+function toRun(row: Row): RunRecord {
+  return {
+    run_id: String(row.run_id),
+    thread_id: String(row.thread_id),
+    assistant_id: String(row.assistant_id),
+    created_at: String(row.created_at),
+    updated_at: String(row.updated_at),
+    status: row.status as RunStatus,
+    metadata: (row.metadata as JsonObject | null) ?? {},
+    kwargs: (row.kwargs as RunRecord['kwargs'] | null) ?? ({} as RunRecord['kwargs']),
+    multitask_strategy: row.multitask_strategy as RunRecord['multitask_strategy'],
+    error: (row.error as RunRecord['error']) ?? null,
+    attempt: Number(row.attempt),
+    temporary: row.temporary === true,
+  };
+}
+
+function toCron(row: Row): CronRecord {
+  return {
+    cron_id: String(row.cron_id),
+    assistant_id: String(row.assistant_id),
+    thread_id: str(row.thread_id),
+    on_run_completed: str(row.on_run_completed) as CronRecord['on_run_completed'],
+    end_time: str(row.end_time),
+    schedule: String(row.schedule),
+    timezone: str(row.timezone),
+    created_at: String(row.created_at),
+    updated_at: String(row.updated_at),
+    user_id: str(row.user_id),
+    payload: (row.payload as JsonObject | null) ?? {},
+    next_run_date: str(row.next_run_date),
+    metadata: (row.metadata as JsonObject | null) ?? {},
+    enabled: row.enabled === true,
+    auth: (row.auth as CronRecord['auth']) ?? null,
+  };
+}
+
+// The same orderings as the SQLite backend (`sqlite.ts`, `sqlite-crons.ts`).
+function compare(a: unknown, b: unknown): number {
+  return a === b ? 0 : String(a) < String(b) ? -1 : 1;
+}
+
+function compareCron(a: unknown, b: unknown): number {
+  if (a === b) return 0;
+  if (a === null || a === undefined) return -1;
+  if (b === null || b === undefined) return 1;
+  return String(a).toLowerCase() < String(b).toLowerCase() ? -1 : 1;
+}
+
+function page<T>(rows: T[], limit: number, offset: number): Page<T> {
+  return { items: rows.slice(offset, offset + limit), total: rows.length };
+}
+
+/** Runs statements: on one transaction's client, or each operation in a transaction of its own. */
+type Session = <T>(write: boolean, fn: (client: PoolClient) => Promise<T>) => Promise<T>;
+
+class PostgresOps implements StorageOps {
+  constructor(private readonly session: Session) {}
+
+  private async rows(sql: string, params: unknown[] = []): Promise<Row[]> {
+    return this.session(false, async (client) => (await client.query(sql, params)).rows as Row[]);
+  }
+
+  private write<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.session(true, fn);
+  }
+
+  async getAssistant(id: string): Promise<Assistant | undefined> {
+    const [row] = await this.rows('SELECT * FROM assistants WHERE assistant_id = $1', [id]);
+    return row && toAssistant(row);
+  }
+
+  async insertAssistant(a: Assistant): Promise<void> {
+    await this.write(async (client) => {
+      await client.query(
+        `INSERT INTO assistants (assistant_id, graph_id, name, description, version, config, context, metadata, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [
+          a.assistant_id,
+          a.graph_id,
+          a.name,
+          a.description,
+          a.version,
+          json(a.config),
+          json(a.context),
+          json(a.metadata),
+          a.created_at,
+          a.updated_at,
+        ],
+      );
+      await insertVersion(client, a);
+    });
+  }
+
+  async updateAssistant(a: Assistant): Promise<void> {
+    await this.write((client) =>
+      client.query(
+        `UPDATE assistants SET graph_id = $1, name = $2, description = $3, version = $4, config = $5, context = $6,
+         metadata = $7, updated_at = $8 WHERE assistant_id = $9`,
+        [
+          a.graph_id,
+          a.name,
+          a.description,
+          a.version,
+          json(a.config),
+          json(a.context),
+          json(a.metadata),
+          a.updated_at,
+          a.assistant_id,
+        ],
+      ),
+    );
+  }
+
+  async insertAssistantVersion(v: AssistantVersion): Promise<void> {
+    await this.write((client) => insertVersion(client, v));
+  }
+
+  async getAssistantVersion(id: string, version: number): Promise<AssistantVersion | undefined> {
+    const [row] = await this.rows('SELECT * FROM assistant_versions WHERE assistant_id = $1 AND version = $2', [
+      id,
+      version,
+    ]);
+    return row && toVersion(row);
+  }
+
+  async maxAssistantVersion(id: string): Promise<number> {
+    const [row] = await this.rows('SELECT MAX(version) AS v FROM assistant_versions WHERE assistant_id = $1', [id]);
+    return Number(row?.v ?? 0);
+  }
+
+  async listAssistantVersions(
+    id: string,
+    query: { metadata?: JsonObject; limit: number; offset: number },
+  ): Promise<AssistantVersion[]> {
+    const rows = (
+      await this.rows('SELECT * FROM assistant_versions WHERE assistant_id = $1 ORDER BY version DESC', [id])
+    )
+      .map(toVersion)
+      .filter((v) => !query.metadata || containsJson(v.metadata, query.metadata));
+    return rows.slice(query.offset, query.offset + query.limit);
+  }
+
+  async searchAssistants(query: AssistantQuery): Promise<Page<Assistant>> {
+    const rows = (
+      query.graph_id !== undefined
+        ? await this.rows('SELECT * FROM assistants WHERE graph_id = $1', [query.graph_id])
+        : await this.rows('SELECT * FROM assistants')
+    )
+      .map(toAssistant)
+      .filter((a) => query.name === undefined || a.name.toLowerCase().includes(query.name.toLowerCase()))
+      .filter((a) => !query.metadata || containsJson(a.metadata, query.metadata))
+      .filter((a) => matchesAuthFilters(a.metadata, query.auth));
+    const sign = query.sort_order === 'asc' ? 1 : -1;
+    rows.sort(
+      (a, b) => sign * compare(a[query.sort_by], b[query.sort_by]) || sign * compare(a.assistant_id, b.assistant_id),
+    );
+    return page(rows, query.limit, query.offset);
+  }
+
+  async deleteAssistant(id: string): Promise<boolean> {
+    return this.write((client) => deleteAssistant(client, id));
+  }
+
+  async getThread(id: string): Promise<Thread | undefined> {
+    const [row] = await this.rows('SELECT * FROM threads WHERE thread_id = $1', [id]);
+    return row && toThread(row);
+  }
+
+  async insertThread(t: Thread): Promise<void> {
+    await this.write((client) =>
+      client.query(
+        `INSERT INTO threads (thread_id, created_at, updated_at, metadata, status, config, state_values, interrupts)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [
+          t.thread_id,
+          t.created_at,
+          t.updated_at,
+          json(t.metadata),
+          t.status,
+          json(t.config),
+          t.values === null ? null : json(t.values),
+          t.interrupts === null ? null : json(t.interrupts),
+        ],
+      ),
+    );
+  }
+
+  async updateThread(t: Thread): Promise<void> {
+    await this.write((client) =>
+      client.query(
+        `UPDATE threads SET updated_at = $1, metadata = $2, status = $3, config = $4, state_values = $5, interrupts = $6
+         WHERE thread_id = $7`,
+        [
+          t.updated_at,
+          json(t.metadata),
+          t.status,
+          json(t.config),
+          t.values === null ? null : json(t.values),
+          t.interrupts === null ? null : json(t.interrupts),
+          t.thread_id,
+        ],
+      ),
+    );
+  }
+
+  async deleteThread(id: string): Promise<boolean> {
+    return this.write(async (client) => {
+      await client.query('DELETE FROM runs WHERE thread_id = $1', [id]);
+      await client.query('DELETE FROM crons WHERE thread_id = $1', [id]);
+      return ((await client.query('DELETE FROM threads WHERE thread_id = $1', [id])).rowCount ?? 0) > 0;
+    });
+  }
+
+  async searchThreads(query: ThreadQuery): Promise<Page<Thread>> {
+    const rows = (
+      query.status !== undefined
+        ? await this.rows('SELECT * FROM threads WHERE status = $1', [query.status])
+        : await this.rows('SELECT * FROM threads')
+    )
+      .map(toThread)
+      .filter((t) => !query.ids || query.ids.includes(t.thread_id))
+      .filter((t) => !query.metadata || containsJson(t.metadata, query.metadata))
+      .filter((t) => !query.values || containsJson(t.values, query.values))
+      .filter((t) => matchesAuthFilters(t.metadata, query.auth));
+    const sign = query.sort_order === 'asc' ? 1 : -1;
+    rows.sort((a, b) => sign * compare(a[query.sort_by], b[query.sort_by]) || sign * compare(a.thread_id, b.thread_id));
+    return page(rows, query.limit, query.offset);
+  }
+
+  async threadIdsOfAssistant(assistantId: string): Promise<string[]> {
+    return (await this.rows("SELECT thread_id FROM threads WHERE metadata->>'assistant_id' = $1", [assistantId])).map(
+      (row) => String(row.thread_id),
+    );
+  }
+
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    const [row] = await this.rows('SELECT * FROM runs WHERE run_id = $1', [id]);
+    return row && toRun(row);
+  }
+
+  async insertRun(r: RunRecord): Promise<void> {
+    await this.write((client) =>
+      client.query(
+        `INSERT INTO runs (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
+         multitask_strategy, error, attempt, temporary) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        [
+          r.run_id,
+          r.thread_id,
+          r.assistant_id,
+          r.created_at,
+          r.updated_at,
+          r.status,
+          json(r.metadata),
+          json(r.kwargs),
+          r.multitask_strategy,
+          r.error ? json(r.error) : null,
+          r.attempt,
+          r.temporary,
+        ],
+      ),
+    );
+  }
+
+  async updateRun(r: RunRecord): Promise<void> {
+    await this.write((client) =>
+      client.query(
+        'UPDATE runs SET updated_at = $1, status = $2, metadata = $3, kwargs = $4, error = $5, attempt = $6 WHERE run_id = $7',
+        [r.updated_at, r.status, json(r.metadata), json(r.kwargs), r.error ? json(r.error) : null, r.attempt, r.run_id],
+      ),
+    );
+  }
+
+  async deleteRun(id: string): Promise<boolean> {
+    return this.write(
+      async (client) => ((await client.query('DELETE FROM runs WHERE run_id = $1', [id])).rowCount ?? 0) > 0,
+    );
+  }
+
+  async listRuns(threadId: string, query: RunQuery): Promise<RunRecord[]> {
+    const rows = (
+      query.status !== undefined
+        ? await this.rows('SELECT * FROM runs WHERE thread_id = $1 AND status = $2 ORDER BY seq', [
+            threadId,
+            query.status,
+          ])
+        : await this.rows('SELECT * FROM runs WHERE thread_id = $1 ORDER BY seq', [threadId])
+    )
+      .map(toRun)
+      .filter((r) => !query.metadata || containsJson(r.metadata, query.metadata));
+    return rows.slice(query.offset, query.offset + query.limit);
+  }
+
+  async inflightRuns(threadId: string): Promise<RunRecord[]> {
+    return (
+      await this.rows("SELECT * FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq", [
+        threadId,
+      ])
+    ).map(toRun);
+  }
+
+  async claimNextRun(now: string, exclude: ReadonlySet<string>): Promise<RunRecord | undefined> {
+    // Under the write lock, so the check that the thread has no running run and the claim are one step.
+    return this.write(async (client) => {
+      const candidates = (
+        await client.query(
+          `SELECT * FROM runs r WHERE r.status = 'pending' AND r.created_at <= $1
+           AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'running')
+           AND NOT EXISTS (SELECT 1 FROM runs p WHERE p.thread_id = r.thread_id AND p.status = 'pending' AND p.seq < r.seq)
+           ORDER BY r.created_at, r.seq LIMIT 64`,
+          [now],
+        )
+      ).rows as Row[];
+      for (const row of candidates) {
+        if (exclude.has(String(row.run_id))) continue;
+        const run = toRun(row);
+        run.status = 'running';
+        run.attempt += 1;
+        run.updated_at = now;
+        const taken = await client.query(
+          "UPDATE runs SET status = 'running', attempt = $1, updated_at = $2 WHERE run_id = $3 AND status = 'pending'",
+          [run.attempt, now, run.run_id],
+        );
+        if (taken.rowCount === 1) return run;
+      }
+      return undefined;
+    });
+  }
+
+  async nextDueRun(now: string): Promise<string | undefined> {
+    const [row] = await this.rows(
+      "SELECT MIN(created_at) AS at FROM runs WHERE status = 'pending' AND created_at > $1",
+      [now],
+    );
+    return str(row?.at) ?? undefined;
+  }
+
+  async runsWithStatus(status: RunStatus): Promise<RunRecord[]> {
+    return (await this.rows('SELECT * FROM runs WHERE status = $1 ORDER BY seq', [status])).map(toRun);
+  }
+
+  async truncate(what: { runs?: boolean; threads?: boolean; assistants?: boolean }, keep: ReadonlySet<string>) {
+    await this.write(async (client) => {
+      if (what.runs) await client.query('DELETE FROM runs');
+      if (what.threads) {
+        await client.query('DELETE FROM runs');
+        // As the SQLite trigger does: crons go with their threads.
+        await client.query('DELETE FROM crons WHERE thread_id IN (SELECT thread_id FROM threads)');
+        await client.query('DELETE FROM threads');
+      }
+      if (what.assistants) {
+        const ids = (await client.query('SELECT assistant_id FROM assistants')).rows.map((row: Row) =>
+          String(row.assistant_id),
+        );
+        for (const id of ids) if (!keep.has(id)) await deleteAssistant(client, id);
+      }
+    });
+  }
+
+  async getCron(id: string): Promise<CronRecord | undefined> {
+    const [row] = await this.rows('SELECT * FROM crons WHERE cron_id = $1', [id]);
+    return row && toCron(row);
+  }
+
+  async insertCron(c: CronRecord): Promise<void> {
+    await this.write((client) =>
+      client.query(
+        `INSERT INTO crons (cron_id, assistant_id, thread_id, on_run_completed, end_time, schedule, timezone,
+         created_at, updated_at, user_id, payload, next_run_date, metadata, enabled, auth)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+        [
+          c.cron_id,
+          c.assistant_id,
+          c.thread_id,
+          c.on_run_completed,
+          c.end_time,
+          c.schedule,
+          c.timezone,
+          c.created_at,
+          c.updated_at,
+          c.user_id,
+          json(c.payload),
+          c.next_run_date,
+          json(c.metadata),
+          c.enabled,
+          c.auth ? json(c.auth) : null,
+        ],
+      ),
+    );
+  }
+
+  async updateCron(c: CronRecord): Promise<void> {
+    await this.write((client) =>
+      client.query(
+        `UPDATE crons SET assistant_id = $1, thread_id = $2, on_run_completed = $3, end_time = $4, schedule = $5,
+         timezone = $6, updated_at = $7, user_id = $8, payload = $9, next_run_date = $10, metadata = $11, enabled = $12,
+         auth = $13 WHERE cron_id = $14`,
+        [
+          c.assistant_id,
+          c.thread_id,
+          c.on_run_completed,
+          c.end_time,
+          c.schedule,
+          c.timezone,
+          c.updated_at,
+          c.user_id,
+          json(c.payload),
+          c.next_run_date,
+          json(c.metadata),
+          c.enabled,
+          c.auth ? json(c.auth) : null,
+          c.cron_id,
+        ],
+      ),
+    );
+  }
+
+  async deleteCron(id: string): Promise<boolean> {
+    return this.write(
+      async (client) => ((await client.query('DELETE FROM crons WHERE cron_id = $1', [id])).rowCount ?? 0) > 0,
+    );
+  }
+
+  async searchCrons(query: CronQuery): Promise<Page<CronRecord>> {
+    const rows = (await this.rows('SELECT * FROM crons'))
+      .map(toCron)
+      .filter((c) => query.assistant_id === undefined || c.assistant_id === query.assistant_id)
+      .filter((c) => query.thread_id === undefined || c.thread_id === query.thread_id)
+      .filter((c) => query.enabled === undefined || c.enabled === query.enabled)
+      .filter((c) => !query.metadata || containsJson(c.metadata, query.metadata))
+      .filter((c) => matchesAuthFilters(c.metadata, query.auth));
+    const sign = query.sort_order === 'asc' ? 1 : -1;
+    rows.sort(
+      (a, b) => sign * compareCron(a[query.sort_by], b[query.sort_by]) || sign * compareCron(a.cron_id, b.cron_id),
+    );
+    return page(rows, query.limit, query.offset);
+  }
+
+  async dueCrons(now: string, limit: number): Promise<CronRecord[]> {
+    return (
+      await this.rows(
+        `SELECT * FROM crons WHERE enabled AND next_run_date IS NOT NULL AND next_run_date <= $1
+         AND (end_time IS NULL OR end_time >= $1) ORDER BY next_run_date COLLATE "C" LIMIT $2`,
+        [now, limit],
+      )
+    ).map(toCron);
+  }
+
+  async earliestCronRun(): Promise<string | undefined> {
+    const [row] = await this.rows(
+      `SELECT MIN(next_run_date COLLATE "C") AS at FROM crons WHERE enabled AND next_run_date IS NOT NULL
+       AND (end_time IS NULL OR end_time >= next_run_date)`,
+    );
+    return str(row?.at) ?? undefined;
+  }
+
+  async claimCronTick(id: string, expected: string, next: string | null, now: string): Promise<boolean> {
+    return this.write(
+      async (client) =>
+        (
+          await client.query(
+            'UPDATE crons SET next_run_date = $1, updated_at = $2 WHERE cron_id = $3 AND enabled AND next_run_date = $4',
+            [next, now, id, expected],
+          )
+        ).rowCount === 1,
+    );
+  }
+}
+
+async function insertVersion(client: PoolClient, v: AssistantVersion): Promise<void> {
+  await client.query(
+    `INSERT INTO assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [
+      v.assistant_id,
+      v.version,
+      v.graph_id,
+      v.name,
+      v.description,
+      json(v.config),
+      json(v.context),
+      json(v.metadata),
+      v.created_at,
+    ],
+  );
+}
+
+async function deleteAssistant(client: PoolClient, id: string): Promise<boolean> {
+  await client.query('DELETE FROM assistant_versions WHERE assistant_id = $1', [id]);
+  await client.query('DELETE FROM runs WHERE assistant_id = $1', [id]);
+  await client.query('DELETE FROM crons WHERE assistant_id = $1', [id]);
+  return ((await client.query('DELETE FROM assistants WHERE assistant_id = $1', [id])).rowCount ?? 0) > 0;
+}
+
+async function inTransaction<T>(client: PoolClient, write: boolean, fn: () => Promise<T>): Promise<T> {
+  await client.query('BEGIN');
+  try {
+    if (write) await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
+    const result = await fn();
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw error;
+  }
+}
+
+/**
+ * Applies the steps the database has not recorded, under a session advisory lock (so that of
+ * several processes starting together one migrates and the others wait, then find it migrated),
+ * in one transaction. A database recording a version this code does not know is refused.
+ */
+export async function migratePostgres(pool: pg.Pool): Promise<number[]> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      return await inTransaction(client, false, async () => {
+        await client.query(
+          'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+        );
+        const [row] = (await client.query('SELECT MAX(version) AS version FROM schema_migrations')).rows as Row[];
+        const current = Number(row?.version ?? 0);
+        if (current > POSTGRES_MIGRATIONS.length) {
+          throw new Error(
+            `The database has schema version ${current}, newer than this server knows (${POSTGRES_MIGRATIONS.length}).`,
+          );
+        }
+        const applied: number[] = [];
+        for (const migration of POSTGRES_MIGRATIONS.slice(current)) {
+          await client.query(migration.sql);
+          await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+            migration.version,
+            migration.name,
+            new Date().toISOString(),
+          ]);
+          applied.push(migration.version);
+        }
+        return applied;
+      });
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Connects to `connectionString` (a `postgres://` URI), migrates, and returns the storage.
+ * `onIdleError` hears of errors on idle pooled connections (the server restarted or ended them):
+ * the pool drops such a connection and opens a new one when needed, so they are no operation's
+ * failure — but without a listener the pool's `error` event would end the process.
+ */
+export async function openPostgresStorage(
+  connectionString: string,
+  options: { max?: number; onIdleError?: (error: Error) => void } = {},
+): Promise<Storage> {
+  const pool = new pg.Pool({ connectionString, max: options.max ?? 10 });
+  pool.on('error', (error) => options.onIdleError?.(error));
+  try {
+    await migratePostgres(pool);
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  const outside: Session = async (write, fn) => {
+    const client = await pool.connect();
+    try {
+      // Reads are single statements and need no transaction of their own.
+      return write ? await inTransaction(client, true, () => fn(client)) : await fn(client);
+    } finally {
+      client.release();
+    }
+  };
+  let closed = false;
+  return composeStorage(new PostgresOps(outside), {
+    transaction: async (fn) => {
+      const client = await pool.connect();
+      try {
+        return await inTransaction(client, true, () => fn(new PostgresOps(async (_write, body) => body(client))));
+      } finally {
+        client.release();
+      }
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  });
+}

@@ -1,0 +1,535 @@
+// The storage contract's cases (`internal/storage/storage.ts`), for any implementation: a test file
+// calls `storageContract` with a way to open a fresh database, and every case runs against it. What
+// is checked is what the domain relies on: records come back as written, searches filter, sort and
+// page as documented, deletes cascade, the run queue and cron ticks are claimed exactly once even
+// by several handles on one database, and transactions commit or roll back as a whole.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { CronRecord } from '../internal/storage/crons.ts';
+import type { Assistant, AssistantVersion, RunRecord, Storage, Thread } from '../internal/storage/storage.ts';
+
+/** A fresh, empty database for one case. */
+export interface ContractDatabase {
+  storage: Storage;
+  /** Another handle on the same database, as a second server process would have (closed by the case). */
+  openAnother(): Promise<Storage>;
+  /** Closes what the case left open and removes the database. */
+  drop(): Promise<void>;
+}
+
+const T0 = '2024-05-01T10:00:00.000Z';
+const at = (seconds: number): string => new Date(Date.parse(T0) + seconds * 1000).toISOString();
+
+export function assistant(id: string, fields: Partial<Assistant> = {}): Assistant {
+  return {
+    assistant_id: id,
+    graph_id: 'agent',
+    name: id,
+    description: null,
+    version: 1,
+    config: {},
+    context: null,
+    metadata: {},
+    created_at: T0,
+    updated_at: T0,
+    ...fields,
+  };
+}
+
+export function thread(id: string, fields: Partial<Thread> = {}): Thread {
+  return {
+    thread_id: id,
+    created_at: T0,
+    updated_at: T0,
+    metadata: {},
+    status: 'idle',
+    config: {},
+    values: null,
+    interrupts: null,
+    ...fields,
+  };
+}
+
+export function run(id: string, threadId: string, fields: Partial<RunRecord> = {}): RunRecord {
+  return {
+    run_id: id,
+    thread_id: threadId,
+    assistant_id: 'a1',
+    created_at: T0,
+    updated_at: T0,
+    status: 'pending',
+    metadata: {},
+    kwargs: { input: { n: 1 } } as unknown as RunRecord['kwargs'],
+    multitask_strategy: 'enqueue',
+    error: null,
+    attempt: 0,
+    temporary: false,
+    ...fields,
+  };
+}
+
+export function cron(id: string, fields: Partial<CronRecord> = {}): CronRecord {
+  return {
+    cron_id: id,
+    assistant_id: 'a1',
+    thread_id: null,
+    on_run_completed: 'delete',
+    end_time: null,
+    schedule: '*/5 * * * *',
+    timezone: null,
+    created_at: T0,
+    updated_at: T0,
+    user_id: null,
+    payload: { assistant_id: 'a1' },
+    next_run_date: at(300),
+    metadata: {},
+    enabled: true,
+    auth: null,
+    ...fields,
+  };
+}
+
+const ids = <T>(items: T[], key: keyof T): unknown[] => items.map((item) => item[key]);
+
+export function storageContract(name: string, open: () => Promise<ContractDatabase>): void {
+  /** Runs `body` on a fresh database and drops it afterwards, whatever happens. */
+  const withDatabase =
+    (body: (storage: Storage, database: ContractDatabase) => Promise<void>) => async (): Promise<void> => {
+      const database = await open();
+      try {
+        await body(database.storage, database);
+      } finally {
+        await database.drop();
+      }
+    };
+
+  describe(`${name} storage contract`, () => {
+    it(
+      'keeps assistants and their versions as written',
+      withDatabase(async (storage) => {
+        assert.equal(await storage.getAssistant('a1'), undefined);
+        assert.equal(await storage.maxAssistantVersion('a1'), 0);
+        const first = assistant('a1', {
+          description: 'first',
+          config: { configurable: { model: 'x' }, tags: ['t'] },
+          context: { system_prompt: 'hi', nested: { list: [1, 'two', null] } },
+          metadata: { team: 'blue', n: 3 },
+        });
+        await storage.insertAssistant(first);
+        assert.deepEqual(await storage.getAssistant('a1'), first);
+        // Inserting an assistant records its version row too.
+        const { updated_at: _updated, ...versionOne } = first;
+        assert.deepEqual(await storage.getAssistantVersion('a1', 1), versionOne);
+        const second: AssistantVersion = { ...versionOne, version: 2, context: 'plain', metadata: { team: 'red' } };
+        await storage.insertAssistantVersion(second);
+        assert.equal(await storage.maxAssistantVersion('a1'), 2);
+        await storage.updateAssistant({ ...first, ...second, updated_at: at(5) });
+        assert.deepEqual(await storage.getAssistant('a1'), { ...first, ...second, updated_at: at(5) });
+        assert.deepEqual(
+          ids(await storage.listAssistantVersions('a1', { limit: 10, offset: 0 }), 'version'),
+          [2, 1],
+          'newest version first',
+        );
+        assert.deepEqual(
+          ids(
+            await storage.listAssistantVersions('a1', { metadata: { team: 'blue' }, limit: 10, offset: 0 }),
+            'version',
+          ),
+          [1],
+        );
+        assert.deepEqual(ids(await storage.listAssistantVersions('a1', { limit: 1, offset: 1 }), 'version'), [1]);
+        assert.deepEqual(await storage.listAssistantVersions('a1', { limit: 10, offset: 5 }), []);
+        assert.equal(await storage.getAssistantVersion('a1', 3), undefined);
+      }),
+    );
+
+    it(
+      'searches assistants by graph, name and metadata, sorted and paged, with the total',
+      withDatabase(async (storage) => {
+        await storage.insertAssistant(
+          assistant('a1', { name: 'alpha', metadata: { team: 'blue' }, created_at: at(1) }),
+        );
+        await storage.insertAssistant(assistant('a2', { name: 'beta', graph_id: 'other', created_at: at(2) }));
+        await storage.insertAssistant(
+          assistant('a3', { name: 'alphabet', metadata: { team: 'blue', x: { y: 1 } }, created_at: at(3) }),
+        );
+        const query = { limit: 10, offset: 0, sort_by: 'created_at', sort_order: 'desc' } as const;
+        assert.deepEqual(ids((await storage.searchAssistants(query)).items, 'assistant_id'), ['a3', 'a2', 'a1']);
+        assert.deepEqual(ids((await storage.searchAssistants({ ...query, graph_id: 'agent' })).items, 'assistant_id'), [
+          'a3',
+          'a1',
+        ]);
+        assert.deepEqual(
+          ids((await storage.searchAssistants({ ...query, name: 'ALPHA' })).items, 'assistant_id'),
+          ['a3', 'a1'],
+          'name is a case-insensitive substring',
+        );
+        assert.deepEqual(
+          ids((await storage.searchAssistants({ ...query, metadata: { x: { y: 1 } } })).items, 'assistant_id'),
+          ['a3'],
+        );
+        const byName = await storage.searchAssistants({ ...query, sort_by: 'name', sort_order: 'asc', limit: 2 });
+        assert.deepEqual(ids(byName.items, 'assistant_id'), ['a1', 'a3']);
+        assert.equal(byName.total, 3, 'the total counts every match, not the page');
+        const paged = await storage.searchAssistants({ ...query, limit: 1, offset: 1 });
+        assert.deepEqual(ids(paged.items, 'assistant_id'), ['a2']);
+        assert.equal(paged.total, 3);
+        const auth = await storage.searchAssistants({ ...query, auth: { team: 'blue' } });
+        assert.deepEqual(ids(auth.items, 'assistant_id'), ['a3', 'a1']);
+      }),
+    );
+
+    it(
+      'deletes an assistant with its versions, runs and crons',
+      withDatabase(async (storage) => {
+        await storage.insertAssistant(assistant('a1'));
+        await storage.insertAssistant(assistant('a2'));
+        await storage.insertThread(thread('t1'));
+        await storage.insertRun(run('r1', 't1', { assistant_id: 'a1' }));
+        await storage.insertRun(run('r2', 't1', { assistant_id: 'a2' }));
+        await storage.insertCron(cron('c1', { assistant_id: 'a1' }));
+        await storage.insertCron(cron('c2', { assistant_id: 'a2' }));
+        assert.equal(await storage.deleteAssistant('a1'), true);
+        assert.equal(await storage.deleteAssistant('a1'), false);
+        assert.equal(await storage.getAssistant('a1'), undefined);
+        assert.equal(await storage.getAssistantVersion('a1', 1), undefined);
+        assert.equal(await storage.getRun('r1'), undefined);
+        assert.equal(await storage.getCron('c1'), undefined);
+        assert.ok(await storage.getRun('r2'));
+        assert.ok(await storage.getCron('c2'));
+        assert.ok(await storage.getThread('t1'), 'threads stay');
+      }),
+    );
+
+    it(
+      'keeps threads as written and searches them by ids, status, metadata and values',
+      withDatabase(async (storage) => {
+        const busy = thread('t1', {
+          status: 'busy',
+          metadata: { assistant_id: 'a1', graph_id: 'agent' },
+          config: { configurable: { user: 'u' } },
+          values: { messages: [{ role: 'user', content: 'hi' }] },
+          interrupts: { task: [{ value: 'ask', id: 'i1' }] },
+          created_at: at(1),
+          updated_at: at(9),
+        });
+        await storage.insertThread(busy);
+        await storage.insertThread(thread('t2', { metadata: { assistant_id: 'a2' }, created_at: at(2) }));
+        await storage.insertThread(thread('t3', { values: { done: true }, created_at: at(3), updated_at: at(3) }));
+        assert.deepEqual(await storage.getThread('t1'), busy);
+        assert.deepEqual(
+          await storage.getThread('t2'),
+          thread('t2', { metadata: { assistant_id: 'a2' }, created_at: at(2) }),
+        );
+        const query = { limit: 10, offset: 0, sort_by: 'created_at', sort_order: 'asc' } as const;
+        assert.deepEqual(ids((await storage.searchThreads(query)).items, 'thread_id'), ['t1', 't2', 't3']);
+        assert.deepEqual(ids((await storage.searchThreads({ ...query, ids: ['t3', 't1'] })).items, 'thread_id'), [
+          't1',
+          't3',
+        ]);
+        assert.deepEqual(ids((await storage.searchThreads({ ...query, status: 'idle' })).items, 'thread_id'), [
+          't2',
+          't3',
+        ]);
+        assert.deepEqual(
+          ids((await storage.searchThreads({ ...query, metadata: { assistant_id: 'a1' } })).items, 'thread_id'),
+          ['t1'],
+        );
+        assert.deepEqual(
+          ids((await storage.searchThreads({ ...query, values: { done: true } })).items, 'thread_id'),
+          ['t3'],
+          'a values filter never matches a thread without values',
+        );
+        const page = await storage.searchThreads({ ...query, sort_by: 'updated_at', sort_order: 'desc', limit: 2 });
+        assert.deepEqual(ids(page.items, 'thread_id'), ['t1', 't3']);
+        assert.equal(page.total, 3);
+        assert.deepEqual(await storage.threadIdsOfAssistant('a1'), ['t1']);
+        await storage.updateThread({
+          ...busy,
+          status: 'interrupted',
+          values: null,
+          interrupts: null,
+          updated_at: at(20),
+        });
+        assert.deepEqual(await storage.getThread('t1'), {
+          ...busy,
+          status: 'interrupted',
+          values: null,
+          interrupts: null,
+          updated_at: at(20),
+        });
+      }),
+    );
+
+    it(
+      'deletes a thread with its runs and crons',
+      withDatabase(async (storage) => {
+        await storage.insertThread(thread('t1'));
+        await storage.insertThread(thread('t2'));
+        await storage.insertRun(run('r1', 't1'));
+        await storage.insertRun(run('r2', 't2'));
+        await storage.insertCron(cron('c1', { thread_id: 't1', on_run_completed: null }));
+        await storage.insertCron(cron('c2', { thread_id: 't2', on_run_completed: null }));
+        assert.equal(await storage.deleteThread('t1'), true);
+        assert.equal(await storage.deleteThread('t1'), false);
+        assert.equal(await storage.getRun('r1'), undefined);
+        assert.equal(await storage.getCron('c1'), undefined);
+        assert.ok(await storage.getRun('r2'));
+        assert.ok(await storage.getCron('c2'));
+      }),
+    );
+
+    it(
+      'keeps runs as written and lists them per thread, oldest first',
+      withDatabase(async (storage) => {
+        await storage.insertThread(thread('t1'));
+        const failed = run('r1', 't1', {
+          status: 'error',
+          error: { error: 'ValueError', message: 'bad' },
+          metadata: { source: 'cron' },
+          temporary: true,
+          attempt: 2,
+          multitask_strategy: 'reject',
+        });
+        await storage.insertRun(failed);
+        await storage.insertRun(run('r2', 't1', { status: 'running', created_at: at(1) }));
+        await storage.insertRun(run('r3', 't1', { created_at: at(2) }));
+        await storage.insertRun(run('other', 't2'));
+        assert.deepEqual(await storage.getRun('r1'), failed);
+        assert.deepEqual(ids(await storage.listRuns('t1', { limit: 10, offset: 0 }), 'run_id'), ['r1', 'r2', 'r3']);
+        assert.deepEqual(ids(await storage.listRuns('t1', { limit: 1, offset: 1 }), 'run_id'), ['r2']);
+        assert.deepEqual(ids(await storage.listRuns('t1', { status: 'pending', limit: 10, offset: 0 }), 'run_id'), [
+          'r3',
+        ]);
+        assert.deepEqual(
+          ids(await storage.listRuns('t1', { metadata: { source: 'cron' }, limit: 10, offset: 0 }), 'run_id'),
+          ['r1'],
+        );
+        assert.deepEqual(ids(await storage.inflightRuns('t1'), 'run_id'), ['r2', 'r3']);
+        assert.deepEqual(ids(await storage.runsWithStatus('pending'), 'run_id'), ['r3', 'other']);
+        const updated = { ...failed, status: 'success' as const, error: null, attempt: 3, updated_at: at(30) };
+        await storage.updateRun(updated);
+        assert.deepEqual(await storage.getRun('r1'), updated);
+        assert.equal(await storage.deleteRun('r1'), true);
+        assert.equal(await storage.deleteRun('r1'), false);
+        assert.equal(await storage.getRun('r1'), undefined);
+      }),
+    );
+
+    it(
+      'claims the oldest due run, one running run per thread, in order within a thread',
+      withDatabase(async (storage) => {
+        const now = at(100);
+        await storage.insertRun(run('r1', 't1', { created_at: at(1) }));
+        await storage.insertRun(run('r2', 't1', { created_at: at(2) }));
+        await storage.insertRun(run('r3', 't2', { created_at: at(3) }));
+        await storage.insertRun(run('r4', 't3', { created_at: at(4) }));
+        await storage.insertRun(run('later', 't4', { created_at: at(500) }));
+        const first = await storage.claimNextRun(now, new Set());
+        assert.equal(first?.run_id, 'r1');
+        assert.equal(first?.status, 'running');
+        assert.equal(first?.attempt, 1);
+        assert.equal(first?.updated_at, now);
+        assert.deepEqual(await storage.getRun('r1'), first);
+        // r2 waits for r1 (same thread); r3 is excluded; r4 is next; `later` is not due.
+        assert.equal((await storage.claimNextRun(now, new Set(['r3'])))?.run_id, 'r4');
+        assert.equal((await storage.claimNextRun(now, new Set()))?.run_id, 'r3');
+        assert.equal(await storage.claimNextRun(now, new Set()), undefined);
+        assert.equal(await storage.nextDueRun(now), at(500));
+        await storage.updateRun({ ...first!, status: 'success' });
+        assert.equal((await storage.claimNextRun(now, new Set()))?.run_id, 'r2');
+        assert.equal((await storage.claimNextRun(at(600), new Set()))?.run_id, 'later');
+        assert.equal(await storage.nextDueRun(at(600)), undefined);
+      }),
+    );
+
+    it(
+      'gives each pending run to exactly one claimer, across handles on one database',
+      withDatabase(async (storage, database) => {
+        const count = 12;
+        for (let i = 0; i < count; i++) await storage.insertRun(run(`r${i}`, `t${i}`, { created_at: at(i) }));
+        const other = await database.openAnother();
+        try {
+          const claims = await Promise.all(
+            Array.from({ length: count * 2 }, (_, i) => (i % 2 ? other : storage).claimNextRun(at(100), new Set())),
+          );
+          const claimed = claims.filter((claim) => claim !== undefined).map((claim) => claim.run_id);
+          assert.equal(claimed.length, count);
+          assert.equal(new Set(claimed).size, count, 'no run claimed twice');
+          for (const claim of claims) if (claim) assert.equal(claim.attempt, 1);
+        } finally {
+          await other.close();
+        }
+      }),
+    );
+
+    it(
+      'keeps crons as written and searches them by assistant, thread, enabled and metadata',
+      withDatabase(async (storage) => {
+        const full = cron('c1', {
+          thread_id: 't1',
+          on_run_completed: null,
+          end_time: at(9000),
+          timezone: 'Europe/Paris',
+          user_id: 'u1',
+          payload: { assistant_id: 'a1', input: { q: 1 } },
+          metadata: { owner: 'u1' },
+          auth: { user: { identity: 'u1', role: 'admin' }, scopes: ['crons:write'] },
+          created_at: at(1),
+        });
+        await storage.insertCron(full);
+        await storage.insertCron(cron('c2', { assistant_id: 'a2', enabled: false, created_at: at(2) }));
+        await storage.insertCron(cron('c3', { next_run_date: null, created_at: at(3) }));
+        assert.deepEqual(await storage.getCron('c1'), full);
+        const query = { limit: 10, offset: 0, sort_by: 'created_at', sort_order: 'asc' } as const;
+        assert.deepEqual(ids((await storage.searchCrons(query)).items, 'cron_id'), ['c1', 'c2', 'c3']);
+        assert.deepEqual(ids((await storage.searchCrons({ ...query, assistant_id: 'a1' })).items, 'cron_id'), [
+          'c1',
+          'c3',
+        ]);
+        assert.deepEqual(ids((await storage.searchCrons({ ...query, thread_id: 't1' })).items, 'cron_id'), ['c1']);
+        assert.deepEqual(ids((await storage.searchCrons({ ...query, enabled: false })).items, 'cron_id'), ['c2']);
+        assert.deepEqual(ids((await storage.searchCrons({ ...query, metadata: { owner: 'u1' } })).items, 'cron_id'), [
+          'c1',
+        ]);
+        const page = await storage.searchCrons({ ...query, sort_order: 'desc', limit: 1, offset: 1 });
+        assert.deepEqual(ids(page.items, 'cron_id'), ['c2']);
+        assert.equal(page.total, 3);
+        const changed = { ...full, schedule: '0 * * * *', enabled: false, metadata: {}, auth: null, updated_at: at(7) };
+        await storage.updateCron(changed);
+        assert.deepEqual(await storage.getCron('c1'), changed);
+        assert.equal(await storage.deleteCron('c1'), true);
+        assert.equal(await storage.deleteCron('c1'), false);
+      }),
+    );
+
+    it(
+      'lists due crons earliest first and the next wake-up, skipping disabled and ended ones',
+      withDatabase(async (storage) => {
+        await storage.insertCron(cron('late', { next_run_date: at(50) }));
+        await storage.insertCron(cron('early', { next_run_date: at(10) }));
+        await storage.insertCron(cron('off', { next_run_date: at(5), enabled: false }));
+        await storage.insertCron(cron('ended', { next_run_date: at(6), end_time: at(5) }));
+        await storage.insertCron(cron('future', { next_run_date: at(500) }));
+        await storage.insertCron(cron('never', { next_run_date: null }));
+        assert.deepEqual(ids(await storage.dueCrons(at(100), 10), 'cron_id'), ['early', 'late']);
+        assert.deepEqual(ids(await storage.dueCrons(at(100), 1), 'cron_id'), ['early']);
+        assert.deepEqual(await storage.dueCrons(at(1), 10), []);
+        assert.equal(await storage.earliestCronRun(), at(10));
+      }),
+    );
+
+    it(
+      'gives each cron tick to exactly one claimer, across handles on one database',
+      withDatabase(async (storage, database) => {
+        await storage.insertCron(cron('c1', { next_run_date: at(60) }));
+        const other = await database.openAnother();
+        try {
+          const results = await Promise.all(
+            Array.from({ length: 10 }, (_, i) =>
+              (i % 2 ? other : storage).claimCronTick('c1', at(60), at(120), at(61)),
+            ),
+          );
+          assert.equal(results.filter(Boolean).length, 1);
+          const claimed = await storage.getCron('c1');
+          assert.equal(claimed?.next_run_date, at(120));
+          assert.equal(claimed?.updated_at, at(61));
+          // A stale expectation, a missing cron and a disabled one claim nothing.
+          assert.equal(await other.claimCronTick('c1', at(60), at(120), at(62)), false);
+          assert.equal(await storage.claimCronTick('missing', at(60), at(120), at(62)), false);
+          await storage.updateCron({ ...claimed!, enabled: false });
+          assert.equal(await storage.claimCronTick('c1', at(120), at(180), at(121)), false);
+          await storage.updateCron({ ...claimed!, enabled: true });
+          assert.equal(await storage.claimCronTick('c1', at(120), null, at(121)), true, 'the last tick');
+          assert.equal((await storage.getCron('c1'))?.next_run_date, null);
+        } finally {
+          await other.close();
+        }
+      }),
+    );
+
+    it(
+      'commits a transaction as a whole, and rolls a failed one back entirely',
+      withDatabase(async (storage) => {
+        await storage.insertCron(cron('c1', { next_run_date: at(60) }));
+        const failure = new Error('boom');
+        await assert.rejects(
+          storage.transaction(async (tx) => {
+            assert.equal(await tx.claimCronTick('c1', at(60), at(120), at(61)), true);
+            await tx.insertThread(thread('t1'));
+            await tx.insertRun(run('r1', 't1'));
+            assert.ok(await tx.getRun('r1'), 'a transaction reads its own writes');
+            throw failure;
+          }),
+          (error) => error === failure,
+        );
+        assert.equal(await storage.getThread('t1'), undefined);
+        assert.equal(await storage.getRun('r1'), undefined);
+        assert.equal((await storage.getCron('c1'))?.next_run_date, at(60), 'the tick is claimable again');
+        const result = await storage.transaction(async (tx) => {
+          assert.equal(await tx.claimCronTick('c1', at(60), at(120), at(61)), true);
+          await tx.insertThread(thread('t1'));
+          await tx.insertRun(run('r1', 't1'));
+          return 'done';
+        });
+        assert.equal(result, 'done');
+        assert.ok(await storage.getThread('t1'));
+        assert.ok(await storage.getRun('r1'));
+        assert.equal((await storage.getCron('c1'))?.next_run_date, at(120));
+        // The storage is usable after both.
+        await storage.transaction(async (tx) => tx.insertThread(thread('t2')));
+        assert.ok(await storage.getThread('t2'));
+      }),
+    );
+
+    it(
+      'runs transactions as if one at a time: a read-then-write is not interleaved',
+      // One handle: a server's concurrent requests share its storage. (Two SQLite handles in one
+      // process cannot both hold transactions open across awaits: the second would wait for the
+      // write lock synchronously, blocking the first. Processes have one handle each.)
+      withDatabase(async (storage) => {
+        await storage.insertThread(thread('t1', { metadata: { n: 0 } }));
+        const increment = () =>
+          storage.transaction(async (tx) => {
+            const current = (await tx.getThread('t1'))!;
+            // Yield between the read and the write, as domain code awaiting other work does.
+            await new Promise((resolve) => setTimeout(resolve, 2));
+            await tx.updateThread({ ...current, metadata: { n: Number(current.metadata.n) + 1 } });
+          });
+        await Promise.all(Array.from({ length: 8 }, () => increment()));
+        assert.deepEqual((await storage.getThread('t1'))?.metadata, { n: 8 });
+      }),
+    );
+
+    it(
+      'truncates runs, threads and assistants, keeping the assistants named',
+      withDatabase(async (storage) => {
+        await storage.insertAssistant(assistant('system'));
+        await storage.insertAssistant(assistant('user'));
+        await storage.insertThread(thread('t1'));
+        await storage.insertRun(run('r1', 't1'));
+        await storage.truncate({ runs: true }, new Set());
+        assert.equal(await storage.getRun('r1'), undefined);
+        assert.ok(await storage.getThread('t1'));
+        await storage.insertRun(run('r2', 't1'));
+        await storage.truncate({ threads: true }, new Set());
+        assert.equal(await storage.getThread('t1'), undefined);
+        assert.equal(await storage.getRun('r2'), undefined, 'runs go with their threads');
+        await storage.truncate({ assistants: true }, new Set(['system']));
+        assert.ok(await storage.getAssistant('system'));
+        assert.equal(await storage.getAssistant('user'), undefined);
+        assert.equal(await storage.getAssistantVersion('user', 1), undefined);
+      }),
+    );
+
+    it(
+      'closes idempotently',
+      withDatabase(async (_storage, database) => {
+        const other = await database.openAnother();
+        await other.close();
+        await other.close();
+      }),
+    );
+  });
+}
