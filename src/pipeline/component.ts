@@ -81,6 +81,13 @@ export interface TraceViewer {
   traceListUrl(): string | undefined;
   /** The URL of one trace (and one of its runs), e.g. `…/ui/traces/<trace_id>?run=<run_id>`. */
   traceUrl(traceId: string, runId?: string): string | undefined;
+  /**
+   * Tells the viewer where the agent server's web UI is (`http://<host>:<port><ui.path>/`), so
+   * that a trace of one of its runs links back to the studio (`#/studio/<assistant>/<thread>`).
+   * The agent server calls it once it listens, and again with `undefined` when it stops. Optional:
+   * a viewer without it shows no such links.
+   */
+  linkStudio?(studioUrl: string | undefined): void;
 }
 
 /** Whether a component offers `TraceViewer`. */

@@ -5,18 +5,20 @@
 // `@langchain/langgraph-sdk` client, and with raw HTTP where the wire itself is the contract
 // (status codes, headers, SSE framing, error bodies).
 //
-// The README's main command, as a child process: tracepipe --config configs/local.yaml.
+// The README's main command, as a child process: tracepipe --config configs/local.yaml. With
+// Debian's Chromium (through playwright-core), the way from a run's trace back to the studio too.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client as SdkClient } from '@langchain/langgraph-sdk';
 import type { Client } from '@langchain/langgraph-sdk';
+import { chromium } from 'playwright-core';
 import { eventually } from '../../src/testkit/eventually.ts';
 import { collect } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
@@ -112,6 +114,60 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
       });
       assert.equal(await cli.stop('SIGTERM'), 0);
     } finally {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  const CHROMIUM = '/usr/bin/chromium';
+  const noBrowser = existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM}`;
+  test("a run's trace links back to its thread in the studio", { skip: noBrowser }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'agent-acceptance-cli-'));
+    const cli = await startCli(dataDir);
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
+    try {
+      const assistant = await cli.sdk.assistants.create({ graphId: 'agent', name: 'Backlink' });
+      const thread = await cli.sdk.threads.create();
+      await cli.sdk.runs.wait(thread.thread_id, assistant.assistant_id, { input: hello('the way back') });
+      const [run] = await cli.sdk.runs.list(thread.thread_id);
+
+      // The agent server told the explorer of its service where its web UI is.
+      const tracesUrl = String(
+        ((await (await fetch(`${cli.apiUrl}/ui/config.json`)).json()) as Json).trace_explorer_url,
+      );
+      const explorer = tracesUrl.replace(/\/ui\/traces$/, '');
+      const explorerConfig = (await (await fetch(`${explorer}/api/config`)).json()) as Json;
+      assert.equal(explorerConfig.studio_url, `${cli.apiUrl}/ui/`);
+      // The root run (trace id = run id) arrived with the run's thread and assistant.
+      await eventually(async () => {
+        const response = await fetch(`${explorer}/api/traces/${run!.run_id}`);
+        assert.equal(response.status, 200);
+        const { trace } = (await response.json()) as { trace: { metadata?: Record<string, unknown> } };
+        assert.equal(trace.metadata?.thread_id, thread.thread_id);
+      });
+
+      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      await page.goto(`${explorer}/ui/traces/${run!.run_id}`);
+      const link = page.getByRole('link', { name: 'Open in studio' });
+      await link.waitFor();
+      assert.equal(
+        await link.getAttribute('href'),
+        `${cli.apiUrl}/ui/#/studio/${assistant.assistant_id}/${thread.thread_id}`,
+      );
+      await link.click();
+      // The studio, on that assistant, with that thread open and its first message shown.
+      await page.getByRole('heading', { name: 'Studio' }).waitFor();
+      await page.getByTestId('thread-id').filter({ hasText: thread.thread_id }).waitFor();
+      await page.locator('.message[data-role="user"]').filter({ hasText: 'the way back' }).waitFor();
+      await eventually(async () =>
+        assert.equal(await page.locator('#studio-assistant').inputValue(), assistant.assistant_id),
+      );
+      assert.equal(await cli.stop('SIGTERM'), 0);
+    } finally {
+      await browser.close();
       if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -25,6 +25,7 @@ import { batchProcessorFactory } from '../../processors/batch/index.ts';
 import { genAiProcessorFactory } from '../../processors/genai/index.ts';
 import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
 import { traceExplorerExtensionFactory } from './index.ts';
+import { studioLink } from './internal/static/js/studio-link.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -122,6 +123,26 @@ function otlpBody() {
     ],
   };
 }
+
+describe('the studio link of a trace', () => {
+  const studio = 'http://127.0.0.1:8123/ui/';
+  const agentRun = { thread_id: 't 1', assistant_id: 'a/1', graph_id: 'agent', run_id: 'r1' };
+
+  it('opens the thread of an agent server run in the studio on its assistant', () => {
+    assert.equal(studioLink(agentRun, studio), 'http://127.0.0.1:8123/ui/#/studio/a%2F1/t%201');
+    assert.equal(studioLink(agentRun, `${studio}#/assistants`), 'http://127.0.0.1:8123/ui/#/studio/a%2F1/t%201');
+  });
+
+  it('is none for a trace without agent metadata, or without a studio', () => {
+    assert.equal(studioLink({ ls_model_name: 'gpt-4o-mini', OTEL_TRACE_ID: TRACE_HEX }, studio), null);
+    assert.equal(studioLink({ thread_id: 't1' }, studio), null);
+    assert.equal(studioLink({ assistant_id: 'a1' }, studio), null);
+    assert.equal(studioLink({ thread_id: 't1', assistant_id: 7 }, studio), null);
+    assert.equal(studioLink({}, studio), null);
+    assert.equal(studioLink(undefined, studio), null);
+    assert.equal(studioLink(agentRun, null), null);
+  });
+});
 
 describe('trace explorer', () => {
   let service: Service;
@@ -331,6 +352,58 @@ service:
         assert.match(await fresh.getByTestId('run-panel').innerText(), /weather service unavailable/),
       );
       await fresh.close();
+    });
+
+    it('links the trace of an agent server run back to its thread in the studio, and no other trace', async () => {
+      const viewer = service.host.getExtensions().get('trace_explorer');
+      assert.ok(isTraceViewer(viewer) && viewer.linkStudio);
+      const config = async () => (await (await fetch(`${explorer}/api/config`)).json()) as { studio_url: unknown };
+      assert.deepEqual(await config(), { studio_url: null });
+      const studio = 'http://studio.test:8123/ui/';
+      viewer.linkStudio(studio);
+      try {
+        assert.deepEqual(await config(), { studio_url: studio });
+        // A trace without agent metadata: no link (once the page has read where the studio is).
+        const configRead = page.waitForResponse((r) => r.url() === `${explorer}/api/config`);
+        await page.goto(`${explorer}/ui/traces/${TRACE_UUID}`);
+        await configRead;
+        await eventually(async () => assert.equal(await page.locator('.wf-row').count(), 3));
+        assert.equal(await page.getByRole('link', { name: 'Open in studio' }).count(), 0);
+
+        // The root span of an agent server run names its thread and assistant.
+        const runId = '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
+        const traceHex = runId.replace(/-/g, '');
+        const body = otlpBody();
+        const [root] = body.resourceSpans[0]!.scopeSpans[0]!.spans;
+        body.resourceSpans[0]!.scopeSpans[0]!.spans = [
+          {
+            ...root!,
+            traceId: traceHex,
+            name: 'agent',
+            attributes: [
+              str('gen_ai.operation.name', 'invoke_agent'),
+              str('langsmith.metadata.thread_id', 'thread-1'),
+              str('langsmith.metadata.assistant_id', 'assistant-1'),
+              str('langsmith.metadata.graph_id', 'agent'),
+              str('langsmith.metadata.run_id', runId),
+            ],
+          },
+        ];
+        const posted = await fetch(otlp, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        assert.equal(posted.status, 200);
+        await eventually(async () => assert.equal((await fetch(`${explorer}/api/traces/${runId}`)).status, 200));
+        await page.goto(`${explorer}/ui/traces/${runId}`);
+        const link = page.getByRole('link', { name: 'Open in studio' });
+        await link.waitFor();
+        assert.equal(await link.getAttribute('href'), `${studio}#/studio/assistant-1/thread-1`);
+        await page.screenshot({ path: join(OUTPUT, 'explorer-trace-studio-link.png'), fullPage: true });
+      } finally {
+        viewer.linkStudio(undefined);
+      }
     });
   });
 });

@@ -3,7 +3,9 @@
 // `/openapi.json`) and the explorer's web pages (`/ui/traces`, `/ui/traces/{trace_id}?run=…`).
 // It opens the store file itself, so it works whether this process's `local` exporter writes it,
 // another process does, or nothing writes it any more. Other components find it through
-// `Host.getExtensions()` (it is a `TraceViewer`) to link to its pages.
+// `Host.getExtensions()` (it is a `TraceViewer`) to link to its pages; the agent server tells it
+// where its studio is (`linkStudio()`), and the pages read that from `/api/config` to link an agent
+// run's trace back to its thread in the studio.
 
 import { mkdir } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
@@ -32,6 +34,7 @@ export class TraceExplorer implements Extension, TraceViewer {
   private app?: FastifyInstance;
   private store?: LocalTraceStore;
   private baseUrl?: string;
+  private studioUrl?: string;
   private readonly path: string;
   private stopped = false;
 
@@ -82,6 +85,10 @@ export class TraceExplorer implements Extension, TraceViewer {
     return `${this.baseUrl}/ui/traces/${encodeURIComponent(traceId)}${run}`;
   }
 
+  linkStudio(studioUrl: string | undefined): void {
+    this.studioUrl = studioUrl || undefined;
+  }
+
   async shutdown(_deadline?: number): Promise<void> {
     this.stopped = true;
     await this.app?.close();
@@ -115,6 +122,10 @@ export class TraceExplorer implements Extension, TraceViewer {
   private registerApi(app: FastifyInstance): void {
     const openapi = readFileSync(OPENAPI, 'utf8');
     app.get('/openapi.json', async (_request, reply) => reply.type('application/json').send(openapi));
+    // The pages' settings: where the studio of the agent server whose runs these are lives, if any.
+    app.get('/api/config', async (_request, reply) =>
+      reply.header('cache-control', 'no-cache').send({ studio_url: this.studioUrl ?? null }),
+    );
     app.get('/api/projects', async () => ({ projects: this.requireStore().projects() }));
     app.get('/api/traces', async (request, reply) => {
       try {

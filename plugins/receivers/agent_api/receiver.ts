@@ -59,6 +59,8 @@ export class AgentApiReceiver implements Receiver {
   private runner?: GraphRunner;
   private coordinator?: RunCoordinator;
   private boundPort?: number;
+  /** Whether the trace viewers of the service were told where the studio is. */
+  private studioLinked = false;
   private stopping?: Promise<void>;
   private stopWatching?: () => void;
   private readonly tracingWarning: ThrottledWarning;
@@ -234,6 +236,8 @@ export class AgentApiReceiver implements Receiver {
     workerPool.start();
     cronScheduler.start();
     this.boundPort = await listen(app, config.host, config.port);
+    if (config.ui.enabled)
+      this.linkStudio(listenerUrl(config.host, this.boundPort, `${normalizePrefix(config.ui.path)}/`));
     const auth = {
       api_keys: apiKeys.length,
       custom_handler: authSpec ? `${authSpec.path}:${authSpec.exportName}` : null,
@@ -284,6 +288,17 @@ export class AgentApiReceiver implements Receiver {
       if (isTraceViewer(extension)) return extension.traceListUrl();
     }
     return undefined;
+  }
+
+  /**
+   * Tells the trace viewers this service runs where the studio is (`undefined`: no longer), so
+   * that the trace of one of this server's runs links back to its thread in the studio.
+   */
+  private linkStudio(studioUrl: string | undefined): void {
+    for (const extension of this.settings.host.getExtensions().values()) {
+      if (isTraceViewer(extension)) extension.linkStudio?.(studioUrl);
+    }
+    this.studioLinked = studioUrl !== undefined;
   }
 
   describe(): ComponentDescription {
@@ -402,6 +417,7 @@ export class AgentApiReceiver implements Receiver {
 
   private async stop(deadline: number): Promise<void> {
     this.stopWatching?.();
+    if (this.studioLinked) this.linkStudio(undefined);
     // Stop taking requests first, then let running runs finish until shortly before the deadline.
     const closing = this.app?.close();
     await this.cronScheduler?.stop();

@@ -1,7 +1,8 @@
 // The studio in a real browser (Debian's Chromium through playwright-core) against a real agent
 // server on a loopback port, with the example graphs: tool calls shown by name with their results,
-// an interrupt answered in place, a fork from a checkpoint, the thread browser's search, the
-// last-used assistant, the configuration form's context, and the run history's trace links.
+// an interrupt answered in place, a fork from a checkpoint, the thread browser's search, a thread
+// opened from a link, the last-used assistant, the configuration form's context, and the run
+// history's trace links.
 // Outcomes are checked through the API as well. Screenshots of each state are written under
 // `test-output/studio/` for a reviewer. Without the browser, only the SDK test runs.
 
@@ -245,6 +246,21 @@ describe('agent_api studio', { skip }, () => {
     await page.locator('.message[data-role="assistant"]').filter({ hasText: 'You said: and more' }).waitFor();
     await runStatus('success');
     assert.equal(await page.locator('.message').count(), 4);
+  });
+
+  it('opens the thread a link names (#/studio/<assistant>/<thread>), as the trace explorer links it', async () => {
+    const agent = await server.client.assistants.get('agent');
+    const thread = await server.client.threads.create();
+    await server.client.runs.wait(thread.thread_id, agent.assistant_id, {
+      input: { messages: [{ role: 'user', content: 'opened from a link' }] },
+    });
+    await page.goto(`${server.url}/ui/#/studio/${agent.assistant_id}/${thread.thread_id}`);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Studio' }).waitFor();
+    await page.getByTestId('thread-id').filter({ hasText: thread.thread_id }).waitFor();
+    await page.locator('.message[data-role="user"]').filter({ hasText: 'opened from a link' }).waitFor();
+    await page.locator('.thread-list .thread-item.current', { hasText: 'opened from a link' }).waitFor();
+    assert.equal(await assistantOnPage(), agent.assistant_id);
   });
 
   it('sends the context from the form generated from the context schema', async () => {

@@ -72,3 +72,6 @@ export const getTrace = (traceId) => get(`/api/traces/${encodeURIComponent(trace
 
 /** @returns {Promise<{ projects: { project: string, traces: number }[] }>} */
 export const listProjects = () => get('/api/projects');
+
+/** @returns {Promise<{ studio_url: string | null }>} */
+export const getConfig = () => get('/api/config');

@@ -10,9 +10,10 @@ import { ChatView } from '@tracepipe/webui/chat.js';
 import { formatTime } from '@tracepipe/webui/format.js';
 import { html } from '@tracepipe/webui/html.js';
 import { chatOf } from '@tracepipe/webui/messages.js';
-import { getTrace } from './api.js';
+import { getConfig, getTrace } from './api.js';
 import { href, navigate } from './app.js';
 import { formatCost, formatDuration } from './format.js';
+import { studioLink } from './studio-link.js';
 
 /** @typedef {import('./api.js').RunRecord} RunRecord */
 /** @typedef {{ run: RunRecord, depth: number }} Row */
@@ -45,12 +46,24 @@ export function treeRows(runs) {
   return rows;
 }
 
+/** The pages' settings, read once per page load (they do not change while it runs). */
+let config = /** @type {Promise<{ studio_url: string | null }> | null} */ (null);
+const pageConfig = () => (config ??= getConfig().catch(() => ({ studio_url: null })));
+
 /** @param {{ traceId: string, runId?: string }} props */
 export function TracePage({ traceId, runId }) {
   const [data, setData] = useState(
     /** @type {{ trace: import('./api.js').TraceSummary, runs: RunRecord[] } | null} */ (null),
   );
   const [error, setError] = useState('');
+  const [studioUrl, setStudioUrl] = useState(/** @type {string | null} */ (null));
+  useEffect(() => {
+    let stopped = false;
+    void pageConfig().then((c) => !stopped && setStudioUrl(c.studio_url));
+    return () => {
+      stopped = true;
+    };
+  }, []);
   useEffect(() => {
     let stopped = false;
     const load = () =>
@@ -92,9 +105,10 @@ export function TracePage({ traceId, runId }) {
     /** @type {HTMLElement | null} */ (document.querySelector(`[data-run-index="${next}"]`))?.focus();
   };
   const t = data.trace;
+  const studio = studioLink(t.metadata, studioUrl);
   return html`
     <section class="page trace-page" aria-labelledby="trace-title">
-      <p class="crumbs"><a href=${href.traces()}>← Traces</a></p>
+      <p class="crumbs"><a href=${href.traces()}>← Traces</a>${studio && html` · <a href=${studio} data-testid="studio-link">Open in studio</a>`}</p>
       <h1 id="trace-title">${t.name ?? '(root not received)'} <span class=${`status status-${t.status}`}>${t.status}</span></h1>
       <dl class="facts inline">
         <dt>Start</dt><dd>${formatTime(t.start_time)}</dd>

@@ -119,7 +119,7 @@ export function App() {
     <main id="main" tabindex="-1" key=${keyVersion}>
       ${
         route.page === 'studio'
-          ? html`<${StudioPage} initialAssistantId=${route.assistantId} announce=${announce} />`
+          ? html`<${StudioPage} initialAssistantId=${route.assistantId} initialThreadId=${route.threadId} announce=${announce} />`
           : route.page === 'crons'
             ? html`<${CronsPage} announce=${announce} />`
             : route.page === 'deployment'

@@ -1,6 +1,7 @@
 // @ts-check
-// Hash routing: `#/assistants`, `#/assistants/new`, `#/assistants/<id>`, `#/studio[/<assistant id>]`,
-// `#/crons`, `#/deployment`.
+// Hash routing: `#/assistants`, `#/assistants/new`, `#/assistants/<id>`,
+// `#/studio[/<assistant id>[/<thread id>]]` (the studio on that assistant, with that thread open:
+// the trace explorer links an agent run's trace back here), `#/crons`, `#/deployment`.
 // The hash keeps every screen bookmarkable without server-side routes, and the back button works.
 
 import { useEffect, useState } from 'preact/hooks';
@@ -10,6 +11,7 @@ import { useEffect, useState } from 'preact/hooks';
  * @typedef {object} Route
  * @property {'assistants' | 'studio' | 'crons' | 'deployment'} page
  * @property {string} [assistantId]
+ * @property {string} [threadId] The thread the studio opens.
  * @property {boolean} [create] The creation form of the Assistants screen.
  */
 
@@ -19,7 +21,7 @@ import { useEffect, useState } from 'preact/hooks';
  */
 export function parseRoute(hash) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
-  if (parts[0] === 'studio') return { page: 'studio', assistantId: parts[1] };
+  if (parts[0] === 'studio') return { page: 'studio', assistantId: parts[1], threadId: parts[2] };
   if (parts[0] === 'crons') return { page: 'crons' };
   if (parts[0] === 'deployment') return { page: 'deployment' };
   if (parts[0] === 'assistants' && parts[1] === 'new') return { page: 'assistants', create: true };
@@ -34,8 +36,11 @@ export const href = {
   assistant: (assistantId) => `#/assistants/${encodeURIComponent(assistantId)}`,
   crons: () => '#/crons',
   deployment: () => '#/deployment',
-  /** @param {string} [assistantId] */
-  studio: (assistantId) => (assistantId ? `#/studio/${encodeURIComponent(assistantId)}` : '#/studio'),
+  /** @param {string} [assistantId] @param {string} [threadId] */
+  studio: (assistantId, threadId) =>
+    assistantId
+      ? `#/studio/${encodeURIComponent(assistantId)}${threadId ? `/${encodeURIComponent(threadId)}` : ''}`
+      : '#/studio',
 };
 
 /** @param {string} target A hash from `href`. */

@@ -53,9 +53,13 @@ const messageOf = (failure) => /** @type {Error} */ (failure)?.message ?? String
  */
 
 /**
- * @param {{ initialAssistantId: string | undefined, announce: import('./types.js').Announce }} props
+ * @param {{
+ *   initialAssistantId: string | undefined,
+ *   initialThreadId?: string,
+ *   announce: import('./types.js').Announce,
+ * }} props `initialThreadId`: a link naming a thread (`#/studio/<assistant>/<thread>`) opens it.
  */
-export function StudioPage({ initialAssistantId, announce }) {
+export function StudioPage({ initialAssistantId, initialThreadId, announce }) {
   const [state, dispatch] = useReducer(studioReducer, initialAssistantId ?? '', initialState);
   const abort = useRef(/** @type {AbortController | null} */ (null));
   // Whether the user chose the assistant (a link naming it, or the list), rather than the studio.
@@ -152,6 +156,11 @@ export function StudioPage({ initialAssistantId, announce }) {
     dispatch({ type: 'threadOpened', threadId: id });
     loadThread(id);
   };
+
+  // A link naming a thread opens it, as choosing it in the thread browser does.
+  useEffect(() => {
+    if (initialThreadId && initialThreadId !== threadId && !streaming) openThread(initialThreadId);
+  }, [initialThreadId]);
 
   // A thread's state is shaped by the graph that ran on it, so switching to another graph leaves
   // a thread of the previous one.
