@@ -20,6 +20,8 @@ import type { AgentApiConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import type { Clock } from './internal/crons/schedule.ts';
 import { AgentApiReceiver } from './receiver.ts';
+import { asCron, asObject, messagesOf } from './testing/types.ts';
+import type { ErrorBody } from './testing/types.ts';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const repoRoot = resolve(here, '../../..');
@@ -86,7 +88,7 @@ async function post(url: string, path: string, body: unknown, method = 'POST') {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-  return { status: response.status, body: (await response.json().catch(() => null)) as any };
+  return { status: response.status, body: (await response.json().catch(() => null)) as ErrorBody };
 }
 
 async function eventually<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
@@ -97,6 +99,9 @@ async function eventually<T>(probe: () => Promise<T | undefined>, what: string):
   }
   throw new Error(`never: ${what}`);
 }
+
+/** What the second server (testdata/cron-instance.ts) sends its parent process. */
+type FromInstance = { type: 'ready'; port: number } | { type: 'ticked'; runs: string[] };
 
 const hello = { messages: [{ role: 'user', content: 'hello from cron' }] };
 
@@ -116,12 +121,14 @@ describe('agent_api crons through the SDK', () => {
   });
 
   it('creates, reads, updates, searches, counts and deletes crons', async () => {
-    const cron = (await client.crons.create('agent', {
-      schedule: '*/5 * * * *',
-      input: hello,
-      metadata: { suite: 'crud' },
-      onRunCompleted: 'keep',
-    })) as any;
+    const cron = asCron(
+      await client.crons.create('agent', {
+        schedule: '*/5 * * * *',
+        input: hello,
+        metadata: { suite: 'crud' },
+        onRunCompleted: 'keep',
+      }),
+    );
     assert.match(cron.cron_id, /^[0-9a-f-]{36}$/);
     assert.equal(cron.thread_id, null);
     assert.equal(cron.on_run_completed, 'keep');
@@ -132,7 +139,8 @@ describe('agent_api crons through the SDK', () => {
     assert.equal(cron.next_run_date, '2030-01-01T10:05:00.000+00:00');
     assert.deepEqual(cron.metadata, { suite: 'crud' });
     assert.deepEqual(cron.payload.input, hello);
-    assert.equal(cron.payload.config.configurable.cron_id, cron.cron_id);
+    const payloadConfig = asObject(cron.payload.config, 'payload.config');
+    assert.equal(asObject(payloadConfig.configurable, 'payload.config.configurable').cron_id, cron.cron_id);
     const system = await client.assistants.get('agent').catch(() => undefined);
     assert.equal(cron.assistant_id, system?.assistant_id ?? cron.assistant_id);
     assert.equal('auth' in cron, false);
@@ -141,11 +149,13 @@ describe('agent_api crons through the SDK', () => {
     assert.deepEqual(read, cron);
 
     const thread = await client.threads.create();
-    const threadCron = (await client.crons.createForThread(thread.thread_id, 'agent', {
-      schedule: '0 12 * * 1',
-      input: hello,
-      metadata: { suite: 'crud' },
-    })) as any;
+    const threadCron = asCron(
+      await client.crons.createForThread(thread.thread_id, 'agent', {
+        schedule: '0 12 * * 1',
+        input: hello,
+        metadata: { suite: 'crud' },
+      }),
+    );
     assert.equal(threadCron.thread_id, thread.thread_id);
     assert.equal(threadCron.on_run_completed, null);
     assert.equal(threadCron.next_run_date, '2030-01-07T12:00:00.000+00:00'); // the next Monday
@@ -172,12 +182,12 @@ describe('agent_api crons through the SDK', () => {
     assert.equal(page.headers.get('x-pagination-next'), '1');
 
     // Update: disable, change the schedule (next_run_date recomputed), merge metadata, set an end.
-    const updated = (await client.crons.update(cron.cron_id, {
+    const updated = await client.crons.update(cron.cron_id, {
       schedule: '0 * * * *',
       enabled: false,
       metadata: { extra: 1 },
       endTime: '2030-02-01T00:00:00Z',
-    })) as any;
+    });
     assert.equal(updated.enabled, false);
     assert.equal(updated.schedule, '0 * * * *');
     assert.equal(updated.next_run_date, '2030-01-01T11:00:00.000+00:00');
@@ -190,7 +200,7 @@ describe('agent_api crons through the SDK', () => {
       enabledOnly.map((c) => c.cron_id),
       [threadCron.cron_id],
     );
-    const cleared = (await client.crons.update(cron.cron_id, { endTime: null as unknown as string })) as any;
+    const cleared = await client.crons.update(cron.cron_id, { endTime: null as unknown as string });
     assert.equal(cleared.end_time, null);
 
     await client.crons.delete(cron.cron_id);
@@ -271,10 +281,10 @@ describe('agent_api crons through the SDK', () => {
     const keptRun = started.find((run) => run.metadata.cron_id === kept.cron_id)!;
     const droppedRun = started.find((run) => run.metadata.cron_id === dropped.cron_id)!;
     assert.equal(keptRun.metadata.suite, 'fire');
-    assert.equal((keptRun.kwargs as any).config.configurable.cron_id, kept.cron_id);
+    assert.equal(keptRun.kwargs.config.configurable.cron_id, kept.cron_id);
     // An ordinary run: joined through the SDK, its thread found by the cron id.
-    const values = (await client.runs.join(keptRun.thread_id, keptRun.run_id)) as any;
-    assert.equal(values.messages.at(-1).type, 'ai');
+    const values = await client.runs.join(keptRun.thread_id, keptRun.run_id);
+    assert.equal(messagesOf(values).at(-1)?.type, 'ai');
     const threads = await client.threads.search({ metadata: { cron_id: kept.cron_id } });
     assert.deepEqual(
       threads.map((t) => t.thread_id),
@@ -286,7 +296,7 @@ describe('agent_api crons through the SDK', () => {
       async () => ((await client.threads.get(droppedRun.thread_id).catch(() => null)) === null ? true : undefined),
       'the temporary thread is deleted',
     );
-    const after = (await fetch(`${server.url}/runs/crons/${kept.cron_id}`).then((r) => r.json())) as any;
+    const after = asCron(await fetch(`${server.url}/runs/crons/${kept.cron_id}`).then((r) => r.json()));
     assert.equal(after.next_run_date, '2030-01-01T10:02:00.000+00:00');
     await client.crons.delete(kept.cron_id);
     await client.crons.delete(dropped.cron_id);
@@ -317,7 +327,7 @@ describe('agent_api crons through the SDK', () => {
     const runs = await client.runs.list(thread.thread_id);
     assert.equal(runs.length, 2);
     const state = await client.threads.getState(thread.thread_id);
-    assert.equal((state.values as any).messages.length, 4, 'both ticks ran on the same thread');
+    assert.equal(messagesOf(state.values).length, 4, 'both ticks ran on the same thread');
     // Deleting the thread deletes its cron.
     await client.threads.delete(thread.thread_id);
     await assert.rejects(client.crons.update(cron.cron_id, { enabled: false }), /HTTP 404/);
@@ -331,7 +341,7 @@ describe('agent_api crons through the SDK', () => {
     clock.set('2030-01-03T03:07:00Z'); // 12 ticks were due meanwhile
     const started = await server.receiver.crons.tick();
     assert.equal(started.length, 1);
-    const read = (await fetch(`${server.url}/runs/crons/${cron.cron_id}`).then((r) => r.json())) as any;
+    const read = asCron(await fetch(`${server.url}/runs/crons/${cron.cron_id}`).then((r) => r.json()));
     assert.equal(read.next_run_date, '2030-01-03T03:15:00.000+00:00');
     await client.crons.delete(cron.cron_id);
   });
@@ -348,7 +358,7 @@ describe('agent_api crons through the SDK', () => {
     await client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 1500 } });
     clock.set('2030-01-04T00:01:00Z');
     assert.deepEqual(await server.receiver.crons.tick(), []);
-    const read = (await fetch(`${server.url}/runs/crons/${cron.cron_id}`).then((r) => r.json())) as any;
+    const read = asCron(await fetch(`${server.url}/runs/crons/${cron.cron_id}`).then((r) => r.json()));
     assert.equal(read.next_run_date, '2030-01-04T00:02:00.000+00:00');
     await client.crons.delete(cron.cron_id);
   });
@@ -378,7 +388,7 @@ describe('agent_api crons across restarts and instances', () => {
     const again = await third.client.threads.search({ metadata: { cron_id: cron.cron_id } });
     assert.equal(threads.length, 1);
     assert.equal(again.length, 1, 'no second run after another restart');
-    const read = (await fetch(`${third.url}/runs/crons/${cron.cron_id}`).then((r) => r.json())) as any;
+    const read = asCron(await fetch(`${third.url}/runs/crons/${cron.cron_id}`).then((r) => r.json()));
     assert.equal(read.next_run_date, '2030-02-02T10:00:00.000+00:00');
     await third.stop();
   });
@@ -392,12 +402,13 @@ describe('agent_api crons across restarts and instances', () => {
       execArgv: ['--import', 'tsx'],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
-    const reply = (type: string) =>
-      new Promise<any>((resolveReply, reject) => {
-        const onMessage = (message: any) => {
-          if (message.type !== type) return;
+    const reply = <Type extends FromInstance['type']>(type: Type) =>
+      new Promise<Extract<FromInstance, { type: Type }>>((resolveReply, reject) => {
+        const onMessage = (message: unknown) => {
+          const answer = message as FromInstance;
+          if (answer.type !== type) return;
           child.off('message', onMessage);
-          resolveReply(message);
+          resolveReply(answer as Extract<FromInstance, { type: Type }>);
         };
         child.on('message', onMessage);
         child.once('exit', (code) => reject(new Error(`the second server exited (${code})`)));
@@ -454,11 +465,13 @@ describe('agent_api crons under a custom auth handler', () => {
   it('crons belong to their creator; runs they start are the creator’s', async () => {
     const unauthenticated = await post(server.url, '/runs/crons/search', {});
     assert.equal(unauthenticated.status, 401);
-    const cron = (await alice.crons.create('agent', {
-      schedule: '* * * * *',
-      input: hello,
-      onRunCompleted: 'keep',
-    })) as any;
+    const cron = asCron(
+      await alice.crons.create('agent', {
+        schedule: '* * * * *',
+        input: hello,
+        onRunCompleted: 'keep',
+      }),
+    );
     assert.equal(cron.metadata.owner, 'alice');
     assert.equal(cron.user_id, 'alice');
     assert.equal(await alice.crons.count({}), 1);
@@ -477,9 +490,9 @@ describe('agent_api crons under a custom auth handler', () => {
     clock.set('2030-04-01T00:01:00.100Z');
     const [run] = await server.receiver.crons.tick();
     assert.ok(run);
-    assert.equal((run.kwargs as any).config.configurable.langgraph_auth_user_id, 'alice');
-    const values = (await alice.runs.join(run.thread_id, run.run_id)) as any;
-    assert.equal(values.messages.at(-1).type, 'ai');
+    assert.equal(run.kwargs.config.configurable.langgraph_auth_user_id, 'alice');
+    const values = await alice.runs.join(run.thread_id, run.run_id);
+    assert.equal(messagesOf(values).at(-1)?.type, 'ai');
     assert.equal((await alice.threads.search({ metadata: { cron_id: cron.cron_id } })).length, 1);
     assert.equal((await bob.threads.search({ metadata: { cron_id: cron.cron_id } })).length, 0);
     await assert.rejects(bob.runs.get(run.thread_id, run.run_id), /HTTP 404/);

@@ -13,9 +13,11 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
+import type { Message } from '@langchain/langgraph-sdk';
 import { eventually } from '../../../src/testkit/eventually.ts';
 import { startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
+import { asObject, asObjects, kwargsOf, messagesOf } from './testing/types.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -35,7 +37,11 @@ const skip = existsSync(CHROMIUM)
 const OUTPUT = fileURLToPath(new URL('../../../test-output/studio/', import.meta.url));
 const TRACES = 'http://traces.test:4319/ui/traces';
 
-type Json = any;
+/** The messages in a checkpoint's values; none when they have no messages yet (a thread's first checkpoints). */
+const messagesIn = (values: unknown): Message[] => {
+  const { messages } = asObject(values, 'checkpoint values');
+  return Array.isArray(messages) ? (messages as Message[]) : [];
+};
 
 describe('agent_api studio', { skip }, () => {
   let server: TestServer;
@@ -151,8 +157,10 @@ describe('agent_api studio', { skip }, () => {
     await runStatus('success');
     await panel.waitFor({ state: 'detached' });
     assert.equal((await server.client.threads.get(threadId)).status, 'idle');
-    const runs = (await server.client.runs.list(threadId)) as Json[];
-    assert.deepEqual(runs.find((run) => run.kwargs.command)?.kwargs.command.resume, {
+    const runs = await server.client.runs.list(threadId);
+    const resumed = runs.find((run) => kwargsOf(run).command);
+    assert.ok(resumed, `no run resumed the thread: ${JSON.stringify(runs)}`);
+    assert.deepEqual(asObject(kwargsOf(resumed).command, 'command').resume, {
       decisions: [{ type: 'edit', edited_action: { name: 'send_reply', args: { reply: 'Shipping it today.' } } }],
     });
     await screenshot('04-interrupt-answered');
@@ -178,7 +186,7 @@ describe('agent_api studio', { skip }, () => {
 
     // The checkpoint the first run ended on: two messages.
     const history = await server.client.threads.getHistory(threadId);
-    const endOfFirst = history.find((c) => (c.values as Json).messages?.length === 2 && c.next.length === 0)!;
+    const endOfFirst = history.find((c) => messagesIn(c.values).length === 2 && c.next.length === 0)!;
     const checkpoint = page.locator(`.checkpoints li[data-checkpoint-id="${endOfFirst.checkpoint.checkpoint_id}"]`);
     await checkpoint.getByRole('button', { name: /Fork from here/ }).click();
     await page.locator('.fork-banner').waitFor();
@@ -187,14 +195,14 @@ describe('agent_api studio', { skip }, () => {
     await page.locator('.message[data-role="assistant"]').filter({ hasText: 'You said: another way' }).waitFor();
     await runStatus('success');
 
-    const state = await server.client.threads.getState<Json>(threadId);
+    const state = await server.client.threads.getState(threadId);
     assert.deepEqual(
-      state.values.messages.map((m: Json) => m.content),
+      messagesOf(state.values).map((m) => m.content),
       ['first', 'You said: first', 'another way', 'You said: another way'],
     );
     // The old branch is still in the history; the new one descends from the chosen checkpoint.
     const all = await server.client.threads.getHistory(threadId, { limit: 100 });
-    assert.ok(all.some((c) => (c.values as Json).messages?.some((m: Json) => m.content === 'You said: second')));
+    assert.ok(all.some((c) => messagesIn(c.values).some((m) => m.content === 'You said: second')));
     assert.equal(await page.locator('.message').filter({ hasText: 'second' }).count(), 0);
     await screenshot('06-forked');
   });
@@ -206,8 +214,8 @@ describe('agent_api studio', { skip }, () => {
     const threadId = await threadIdOnPage();
     await send('edit me');
     await runStatus('success');
-    const state = await server.client.threads.getState<Json>(threadId);
-    const answer = state.values.messages[1];
+    const state = await server.client.threads.getState(threadId);
+    const answer = messagesOf(state.values)[1];
     await page.getByRole('button', { name: 'Edit state', exact: true }).click();
     await page
       .getByLabel('Values (JSON object)')
@@ -215,9 +223,9 @@ describe('agent_api studio', { skip }, () => {
     await page.getByLabel('As node').selectOption('call_model');
     await page.getByRole('button', { name: 'Save state' }).click();
     await page.locator('.message[data-role="assistant"]').filter({ hasText: 'An edited answer.' }).waitFor();
-    const edited = await server.client.threads.getState<Json>(threadId);
+    const edited = await server.client.threads.getState(threadId);
     assert.deepEqual(
-      edited.values.messages.map((m: Json) => m.content),
+      messagesOf(edited.values).map((m) => m.content),
       ['edit me', 'An edited answer.'],
     );
     assert.equal(edited.metadata?.source, 'update');
@@ -280,7 +288,8 @@ describe('agent_api studio', { skip }, () => {
       .waitFor();
     await runStatus('success');
     const [run] = await server.client.runs.list(await threadIdOnPage());
-    assert.deepEqual((run as Json).kwargs.context, { system_prompt: 'Answer in French.' });
+    assert.ok(run, 'the thread has a run');
+    assert.deepEqual(kwargsOf(run).context, { system_prompt: 'Answer in French.' });
   });
 
   it('pauses at a breakpoint from the debug settings and continues', async () => {
@@ -339,8 +348,10 @@ describe('the example human-in-the-loop graph with Agent Chat UI and Agent Inbox
     return thread.thread_id;
   };
   const lastAnswer = async (threadId: string) => {
-    const state = await server.client.threads.getState<Json>(threadId);
-    return state.values.messages.at(-1).content;
+    const state = await server.client.threads.getState(threadId);
+    const last = messagesOf(state.values).at(-1);
+    assert.ok(last, `thread ${threadId} has no messages`);
+    return last.content;
   };
   const drain = async (stream: AsyncIterable<unknown>) => {
     for await (const _ of stream);
@@ -352,20 +363,25 @@ describe('the example human-in-the-loop graph with Agent Chat UI and Agent Inbox
     assert.equal(thread.status, 'interrupted');
     const [value] = Object.values(thread.interrupts ?? {})
       .flat()
-      .map((interrupt: Json) => interrupt.value);
+      .map((interrupt) => asObject(interrupt.value, 'interrupt value'));
+    assert.ok(value, `thread ${threadId} has no interrupt`);
     // Agent Chat UI (HITL schema, snake_case): non-empty action_requests of {name, args} and
     // review_configs of {action_name, allowed_decisions}.
-    assert.ok(Array.isArray(value.action_requests) && value.action_requests.length > 0);
-    for (const request of value.action_requests) {
+    const requests = asObjects(value.action_requests, 'action_requests');
+    assert.ok(requests.length > 0);
+    for (const request of requests) {
       assert.equal(typeof request.name, 'string');
       assert.equal(typeof request.args, 'object');
     }
-    assert.ok(Array.isArray(value.review_configs) && value.review_configs.length > 0);
-    const config = value.review_configs.find((c: Json) => c.action_name === value.action_requests[0].name);
+    const reviewConfigs = asObjects(value.review_configs, 'review_configs');
+    assert.ok(reviewConfigs.length > 0);
+    const [first] = requests;
+    const config = reviewConfigs.find((c) => c.action_name === first.name);
+    assert.ok(config, `no review config for ${JSON.stringify(first.name)}`);
     assert.deepEqual(config.allowed_decisions, ['approve', 'edit', 'reject']);
     // Agent Inbox reads action_requests[0].arguments (the pre-release key) and the description.
-    assert.deepEqual(value.action_requests[0].arguments, { reply: 'Draft answer to: draft me' });
-    assert.equal(value.action_requests[0].description, 'Approve this draft?');
+    assert.deepEqual(first.arguments, { reply: 'Draft answer to: draft me' });
+    assert.equal(first.description, 'Approve this draft?');
     // The state's last task carries it too (where both clients look when the thread has no map).
     const state = await server.client.threads.getState(threadId);
     assert.deepEqual(state.tasks.at(-1)!.interrupts.at(-1)!.value, value);

@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import type { Message, Run, ThreadState } from '@langchain/langgraph-sdk';
+import type { Cron } from '../internal/storage/crons.ts';
 
 /** The values of a graph with a `messages` channel (every example graph), as wait and join answer them. */
 export interface MessagesValues {
@@ -73,6 +74,22 @@ export function kwargsOf(run: Run): RunKwargs {
   const kwargs = (run as Run & { kwargs?: RunKwargs }).kwargs;
   assert.ok(kwargs?.config, `run ${run.run_id} has no kwargs.config: ${JSON.stringify(run)}`);
   return kwargs;
+}
+
+/**
+ * `value` as a cron as the cron routes answer it (the SDK's create answers leave out `enabled`,
+ * `timezone` and `on_run_completed`); fails the test when it is not one.
+ */
+export function asCron(value: unknown, what = 'cron'): Cron {
+  assertCron(value, what);
+  return value;
+}
+
+function assertCron(value: unknown, what: string): asserts value is Cron {
+  const cron = asObject(value, what);
+  asString(cron.cron_id, `${what}.cron_id`);
+  asObject(cron.payload, `${what}.payload`);
+  asObject(cron.metadata, `${what}.metadata`);
 }
 
 /** One line of a server's pino log, parsed, as tests that capture the log read it. */

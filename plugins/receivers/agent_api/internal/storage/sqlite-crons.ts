@@ -26,7 +26,9 @@ CREATE TRIGGER IF NOT EXISTS crons_of_assistant AFTER DELETE ON assistants
 
 type Row = Record<string, unknown>;
 
-const parse = (text: unknown): any => (text === null || text === undefined ? null : JSON.parse(String(text)));
+/** A JSON column's value as a `T` (the caller names what the column holds); null for SQL NULL. */
+const parse = <T>(text: unknown): T | null =>
+  text === null || text === undefined ? null : (JSON.parse(String(text)) as T);
 const json = (value: unknown): string => JSON.stringify(value ?? null);
 const str = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
 
@@ -42,11 +44,11 @@ function toCron(row: Row): CronRecord {
     created_at: String(row.created_at),
     updated_at: String(row.updated_at),
     user_id: str(row.user_id),
-    payload: parse(row.payload) ?? {},
+    payload: parse<CronRecord['payload']>(row.payload) ?? {},
     next_run_date: str(row.next_run_date),
-    metadata: parse(row.metadata) ?? {},
+    metadata: parse<CronRecord['metadata']>(row.metadata) ?? {},
     enabled: Number(row.enabled) === 1,
-    auth: parse(row.auth),
+    auth: parse<NonNullable<CronRecord['auth']>>(row.auth),
   };
 }
 
