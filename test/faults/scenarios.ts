@@ -381,7 +381,9 @@ export async function diskFull(
       spansPerRequest: size.perRequest ?? 100,
       maxRequests: againRequests,
       concurrency: 1,
-      maxDurationMs: options.acceptAgainTimeoutMs ?? 20_000,
+      // A bound on a hang, not a speed: freed journal and disk-queue room comes back as settled
+      // segments are retired, which takes longer on two cores shared with other work.
+      maxDurationMs: options.acceptAgainTimeoutMs ?? 45_000,
       requestTimeoutMs: 10_000,
       retryRefusedAfterMs: 250,
       ...(size.entropyBytes ? { entropyBytes: size.entropyBytes } : {}),
