@@ -69,6 +69,26 @@ export const configSchema = {
       description:
         'Stream events kept per run for joining and replay after `Last-Event-ID`; older ones are dropped (counted).',
     },
+    broker: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description:
+        'Where the stream events of running runs, cancels and worker wake-ups go: this process only, or Redis, which every instance serving one database reaches.',
+      properties: {
+        redis_uri: {
+          type: 'string',
+          default: '',
+          description:
+            'Redis (6.2 or later) shared by the instances, `redis://[:password@]host:6379[/db]` (`rediss://` for TLS). Empty: in this process, for a single instance.',
+        },
+        key_prefix: {
+          type: 'string',
+          default: 'tracepipe:agent_api:',
+          description: 'Prefix of the Redis keys and channels; deployments sharing one Redis need different prefixes.',
+        },
+      },
+    },
     webhooks: {
       type: 'object',
       additionalProperties: false,

@@ -34,7 +34,8 @@ import { agentApiPlugin } from './internal/http/app.ts';
 import { isLoopbackName, registerRequestGuard } from './internal/http/request-guard.ts';
 import type { AgentServices } from './internal/http/services.ts';
 import { normalizePrefix, registerUi } from './internal/ui/register.ts';
-import { StreamBroker } from './internal/runs/broker.ts';
+import type { EventBroker } from './internal/runs/broker.ts';
+import { RunMessaging } from './internal/runs/messaging.ts';
 import { RunCoordinator } from './internal/runs/coordinator.ts';
 import { GraphRunner } from './internal/runs/graph-runner.ts';
 import { WorkerPool } from './internal/runs/worker-pool.ts';
@@ -58,6 +59,7 @@ export class AgentApiReceiver implements Receiver {
   private workerPool?: WorkerPool;
   private runner?: GraphRunner;
   private coordinator?: RunCoordinator;
+  private messaging?: RunMessaging;
   private boundPort?: number;
   /** Whether the trace viewers of the service were told where the studio is. */
   private studioLinked = false;
@@ -121,14 +123,17 @@ export class AgentApiReceiver implements Receiver {
       logger,
       'Dropped the oldest stream events of a long run; late joiners will miss them.',
     );
-    const broker = new StreamBroker({
+    const messaging = (this.messaging = new RunMessaging({
+      redisUri: config.broker.redis_uri,
+      keyPrefix: config.broker.key_prefix,
       maxEvents: config.stream_buffer_events,
-      maxFinishedRuns: 1000,
       onDrop: (runId, count) => {
         metrics.eventsDropped.inc(count);
         droppedEvents.warn({ run_id: runId });
       },
-    });
+      logger,
+    }));
+    const { broker } = messaging;
     if (config.tracing.enabled) this.registerTracingGlobals();
     const runner = (this.runner = new GraphRunner({
       storage,
@@ -136,6 +141,7 @@ export class AgentApiReceiver implements Receiver {
       checkpoints,
       store,
       broker,
+      onStart: (runId) => messaging.started(runId),
       logger,
       runTimeoutMs: config.run_timeout_ms,
       metrics: {
@@ -156,7 +162,8 @@ export class AgentApiReceiver implements Receiver {
       },
     }));
     const workerPool = (this.workerPool = new WorkerPool(storage, runner, config.workers, logger));
-    const coordinator = (this.coordinator = new RunCoordinator(storage, broker, runner, () => workerPool));
+    const signals = messaging.signals(runner, () => workerPool.notify());
+    const coordinator = (this.coordinator = new RunCoordinator(storage, broker, runner, () => workerPool, signals));
     const graphForThread = (graphId: string, runConfig: RunnableConfig) =>
       graphs.get(graphId, { config: runConfig, checkpointer: checkpoints.saver, store });
     // Threads and runs refer to each other (deleting a thread cancels its runs); `runs` is set
@@ -233,6 +240,7 @@ export class AgentApiReceiver implements Receiver {
         prefix: config.ui.path,
         traceExplorerUrl: config.ui.trace_explorer_url || this.traceExplorerOfService(),
       });
+    await messaging.start();
     workerPool.start();
     cronScheduler.start();
     this.boundPort = await listen(app, config.host, config.port);
@@ -249,6 +257,7 @@ export class AgentApiReceiver implements Receiver {
         graphs: graphs.ids(),
         data_dir: dataDir,
         workers: config.workers,
+        broker: messaging.kind,
         auth,
         mcp: services.mcpEnabled,
         a2a: services.a2aEnabled,
@@ -322,7 +331,7 @@ export class AgentApiReceiver implements Receiver {
   }
 
   /** Settles what a stopped process left behind (see the restart rule above). */
-  private async recover(storage: Storage, broker: StreamBroker): Promise<void> {
+  private async recover(storage: Storage, broker: EventBroker): Promise<void> {
     const cutOff = await storage.runsWithStatus('running');
     for (const run of cutOff) {
       await storage.transaction(async (tx) => {
@@ -438,6 +447,7 @@ export class AgentApiReceiver implements Receiver {
     } finally {
       clearInterval(sweep);
     }
+    await this.messaging?.close(deadline);
     await this.storage?.close();
     this.checkpoints?.close();
     this.store?.close();

@@ -34,8 +34,8 @@ export interface RunControl {
   notify(): void;
   /** Opens the run's event log, so that streams may wait on it before it starts. */
   open(runId: string): void;
-  /** Stops a running run; false when no worker holds it. */
-  abort(runId: string, action: 'interrupt' | 'rollback'): boolean;
+  /** Stops a running run (on whichever instance executes it); false when no worker holds it. */
+  abort(runId: string, action: 'interrupt' | 'rollback'): boolean | Promise<boolean>;
   /** Resolves once the run has finished (or at once when it has). */
   waitFor(runId: string, signal?: AbortSignal): Promise<void>;
   /** Closes the run's event log after it ended without executing (cancelled while pending). */
@@ -326,7 +326,7 @@ export class RunService {
   }
 
   private async cancelOne(run: RunRecord, action: 'interrupt' | 'rollback'): Promise<void> {
-    if (run.status === 'running' && this.execution.abort(run.run_id, action)) return;
+    if (run.status === 'running' && (await this.execution.abort(run.run_id, action))) return;
     if (run.status !== 'pending' && run.status !== 'running') return;
     // Pending (or running in no worker: left over by a stopped process): settle it here.
     await this.storage.transaction(async (tx) => {

@@ -16,6 +16,7 @@ import { registerMcpRoutes } from './routes-mcp.ts';
 import { registerA2aRoutes } from './routes-a2a.ts';
 import { registerDocsAndMetrics } from './routes-docs.ts';
 import { registerMetaRoutes } from './routes-meta.ts';
+import { BrokerUnavailableError } from '../runs/broker.ts';
 import { registerRunRoutes } from './routes-runs.ts';
 import { registerStoreRoutes } from './routes-store.ts';
 import { registerThreadRoutes } from './routes-threads.ts';
@@ -31,6 +32,7 @@ const REASONS: Record<number, string> = {
   415: 'Unsupported Media Type',
   422: 'Unprocessable Entity',
   500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 
 /** `{statusCode, error, code, message}`: the SDKs show the raw text, so the message is in it. */
@@ -89,6 +91,11 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
           .headers(error.headers)
           .send(errorBody(error.statusCode, error.code, error.message));
       }
+      if (error instanceof BrokerUnavailableError)
+        return reply
+          .code(503)
+          .header('retry-after', String(error.retryAfterSeconds))
+          .send(errorBody(503, 'TP_ERR_API_UNAVAILABLE', error.message));
       if (error instanceof GraphNotFoundError)
         return reply.code(404).send(errorBody(404, 'TP_ERR_API_NOT_FOUND', error.message));
       if (error instanceof GraphLoadError) {

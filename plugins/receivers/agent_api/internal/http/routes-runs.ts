@@ -3,6 +3,7 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FromSchema } from 'json-schema-to-ts';
+import { BrokerUnavailableError } from '../runs/broker.ts';
 import { describeError } from '../runs/graph-runner.ts';
 import type { Run, RunRecord } from '../storage/storage.ts';
 import { authorizeRun, authorizeThread, createRun } from './access.ts';
@@ -59,6 +60,12 @@ function lastEventId(request: FastifyRequest): number {
 export function registerRunRoutes(app: AgentApp, services: AgentServices): void {
   const { runs, broker, coordinator } = services;
 
+  /** Refuses a stream (503, `Retry-After`) while the shared broker is unreachable, before any byte is sent. */
+  function assertStreamable(): void {
+    if (!broker.available())
+      throw new BrokerUnavailableError('The run event broker (Redis) is unreachable; retry the stream shortly.');
+  }
+
   /** Ends a hijacked response; while the server stops, also its connection (Fastify no longer can). */
   function endResponse(raw: FastifyReply['raw'], body?: string): void {
     if (raw.destroyed || raw.writableEnded) return;
@@ -104,6 +111,7 @@ export function registerRunRoutes(app: AgentApp, services: AgentServices): void 
     headers: Record<string, string>,
     onDisconnect?: () => Promise<void>,
   ) {
+    assertStreamable();
     const stream = openStream(reply, headers);
     try {
       for await (const event of broker.subscribe(run.run_id, afterId, stream.signal)) {
@@ -155,6 +163,8 @@ export function registerRunRoutes(app: AgentApp, services: AgentServices): void 
     requestBody: RunCreateBody,
   ): Promise<void> {
     const body = withoutNulls(requestBody);
+    // Checked before the run exists, so that a refused stream leaves no run behind.
+    assertStreamable();
     const run = await createRun(services, request, threadId, body);
     const location = contentLocation(run, threadId === undefined);
     const onDisconnect = body.on_disconnect === 'cancel' ? () => runs.cancelIfActive(run.run_id) : undefined;
@@ -281,6 +291,7 @@ export function registerRunRoutes(app: AgentApp, services: AgentServices): void 
     const header = request.headers['last-event-id'];
     const [lastRun, lastSeq] = (typeof header === 'string' ? header : '').split(':');
     const modes = parseStreamModes(requestParameter(request.query, 'stream_mode'));
+    assertStreamable();
     const wanted = (event: string) =>
       modes.length === 0 || event === 'metadata' || event === 'error' || modes.includes(event.split('|')[0]);
     const stream = openStream(reply, {});

@@ -16,7 +16,7 @@ import type { Assistants } from '../domain/assistants.ts';
 import type { RunService } from '../domain/runs.ts';
 import type { Threads } from '../domain/threads.ts';
 import type { GraphRegistry } from '../graphs/registry.ts';
-import type { StreamBroker } from '../runs/broker.ts';
+import type { EventBroker } from '../runs/broker.ts';
 import type { RunCoordinator } from '../runs/coordinator.ts';
 import type { GraphRunner } from '../runs/graph-runner.ts';
 import type { CheckpointDatabase } from '../storage/checkpoints.ts';
@@ -32,7 +32,7 @@ export interface AgentServices {
   readonly checkpoints: CheckpointDatabase;
   readonly store: SqliteStore;
   readonly graphs: GraphRegistry;
-  readonly broker: StreamBroker;
+  readonly broker: EventBroker;
   readonly runner: GraphRunner;
   readonly coordinator: RunCoordinator;
   readonly logger: Logger;

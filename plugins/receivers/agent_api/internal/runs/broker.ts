@@ -2,12 +2,55 @@
 // that any number of readers follow. Readers never take events away from each other, so a client
 // that joins late, or reconnects with `Last-Event-ID: n`, gets the events after `n` and then the
 // live ones. A finished run's log is kept for a while for late joiners, then released.
+//
+// `EventBroker` is what the run machinery and the routes use; `StreamBroker` keeps the logs in this
+// process (one instance), `RedisStreamBroker` (redis-broker.ts) in Redis, for several instances.
 
 export interface StreamEvent {
   /** Position in the run's stream, from 0 (`metadata`). */
   readonly id: number;
   readonly event: string;
   readonly data: unknown;
+}
+
+/** The stream broker as the runner, the coordinator and the routes use it. */
+export interface EventBroker {
+  /** Opens a run's log (idempotent); a reader may then wait on it before the first event. */
+  open(runId: string): void;
+  /** Appends an event; its id is the next position in the run's stream. */
+  publish(runId: string, event: string, data: unknown): void;
+  /** Marks the run's stream complete: readers drain what is left and end. */
+  finish(runId: string): void;
+  /** Ends every reader in this process (the server is stopping). */
+  finishAll(): void;
+  /** Forgets a run's log (the run was deleted); its readers end. */
+  discard(runId: string): void;
+  /** Whether the run's log was discarded because the run was deleted (rolled back or deleted). */
+  wasDiscarded(runId: string): boolean | Promise<boolean>;
+  /** The last event named `event` in the run's retained log. */
+  last(runId: string, event: string): StreamEvent | undefined | Promise<StreamEvent | undefined>;
+  /**
+   * Yields the run's events with ids greater than `afterId` (-1: from the start), live ones as they
+   * come, and returns when the run's stream is complete or `signal` aborts. A run with no log
+   * returns at once. Throws `BrokerUnavailableError` when the logs cannot be read.
+   */
+  subscribe(runId: string, afterId: number, signal?: AbortSignal): AsyncGenerator<StreamEvent>;
+  /** Whether streams can be served now (false while a shared broker is unreachable). */
+  available(): boolean;
+  /** Writes what is still buffered (within `deadline`, epoch ms) and releases connections. */
+  close(deadline?: number): Promise<void>;
+}
+
+/** The shared broker cannot be reached: the request may be retried (503 with `Retry-After`). */
+export class BrokerUnavailableError extends Error {
+  override readonly name = 'BrokerUnavailableError';
+  constructor(
+    message: string,
+    /** Seconds after which a retry is worth it. */
+    readonly retryAfterSeconds = 5,
+  ) {
+    super(message);
+  }
 }
 
 interface Channel {
@@ -28,7 +71,7 @@ export interface BrokerOptions {
   readonly onDrop?: (runId: string, count: number) => void;
 }
 
-export class StreamBroker {
+export class StreamBroker implements EventBroker {
   private readonly channels = new Map<string, Channel>();
   private readonly finished: string[] = [];
   /** Runs deleted while someone could still be waiting on them (bounded like the finished logs). */
@@ -144,6 +187,14 @@ export class StreamBroker {
         signal?.addEventListener('abort', wake, { once: true });
       });
     }
+  }
+
+  available(): boolean {
+    return true;
+  }
+
+  async close(): Promise<void> {
+    // Nothing is held outside this process.
   }
 
   private wake(channel: Channel): void {

@@ -1,11 +1,14 @@
 // The run machinery as the domain and the routes see it (the domain's `RunControl`): wakes the
 // worker pool, stops runs, opens and closes their event logs, waits for a run to end and reads its
-// result (the last root values, or `{__error__: {error, message}}`).
+// result (the last root values, or `{__error__: {error, message}}`). With `signals` (several
+// instances), wake-ups and cancels also reach the other instances.
 
 import type { RunControl } from '../domain/runs.ts';
 import type { Storage } from '../storage/storage.ts';
-import type { StreamBroker } from './broker.ts';
+import { BrokerUnavailableError } from './broker.ts';
+import type { EventBroker, StreamEvent } from './broker.ts';
 import type { GraphRunner } from './graph-runner.ts';
+import type { RunSignals } from './redis-signals.ts';
 import type { WorkerPool } from './worker-pool.ts';
 
 export class RunCoordinator implements RunControl {
@@ -13,21 +16,24 @@ export class RunCoordinator implements RunControl {
 
   constructor(
     private readonly storage: Storage,
-    private readonly broker: StreamBroker,
+    private readonly broker: EventBroker,
     private readonly runner: GraphRunner,
     private readonly workers: () => WorkerPool,
+    private readonly signals?: RunSignals,
   ) {}
 
   notify(): void {
     this.workers().notify();
+    this.signals?.wake();
   }
 
   open(runId: string): void {
     this.broker.open(runId);
   }
 
-  abort(runId: string, action: 'interrupt' | 'rollback'): boolean {
-    return this.runner.abort(runId, action);
+  abort(runId: string, action: 'interrupt' | 'rollback'): boolean | Promise<boolean> {
+    if (this.runner.abort(runId, action)) return true;
+    return this.signals ? this.signals.cancel(runId, action) : false;
   }
 
   close(runId: string): void {
@@ -48,8 +54,13 @@ export class RunCoordinator implements RunControl {
     for (;;) {
       if (signal?.aborted || this.stopped) return;
       // Following the log from past its end yields nothing and returns when the run's stream ends.
-      for await (const _ of this.broker.subscribe(runId, Number.MAX_SAFE_INTEGER, signal)) {
-        // Nothing to do per event.
+      try {
+        for await (const _ of this.broker.subscribe(runId, Number.MAX_SAFE_INTEGER, signal)) {
+          // Nothing to do per event.
+        }
+      } catch (error) {
+        // The shared broker is unreachable: fall back on the run's status in storage.
+        if (!(error instanceof BrokerUnavailableError)) throw error;
       }
       const run = await this.storage.getRun(runId);
       if (!run || (run.status !== 'pending' && run.status !== 'running') || this.stopped) return;
@@ -66,7 +77,7 @@ export class RunCoordinator implements RunControl {
    * current values — or a bare null — for the run's result.
    */
   async result(runId: string, threadId?: string): Promise<unknown> {
-    const errorEvent = this.broker.last(runId, 'error');
+    const errorEvent = await this.lastEvent(runId, 'error');
     if (errorEvent) return { __error__: errorEvent.data };
     const run = await this.storage.getRun(runId);
     if (run?.error) return { __error__: run.error };
@@ -78,7 +89,7 @@ export class RunCoordinator implements RunControl {
         },
       };
     }
-    if (!run && this.broker.wasDiscarded(runId)) {
+    if (!run && (await this.broker.wasDiscarded(runId))) {
       // Whatever it had computed belongs to a state that was thrown away with it.
       return {
         __error__: {
@@ -89,6 +100,11 @@ export class RunCoordinator implements RunControl {
     }
     const values = this.runner.result(runId);
     if (values !== undefined) return values;
+    if (this.signals) {
+      // Executed by another instance: its last root values are in the shared log.
+      const last = await this.lastEvent(runId, 'values');
+      if (last) return last.data;
+    }
     const thread = threadId ? await this.storage.getThread(threadId) : undefined;
     if ((thread?.values ?? null) === null && run?.status === 'interrupted') {
       // Cancelled before it produced anything: say so, rather than answer a bare null.
@@ -97,5 +113,15 @@ export class RunCoordinator implements RunControl {
       };
     }
     return thread?.values ?? null;
+  }
+
+  /** The run's last `event` in its log; none while the shared broker is unreachable. */
+  private async lastEvent(runId: string, event: string): Promise<StreamEvent | undefined> {
+    try {
+      return await this.broker.last(runId, event);
+    } catch (error) {
+      if (error instanceof BrokerUnavailableError) return undefined;
+      throw error;
+    }
   }
 }

@@ -13,7 +13,7 @@ import type { Assistant, JsonObject, RunKwargs, RunRecord, RunStatus, Storage } 
 import { isoNow } from '../domain/clock.ts';
 import { settleThread } from '../domain/runs.ts';
 import type { RunTracer } from '../tracing/tracer.ts';
-import type { StreamBroker } from './broker.ts';
+import type { EventBroker } from './broker.ts';
 import { interruptsOf } from './state.ts';
 import { toWire } from './serialize.ts';
 import { StreamModeMapper, libraryModes, needsEventStream } from './stream-modes.ts';
@@ -32,7 +32,9 @@ export interface GraphRunnerOptions {
   readonly graphs: GraphRegistry;
   readonly checkpoints: CheckpointDatabase;
   readonly store: BaseStore;
-  readonly broker: StreamBroker;
+  readonly broker: EventBroker;
+  /** Called when a run starts executing here (other instances may then reach it to cancel it). */
+  readonly onStart?: (runId: string) => void;
   readonly logger: Logger;
   readonly metrics: GraphRunnerMetrics;
   /** 0: no limit. */
@@ -116,6 +118,7 @@ export class GraphRunner {
     const startedAt = isoNow();
     const controller = new AbortController();
     this.active.set(run.run_id, controller);
+    this.options.onStart?.(run.run_id);
     broker.open(run.run_id);
     broker.publish(run.run_id, 'metadata', { run_id: run.run_id, attempt: run.attempt });
     const timer =

@@ -1,0 +1,456 @@
+// The Redis side of several server instances: two brokers and two signal endpoints on one Redis
+// (as two instances would have) — events appended on one are replayed after `Last-Event-ID` and
+// followed live on the other, a cancel sent through one stops the run on the other, wake-ups reach
+// the other instance, and a killed connection mid-stream either resumes or fails clearly; then one
+// real server on Redis end to end, and one whose Redis is unreachable (503, runs still execute).
+// Needs a server: TEST_REDIS_URI (default redis://127.0.0.1:6379); skipped when none answers.
+// Every test uses a key prefix of its own and deletes its keys.
+
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { BrokerUnavailableError } from './internal/runs/broker.ts';
+import type { StreamEvent } from './internal/runs/broker.ts';
+import { RunCoordinator } from './internal/runs/coordinator.ts';
+import type { GraphRunner } from './internal/runs/graph-runner.ts';
+import { RedisBus } from './internal/runs/redis.ts';
+import { RedisStreamBroker } from './internal/runs/redis-broker.ts';
+import { RedisRunSignals } from './internal/runs/redis-signals.ts';
+import type { CancelAction } from './internal/runs/redis-signals.ts';
+import type { WorkerPool } from './internal/runs/worker-pool.ts';
+import type { Storage } from './internal/storage/storage.ts';
+import { readFrames } from './testing/sse-client.ts';
+import { startTestServer } from './testing/test-server.ts';
+
+const REDIS_URI = process.env.TEST_REDIS_URI ?? 'redis://127.0.0.1:6379';
+const silent = pino({ level: 'silent' });
+
+async function reachable(): Promise<boolean> {
+  const probe = new Redis(REDIS_URI, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    return (await probe.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
+  }
+}
+
+const available = await reachable();
+
+/** Two instances' worth of connections on one prefix; `cleanup` closes them and deletes the keys. */
+function instances(count = 2, pollMs = 100) {
+  const prefix = `tracepipe-test:${randomUUID()}:`;
+  const buses = Array.from({ length: count }, () => new RedisBus({ uri: REDIS_URI, prefix, logger: silent }));
+  const brokers = buses.map((bus) => new RedisStreamBroker(bus, { maxEvents: 100, logger: silent, pollMs }));
+  return {
+    prefix,
+    buses,
+    brokers,
+    async ready() {
+      await until(() => buses.every((bus) => bus.ready()));
+    },
+    async cleanup() {
+      for (const broker of brokers) await broker.close(Date.now() + 1000);
+      await Promise.all(buses.map((bus) => bus.close()));
+      await deleteKeys(prefix);
+    },
+  };
+}
+
+async function deleteKeys(prefix: string): Promise<void> {
+  const admin = new Redis(REDIS_URI);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length > 0) await admin.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    admin.disconnect();
+  }
+}
+
+/** Kills the server side of an instance's connections (as a Redis failover or network cut would). */
+async function killConnections(bus: RedisBus): Promise<number> {
+  const admin = new Redis(REDIS_URI);
+  try {
+    const list = (await admin.client('LIST')) as string;
+    const ids = list
+      .split('\n')
+      .filter((line) => line.includes(bus.instanceId))
+      .map((line) => /(?:^|\s)id=(\d+)/.exec(line)?.[1])
+      .filter((id): id is string => id !== undefined);
+    for (const id of ids) await admin.client('KILL', 'ID', id);
+    return ids.length;
+  } finally {
+    admin.disconnect();
+  }
+}
+
+async function within<T>(promise: Promise<T>, ms = 3000, what = 'a result'): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
+  const events: StreamEvent[] = [];
+  for await (const event of stream) events.push(event);
+  return events;
+}
+
+const until = async (check: () => boolean | Promise<boolean>, ms = 3000): Promise<void> => {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+};
+
+describe('Redis stream broker across instances', { skip: available ? false : `no Redis at ${REDIS_URI}` }, () => {
+  it('replays after Last-Event-ID on another instance, then follows live until the end marker', async () => {
+    const env = instances();
+    try {
+      await env.ready();
+      const [a, b] = env.brokers;
+      const run = randomUUID();
+      a.open(run);
+      a.publish(run, 'metadata', { run_id: run });
+      a.publish(run, 'values', { n: 1 });
+      a.publish(run, 'values', { n: 2 });
+      const following = b.subscribe(run, 0)[Symbol.asyncIterator]();
+      // Replayed: the events after id 0, with the ids the in-process broker would give.
+      assert.deepEqual((await within(following.next())).value, { id: 1, event: 'values', data: { n: 1 } });
+      assert.deepEqual((await within(following.next())).value, { id: 2, event: 'values', data: { n: 2 } });
+      // Live: appended on A while B waits.
+      const next = following.next();
+      a.publish(run, 'custom', 'three');
+      assert.deepEqual((await within(next)).value, { id: 3, event: 'custom', data: 'three' });
+      a.finish(run);
+      assert.equal((await within(following.next())).done, true, 'the end marker ends the stream');
+      // A late joiner from the start gets everything; one past the end returns at once.
+      assert.deepEqual(
+        (await within(collect(b.subscribe(run, -1)))).map((event) => event.id),
+        [0, 1, 2, 3],
+      );
+      assert.deepEqual(await within(collect(b.subscribe(run, 3))), []);
+      assert.deepEqual(await within(collect(b.subscribe(run, Number.MAX_SAFE_INTEGER))), []);
+      assert.deepEqual(await b.last(run, 'values'), { id: 2, event: 'values', data: { n: 2 } });
+      assert.ok((await env.buses[1].command.pttl(`${env.prefix}run:{${run}}:events`)) > 0, 'an ended log expires');
+    } finally {
+      await env.cleanup();
+    }
+  });
+
+  it('waits on an opened run with no events yet, ends readers of a discarded run, returns at once on an unknown one', async () => {
+    const env = instances();
+    try {
+      await env.ready();
+      const [a, b] = env.brokers;
+      assert.deepEqual(await within(collect(b.subscribe(randomUUID(), -1))), [], 'no log: nothing to wait for');
+      const run = randomUUID();
+      a.open(run);
+      await until(async () => (await env.buses[1].command.exists(`${env.prefix}run:{${run}}:open`)) === 1);
+      const reading = collect(b.subscribe(run, -1));
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      a.publish(run, 'metadata', { run_id: run });
+      a.discard(run);
+      assert.deepEqual(
+        (await within(reading)).map((event) => event.event),
+        ['metadata'],
+      );
+      assert.equal(await b.wasDiscarded(run), true);
+      assert.equal(await b.wasDiscarded(randomUUID()), false);
+    } finally {
+      await env.cleanup();
+    }
+  });
+
+  it('continues a retried run after the events already sent', async () => {
+    const env = instances();
+    try {
+      await env.ready();
+      const [a, b] = env.brokers;
+      const run = randomUUID();
+      a.publish(run, 'metadata', { attempt: 1 });
+      a.finish(run);
+      const key = `${env.prefix}run:{${run}}:events`;
+      await until(async () => (await env.buses[1].command.xlen(key)) === 2);
+      // The retry runs on the other instance.
+      b.open(run);
+      b.publish(run, 'metadata', { attempt: 2 });
+      b.finish(run);
+      const events = await within(collect(a.subscribe(run, -1)));
+      assert.deepEqual(
+        events.map((event) => [event.id, event.data]),
+        [
+          [0, { attempt: 1 }],
+          [3, { attempt: 2 }],
+        ],
+      );
+    } finally {
+      await env.cleanup();
+    }
+  });
+
+  it('follows a stream across killed connections without losing or repeating events', async () => {
+    const env = instances();
+    try {
+      await env.ready();
+      const [a, b] = env.brokers;
+      const run = randomUUID();
+      a.open(run);
+      a.publish(run, 'metadata', {});
+      const reading = collect(b.subscribe(run, -1));
+      for (let n = 1; n <= 20; n++) {
+        a.publish(run, 'values', { n });
+        if (n === 5) assert.ok((await killConnections(env.buses[1])) >= 2, 'killed the reader instance connections');
+        if (n === 12) assert.ok((await killConnections(env.buses[0])) >= 1, 'killed the writer instance connections');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      a.finish(run);
+      const events = await within(reading, 8000, 'end of stream');
+      assert.deepEqual(
+        events.map((event) => event.id),
+        Array.from({ length: 21 }, (_, index) => index),
+      );
+    } finally {
+      await env.cleanup();
+    }
+  });
+
+  it('keeps appends buffered while Redis is unreachable and refuses reads with BrokerUnavailableError', async () => {
+    const bus = new RedisBus({ uri: 'redis://127.0.0.1:1', prefix: 'unreachable:', logger: silent });
+    const broker = new RedisStreamBroker(bus, { maxEvents: 3, logger: silent, graceMs: 200 });
+    const dropped: number[] = [];
+    const bounded = new RedisStreamBroker(bus, {
+      maxEvents: 2,
+      logger: silent,
+      onDrop: (_, count) => dropped.push(count),
+    });
+    try {
+      assert.equal(broker.available(), false);
+      broker.publish('r', 'metadata', {}); // does not throw: buffered
+      for (let n = 0; n < 4; n++) bounded.publish('r', 'values', { n });
+      assert.ok(dropped.length >= 1, 'the local buffer is bounded (oldest events dropped and counted)');
+      await assert.rejects(collect(broker.subscribe('r', -1)), BrokerUnavailableError);
+      await assert.rejects(broker.last('r', 'error'), BrokerUnavailableError);
+    } finally {
+      await broker.close(Date.now());
+      await bounded.close(Date.now());
+      await bus.close();
+    }
+  });
+});
+
+describe('Redis run signals across instances', { skip: available ? false : `no Redis at ${REDIS_URI}` }, () => {
+  function fakeRunner(active: Set<string>) {
+    const aborted: [string, CancelAction][] = [];
+    return {
+      aborted,
+      abort(runId: string, action: CancelAction) {
+        if (!active.has(runId)) return false;
+        aborted.push([runId, action]);
+        active.delete(runId);
+        return true;
+      },
+      activeIds: () => new Set(active),
+    };
+  }
+
+  it('a cancel sent through B stops the run executing on A, with its action', async () => {
+    const env = instances();
+    const activeOnA = new Set<string>();
+    const runnerA = fakeRunner(activeOnA);
+    const runnerB = fakeRunner(new Set());
+    const signalsA = new RedisRunSignals(env.buses[0], {
+      runner: runnerA,
+      wakeWorkers: () => undefined,
+      logger: silent,
+    });
+    const signalsB = new RedisRunSignals(env.buses[1], {
+      runner: runnerB,
+      wakeWorkers: () => undefined,
+      logger: silent,
+    });
+    try {
+      await env.ready();
+      await signalsA.start();
+      await signalsB.start();
+      const run = randomUUID();
+      activeOnA.add(run);
+      signalsA.started(run);
+      await until(async () => (await env.buses[1].command.exists(`${env.prefix}run:{${run}}:owner`)) === 1);
+      // Through the coordinator, as the cancel route reaches it: not local, so it goes to A.
+      const coordinatorB = new RunCoordinator(
+        {} as Storage,
+        env.brokers[1],
+        runnerB as unknown as GraphRunner,
+        () => ({ notify: () => undefined }) as unknown as WorkerPool,
+        signalsB,
+      );
+      assert.equal(await coordinatorB.abort(run, 'rollback'), true, 'an instance holds the run');
+      await until(() => runnerA.aborted.length === 1);
+      assert.deepEqual(runnerA.aborted, [[run, 'rollback']]);
+      // Nobody holds this one: the caller settles it itself.
+      assert.equal(await coordinatorB.abort(randomUUID(), 'interrupt'), false);
+    } finally {
+      await signalsA.stop();
+      await signalsB.stop();
+      await env.cleanup();
+    }
+  });
+
+  it('a cancel whose message was missed is picked up from its key', async () => {
+    const env = instances();
+    const activeOnA = new Set<string>();
+    const runnerA = fakeRunner(activeOnA);
+    const signalsA = new RedisRunSignals(env.buses[0], {
+      runner: runnerA,
+      wakeWorkers: () => undefined,
+      logger: silent,
+      pollMs: 100,
+    });
+    const signalsB = new RedisRunSignals(env.buses[1], {
+      runner: fakeRunner(new Set()),
+      wakeWorkers: () => undefined,
+      logger: silent,
+    });
+    try {
+      await env.ready();
+      // A is not listening yet (the message is lost), and the run has not started there.
+      const run = randomUUID();
+      assert.equal(await signalsB.cancel(run, 'interrupt'), false);
+      await signalsA.start();
+      activeOnA.add(run);
+      await until(() => runnerA.aborted.length === 1);
+      assert.deepEqual(runnerA.aborted, [[run, 'interrupt']]);
+    } finally {
+      await signalsA.stop();
+      await signalsB.stop();
+      await env.cleanup();
+    }
+  });
+
+  it('a wake-up from A reaches idle workers on B (and A does not wake itself twice)', async () => {
+    const env = instances();
+    let wokenA = 0;
+    let wokenB = 0;
+    const signalsA = new RedisRunSignals(env.buses[0], {
+      runner: fakeRunner(new Set()),
+      wakeWorkers: () => wokenA++,
+      logger: silent,
+    });
+    const signalsB = new RedisRunSignals(env.buses[1], {
+      runner: fakeRunner(new Set()),
+      wakeWorkers: () => wokenB++,
+      logger: silent,
+    });
+    try {
+      await env.ready();
+      await signalsA.start();
+      await signalsB.start();
+      signalsA.wake();
+      await until(() => wokenB === 1);
+      assert.equal(wokenA, 0);
+    } finally {
+      await signalsA.stop();
+      await signalsB.stop();
+      await env.cleanup();
+    }
+  });
+});
+
+describe('agent server on Redis', { skip: available ? false : `no Redis at ${REDIS_URI}` }, () => {
+  const prefix = `tracepipe-test:${randomUUID()}:`;
+  let server: Awaited<ReturnType<typeof startTestServer>>;
+  before(async () => {
+    server = await startTestServer({ broker: { redis_uri: REDIS_URI, key_prefix: prefix } });
+  });
+  after(async () => {
+    await server?.stop();
+    await deleteKeys(prefix);
+  });
+
+  it('streams a run, replays it after Last-Event-ID, and joins its result', async () => {
+    const thread = await server.client.threads.create();
+    const events: { event: string; id?: string }[] = [];
+    let runId = '';
+    for await (const chunk of server.client.runs.stream(thread.thread_id, 'chat', {
+      input: { messages: [{ role: 'user', content: 'hello' }] },
+      streamMode: ['values'],
+    })) {
+      events.push({ event: chunk.event });
+      if (chunk.event === 'metadata') runId = (chunk.data as { run_id: string }).run_id;
+    }
+    assert.equal(events[0].event, 'metadata');
+    assert.ok(events.length >= 2);
+    const response = await fetch(`${server.url}/threads/${thread.thread_id}/runs/${runId}/stream`, {
+      headers: { 'last-event-id': '0' },
+    });
+    const frames = await readFrames(response);
+    assert.deepEqual(
+      frames.map((frame) => frame.id),
+      events.slice(1).map((_, index) => String(index + 1)),
+    );
+    const result = (await server.client.runs.join(thread.thread_id, runId)) as { messages?: unknown[] };
+    assert.ok(Array.isArray(result.messages));
+    const admin = new Redis(REDIS_URI);
+    try {
+      assert.equal(await admin.exists(`${prefix}run:{${runId}}:events`), 1, 'the events went through Redis');
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it('cancels a running run', async () => {
+    const thread = await server.client.threads.create();
+    const run = await server.client.runs.create(thread.thread_id, 'sleep', { input: { delay_ms: 30_000, steps: 300 } });
+    await until(async () => (await server.client.runs.get(thread.thread_id, run.run_id)).status === 'running', 5000);
+    await server.client.runs.cancel(thread.thread_id, run.run_id, true);
+    assert.equal((await server.client.runs.get(thread.thread_id, run.run_id)).status, 'interrupted');
+  });
+});
+
+describe('agent server with Redis unreachable', () => {
+  let server: Awaited<ReturnType<typeof startTestServer>>;
+  before(async () => {
+    server = await startTestServer({ broker: { redis_uri: 'redis://127.0.0.1:1', key_prefix: 'unreachable:' } });
+  });
+  after(async () => {
+    await server?.stop({ deadlineMs: 2000 });
+  });
+
+  it('answers streams with 503 and Retry-After, and still executes runs', async () => {
+    const thread = await server.client.threads.create();
+    const refused = await fetch(`${server.url}/threads/${thread.thread_id}/runs/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'chat', input: { messages: [{ role: 'user', content: 'hi' }] } }),
+    });
+    assert.equal(refused.status, 503);
+    assert.ok(Number(refused.headers.get('retry-after')) > 0);
+    assert.match(((await refused.json()) as { message: string }).message, /Redis/);
+    assert.deepEqual(await server.client.runs.list(thread.thread_id), [], 'a refused stream creates no run');
+    const run = await server.client.runs.create(thread.thread_id, 'chat', {
+      input: { messages: [{ role: 'user', content: 'hi' }] },
+    });
+    await until(async () => (await server.client.runs.get(thread.thread_id, run.run_id)).status === 'success', 8000);
+    const joined = await fetch(`${server.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`);
+    assert.equal(joined.status, 503);
+  });
+});
