@@ -4,6 +4,11 @@
 // server answers (TEST_POSTGRES_URI).
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Socket, createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -361,4 +366,59 @@ describe('agent_api on PostgreSQL: two servers on one database', { skip }, () =>
 function lastUserContent(values: unknown): unknown {
   const messages = messagesOf(values);
   return messages[messages.length - 2]?.content;
+}
+
+describe('configs/cluster.yaml', { skip }, () => {
+  it('starts the agent server on PostgreSQL from its environment variables alone', async () => {
+    const database = await freshDatabase();
+    const dataDir = mkdtempSync(join(tmpdir(), 'agent-api-cluster-'));
+    const port = await freePort();
+    const repo = fileURLToPath(new URL('../../../', import.meta.url));
+    const child = spawn(process.execPath, ['bin/tracepipe.js', '--config', 'configs/cluster.yaml'], {
+      cwd: repo,
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URI: database.uri,
+        REDIS_URI: 'redis://127.0.0.1:6379',
+        AGENT_API_PORT: String(port),
+        HTTP_PORT: String(await freePort()),
+        LANGGRAPH_CONFIG: join(repo, 'examples/graphs/langgraph.json'),
+        DATA_DIR: dataDir,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      await until(
+        'the server to be ready',
+        async () => ((await fetch(`${url}/ready`).catch(() => undefined))?.status === 200 ? true : undefined),
+        30_000,
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}\n${output}`);
+      });
+      const thread = (await (
+        await fetch(`${url}/threads`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })
+      ).json()) as { thread_id: string };
+      assert.equal(
+        await count(database.uri, `SELECT count(*) AS n FROM threads WHERE thread_id = '${thread.thread_id}'`),
+        1,
+      );
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+      rmSync(dataDir, { recursive: true, force: true });
+      await database.drop();
+    }
+  });
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
