@@ -22,6 +22,7 @@ const CODES = {
   TP_ERR_API_MALFORMED_JSON: { status: 400, message: 'Request body is not valid JSON' },
   TP_ERR_API_GRAPH: { status: 500, message: '%s' },
   TP_ERR_API_INTERNAL: { status: 500, message: 'Internal error: %s' },
+  TP_ERR_API_UNAVAILABLE: { status: 503, message: 'The database is unavailable; retry shortly (%s)' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof CODES;

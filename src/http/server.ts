@@ -29,6 +29,11 @@ export interface HttpServerOptions {
   /** Serve `GET /metrics` (Prometheus text) on this server. */
   readonly metricsPath?: string | false;
   readonly fastify?: Omit<FastifyServerOptions, 'logger' | 'loggerInstance' | 'bodyLimit'>;
+  /**
+   * Why the receiver cannot serve now although the service runs (its database is unreachable),
+   * or undefined when it can: `/ready` answers 503 with the reason meanwhile. Should be cheap.
+   */
+  readonly notReady?: () => Promise<string | undefined>;
 }
 
 /** A Fastify instance with `GET /live`, `GET /ready` and (optionally) the metrics route. */
@@ -47,7 +52,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     return503OnClosing: false,
   }) as unknown as FastifyInstance;
   refuseWhileStopping(app, options.host, options.metricsPath ?? '/metrics');
-  registerHealthRoutes(app, options.host, options.metricsPath ?? '/metrics');
+  registerHealthRoutes(app, options.host, options.metricsPath ?? '/metrics', options.notReady);
   return app;
 }
 
@@ -72,12 +77,23 @@ function refuseWhileStopping(app: FastifyInstance, host: Host, metricsPath: stri
 /** Retry-After of requests refused while stopping: about as long as a restart takes. */
 const STOPPING_RETRY_AFTER_S = 5;
 
-/** `/live` is 200 while the process runs; `/ready` is 200 only while every pipeline runs. */
-export function registerHealthRoutes(app: FastifyInstance, host: Host, metricsPath: string | false): void {
+/**
+ * `/live` is 200 while the process runs; `/ready` is 200 only while every pipeline runs (and
+ * `notReady` has no objection).
+ */
+export function registerHealthRoutes(
+  app: FastifyInstance,
+  host: Host,
+  metricsPath: string | false,
+  notReady?: () => Promise<string | undefined>,
+): void {
   app.get('/live', async () => ({ status: 'alive' }));
   app.get('/ready', async (_request, reply) => {
     const state = host.state();
-    return reply.code(state === 'ready' ? 200 : 503).send({ status: state });
+    if (state !== 'ready') return reply.code(503).send({ status: state });
+    const reason = await notReady?.();
+    if (reason !== undefined) return reply.code(503).send({ status: 'unavailable', reason });
+    return reply.code(200).send({ status: state });
   });
   if (metricsPath) registerMetricsRoute(app, host.metrics, metricsPath);
 }

@@ -34,7 +34,45 @@ export const configSchema = {
       type: 'string',
       minLength: 1,
       default: './data',
-      description: 'Directory of the embedded database; SQLite files live under `<data_dir>/agent/`.',
+      description:
+        'Directory of the embedded database; SQLite files live under `<data_dir>/agent/` (unused by the agent server when `storage.database_uri` is set).',
+    },
+    storage: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'Where the agent server keeps assistants, threads, runs, crons, checkpoints and the store.',
+      properties: {
+        database_uri: {
+          type: 'string',
+          default: '',
+          pattern: '^$|^postgres(ql)?://',
+          description:
+            'A PostgreSQL database (`postgres://user:password@host:5432/db`) holding everything; several servers may share it. Empty (the default): embedded SQLite under `data_dir`. The database must exist; its tables are created at start.',
+        },
+        pool_size: {
+          type: 'integer',
+          minimum: 2,
+          maximum: 1000,
+          default: 10,
+          description:
+            'PostgreSQL connections the server opens at most (runs, requests and the store share them); one more is used now and then to answer `/ready`.',
+        },
+        statement_timeout_ms: {
+          type: 'integer',
+          minimum: 0,
+          default: 30_000,
+          description:
+            'PostgreSQL cancels a statement running longer than this (`statement_timeout`); the request gets 503. 0: no limit.',
+        },
+        connect_timeout_ms: {
+          type: 'integer',
+          minimum: 0,
+          default: 5000,
+          description:
+            'Giving up on opening a PostgreSQL connection after this long (the request gets 503); 0: no limit.',
+        },
+      },
     },
     workers: {
       type: 'integer',

@@ -1,12 +1,12 @@
 // The `agent_api` receiver: serves the Agent Deployment API for the configured LangGraph.js
 // graphs, executes their runs on a bounded worker pool, keeps everything in an embedded SQLite
-// database, and sends each run's spans into the pipeline.
+// database or in PostgreSQL (`storage.database_uri`), and sends each run's spans into the pipeline.
 //
 // Restart rule: a run found `running` at start-up was cut off by a stopped process. It is marked
 // `error` (with a message saying so) rather than retried, because a retry could repeat side
-// effects its tools already had; `pending` runs never started and simply run now.
+// effects its tools already had; `pending` runs never started and simply run now. On PostgreSQL,
+// which several servers share, a `running` run may be another live server's: it is left alone.
 
-import { mkdir } from 'node:fs/promises';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -40,9 +40,8 @@ import { RunCoordinator } from './internal/runs/coordinator.ts';
 import { GraphRunner } from './internal/runs/graph-runner.ts';
 import { WorkerPool } from './internal/runs/worker-pool.ts';
 import { ThrottledWarning } from './internal/runs/throttled-warning.ts';
-import { CheckpointDatabase } from './internal/storage/checkpoints.ts';
-import { openSqliteStorage } from './internal/storage/sqlite.ts';
-import { SqliteStore } from './internal/storage/store.ts';
+import { openAgentDatabase } from './internal/storage/database.ts';
+import type { AgentDatabase } from './internal/storage/database.ts';
 import type { Assistant, RunRecord, Storage } from './internal/storage/storage.ts';
 import { registerGlobalRunTracing } from './internal/tracing/global.ts';
 import { createRunTracer } from './internal/tracing/tracer.ts';
@@ -53,9 +52,7 @@ const RESTART_MESSAGE = 'The server stopped while this run was executing; start 
 
 export class AgentApiReceiver implements Receiver {
   private app?: FastifyInstance;
-  private storage?: Storage;
-  private checkpoints?: CheckpointDatabase;
-  private store?: SqliteStore;
+  private database?: AgentDatabase;
   private workerPool?: WorkerPool;
   private runner?: GraphRunner;
   private coordinator?: RunCoordinator;
@@ -67,7 +64,7 @@ export class AgentApiReceiver implements Receiver {
   private stopWatching?: () => void;
   private readonly tracingWarning: ThrottledWarning;
   /** What `describe()` reports, set once listening. */
-  private started?: { dataDir: string; graphs: GraphRegistry; auth: string; watching?: string };
+  private started?: { database: string; graphs: GraphRegistry; auth: string; watching?: string };
   private cronScheduler?: CronScheduler;
 
   constructor(
@@ -100,7 +97,6 @@ export class AgentApiReceiver implements Receiver {
     const { host } = settings;
     const { logger } = settings.telemetry;
     const dataDir = join(host.resolvePath(config.data_dir), 'agent');
-    await mkdir(dataDir, { recursive: true });
 
     const graphInput = config.graphs ? { graphs: { ...config.graphs } } : { langgraph_config: config.langgraph_config };
     const baseDir = host.resolvePath('.');
@@ -115,9 +111,15 @@ export class AgentApiReceiver implements Receiver {
     const headerFilter = new HeaderFilter(deploymentHttp.configurableHeaders);
     const webhookPolicy = AddressPolicy.fromAllowList(config.webhooks.allow);
 
-    const storage = (this.storage = openSqliteStorage(join(dataDir, 'agent.sqlite')));
-    const checkpoints = (this.checkpoints = new CheckpointDatabase(join(dataDir, 'checkpoints.sqlite')));
-    const store = (this.store = new SqliteStore(join(dataDir, 'store.sqlite')));
+    const database = (this.database = await openAgentDatabase({
+      dataDir,
+      databaseUri: config.storage.database_uri,
+      poolSize: config.storage.pool_size,
+      statementTimeoutMs: config.storage.statement_timeout_ms,
+      connectTimeoutMs: config.storage.connect_timeout_ms,
+      logger,
+    }));
+    const { storage, checkpoints, store } = database;
     const metrics = this.metrics();
     const droppedEvents = new ThrottledWarning(
       logger,
@@ -163,7 +165,16 @@ export class AgentApiReceiver implements Receiver {
     }));
     const workerPool = (this.workerPool = new WorkerPool(storage, runner, config.workers, logger));
     const signals = messaging.signals(runner, () => workerPool.notify());
-    const coordinator = (this.coordinator = new RunCoordinator(storage, broker, runner, () => workerPool, signals));
+    const coordinator = (this.coordinator = new RunCoordinator(
+      storage,
+      broker,
+      runner,
+      () => workerPool,
+      signals,
+      // Other servers may execute this server's runs, or cancel the ones it executes: without a
+      // shared broker to tell it, it watches their records.
+      database.kind === 'postgres' && !signals ? { pollMs: 500 } : undefined,
+    ));
     const graphForThread = (graphId: string, runConfig: RunnableConfig) =>
       graphs.get(graphId, { config: runConfig, checkpointer: checkpoints.saver, store });
     // Threads and runs refer to each other (deleting a thread cancels its runs); `runs` is set
@@ -189,7 +200,7 @@ export class AgentApiReceiver implements Receiver {
     );
 
     await assistants.ensureSystemAssistants();
-    await this.recover(storage, broker);
+    await this.recover(storage, broker, database.kind === 'postgres');
     const clock = () => this.options.clock ?? systemClock;
     const cronScheduler = (this.cronScheduler = new CronScheduler({ storage, runs, clock, logger }));
     const crons = new Crons(storage, assistants, clock, {
@@ -224,7 +235,13 @@ export class AgentApiReceiver implements Receiver {
       a2aEnabled: (config.a2a?.enabled ?? true) && !deploymentHttp.disableA2a,
       apiKeysRequired: apiKeys.length > 0,
     };
-    const app = (this.app = createHttpServer({ logger, host, bodyLimit: config.max_body_bytes, metricsPath: false }));
+    const app = (this.app = createHttpServer({
+      logger,
+      host,
+      bodyLimit: config.max_body_bytes,
+      metricsPath: false,
+      notReady: () => database.unavailable(),
+    }));
     await registerRequestGuard(app, {
       listenHost: config.host,
       allowedHosts: splitList(config.allowed_hosts),
@@ -255,7 +272,7 @@ export class AgentApiReceiver implements Receiver {
         host: config.host,
         port: this.boundPort,
         graphs: graphs.ids(),
-        data_dir: dataDir,
+        database: database.kind === 'sqlite' ? `SQLite under ${dataDir}` : `PostgreSQL ${database.location}`,
         workers: config.workers,
         broker: messaging.kind,
         auth,
@@ -265,7 +282,7 @@ export class AgentApiReceiver implements Receiver {
       'Agent API server listening.',
     );
     this.started = {
-      dataDir,
+      database: database.kind === 'sqlite' ? dataDir : `PostgreSQL ${database.location}`,
       graphs,
       auth:
         [
@@ -323,16 +340,20 @@ export class AgentApiReceiver implements Receiver {
       ],
       details: {
         graphs: started.graphs.ids().join(', ') || 'none',
-        'data directory': started.dataDir,
+        [this.database?.kind === 'postgres' ? 'database' : 'data directory']: started.database,
         auth: started.auth,
         ...(started.watching ? { 'reloads on changes in': started.watching } : {}),
       },
     };
   }
 
-  /** Settles what a stopped process left behind (see the restart rule above). */
-  private async recover(storage: Storage, broker: EventBroker): Promise<void> {
-    const cutOff = await storage.runsWithStatus('running');
+  /**
+   * Settles what a stopped process left behind (see the restart rule above). `shared`: other
+   * servers may be executing the `running` runs, so they are left alone (a client may cancel one
+   * no server executes any more: cancelling settles it).
+   */
+  private async recover(storage: Storage, broker: EventBroker, shared: boolean): Promise<void> {
+    const cutOff = shared ? [] : await storage.runsWithStatus('running');
     for (const run of cutOff) {
       await storage.transaction(async (tx) => {
         await tx.updateRun({
@@ -448,8 +469,6 @@ export class AgentApiReceiver implements Receiver {
       clearInterval(sweep);
     }
     await this.messaging?.close(deadline);
-    await this.storage?.close();
-    this.checkpoints?.close();
-    this.store?.close();
+    await this.database?.close();
   }
 }

@@ -4,50 +4,14 @@
 // skipped when none answers.
 
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import pg from 'pg';
-import { migratePostgres, openPostgresStorage } from './internal/storage/postgres.ts';
+import { POSTGRES_MIGRATIONS, migratePostgres, openPostgresStorage } from './internal/storage/postgres.ts';
 import type { Storage } from './internal/storage/storage.ts';
 import { storageContract } from './testing/storage-contract.ts';
+import { ADMIN_URI, freshDatabase, postgresAvailable } from './testing/postgres.ts';
 
-const ADMIN_URI = process.env.TEST_POSTGRES_URI ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-async function reachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: ADMIN_URI, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URI });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
-/** A new, empty database; returns its URI and a function that drops it. */
-async function freshDatabase(): Promise<{ uri: string; drop: () => Promise<void> }> {
-  const name = `agent_api_storage_${randomUUID().replaceAll('-', '')}`;
-  await admin((client) => client.query(`CREATE DATABASE ${name}`));
-  const uri = new URL(ADMIN_URI);
-  uri.pathname = `/${name}`;
-  return {
-    uri: uri.toString(),
-    drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
-  };
-}
-
-const available = await reachable();
+const available = await postgresAvailable();
 
 if (!available) {
   describe('PostgreSQL storage contract', () => {
@@ -82,11 +46,19 @@ if (!available) {
       });
       try {
         const applied = await Promise.all(pools.map((pool) => migratePostgres(pool)));
-        assert.deepEqual(applied.map((versions) => versions.join(',')).sort(), ['', '', '', '1']);
-        const rows = (await pools[0]!.query('SELECT version FROM schema_migrations')).rows;
-        assert.deepEqual(rows, [{ version: 1 }]);
-        await pools[0]!.query("INSERT INTO schema_migrations VALUES (2, 'later', 'now')");
-        await assert.rejects(migratePostgres(pools[0]!), /schema version 2, newer than this server knows \(1\)/);
+        const all = POSTGRES_MIGRATIONS.map((migration) => migration.version);
+        assert.deepEqual(applied.map((versions) => versions.join(',')).sort(), ['', '', '', all.join(',')]);
+        const rows = (await pools[0]!.query('SELECT version FROM schema_migrations ORDER BY version')).rows;
+        assert.deepEqual(
+          rows,
+          all.map((version) => ({ version })),
+        );
+        const later = all.length + 1;
+        await pools[0]!.query(`INSERT INTO schema_migrations VALUES (${later}, 'later', 'now')`);
+        await assert.rejects(
+          migratePostgres(pools[0]!),
+          new RegExp(`schema version ${later}, newer than this server knows \\(${all.length}\\)`),
+        );
       } finally {
         for (const pool of pools) await pool.end();
         await database.drop();

@@ -142,7 +142,7 @@ describe('agent_api SQLite migrations', () => {
       try {
         assert.deepEqual((await store.get(['users', 'u1'], 'prefs'))?.value, { theme: 'dark' });
       } finally {
-        store.close();
+        await store.close();
       }
       assert.deepEqual(schemaOf(path), before);
       assert.deepEqual(recordedVersions(path), [1]);

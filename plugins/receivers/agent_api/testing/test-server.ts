@@ -2,6 +2,9 @@
 // directory, serving the example graphs and the `gate` test graph (TEST_LANGGRAPH_JSON), and hands
 // back an SDK client for it. `useTestServer` gives a whole `describe` block one such server. The
 // server runs in the test's process, so a test opens the gates its runs wait at (./gates.ts).
+// `database: 'postgres'` (or TEST_AGENT_DATABASE=postgres for every server a suite starts) puts
+// it on a PostgreSQL database of its own, created here and dropped when it stops; `database:
+// {uri}` on a given one (several servers sharing it).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +19,8 @@ import type { Logger } from 'pino';
 import type { AgentApiConfig } from '../config.ts';
 import { configSchema } from '../config.ts';
 import { AgentApiReceiver } from '../receiver.ts';
+import { freshDatabase } from './postgres.ts';
+import type { TestDatabase } from './postgres.ts';
 
 const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../..');
 
@@ -31,20 +36,35 @@ export interface TestServer {
   readonly dataDir: string;
   /** The process metrics the receiver registers its own in. */
   readonly metrics: Registry;
+  /** The PostgreSQL database the server is on; undefined on SQLite. */
+  readonly databaseUri?: string;
   /** Stops the server within `deadlineMs` (default 5 s); removes the data directory unless `keepData`. */
   stop(options?: { keepData?: boolean; deadlineMs?: number }): Promise<void>;
 }
 
+/** Databases of servers stopped with `keepData`, by data directory: a restart on it finds them. */
+const keptDatabases = new Map<string, TestDatabase>();
+
+/** Where a test server keeps its data: SQLite under its data directory, or PostgreSQL. */
+export type TestDatabaseChoice = 'sqlite' | 'postgres' | { readonly uri: string };
+
 export async function startTestServer(
-  overrides: Partial<AgentApiConfig> & { dataDir?: string; logger?: Logger } = {},
+  overrides: Partial<AgentApiConfig> & { dataDir?: string; logger?: Logger; database?: TestDatabaseChoice } = {},
 ): Promise<TestServer> {
-  const { dataDir: givenDir, logger, ...configOverrides } = overrides;
+  const { dataDir: givenDir, logger, database: choice, ...configOverrides } = overrides;
   const dataDir = givenDir ?? mkdtempSync(join(tmpdir(), 'agent-api-test-'));
+  const wanted = choice ?? (process.env.TEST_AGENT_DATABASE === 'postgres' ? 'postgres' : 'sqlite');
+  // A database of its own is the server's to drop; a given one belongs to the test.
+  const kept = keptDatabases.get(dataDir);
+  keptDatabases.delete(dataDir);
+  const owned = wanted === 'postgres' ? (kept ?? (await freshDatabase('agent_api_server'))) : undefined;
+  const databaseUri = owned?.uri ?? (typeof wanted === 'object' ? wanted.uri : undefined);
   const config = {
     langgraph_config: TEST_LANGGRAPH_JSON,
     data_dir: dataDir,
     port: 0,
     workers: 4,
+    ...(databaseUri ? { storage: { database_uri: databaseUri } } : {}),
     ...configOverrides,
   } as Record<string, unknown>;
   const errors = validateAgainst(configSchema, config, 'agent_api');
@@ -53,7 +73,13 @@ export async function startTestServer(
   const sink = new Sink<'spans'>();
   const settings = nopSettings('receiver', 'agent_api', host, logger ? { logger } : {});
   const receiver = new AgentApiReceiver(settings, config as unknown as AgentApiConfig, sink);
-  await receiver.start();
+  try {
+    await receiver.start();
+  } catch (error) {
+    await receiver.shutdown(Date.now() + 1000).catch(() => undefined);
+    await owned?.drop();
+    throw error;
+  }
   const url = `http://127.0.0.1:${receiver.port}`;
   const client = new Client({ apiUrl: url, apiKey: null, callerOptions: { maxRetries: 0 } });
   return {
@@ -63,9 +89,13 @@ export async function startTestServer(
     sink,
     dataDir,
     metrics: host.metrics,
+    ...(databaseUri ? { databaseUri } : {}),
     async stop(options = {}) {
       await receiver.shutdown(Date.now() + (options.deadlineMs ?? 5000));
-      if (!options.keepData) rmSync(dataDir, { recursive: true, force: true });
+      if (!options.keepData) {
+        rmSync(dataDir, { recursive: true, force: true });
+        await owned?.drop();
+      } else if (owned) keptDatabases.set(dataDir, owned);
     },
   };
 }

@@ -181,7 +181,7 @@ export class Threads {
       metadata: { ...(options.metadata ?? source.metadata) },
     };
     await this.storage.insertThread(copy);
-    this.checkpoints.copyThread(source.thread_id, copy.thread_id);
+    await this.checkpoints.copyThread(source.thread_id, copy.thread_id);
     return copy;
   }
 

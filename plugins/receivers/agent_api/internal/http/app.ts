@@ -21,6 +21,8 @@ import { registerRunRoutes } from './routes-runs.ts';
 import { registerStoreRoutes } from './routes-store.ts';
 import { registerThreadRoutes } from './routes-threads.ts';
 import type { AgentApp, AgentServices } from './services.ts';
+import { isDatabaseUnavailable } from '../storage/database.ts';
+import { ThrottledWarning } from '../runs/throttled-warning.ts';
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request',
@@ -59,6 +61,9 @@ export function validationMessage(context: string | undefined, issues: readonly 
   return [...new Set(lines)].join('; ');
 }
 
+/** Retry-After of requests refused while the database is unreachable. */
+const DATABASE_RETRY_AFTER_S = 2;
+
 export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
     // JSON bodies: an empty body is no body (the SDKs post some without one). Other content
@@ -76,6 +81,10 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
     // CORS, the DNS-rebinding and cross-site guards and authentication are root-level hooks of the
     // server (request-guard.ts), so they also cover the web interface, /metrics and /docs.
 
+    const databaseWarning = new ThrottledWarning(
+      services.logger,
+      'Requests fail with 503: the database is unreachable or ended the connection.',
+    );
     app.setErrorHandler((error: FastifyError & { validationContext?: string }, request, reply) => {
       if (error.validation) {
         const message = validationMessage(error.validationContext, error.validation);
@@ -117,6 +126,14 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
       // Fastify's own request errors (413 body too large, 415 media type, ...) keep their codes.
       if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
         return reply.code(error.statusCode).send(errorBody(error.statusCode, error.code ?? 'FST_ERR', error.message));
+      }
+      if (isDatabaseUnavailable(error)) {
+        databaseWarning.warn({ err: error, url: request.url, method: request.method });
+        const failure = new TracepipeError('TP_ERR_API_UNAVAILABLE', [error.message || String(error.code ?? '')]);
+        return reply
+          .code(503)
+          .header('retry-after', String(DATABASE_RETRY_AFTER_S))
+          .send(errorBody(503, failure.code, failure.message));
       }
       services.logger.error({ err: error, url: request.url, method: request.method }, 'An API request failed.');
       const failure = new TracepipeError('TP_ERR_API_INTERNAL', [error.message]);

@@ -36,8 +36,8 @@ export function registerMetaRoutes(app: AgentApp, services: AgentServices): void
   app.post('/internal/truncate', { schema: { body: truncateBody, hide: true } }, async (request) => {
     const body: NonNullable<typeof request.body> = request.body ?? {};
     await services.storage.truncate(body, services.assistants.systemIds());
-    if (body.checkpointer) services.checkpoints.truncate();
-    if (body.store) services.store.truncate();
+    if (body.checkpointer) await services.checkpoints.truncate();
+    if (body.store) await services.store.truncate();
     return { ok: true };
   });
 }

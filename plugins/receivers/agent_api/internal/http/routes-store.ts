@@ -136,7 +136,7 @@ export function registerStoreRoutes(app: AgentApp, services: AgentServices): voi
         query: body.query,
       });
       if (filters) {
-        const visible = store.searchVisible(
+        const visible = await store.searchVisible(
           body.namespace_prefix ?? [],
           { filter: body.filter, limit: body.limit ?? 10, offset: body.offset ?? 0 },
           itemVisible(filters),
@@ -181,7 +181,7 @@ export function registerStoreRoutes(app: AgentApp, services: AgentServices): voi
           limit: body.limit ?? 100,
           offset: body.offset ?? 0,
         };
-        return { namespaces: store.listNamespacesVisible(options, namespaceVisible(filters)) };
+        return { namespaces: await store.listNamespacesVisible(options, namespaceVisible(filters)) };
       }
       const namespaces = await storeCall(() =>
         store.listNamespaces({

@@ -20,7 +20,7 @@ import type { EventBroker } from '../runs/broker.ts';
 import type { RunCoordinator } from '../runs/coordinator.ts';
 import type { GraphRunner } from '../runs/graph-runner.ts';
 import type { CheckpointDatabase } from '../storage/checkpoints.ts';
-import type { SqliteStore } from '../storage/store.ts';
+import type { ServerStore } from '../storage/store.ts';
 import type { Storage } from '../storage/storage.ts';
 import type { Access } from './access.ts';
 
@@ -30,7 +30,7 @@ export interface AgentServices {
   readonly runs: RunService;
   readonly storage: Storage;
   readonly checkpoints: CheckpointDatabase;
-  readonly store: SqliteStore;
+  readonly store: ServerStore;
   readonly graphs: GraphRegistry;
   readonly broker: EventBroker;
   readonly runner: GraphRunner;

@@ -1,7 +1,13 @@
 // The run machinery as the domain and the routes see it (the domain's `RunControl`): wakes the
 // worker pool, stops runs, opens and closes their event logs, waits for a run to end and reads its
-// result (the last root values, or `{__error__: {error, message}}`). With `signals` (several
-// instances), wake-ups and cancels also reach the other instances.
+// result (the last root values, or `{__error__: {error, message}}`). With `signals` (the Redis
+// broker), wake-ups and cancels also reach the other instances.
+//
+// On a database several servers share without a shared broker (`shared`), a run may execute in
+// another server, whose events this one does not see: waits then also watch the run's record and
+// end when it has ended, and a run this server executes is stopped when another server cancelled
+// it (its record is no longer `running`, or is gone after a rollback). Both look at the database
+// every `pollMs`.
 
 import type { RunControl } from '../domain/runs.ts';
 import type { Storage } from '../storage/storage.ts';
@@ -13,6 +19,7 @@ import type { WorkerPool } from './worker-pool.ts';
 
 export class RunCoordinator implements RunControl {
   private stopped = false;
+  private cancelWatch?: NodeJS.Timeout;
 
   constructor(
     private readonly storage: Storage,
@@ -20,7 +27,26 @@ export class RunCoordinator implements RunControl {
     private readonly runner: GraphRunner,
     private readonly workers: () => WorkerPool,
     private readonly signals?: RunSignals,
-  ) {}
+    private readonly shared?: { readonly pollMs: number },
+  ) {
+    if (shared) {
+      this.cancelWatch = setInterval(() => void this.stopRunsCancelledElsewhere(), shared.pollMs);
+      this.cancelWatch.unref();
+    }
+  }
+
+  /** Stops the runs this server executes whose record another server ended or deleted. */
+  private async stopRunsCancelledElsewhere(): Promise<void> {
+    for (const runId of this.runner.activeIds()) {
+      try {
+        const run = await this.storage.getRun(runId);
+        if (!run) this.runner.abort(runId, 'rollback');
+        else if (run.status !== 'running') this.runner.abort(runId, 'interrupt');
+      } catch {
+        // The database is unreachable: look again next time.
+      }
+    }
+  }
 
   notify(): void {
     this.workers().notify();
@@ -47,6 +73,7 @@ export class RunCoordinator implements RunControl {
   /** The server is stopping: waits end now instead of holding connections open. */
   stop(): void {
     this.stopped = true;
+    clearInterval(this.cancelWatch);
     this.broker.finishAll();
   }
 
@@ -54,19 +81,43 @@ export class RunCoordinator implements RunControl {
     for (;;) {
       if (signal?.aborted || this.stopped) return;
       // Following the log from past its end yields nothing and returns when the run's stream ends.
+      const watch = this.shared ? this.watchRecord(runId, signal) : undefined;
       try {
-        for await (const _ of this.broker.subscribe(runId, Number.MAX_SAFE_INTEGER, signal)) {
+        for await (const _ of this.broker.subscribe(runId, Number.MAX_SAFE_INTEGER, watch?.signal ?? signal)) {
           // Nothing to do per event.
         }
       } catch (error) {
         // The shared broker is unreachable: fall back on the run's status in storage.
         if (!(error instanceof BrokerUnavailableError)) throw error;
+      } finally {
+        watch?.abort();
       }
       const run = await this.storage.getRun(runId);
       if (!run || (run.status !== 'pending' && run.status !== 'running') || this.stopped) return;
       // Still in flight with no live log (e.g. left by a previous process): look again shortly.
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
+  }
+
+  /**
+   * A signal that aborts with `signal`, or once the run's record says it ended while no worker
+   * of this server holds it (it executed in another server, whose events never reach this log).
+   */
+  private watchRecord(runId: string, signal?: AbortSignal): AbortController {
+    const watch = new AbortController();
+    const stop = () => watch.abort();
+    signal?.addEventListener('abort', stop, { once: true });
+    const timer = setInterval(async () => {
+      if (this.runner.activeIds().has(runId)) return;
+      const run = await this.storage.getRun(runId).catch(() => null);
+      if (run === null) return;
+      if (!run || (run.status !== 'pending' && run.status !== 'running')) stop();
+    }, this.shared?.pollMs ?? 500);
+    watch.signal.addEventListener('abort', () => {
+      clearInterval(timer);
+      signal?.removeEventListener('abort', stop);
+    });
+    return watch;
   }
 
   /**

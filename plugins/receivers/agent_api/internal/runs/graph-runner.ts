@@ -275,7 +275,7 @@ export class GraphRunner {
       await storage.deleteThread(run.thread_id);
       return;
     }
-    if (status === 'deleted') checkpoints.deleteRunCheckpoints(run.thread_id, run.run_id);
+    if (status === 'deleted') await checkpoints.deleteRunCheckpoints(run.thread_id, run.run_id);
     let values: JsonObject | null | undefined;
     let interrupts: JsonObject | null | undefined;
     let interrupted = false;

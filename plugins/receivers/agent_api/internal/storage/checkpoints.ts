@@ -1,18 +1,61 @@
-// The checkpoint database: LangGraph's SQLite checkpointer on its own file, plus the thread-level
-// operations the API needs and the checkpointer lacks (copy a thread, drop one run's checkpoints
-// after a rollback, empty everything for `/internal/truncate`).
+// The checkpoint database: LangGraph's checkpointer plus the thread-level operations the API needs
+// and the checkpointer lacks (copy a thread, drop one run's checkpoints after a rollback, patch the
+// latest checkpoint's metadata, empty everything for `/internal/truncate`). `CheckpointDatabase`
+// is the one interface the domain sees; this file holds the SQLite one (its own file, LangGraph's
+// `SqliteSaver`), `checkpoints-postgres.ts` the PostgreSQL one (`PostgresSaver`).
 
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import type { RunnableConfig } from '@langchain/core/runnables';
-import type { Checkpoint, CheckpointMetadata } from '@langchain/langgraph';
+import type { BaseCheckpointSaver, Checkpoint, CheckpointMetadata } from '@langchain/langgraph';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { openSqliteFile } from './sqlite-file.ts';
+
+/** The checkpointer and the thread-level operations on its tables. */
+export interface CheckpointDatabase {
+  /** LangGraph's checkpointer, handed to every graph. */
+  readonly saver: BaseCheckpointSaver;
+  /** Deletes every checkpoint and pending write of the thread. */
+  deleteThread(threadId: string): Promise<void>;
+  /** Copies every checkpoint and pending write of `from` to the (new, empty) thread `to`. */
+  copyThread(from: string, to: string): Promise<void>;
+  /**
+   * Deletes the checkpoints a run wrote (their metadata carries its `run_id`), so that the thread
+   * is back where it was before the run: what `rollback` promises. Returns how many.
+   */
+  deleteRunCheckpoints(threadId: string, runId: string): Promise<number>;
+  /**
+   * Merges `metadata` into the metadata of the thread's latest root checkpoint, without writing a
+   * new checkpoint. Returns false when the thread has no checkpoint.
+   */
+  patchLatestMetadata(threadId: string, metadata: Record<string, unknown>): Promise<boolean>;
+  /** Deletes every checkpoint of every thread (`/internal/truncate`). */
+  truncate(): Promise<void>;
+  /** Idempotent. */
+  close(): Promise<void>;
+}
 
 /** Configurable keys that address a checkpoint rather than describe the run. */
 const ADDRESS_KEYS = new Set(['checkpoint_id', 'checkpoint_ns', 'checkpoint_map', 'thread_ts']);
 
 function isScalar(value: unknown): boolean {
   return value === null || ['string', 'number', 'boolean'].includes(typeof value);
+}
+
+/**
+ * The checkpoint metadata the server writes: the run's metadata (its ids, the request's metadata)
+ * and plain `configurable` values, under LangGraph's own `metadata`. Every checkpointer's `put`
+ * goes through this, so that state and history show and filter them alike on every backend.
+ */
+export function serverCheckpointMetadata(config: RunnableConfig, metadata: CheckpointMetadata): CheckpointMetadata {
+  const extra: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config.configurable ?? {})) {
+    if (!key.startsWith('__') && !ADDRESS_KEYS.has(key) && isScalar(value)) extra[key] = value;
+  }
+  for (const [key, value] of Object.entries(config.metadata ?? {})) {
+    if (!key.startsWith('langgraph_') && !key.startsWith('__') && value !== undefined && typeof value !== 'function')
+      extra[key] = value;
+  }
+  return { ...extra, ...metadata } as CheckpointMetadata;
 }
 
 /**
@@ -26,15 +69,7 @@ class ServerCheckpointSaver extends SqliteSaver {
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
   ): Promise<RunnableConfig> {
-    const extra: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(config.configurable ?? {})) {
-      if (!key.startsWith('__') && !ADDRESS_KEYS.has(key) && isScalar(value)) extra[key] = value;
-    }
-    for (const [key, value] of Object.entries(config.metadata ?? {})) {
-      if (!key.startsWith('langgraph_') && !key.startsWith('__') && value !== undefined && typeof value !== 'function')
-        extra[key] = value;
-    }
-    return super.put(config, checkpoint, { ...extra, ...metadata } as CheckpointMetadata);
+    return super.put(config, checkpoint, serverCheckpointMetadata(config, metadata));
   }
 
   /** The saver creates its tables lazily on first use; the thread operations below need them now. */
@@ -43,7 +78,7 @@ class ServerCheckpointSaver extends SqliteSaver {
   }
 }
 
-export class CheckpointDatabase {
+export class SqliteCheckpointDatabase implements CheckpointDatabase {
   readonly saver: SqliteSaver;
   private readonly db: SqliteDatabase;
   private closed = false;
@@ -60,8 +95,7 @@ export class CheckpointDatabase {
     await this.saver.deleteThread(threadId);
   }
 
-  /** Copies every checkpoint and pending write of `from` to the (new, empty) thread `to`. */
-  copyThread(from: string, to: string): void {
+  async copyThread(from: string, to: string): Promise<void> {
     this.db.transaction(() => {
       this.db
         .prepare(
@@ -78,11 +112,7 @@ export class CheckpointDatabase {
     })();
   }
 
-  /**
-   * Deletes the checkpoints a run wrote (their metadata carries its `run_id`), so that the thread
-   * is back where it was before the run: what `rollback` promises.
-   */
-  deleteRunCheckpoints(threadId: string, runId: string): number {
+  async deleteRunCheckpoints(threadId: string, runId: string): Promise<number> {
     return this.db.transaction(() => {
       const ids = this.db
         .prepare(
@@ -101,10 +131,6 @@ export class CheckpointDatabase {
     })();
   }
 
-  /**
-   * Merges `metadata` into the metadata of the thread's latest root checkpoint, without writing a
-   * new checkpoint. Returns false when the thread has no checkpoint.
-   */
   async patchLatestMetadata(threadId: string, metadata: Record<string, unknown>): Promise<boolean> {
     const tuple = await this.saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: '' } });
     if (!tuple) return false;
@@ -119,11 +145,11 @@ export class CheckpointDatabase {
     return true;
   }
 
-  truncate(): void {
+  async truncate(): Promise<void> {
     this.db.exec('DELETE FROM writes; DELETE FROM checkpoints;');
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.db.close();

@@ -63,6 +63,17 @@ CREATE INDEX crons_thread ON crons (thread_id);
 CREATE INDEX crons_assistant ON crons (assistant_id);
 `,
   },
+  {
+    version: 2,
+    name: 'store items',
+    // The items of the LangGraph store (`store-postgres.ts`), as `store.sqlite` keeps them.
+    sql: `
+CREATE TABLE store_items (
+  namespace TEXT COLLATE "C" NOT NULL, key TEXT COLLATE "C" NOT NULL, value JSONB NOT NULL,
+  created_at TEXT COLLATE "C" NOT NULL, updated_at TEXT COLLATE "C" NOT NULL, PRIMARY KEY (namespace, key));
+CREATE INDEX store_items_updated ON store_items (updated_at);
+`,
+  },
 ];
 
 /** Advisory lock keys (any fixed numbers, the same in every process). */
@@ -600,6 +611,11 @@ async function deleteAssistant(client: PoolClient, id: string): Promise<boolean>
   return ((await client.query('DELETE FROM assistants WHERE assistant_id = $1', [id])).rowCount ?? 0) > 0;
 }
 
+/**
+ * Runs `fn` in a transaction on `client` (holding the write lock when `write`). A failed ROLLBACK
+ * (the connection is gone) does not hide the error that caused it: it marks the client broken,
+ * so that `release` drops it from the pool.
+ */
 async function inTransaction<T>(client: PoolClient, write: boolean, fn: () => Promise<T>): Promise<T> {
   await client.query('BEGIN');
   try {
@@ -608,8 +624,40 @@ async function inTransaction<T>(client: PoolClient, write: boolean, fn: () => Pr
     await client.query('COMMIT');
     return result;
   } catch (error) {
-    await client.query('ROLLBACK');
+    await client.query('ROLLBACK').catch((failure: unknown) => brokenClients.add(client, failure));
     throw error;
+  }
+}
+
+/** Clients whose connection failed while checked out; released with the error, the pool drops them. */
+const brokenClients = {
+  failures: new WeakMap<PoolClient, Error>(),
+  add(client: PoolClient, failure: unknown): void {
+    this.failures.set(client, failure instanceof Error ? failure : new Error(String(failure)));
+  },
+  release(client: PoolClient): void {
+    const failure = this.failures.get(client);
+    this.failures.delete(client);
+    client.release(failure);
+  },
+};
+
+/**
+ * Runs `fn` while holding the migration lock (a session advisory lock on a connection of its
+ * own), so that of several servers starting together one migrates at a time. Not re-entrant:
+ * `fn` must not call `migratePostgres` on the same pool.
+ */
+export async function withMigrationLock<T>(pool: pg.Pool, fn: () => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      return await fn();
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
   }
 }
 
@@ -619,9 +667,8 @@ async function inTransaction<T>(client: PoolClient, write: boolean, fn: () => Pr
  * in one transaction. A database recording a version this code does not know is refused.
  */
 export async function migratePostgres(pool: pg.Pool): Promise<number[]> {
-  const client = await pool.connect();
-  try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+  return withMigrationLock(pool, async () => {
+    const client = await pool.connect();
     try {
       return await inTransaction(client, false, async () => {
         await client.query(
@@ -647,50 +694,91 @@ export async function migratePostgres(pool: pg.Pool): Promise<number[]> {
         return applied;
       });
     } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      brokenClients.release(client);
     }
-  } finally {
-    client.release();
-  }
+  });
+}
+
+export interface PostgresPoolOptions {
+  /** Most connections open at once (pg's `max`); default 10. */
+  readonly max?: number;
+  /** Statements running longer are cancelled by the server (`statement_timeout`); 0: no limit. */
+  readonly statementTimeoutMs?: number;
+  /** Giving up on opening a connection after this long; 0: no limit (pg's default). */
+  readonly connectTimeoutMs?: number;
+  /**
+   * Hears of errors on connections no operation is using (the server restarted or ended them):
+   * the pool drops such a connection and opens a new one when needed, so they are no operation's
+   * failure — but without a listener they would end the process.
+   */
+  readonly onIdleError?: (error: Error) => void;
 }
 
 /**
- * Connects to `connectionString` (a `postgres://` URI), migrates, and returns the storage.
- * `onIdleError` hears of errors on idle pooled connections (the server restarted or ended them):
- * the pool drops such a connection and opens a new one when needed, so they are no operation's
- * failure — but without a listener the pool's `error` event would end the process.
+ * A pool on `connectionString` (a `postgres://` URI) that never lets a dropped connection end the
+ * process: idle ones are reported to `onIdleError`, and a connection that fails while checked out
+ * between two statements fails its next statement (the operation's error) instead of emitting an
+ * unheard `error` event.
  */
-export async function openPostgresStorage(
-  connectionString: string,
-  options: { max?: number; onIdleError?: (error: Error) => void } = {},
-): Promise<Storage> {
-  const pool = new pg.Pool({ connectionString, max: options.max ?? 10 });
+export function createPostgresPool(connectionString: string, options: PostgresPoolOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.max ?? 10,
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    ...(options.connectTimeoutMs ? { connectionTimeoutMillis: options.connectTimeoutMs } : {}),
+  });
   pool.on('error', (error) => options.onIdleError?.(error));
-  try {
-    await migratePostgres(pool);
-  } catch (error) {
-    await pool.end();
-    throw error;
-  }
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
+}
+
+/**
+ * The storage on `pool` (which stays the caller's: `close` does not end it), after migrating the
+ * database.
+ */
+export async function postgresStorageOnPool(pool: pg.Pool): Promise<Storage> {
+  await migratePostgres(pool);
   const outside: Session = async (write, fn) => {
     const client = await pool.connect();
     try {
       // Reads are single statements and need no transaction of their own.
       return write ? await inTransaction(client, true, () => fn(client)) : await fn(client);
     } finally {
-      client.release();
+      brokenClients.release(client);
     }
   };
-  let closed = false;
   return composeStorage(new PostgresOps(outside), {
     transaction: async (fn) => {
       const client = await pool.connect();
       try {
         return await inTransaction(client, true, () => fn(new PostgresOps(async (_write, body) => body(client))));
       } finally {
-        client.release();
+        brokenClients.release(client);
       }
     },
+    close: async () => undefined,
+  });
+}
+
+/**
+ * Connects to `connectionString` (a `postgres://` URI), migrates, and returns the storage, which
+ * owns its pool (`close` ends it).
+ */
+export async function openPostgresStorage(
+  connectionString: string,
+  options: PostgresPoolOptions = {},
+): Promise<Storage> {
+  const pool = createPostgresPool(connectionString, options);
+  let storage: Storage;
+  try {
+    storage = await postgresStorageOnPool(pool);
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  let closed = false;
+  return Object.freeze({
+    ...storage,
     close: async () => {
       if (closed) return;
       closed = true;

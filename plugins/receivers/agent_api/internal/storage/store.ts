@@ -1,7 +1,8 @@
 // The LangGraph store that graphs see as `config.store` (and `/store/*` serves), kept in SQLite so
-// that it survives restarts like everything else. Supports get, put, delete, search by namespace
-// prefix with equality filters, and namespace listing; semantic (`query`) search is not indexed:
-// a query is ignored and results come newest first.
+// that it survives restarts like everything else (`store-postgres.ts` keeps the same items in
+// PostgreSQL). Supports get, put, delete, search by namespace prefix with equality filters, and
+// namespace listing; semantic (`query`) search is not indexed: a query is ignored and results come
+// newest first.
 
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { BaseStore } from '@langchain/langgraph';
@@ -36,24 +37,104 @@ CREATE TABLE IF NOT EXISTS store_items (
 
 // Labels cannot contain periods (LangGraph validates that), so a dot-joined namespace is unique
 // and a prefix match is a string prefix match on label boundaries.
-const joinNamespace = (namespace: readonly string[]): string => namespace.join('.');
+export const joinNamespace = (namespace: readonly string[]): string => namespace.join('.');
+export const splitNamespace = (namespace: string): string[] => (namespace === '' ? [] : namespace.split('.'));
 
-interface Row {
+/** A stored item: its namespace dot-joined, its value as JSON text or already parsed. */
+export interface StoreRow {
   namespace: string;
   key: string;
-  value: string;
+  value: unknown;
   created_at: string;
   updated_at: string;
 }
 
-function toItem(row: Row): Item {
+export function toItem(row: StoreRow): Item {
   return {
-    namespace: row.namespace === '' ? [] : row.namespace.split('.'),
+    namespace: splitNamespace(row.namespace),
     key: row.key,
-    value: JSON.parse(row.value),
+    value: typeof row.value === 'string' ? JSON.parse(row.value) : row.value,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
+}
+
+/** A search's page of `rows` (newest first): filters, then `visible`, then offset and limit. */
+export function searchPage(
+  rows: readonly StoreRow[],
+  operation: SearchOperation,
+  visible: (item: Item) => boolean = () => true,
+): SearchItem[] {
+  const filter = operation.filter ?? {};
+  const items = rows
+    .map(toItem)
+    .filter((item) => Object.entries(filter).every(([key, value]) => containsJson(item.value[key], value)))
+    .filter(visible);
+  const offset = operation.offset ?? 0;
+  return items.slice(offset, offset + (operation.limit ?? 10));
+}
+
+/** A namespace listing's page of the stored (dot-joined) namespaces. */
+export function namespacePage(
+  stored: readonly string[],
+  operation: ListNamespacesOperation,
+  visible: (namespace: string[]) => boolean = () => true,
+): string[][] {
+  const kept = stored
+    .map(splitNamespace)
+    .filter((namespace) =>
+      (operation.matchConditions ?? []).every((condition) => matches(namespace, condition.path, condition.matchType)),
+    )
+    .filter(visible)
+    .map((namespace) => (operation.maxDepth !== undefined ? namespace.slice(0, operation.maxDepth) : namespace));
+  const unique = [...new Map(kept.map((namespace) => [joinNamespace(namespace), namespace])).values()].sort((a, b) =>
+    joinNamespace(a).localeCompare(joinNamespace(b)),
+  );
+  return unique.slice(operation.offset, operation.offset + operation.limit);
+}
+
+/** Which kind of store operation `operation` is. */
+export function operationKind(operation: Operation): 'search' | 'namespaces' | 'put' | 'get' {
+  if ('namespacePrefix' in operation) return 'search';
+  if ('matchConditions' in operation || ('limit' in operation && !('key' in operation))) return 'namespaces';
+  if ('value' in operation) return 'put';
+  return 'get';
+}
+
+export type SearchOptions = { filter?: Record<string, unknown>; limit?: number; offset?: number };
+export type NamespaceOptions = {
+  prefix?: string[];
+  suffix?: string[];
+  maxDepth?: number;
+  limit?: number;
+  offset?: number;
+};
+
+export function searchOperation(namespacePrefix: string[], options: SearchOptions): SearchOperation {
+  return { namespacePrefix, filter: options.filter, limit: options.limit ?? 10, offset: options.offset ?? 0 };
+}
+
+export function namespacesOperation(options: NamespaceOptions): ListNamespacesOperation {
+  const matchConditions = [
+    ...(options.prefix ? [{ matchType: 'prefix' as const, path: options.prefix }] : []),
+    ...(options.suffix ? [{ matchType: 'suffix' as const, path: options.suffix }] : []),
+  ];
+  return { matchConditions, maxDepth: options.maxDepth, limit: options.limit ?? 100, offset: options.offset ?? 0 };
+}
+
+/** The store as the server uses it: LangGraph's `BaseStore`, plus what the routes and tests need. */
+export interface ServerStore extends BaseStore {
+  /**
+   * `search` keeping only the items `visible` accepts, before `offset` and `limit` apply (so a page
+   * is full whenever enough visible items exist). For the custom auth handler's store filter.
+   */
+  searchVisible(namespacePrefix: string[], options: SearchOptions, visible: (item: Item) => boolean): Promise<Item[]>;
+  /** `listNamespaces` over the namespaces `visible` accepts (judged before `maxDepth` cuts them). */
+  listNamespacesVisible(options: NamespaceOptions, visible: (namespace: string[]) => boolean): Promise<string[][]>;
+  /** Deletes every item (`/internal/truncate`). */
+  truncate(): Promise<void>;
+  /** Idempotent. */
+  close(): Promise<void>;
 }
 
 function matches(namespace: readonly string[], path: readonly string[], type: 'prefix' | 'suffix'): boolean {
@@ -62,7 +143,7 @@ function matches(namespace: readonly string[], path: readonly string[], type: 'p
   return path.every((label, index) => label === '*' || label === part[index]);
 }
 
-export class SqliteStore extends BaseStore {
+export class SqliteStore extends BaseStore implements ServerStore {
   private readonly db: SqliteDatabase;
   private closed = false;
 
@@ -77,17 +158,22 @@ export class SqliteStore extends BaseStore {
   }
 
   private apply(operation: Operation): unknown {
-    if ('namespacePrefix' in operation) return this.searchItems(operation as SearchOperation);
-    if ('matchConditions' in operation || ('limit' in operation && !('key' in operation)))
-      return this.namespaces(operation as ListNamespacesOperation);
-    if ('value' in operation) return this.putItem(operation as PutOperation);
-    return this.getItem(operation as GetOperation);
+    switch (operationKind(operation)) {
+      case 'search':
+        return searchPage(this.rowsUnder((operation as SearchOperation).namespacePrefix), operation as SearchOperation);
+      case 'namespaces':
+        return namespacePage(this.namespaceNames(), operation as ListNamespacesOperation);
+      case 'put':
+        return this.putItem(operation as PutOperation);
+      default:
+        return this.getItem(operation as GetOperation);
+    }
   }
 
   private getItem(operation: GetOperation): Item | null {
     const row = this.db
       .prepare('SELECT * FROM store_items WHERE namespace = ? AND key = ?')
-      .get(joinNamespace(operation.namespace), operation.key) as Row | undefined;
+      .get(joinNamespace(operation.namespace), operation.key) as StoreRow | undefined;
     return row ? toItem(row) : null;
   }
 
@@ -106,39 +192,25 @@ export class SqliteStore extends BaseStore {
       .run(namespace, operation.key, JSON.stringify(operation.value), now, now);
   }
 
-  /**
-   * `search` keeping only the items `visible` accepts, before `offset` and `limit` apply (so a page
-   * is full whenever enough visible items exist). For the custom auth handler's store filter.
-   */
-  searchVisible(
+  async searchVisible(
     namespacePrefix: string[],
-    options: { filter?: Record<string, unknown>; limit?: number; offset?: number },
+    options: SearchOptions,
     visible: (item: Item) => boolean,
-  ): Item[] {
-    return this.searchItems(
-      { namespacePrefix, filter: options.filter, limit: options.limit ?? 10, offset: options.offset ?? 0 },
-      visible,
-    );
+  ): Promise<Item[]> {
+    return searchPage(this.rowsUnder(namespacePrefix), searchOperation(namespacePrefix, options), visible);
   }
 
-  /** `listNamespaces` over the namespaces `visible` accepts (judged before `maxDepth` cuts them). */
-  listNamespacesVisible(
-    options: { prefix?: string[]; suffix?: string[]; maxDepth?: number; limit?: number; offset?: number },
+  async listNamespacesVisible(
+    options: NamespaceOptions,
     visible: (namespace: string[]) => boolean,
-  ): string[][] {
-    const matchConditions = [
-      ...(options.prefix ? [{ matchType: 'prefix' as const, path: options.prefix }] : []),
-      ...(options.suffix ? [{ matchType: 'suffix' as const, path: options.suffix }] : []),
-    ];
-    return this.namespaces(
-      { matchConditions, maxDepth: options.maxDepth, limit: options.limit ?? 100, offset: options.offset ?? 0 },
-      visible,
-    );
+  ): Promise<string[][]> {
+    return namespacePage(this.namespaceNames(), namespacesOperation(options), visible);
   }
 
-  private searchItems(operation: SearchOperation, visible: (item: Item) => boolean = () => true): SearchItem[] {
-    const prefix = joinNamespace(operation.namespacePrefix);
-    const rows = (
+  /** The items in the namespace `namespacePrefix` or below it, newest first. */
+  private rowsUnder(namespacePrefix: readonly string[]): StoreRow[] {
+    const prefix = joinNamespace(namespacePrefix);
+    return (
       prefix === ''
         ? this.db.prepare('SELECT * FROM store_items ORDER BY updated_at DESC').all()
         : this.db
@@ -146,40 +218,20 @@ export class SqliteStore extends BaseStore {
               'SELECT * FROM store_items WHERE namespace = ? OR substr(namespace, 1, ?) = ? ORDER BY updated_at DESC',
             )
             .all(prefix, prefix.length + 1, `${prefix}.`)
-    ) as Row[];
-    const filter = operation.filter ?? {};
-    const items = rows
-      .map(toItem)
-      .filter((item) => Object.entries(filter).every(([key, value]) => containsJson(item.value[key], value)))
-      .filter(visible);
-    const offset = operation.offset ?? 0;
-    return items.slice(offset, offset + (operation.limit ?? 10));
+    ) as StoreRow[];
   }
 
-  private namespaces(
-    operation: ListNamespacesOperation,
-    visible: (namespace: string[]) => boolean = () => true,
-  ): string[][] {
-    const all = (this.db.prepare('SELECT DISTINCT namespace FROM store_items').all() as { namespace: string }[]).map(
-      (row) => (row.namespace === '' ? [] : row.namespace.split('.')),
+  private namespaceNames(): string[] {
+    return (this.db.prepare('SELECT DISTINCT namespace FROM store_items').all() as { namespace: string }[]).map(
+      (row) => row.namespace,
     );
-    const kept = all
-      .filter((namespace) =>
-        (operation.matchConditions ?? []).every((condition) => matches(namespace, condition.path, condition.matchType)),
-      )
-      .filter(visible)
-      .map((namespace) => (operation.maxDepth !== undefined ? namespace.slice(0, operation.maxDepth) : namespace));
-    const unique = [...new Map(kept.map((namespace) => [joinNamespace(namespace), namespace])).values()].sort((a, b) =>
-      joinNamespace(a).localeCompare(joinNamespace(b)),
-    );
-    return unique.slice(operation.offset, operation.offset + operation.limit);
   }
 
-  truncate(): void {
+  async truncate(): Promise<void> {
     this.db.exec('DELETE FROM store_items');
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.db.close();

@@ -1,0 +1,119 @@
+// The LangGraph store on PostgreSQL: the same items and the same answers as the SQLite store
+// (`store.ts`) — its filtering, paging and namespace listing are shared — in the `store_items`
+// table of the server's database (migration 2 of `postgres.ts`), on the server's pool.
+
+import { BaseStore } from '@langchain/langgraph';
+import type {
+  GetOperation,
+  Item,
+  ListNamespacesOperation,
+  Operation,
+  OperationResults,
+  PutOperation,
+  SearchOperation,
+} from '@langchain/langgraph';
+import type pg from 'pg';
+import {
+  joinNamespace,
+  namespacePage,
+  namespacesOperation,
+  operationKind,
+  searchOperation,
+  searchPage,
+  toItem,
+} from './store.ts';
+import type { NamespaceOptions, SearchOptions, ServerStore, StoreRow } from './store.ts';
+
+export class PostgresItemStore extends BaseStore implements ServerStore {
+  /** `pool` stays the caller's; its database must be migrated (`postgresStorageOnPool`). */
+  constructor(private readonly pool: pg.Pool) {
+    super();
+  }
+
+  async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
+    const results: unknown[] = [];
+    // One at a time and each atomic on its own, as LangGraph's batched store calls them.
+    for (const operation of operations) results.push(await this.apply(operation));
+    return results as OperationResults<Op>;
+  }
+
+  private async apply(operation: Operation): Promise<unknown> {
+    switch (operationKind(operation)) {
+      case 'search': {
+        const search = operation as SearchOperation;
+        return searchPage(await this.rowsUnder(search.namespacePrefix), search);
+      }
+      case 'namespaces':
+        return namespacePage(await this.namespaceNames(), operation as ListNamespacesOperation);
+      case 'put':
+        return this.putItem(operation as PutOperation);
+      default:
+        return this.getItem(operation as GetOperation);
+    }
+  }
+
+  private async getItem(operation: GetOperation): Promise<Item | null> {
+    const [row] = (
+      await this.pool.query('SELECT * FROM store_items WHERE namespace = $1 AND key = $2', [
+        joinNamespace(operation.namespace),
+        operation.key,
+      ])
+    ).rows as StoreRow[];
+    return row ? toItem(row) : null;
+  }
+
+  private async putItem(operation: PutOperation): Promise<void> {
+    const namespace = joinNamespace(operation.namespace);
+    if (operation.value === null) {
+      await this.pool.query('DELETE FROM store_items WHERE namespace = $1 AND key = $2', [namespace, operation.key]);
+      return;
+    }
+    const now = new Date().toISOString();
+    await this.pool.query(
+      `INSERT INTO store_items (namespace, key, value, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+       ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+      [namespace, operation.key, JSON.stringify(operation.value), now],
+    );
+  }
+
+  async searchVisible(
+    namespacePrefix: string[],
+    options: SearchOptions,
+    visible: (item: Item) => boolean,
+  ): Promise<Item[]> {
+    return searchPage(await this.rowsUnder(namespacePrefix), searchOperation(namespacePrefix, options), visible);
+  }
+
+  async listNamespacesVisible(
+    options: NamespaceOptions,
+    visible: (namespace: string[]) => boolean,
+  ): Promise<string[][]> {
+    return namespacePage(await this.namespaceNames(), namespacesOperation(options), visible);
+  }
+
+  /** The items in the namespace `namespacePrefix` or below it, newest first. */
+  private async rowsUnder(namespacePrefix: readonly string[]): Promise<StoreRow[]> {
+    const prefix = joinNamespace(namespacePrefix);
+    const result =
+      prefix === ''
+        ? await this.pool.query('SELECT * FROM store_items ORDER BY updated_at DESC')
+        : await this.pool.query(
+            'SELECT * FROM store_items WHERE namespace = $1 OR starts_with(namespace, $2) ORDER BY updated_at DESC',
+            [prefix, `${prefix}.`],
+          );
+    return result.rows as StoreRow[];
+  }
+
+  private async namespaceNames(): Promise<string[]> {
+    return ((await this.pool.query('SELECT DISTINCT namespace FROM store_items')).rows as { namespace: string }[]).map(
+      (row) => row.namespace,
+    );
+  }
+
+  async truncate(): Promise<void> {
+    await this.pool.query('DELETE FROM store_items');
+  }
+
+  /** The pool is the server's: nothing of its own to close. */
+  async close(): Promise<void> {}
+}
