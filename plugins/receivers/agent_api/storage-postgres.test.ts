@@ -82,11 +82,11 @@ if (!available) {
       });
       try {
         const applied = await Promise.all(pools.map((pool) => migratePostgres(pool)));
-        assert.deepEqual(applied.map((versions) => versions.join(',')).sort(), ['', '', '', '1']);
-        const rows = (await pools[0]!.query('SELECT version FROM schema_migrations')).rows;
-        assert.deepEqual(rows, [{ version: 1 }]);
-        await pools[0]!.query("INSERT INTO schema_migrations VALUES (2, 'later', 'now')");
-        await assert.rejects(migratePostgres(pools[0]!), /schema version 2, newer than this server knows \(1\)/);
+        assert.deepEqual(applied.map((versions) => versions.join(',')).sort(), ['', '', '', '1,2']);
+        const rows = (await pools[0]!.query('SELECT version FROM schema_migrations ORDER BY version')).rows;
+        assert.deepEqual(rows, [{ version: 1 }, { version: 2 }]);
+        await pools[0]!.query("INSERT INTO schema_migrations VALUES (3, 'later', 'now')");
+        await assert.rejects(migratePostgres(pools[0]!), /schema version 3, newer than this server knows \(2\)/);
       } finally {
         for (const pool of pools) await pool.end();
         await database.drop();
