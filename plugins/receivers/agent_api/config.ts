@@ -81,6 +81,22 @@ export const configSchema = {
       default: 10,
       description: 'Runs executing at the same time; further runs wait as `pending`.',
     },
+    runs: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'How the instances serving one database share out runs.',
+      properties: {
+        lease_ms: {
+          type: 'integer',
+          minimum: 1000,
+          maximum: 3_600_000,
+          default: 30_000,
+          description:
+            'A worker holds a lease on each run it executes, renewed every third of this; a `running` run whose lease expired (its process died) is settled as `error` by an instance (each looks every half of this), so such a run is settled within about one and a half leases.',
+        },
+      },
+    },
     run_timeout_ms: {
       type: 'integer',
       minimum: 0,

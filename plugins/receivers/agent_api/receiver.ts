@@ -2,11 +2,17 @@
 // graphs, executes their runs on a bounded worker pool, keeps everything in an embedded SQLite
 // database or in PostgreSQL (`storage.database_uri`), and sends each run's spans into the pipeline.
 //
-// Restart rule: a run found `running` at start-up was cut off by a stopped process. It is marked
+// Restart rule: a `running` run whose lease expired was cut off by a stopped process. It is marked
 // `error` (with a message saying so) rather than retried, because a retry could repeat side
-// effects its tools already had; `pending` runs never started and simply run now. On PostgreSQL,
-// which several servers share, a `running` run may be another live server's: it is left alone.
+// effects its tools already had; `pending` runs never started and simply run now. Leases are
+// taken and renewed by the worker pool and expired ones settled by `RunRecovery`, at start and
+// then periodically. On SQLite (one server per database file) every `running` run found at start
+// counts as cut off, whatever its lease says; on PostgreSQL, which several servers share, only the
+// runs whose lease expired do (a live server keeps renewing its own).
 
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -19,8 +25,7 @@ import { systemClock } from './internal/crons/schedule.ts';
 import type { Clock } from './internal/crons/schedule.ts';
 import { CronScheduler } from './internal/crons/scheduler.ts';
 import { Assistants } from './internal/domain/assistants.ts';
-import { isoNow } from './internal/domain/clock.ts';
-import { RunService, settleThread } from './internal/domain/runs.ts';
+import { RunService } from './internal/domain/runs.ts';
 import { Threads } from './internal/domain/threads.ts';
 import { applyDeploymentEnv } from './internal/graphs/deployment-env.ts';
 import { GraphRegistry, parseGraphEnv, parseGraphSpecs } from './internal/graphs/registry.ts';
@@ -38,6 +43,7 @@ import type { EventBroker } from './internal/runs/broker.ts';
 import { RunMessaging } from './internal/runs/messaging.ts';
 import { RunCoordinator } from './internal/runs/coordinator.ts';
 import { GraphRunner } from './internal/runs/graph-runner.ts';
+import { RunRecovery } from './internal/runs/recovery.ts';
 import { WorkerPool } from './internal/runs/worker-pool.ts';
 import { ThrottledWarning } from './internal/runs/throttled-warning.ts';
 import { openAgentDatabase } from './internal/storage/database.ts';
@@ -48,8 +54,6 @@ import { createRunTracer } from './internal/tracing/tracer.ts';
 import type { RunTracer } from './internal/tracing/tracer.ts';
 import { watchGraphs, watchedFolders } from './internal/graphs/watch.ts';
 
-const RESTART_MESSAGE = 'The server stopped while this run was executing; start a new run to retry.';
-
 export class AgentApiReceiver implements Receiver {
   private app?: FastifyInstance;
   private database?: AgentDatabase;
@@ -57,6 +61,7 @@ export class AgentApiReceiver implements Receiver {
   private runner?: GraphRunner;
   private coordinator?: RunCoordinator;
   private messaging?: RunMessaging;
+  private recovery?: RunRecovery;
   private boundPort?: number;
   /** Whether the trace viewers of the service were told where the studio is. */
   private studioLinked = false;
@@ -163,7 +168,14 @@ export class AgentApiReceiver implements Receiver {
         maxAttempts: config.webhooks.max_attempts,
       },
     }));
-    const workerPool = (this.workerPool = new WorkerPool(storage, runner, config.workers, logger));
+    // This process's name on the run leases it takes: random per start, so a restarted process
+    // never takes its predecessor's leases for its own.
+    const leaseOwner = `${hostname()}:${process.pid}:${randomUUID()}`;
+    const leaseMs = config.runs.lease_ms;
+    const workerPool = (this.workerPool = new WorkerPool(storage, runner, config.workers, logger, {
+      owner: leaseOwner,
+      leaseMs,
+    }));
     const signals = messaging.signals(runner, () => workerPool.notify());
     const coordinator = (this.coordinator = new RunCoordinator(
       storage,
@@ -175,6 +187,13 @@ export class AgentApiReceiver implements Receiver {
       // shared broker to tell it, it watches their records.
       database.kind === 'postgres' && !signals ? { pollMs: 500 } : undefined,
     ));
+    const recovery = (this.recovery = new RunRecovery({
+      storage,
+      broker,
+      leaseMs,
+      logger,
+      onReclaimed: () => coordinator.notify(),
+    }));
     const graphForThread = (graphId: string, runConfig: RunnableConfig) =>
       graphs.get(graphId, { config: runConfig, checkpointer: checkpoints.saver, store });
     // Threads and runs refer to each other (deleting a thread cancels its runs); `runs` is set
@@ -200,7 +219,7 @@ export class AgentApiReceiver implements Receiver {
     );
 
     await assistants.ensureSystemAssistants();
-    await this.recover(storage, broker, database.kind === 'postgres');
+    await this.recover(storage, broker, recovery, database.kind === 'sqlite');
     const clock = () => this.options.clock ?? systemClock;
     const cronScheduler = (this.cronScheduler = new CronScheduler({ storage, runs, clock, logger }));
     const crons = new Crons(storage, assistants, clock, {
@@ -259,6 +278,7 @@ export class AgentApiReceiver implements Receiver {
       });
     await messaging.start();
     workerPool.start();
+    recovery.start();
     cronScheduler.start();
     this.boundPort = await listen(app, config.host, config.port);
     if (config.ui.enabled)
@@ -275,6 +295,7 @@ export class AgentApiReceiver implements Receiver {
         database: database.kind === 'sqlite' ? `SQLite under ${dataDir}` : `PostgreSQL ${database.location}`,
         workers: config.workers,
         broker: messaging.kind,
+        lease_owner: leaseOwner,
         auth,
         mcp: services.mcpEnabled,
         a2a: services.a2aEnabled,
@@ -348,30 +369,18 @@ export class AgentApiReceiver implements Receiver {
   }
 
   /**
-   * Settles what a stopped process left behind (see the restart rule above). `shared`: other
-   * servers may be executing the `running` runs, so they are left alone (a client may cancel one
-   * no server executes any more: cancelling settles it).
+   * Settles what stopped processes left behind (see the restart rule above): the `running` runs
+   * whose lease expired, or with `alone` (SQLite: one server per database file) every
+   * `running` run, since no other process can be executing one. Then opens the logs of the
+   * `pending` runs, which run now.
    */
-  private async recover(storage: Storage, broker: EventBroker, shared: boolean): Promise<void> {
-    const cutOff = shared ? [] : await storage.runsWithStatus('running');
-    for (const run of cutOff) {
-      await storage.transaction(async (tx) => {
-        await tx.updateRun({
-          ...run,
-          status: 'error',
-          error: { error: 'ServerRestart', message: RESTART_MESSAGE },
-          updated_at: isoNow(),
-        });
-        await settleThread(tx, run.thread_id, { error: true });
-      });
-    }
+  private async recover(storage: Storage, broker: EventBroker, recovery: RunRecovery, alone: boolean): Promise<void> {
+    // Logs the runs it settles itself.
+    await recovery.reclaim({ everyLease: alone });
     const pending = await storage.runsWithStatus('pending');
     for (const run of pending) broker.open(run.run_id);
-    if (cutOff.length > 0 || pending.length > 0) {
-      this.settings.telemetry.logger.warn(
-        { marked_error: cutOff.length, resumed_pending: pending.length },
-        'Recovered runs left by a previous process.',
-      );
+    if (pending.length > 0) {
+      this.settings.telemetry.logger.warn({ resumed_pending: pending.length }, 'Resuming queued runs.');
     }
   }
 
@@ -451,6 +460,7 @@ export class AgentApiReceiver implements Receiver {
     // Stop taking requests first, then let running runs finish until shortly before the deadline.
     const closing = this.app?.close();
     await this.cronScheduler?.stop();
+    await this.recovery?.stop();
     if (this.workerPool) {
       const remaining = Math.max(0, deadline - Date.now() - 500);
       const timer = setTimeout(() => this.runner?.abortAll('shutdown'), remaining);

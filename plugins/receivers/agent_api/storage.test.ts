@@ -85,7 +85,7 @@ describe('agent_api SQLite migrations', () => {
     try {
       const path = join(dir, 'agent.sqlite');
       const first = openSqliteFile(path, AGENT_MIGRATIONS);
-      assert.deepEqual(first.migrations, { applied: [1], adopted: false });
+      assert.deepEqual(first.migrations, { applied: [1, 2], adopted: false });
       assert.equal(first.db.pragma('journal_mode', { simple: true }), 'wal');
       assert.equal(first.db.pragma('busy_timeout', { simple: true }), 5000);
       assert.equal(first.db.pragma('foreign_keys', { simple: true }), 1);
@@ -93,7 +93,7 @@ describe('agent_api SQLite migrations', () => {
       const again = openSqliteFile(path, AGENT_MIGRATIONS);
       assert.deepEqual(again.migrations, { applied: [], adopted: false });
       again.db.close();
-      assert.deepEqual(recordedVersions(path), [1]);
+      assert.deepEqual(recordedVersions(path), [1, 2]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -104,13 +104,15 @@ describe('agent_api SQLite migrations', () => {
     try {
       const path = unversionedFile(dir, 'agent');
       const before = schemaOf(path);
-      const opened = openSqliteFile(path, AGENT_MIGRATIONS);
+      const opened = openSqliteFile(path, AGENT_MIGRATIONS.slice(0, 1));
       assert.deepEqual(opened.migrations, { applied: [1], adopted: true });
       opened.db.close();
       assert.deepEqual(schemaOf(path), before, 'no table, index or trigger changed');
       assert.deepEqual(recordedVersions(path), [1]);
 
+      // The later steps apply to it as to any file.
       const storage = openSqliteStorage(path);
+      assert.deepEqual(recordedVersions(path), [1, 2]);
       try {
         const assistant = await storage.getAssistant('a-legacy');
         assert.equal(assistant?.description, 'made before migrations');
@@ -121,7 +123,10 @@ describe('agent_api SQLite migrations', () => {
         assert.equal((await storage.getCron('c-legacy'))?.schedule, '*/5 * * * *');
         // And it goes on working: new runs queue after the old ones.
         await storage.insertRun(run('r-new', 't-new', { created_at: '2024-05-01T10:00:01.000Z' }));
-        assert.equal((await storage.claimNextRun('2024-05-01T11:00:00.000Z', new Set()))?.run_id, 'r-new');
+        assert.equal(
+          (await storage.claimNextRun('w1', 30_000, '2024-05-01T11:00:00.000Z', new Set()))?.run_id,
+          'r-new',
+        );
         // The cron trigger made before versions still fires.
         await storage.deleteThread('t-legacy');
         assert.equal(await storage.getCron('c-legacy'), undefined);
@@ -166,10 +171,10 @@ describe('agent_api SQLite migrations', () => {
       );
       assert.deepEqual(
         outcomes.map((outcome) => outcome.applied.join(',')).sort(),
-        ['', '', '', '1'],
-        'one process applied the migration, the others found it applied',
+        ['', '', '', '1,2'],
+        'one process applied the migrations, the others found them applied',
       );
-      assert.deepEqual(recordedVersions(path), [1]);
+      assert.deepEqual(recordedVersions(path), [1, 2]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -181,10 +186,10 @@ describe('agent_api SQLite migrations', () => {
       const path = join(dir, 'agent.sqlite');
       const newer: SqliteMigration[] = [
         ...AGENT_MIGRATIONS,
-        { version: 2, name: 'a later step', sql: 'CREATE TABLE later (id TEXT);' },
+        { version: AGENT_MIGRATIONS.length + 1, name: 'a later step', sql: 'CREATE TABLE later (id TEXT);' },
       ];
       openSqliteFile(path, newer).db.close();
-      assert.throws(() => openSqliteStorage(path), /schema version 2, newer than this server knows \(1\)/);
+      assert.throws(() => openSqliteStorage(path), /schema version 3, newer than this server knows \(2\)/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -196,16 +201,16 @@ describe('agent_api SQLite migrations', () => {
       migrateSqlite(db, AGENT_MIGRATIONS);
       const broken: SqliteMigration[] = [
         ...AGENT_MIGRATIONS,
-        { version: 2, name: 'good', sql: 'CREATE TABLE extra (id TEXT);' },
-        { version: 3, name: 'bad', sql: 'CREATE TABLE extra (id TEXT);' },
+        { version: 3, name: 'good', sql: 'CREATE TABLE extra (id TEXT);' },
+        { version: 4, name: 'bad', sql: 'CREATE TABLE extra (id TEXT);' },
       ];
       assert.throws(() => migrateSqlite(db, broken), /already exists/);
       assert.equal(db.inTransaction, false);
       const tables = db.prepare("SELECT name FROM sqlite_master WHERE name = 'extra'").all();
-      assert.deepEqual(tables, [], 'step 2 was rolled back with step 3');
+      assert.deepEqual(tables, [], 'step 3 was rolled back with step 4');
       assert.deepEqual(
         (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
-        [1],
+        [1, 2],
       );
       assert.throws(
         () => migrateSqlite(db, [{ version: 2, name: 'gap', sql: '' }]),

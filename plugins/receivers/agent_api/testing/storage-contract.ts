@@ -92,6 +92,10 @@ export function cron(id: string, fields: Partial<CronRecord> = {}): CronRecord {
 
 const ids = <T>(items: T[], key: keyof T): unknown[] => items.map((item) => item[key]);
 
+/** The lease the cases' claims take: 30 s. */
+const LEASE_MS = 30_000;
+const RESTART = { error: 'ServerRestart', message: 'cut off' };
+
 export function storageContract(name: string, open: () => Promise<ContractDatabase>): void {
   /** Runs `body` on a fresh database and drops it afterwards, whatever happens. */
   const withDatabase =
@@ -326,20 +330,20 @@ export function storageContract(name: string, open: () => Promise<ContractDataba
         await storage.insertRun(run('r3', 't2', { created_at: at(3) }));
         await storage.insertRun(run('r4', 't3', { created_at: at(4) }));
         await storage.insertRun(run('later', 't4', { created_at: at(500) }));
-        const first = await storage.claimNextRun(now, new Set());
+        const first = await storage.claimNextRun('w1', LEASE_MS, now, new Set());
         assert.equal(first?.run_id, 'r1');
         assert.equal(first?.status, 'running');
         assert.equal(first?.attempt, 1);
         assert.equal(first?.updated_at, now);
         assert.deepEqual(await storage.getRun('r1'), first);
         // r2 waits for r1 (same thread); r3 is excluded; r4 is next; `later` is not due.
-        assert.equal((await storage.claimNextRun(now, new Set(['r3'])))?.run_id, 'r4');
-        assert.equal((await storage.claimNextRun(now, new Set()))?.run_id, 'r3');
-        assert.equal(await storage.claimNextRun(now, new Set()), undefined);
+        assert.equal((await storage.claimNextRun('w1', LEASE_MS, now, new Set(['r3'])))?.run_id, 'r4');
+        assert.equal((await storage.claimNextRun('w1', LEASE_MS, now, new Set()))?.run_id, 'r3');
+        assert.equal(await storage.claimNextRun('w1', LEASE_MS, now, new Set()), undefined);
         assert.equal(await storage.nextDueRun(now), at(500));
         await storage.updateRun({ ...first!, status: 'success' });
-        assert.equal((await storage.claimNextRun(now, new Set()))?.run_id, 'r2');
-        assert.equal((await storage.claimNextRun(at(600), new Set()))?.run_id, 'later');
+        assert.equal((await storage.claimNextRun('w1', LEASE_MS, now, new Set()))?.run_id, 'r2');
+        assert.equal((await storage.claimNextRun('w1', LEASE_MS, at(600), new Set()))?.run_id, 'later');
         assert.equal(await storage.nextDueRun(at(600)), undefined);
       }),
     );
@@ -352,12 +356,98 @@ export function storageContract(name: string, open: () => Promise<ContractDataba
         const other = await database.openAnother();
         try {
           const claims = await Promise.all(
-            Array.from({ length: count * 2 }, (_, i) => (i % 2 ? other : storage).claimNextRun(at(100), new Set())),
+            Array.from({ length: count * 2 }, (_, i) =>
+              (i % 2 ? other : storage).claimNextRun(`w${i % 2}`, LEASE_MS, at(100), new Set()),
+            ),
           );
           const claimed = claims.filter((claim) => claim !== undefined).map((claim) => claim.run_id);
           assert.equal(claimed.length, count);
           assert.equal(new Set(claimed).size, count, 'no run claimed twice');
           for (const claim of claims) if (claim) assert.equal(claim.attempt, 1);
+        } finally {
+          await other.close();
+        }
+      }),
+    );
+
+    it(
+      'gives the claimer a lease that only it renews, and reclaims the run once the lease expires',
+      withDatabase(async (storage) => {
+        await storage.insertRun(run('r1', 't1', { created_at: at(1) }));
+        await storage.insertRun(run('r2', 't2', { created_at: at(2) }));
+        assert.equal((await storage.claimNextRun('A', LEASE_MS, at(100), new Set()))?.run_id, 'r1');
+        assert.equal((await storage.claimNextRun('B', LEASE_MS, at(100), new Set()))?.run_id, 'r2');
+        // Both leases run until at(130): nothing to reclaim before.
+        assert.deepEqual(await storage.reclaimExpired(at(129), RESTART), []);
+        // Only the owner extends its lease; unknown and other owners' runs are left out.
+        assert.deepEqual(await storage.renewLeases('A', ['r1', 'r2', 'nope'], LEASE_MS, at(120)), ['r1']);
+        assert.deepEqual(await storage.renewLeases('B', ['r1'], LEASE_MS, at(120)), []);
+        assert.deepEqual(await storage.renewLeases('A', [], LEASE_MS, at(120)), []);
+        const reclaimed = await storage.reclaimExpired(at(130), RESTART);
+        assert.deepEqual(ids(reclaimed, 'run_id'), ['r2']);
+        assert.equal(reclaimed[0]!.status, 'error');
+        assert.deepEqual(reclaimed[0]!.error, RESTART);
+        assert.deepEqual(await storage.getRun('r2'), reclaimed[0]);
+        assert.equal((await storage.getRun('r1'))?.status, 'running', 'renewed until at(150)');
+        // A reclaimed run is no longer its former owner's to renew.
+        assert.deepEqual(await storage.renewLeases('B', ['r2'], LEASE_MS, at(131)), []);
+        assert.deepEqual(await storage.reclaimExpired(at(149), RESTART), []);
+        assert.deepEqual(ids(await storage.reclaimExpired(at(150), RESTART), 'run_id'), ['r1']);
+        assert.deepEqual(await storage.reclaimExpired(at(500), RESTART), [], 'each run once');
+        // A finished run keeps its status whatever its lease said.
+        await storage.insertRun(run('r3', 't3', { created_at: at(3) }));
+        const claimed = (await storage.claimNextRun('A', LEASE_MS, at(600), new Set()))!;
+        await storage.updateRun({ ...claimed, status: 'success' });
+        assert.deepEqual(await storage.reclaimExpired(at(9000), RESTART), []);
+        assert.equal((await storage.getRun('r3'))?.status, 'success');
+      }),
+    );
+
+    it(
+      'reclaims running runs with no lease at once, and live leases only when asked for every lease',
+      withDatabase(async (storage) => {
+        // Left running by a server older than leases: no lease recorded.
+        await storage.insertRun(run('old', 't1', { status: 'running', attempt: 1 }));
+        await storage.insertRun(run('live', 't2', { created_at: at(1) }));
+        await storage.insertRun(run('queued', 't3', { created_at: at(2) }));
+        assert.equal((await storage.claimNextRun('A', LEASE_MS, at(100), new Set(['queued'])))?.run_id, 'live');
+        assert.deepEqual(ids(await storage.reclaimExpired(at(100), RESTART), 'run_id'), ['old']);
+        assert.equal((await storage.getRun('live'))?.status, 'running', 'a live lease is never reclaimed');
+        assert.equal((await storage.getRun('queued'))?.status, 'pending', 'pending runs are not touched');
+        // One server per database, starting: whoever held the live lease is gone.
+        assert.deepEqual(ids(await storage.reclaimExpired(at(101), RESTART, { everyLease: true }), 'run_id'), ['live']);
+        assert.equal((await storage.getRun('queued'))?.status, 'pending');
+      }),
+    );
+
+    it(
+      'reclaims each expired run exactly once, across handles on one database',
+      withDatabase(async (storage, database) => {
+        const count = 12;
+        for (let i = 0; i < count; i++) await storage.insertRun(run(`r${i}`, `t${i}`, { created_at: at(i) }));
+        for (let i = 0; i < count; i++) await storage.claimNextRun(`w${i % 3}`, LEASE_MS, at(100), new Set());
+        await storage.insertRun(run('renewed', 'tr', { created_at: at(50) }));
+        await storage.claimNextRun('w0', LEASE_MS, at(200), new Set());
+        const other = await database.openAnother();
+        try {
+          const sweeps = await Promise.all(
+            Array.from({ length: 6 }, (_, i) =>
+              (i % 2 ? other : storage).reclaimExpired(at(200), { error: 'ServerRestart', message: `by ${i}` }),
+            ),
+          );
+          const reclaimed = sweeps.flatMap((sweep) => ids(sweep, 'run_id'));
+          assert.equal(reclaimed.length, count);
+          assert.equal(new Set(reclaimed).size, count, 'no run reclaimed twice');
+          assert.ok(!reclaimed.includes('renewed'));
+          // Each run records the error of the one sweep that settled it.
+          for (const [i, sweep] of sweeps.entries()) {
+            for (const settled of sweep) {
+              assert.deepEqual((await other.getRun(settled.run_id))?.error, {
+                error: 'ServerRestart',
+                message: `by ${i}`,
+              });
+            }
+          }
         } finally {
           await other.close();
         }

@@ -44,7 +44,12 @@ export interface GraphRunnerOptions {
   readonly webhooks: WebhookOptions;
 }
 
-type StopReason = 'interrupt' | 'rollback' | 'timeout' | 'shutdown';
+/**
+ * Why a run stopped before its graph ended: cancelled (`interrupt`, `rollback`), over its time
+ * limit, the server stopping, or `lost`: its lease lapsed and another instance settled it, so
+ * nothing more is recorded here.
+ */
+export type StopReason = 'interrupt' | 'rollback' | 'timeout' | 'shutdown' | 'lost';
 
 /** Messages that make a graph's error readable on the wire: `{error: <class>, message}`. */
 export function describeError(error: unknown): { error: string; message: string } {
@@ -168,6 +173,8 @@ export class GraphRunner {
         this.tracingFailed(run, error);
       }
     }
+    // Settled by the instance that reclaimed it (status, thread, stream end): nothing left to do.
+    if (reason === 'lost') return;
     const status: RunStatus | 'deleted' =
       reason === 'rollback'
         ? 'deleted'
@@ -296,6 +303,9 @@ export class GraphRunner {
     }
     await storage.transaction(async (tx) => {
       const current = await tx.getRun(run.run_id);
+      // Already settled elsewhere (its lease lapsed and another instance reclaimed it): the first
+      // outcome recorded stands.
+      if (current && current.status !== 'running') return;
       if (status === 'deleted') await tx.deleteRun(run.run_id);
       else if (current) await tx.updateRun({ ...current, status, error: failure ?? null, updated_at: isoNow() });
       await settleThread(tx, run.thread_id, {

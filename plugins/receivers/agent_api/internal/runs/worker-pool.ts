@@ -1,33 +1,63 @@
 // The worker pool: a fixed number of worker loops that claim due `pending` runs from storage (runs
 // of one thread one at a time, oldest first) and hand each to the graph runner. Runs wait in
 // storage, not in memory, so the queue is bounded by the database and survives a restart.
+//
+// Every claim takes a lease on the run in this process's name (`owner`, random per start), and
+// the pool renews the leases of the runs it executes every third of the lease. A run whose lease
+// could not be renewed was settled by another instance (its lease had expired, see
+// `recovery.ts`): the pool stops executing it without recording anything.
 
 import type { Logger } from 'pino';
+import { isoOf } from '../domain/clock.ts';
 import type { Storage } from '../storage/storage.ts';
-import { isoNow } from '../domain/clock.ts';
 import type { GraphRunner } from './graph-runner.ts';
 
 /** How often idle workers look for runs that became due (`after_seconds`) without a notify. */
 const POLL_INTERVAL_MS = 1000;
 
+/** What the pool needs of the runner. */
+export type RunExecutor = Pick<GraphRunner, 'execute' | 'abort'>;
+
+export interface RunLeases {
+  /** This process's name on the leases it takes; random per start. */
+  readonly owner: string;
+  /** How long a lease lasts without renewal. */
+  readonly leaseMs: number;
+  /** The time, epoch ms (tests move it); default `Date.now`. */
+  readonly now?: () => number;
+}
+
 export class WorkerPool {
   private stopped = true;
   private loops: Promise<void>[] = [];
   private wakers = new Set<() => void>();
-  /** Runs claimed by a worker in this process (excluded from further claims). */
+  /** Runs claimed by a worker in this process (excluded from further claims; their leases renewed). */
   private readonly claimed = new Set<string>();
+  private renewTimer?: NodeJS.Timeout;
+  private renewing?: Promise<void>;
+  private readonly now: () => number;
 
   constructor(
     private readonly storage: Storage,
-    private readonly runner: GraphRunner,
+    private readonly runner: RunExecutor,
     private readonly workers: number,
     private readonly logger: Logger,
-  ) {}
+    private readonly leases: RunLeases,
+  ) {
+    this.now = leases.now ?? Date.now;
+  }
+
+  /** The runs this process's workers hold. */
+  held(): ReadonlySet<string> {
+    return new Set(this.claimed);
+  }
 
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
     this.loops = Array.from({ length: this.workers }, (_, index) => this.loop(index));
+    this.renewTimer = setInterval(() => void this.renewLeases(), Math.max(1, Math.floor(this.leases.leaseMs / 3)));
+    this.renewTimer.unref();
   }
 
   /** Wakes idle workers: a run was created or a thread became free. */
@@ -35,19 +65,55 @@ export class WorkerPool {
     for (const wake of [...this.wakers]) wake();
   }
 
-  /** Stops claiming runs and waits for the workers to finish the runs they hold. */
+  /** Stops claiming runs and waits for the workers to finish the runs they hold (renewing their leases meanwhile). */
   async stop(): Promise<void> {
     this.stopped = true;
     this.notify();
     await Promise.all(this.loops);
     this.loops = [];
+    clearInterval(this.renewTimer);
+    this.renewTimer = undefined;
+    await this.renewing;
+  }
+
+  /**
+   * Extends the leases of the runs the workers hold (the timer calls this every third of the lease);
+   * a run whose lease is no longer this process's is stopped here. One renewal at a time.
+   */
+  renewLeases(): Promise<void> {
+    this.renewing ??= this.renew().finally(() => (this.renewing = undefined));
+    return this.renewing;
+  }
+
+  private async renew(): Promise<void> {
+    const held = [...this.claimed];
+    if (held.length === 0) return;
+    let renewed: string[];
+    try {
+      renewed = await this.storage.renewLeases(this.leases.owner, held, this.leases.leaseMs, isoOf(this.now()));
+    } catch (error) {
+      // The next attempt comes a third of a lease later; two more failures and the lease lapses.
+      this.logger.warn({ err: error, runs: held.length }, 'Could not renew the leases of running runs.');
+      return;
+    }
+    const kept = new Set(renewed);
+    for (const runId of held) {
+      // Not renewed: it ended meanwhile (no longer held), or another instance reclaimed it.
+      if (kept.has(runId) || !this.claimed.has(runId)) continue;
+      if (this.runner.abort(runId, 'lost')) {
+        this.logger.warn(
+          { run_id: runId, owner: this.leases.owner },
+          'Lost the lease of a running run (it was not renewed in time and another instance settled it); stopped executing it.',
+        );
+      }
+    }
   }
 
   private async loop(index: number): Promise<void> {
     while (!this.stopped) {
       let run;
       try {
-        run = await this.storage.claimNextRun(isoNow(), this.claimed);
+        run = await this.storage.claimNextRun(this.leases.owner, this.leases.leaseMs, isoOf(this.now()), this.claimed);
       } catch (error) {
         this.logger.error({ worker: index, err: error }, 'A worker could not read the run queue.');
       }

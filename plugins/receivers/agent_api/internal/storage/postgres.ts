@@ -10,7 +10,7 @@ import type { PoolClient } from 'pg';
 import { matchesAuthFilters } from '../auth/filters.ts';
 import type { CronQuery, CronRecord } from './crons.ts';
 import { containsJson } from './json-match.ts';
-import { composeStorage } from './storage.ts';
+import { composeStorage, leaseExpiry } from './storage.ts';
 import type {
   Assistant,
   AssistantQuery,
@@ -72,6 +72,15 @@ CREATE TABLE store_items (
   namespace TEXT COLLATE "C" NOT NULL, key TEXT COLLATE "C" NOT NULL, value JSONB NOT NULL,
   created_at TEXT COLLATE "C" NOT NULL, updated_at TEXT COLLATE "C" NOT NULL, PRIMARY KEY (namespace, key));
 CREATE INDEX store_items_updated ON store_items (updated_at);
+`,
+  },
+  {
+    version: 3,
+    name: 'run leases',
+    sql: `
+ALTER TABLE runs ADD COLUMN lease_owner TEXT;
+ALTER TABLE runs ADD COLUMN lease_expires_at TEXT COLLATE "C";
+CREATE INDEX runs_lease ON runs (status, lease_expires_at);
 `,
   },
 ];
@@ -418,8 +427,15 @@ class PostgresOps implements StorageOps {
     ).map(toRun);
   }
 
-  async claimNextRun(now: string, exclude: ReadonlySet<string>): Promise<RunRecord | undefined> {
-    // Under the write lock, so the check that the thread has no running run and the claim are one step.
+  async claimNextRun(
+    owner: string,
+    leaseMs: number,
+    now: string,
+    exclude: ReadonlySet<string>,
+  ): Promise<RunRecord | undefined> {
+    // Under the write lock, so the check that the thread has no running run and the claim are one
+    // step (the lock serialises claimers already, so row locks such as `FOR UPDATE SKIP LOCKED`
+    // would add nothing); the lease is set by the same statement that claims.
     return this.write(async (client) => {
       const candidates = (
         await client.query(
@@ -437,13 +453,50 @@ class PostgresOps implements StorageOps {
         run.attempt += 1;
         run.updated_at = now;
         const taken = await client.query(
-          "UPDATE runs SET status = 'running', attempt = $1, updated_at = $2 WHERE run_id = $3 AND status = 'pending'",
-          [run.attempt, now, run.run_id],
+          `UPDATE runs SET status = 'running', attempt = $1, updated_at = $2, lease_owner = $3, lease_expires_at = $4
+           WHERE run_id = $5 AND status = 'pending'`,
+          [run.attempt, now, owner, leaseExpiry(now, leaseMs), run.run_id],
         );
         if (taken.rowCount === 1) return run;
       }
       return undefined;
     });
+  }
+
+  async renewLeases(owner: string, runIds: readonly string[], leaseMs: number, now: string): Promise<string[]> {
+    if (runIds.length === 0) return [];
+    const renewed = await this.write(
+      async (client) =>
+        (
+          await client.query(
+            `UPDATE runs SET lease_expires_at = $1 WHERE run_id = ANY($2::text[]) AND lease_owner = $3
+             AND status = 'running' RETURNING run_id`,
+            [leaseExpiry(now, leaseMs), [...runIds], owner],
+          )
+        ).rows as Row[],
+    );
+    const ids = new Set(renewed.map((row) => String(row.run_id)));
+    return runIds.filter((id) => ids.has(id));
+  }
+
+  async reclaimExpired(
+    now: string,
+    error: { error: string; message: string },
+    options: { everyLease?: boolean } = {},
+  ): Promise<RunRecord[]> {
+    // One conditional update under the write lock: of several processes, one settles each run.
+    const expired = options.everyLease ? '' : 'AND (lease_expires_at IS NULL OR lease_expires_at <= $3)';
+    const rows = await this.write(
+      async (client) =>
+        (
+          await client.query(
+            `UPDATE runs SET status = 'error', error = $1, updated_at = $2, lease_owner = NULL, lease_expires_at = NULL
+             WHERE status = 'running' ${expired} RETURNING *`,
+            options.everyLease ? [json(error), now] : [json(error), now, now],
+          )
+        ).rows as Row[],
+    );
+    return rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map(toRun);
   }
 
   async nextDueRun(now: string): Promise<string | undefined> {

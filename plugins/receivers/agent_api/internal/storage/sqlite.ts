@@ -8,7 +8,7 @@ import { Mutex } from './mutex.ts';
 import { CRON_SCHEMA, SqliteCronOps } from './sqlite-crons.ts';
 import { openSqliteFile } from './sqlite-file.ts';
 import type { SqliteMigration } from './sqlite-file.ts';
-import { bindOperations, composeStorage } from './storage.ts';
+import { bindOperations, composeStorage, leaseExpiry } from './storage.ts';
 import type {
   Assistant,
   AssistantQuery,
@@ -52,6 +52,15 @@ CREATE INDEX IF NOT EXISTS runs_assistant ON runs (assistant_id);
 /** The schema of `agent.sqlite`, step by step (see `sqlite-file.ts`). Append; never edit a step. */
 export const AGENT_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 1, name: 'assistants, threads, runs and crons', sql: BASELINE_SCHEMA + CRON_SCHEMA },
+  {
+    version: 2,
+    name: 'run leases',
+    sql: `
+ALTER TABLE runs ADD COLUMN lease_owner TEXT;
+ALTER TABLE runs ADD COLUMN lease_expires_at TEXT;
+CREATE INDEX runs_lease ON runs (status, lease_expires_at);
+`,
+  },
 ];
 
 type Row = Record<string, unknown>;
@@ -372,7 +381,7 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
     ).map(toRun);
   }
 
-  claimNextRun(now: string, exclude: ReadonlySet<string>): RunRecord | undefined {
+  claimNextRun(owner: string, leaseMs: number, now: string, exclude: ReadonlySet<string>): RunRecord | undefined {
     const candidates = this.db
       .prepare(
         `SELECT * FROM runs r WHERE r.status = 'pending' AND r.created_at <= ?
@@ -382,7 +391,7 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
       )
       .all(now) as Row[];
     // The update is conditional, so that of several processes sharing the database file only one
-    // takes a run.
+    // takes a run; the lease is set by the same statement.
     for (const row of candidates) {
       if (exclude.has(String(row.run_id))) continue;
       const run = toRun(row);
@@ -390,11 +399,43 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
       run.attempt += 1;
       run.updated_at = now;
       const taken = this.prepare(
-        "UPDATE runs SET status = 'running', attempt = ?, updated_at = ? WHERE run_id = ? AND status = 'pending'",
-      ).run(run.attempt, now, run.run_id).changes;
+        `UPDATE runs SET status = 'running', attempt = ?, updated_at = ?, lease_owner = ?, lease_expires_at = ?
+         WHERE run_id = ? AND status = 'pending'`,
+      ).run(run.attempt, now, owner, leaseExpiry(now, leaseMs), run.run_id).changes;
       if (taken === 1) return run;
     }
     return undefined;
+  }
+
+  renewLeases(owner: string, runIds: readonly string[], leaseMs: number, now: string): string[] {
+    const renew = this.prepare(
+      "UPDATE runs SET lease_expires_at = ? WHERE run_id = ? AND lease_owner = ? AND status = 'running'",
+    );
+    const until = leaseExpiry(now, leaseMs);
+    return runIds.filter((id) => renew.run(until, id, owner).changes === 1);
+  }
+
+  reclaimExpired(
+    now: string,
+    error: { error: string; message: string },
+    options: { everyLease?: boolean } = {},
+  ): RunRecord[] {
+    const expired = options.everyLease ? '' : 'AND (lease_expires_at IS NULL OR lease_expires_at <= ?)';
+    const params = options.everyLease ? [] : [now];
+    const rows = this.prepare(`SELECT * FROM runs WHERE status = 'running' ${expired} ORDER BY seq`).all(
+      ...params,
+    ) as Row[];
+    const settle = this.prepare(
+      `UPDATE runs SET status = 'error', error = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
+       WHERE run_id = ? AND status = 'running' ${expired}`,
+    );
+    const reclaimed: RunRecord[] = [];
+    // Conditional, as a claim is: of several processes sharing the file, one settles each run.
+    for (const row of rows) {
+      if (settle.run(json(error), now, row.run_id, ...params).changes !== 1) continue;
+      reclaimed.push({ ...toRun(row), status: 'error', error, updated_at: now });
+    }
+    return reclaimed;
   }
 
   nextDueRun(now: string): string | undefined {

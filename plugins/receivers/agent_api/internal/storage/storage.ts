@@ -185,13 +185,37 @@ export interface StorageOps {
   inflightRuns(threadId: string): Promise<RunRecord[]>;
   /**
    * Picks the oldest `pending` run due at `now` whose thread has no `running` run and whose id is
-   * not in `exclude`, marks it `running` and counts an attempt. Runs of one thread therefore execute
-   * one at a time, in order.
+   * not in `exclude`, marks it `running`, counts an attempt and gives `owner` a lease on it until
+   * `now + leaseMs`, all in one step. Runs of one thread therefore execute one at a time, in order.
    */
-  claimNextRun(now: string, exclude: ReadonlySet<string>): Promise<RunRecord | undefined>;
+  claimNextRun(
+    owner: string,
+    leaseMs: number,
+    now: string,
+    exclude: ReadonlySet<string>,
+  ): Promise<RunRecord | undefined>;
+  /**
+   * Extends to `now + leaseMs` the leases `owner` holds on the `running` runs among `runIds`, and
+   * returns the ids it extended. A run missing from the answer is no longer the owner's to execute:
+   * it ended, was deleted, or its lease expired and `reclaimExpired` settled it.
+   */
+  renewLeases(owner: string, runIds: readonly string[], leaseMs: number, now: string): Promise<string[]>;
+  /**
+   * The restart rule, applied to the `running` runs whose lease has expired at `now` (or that have
+   * none recorded: claimed by a server older than leases), or to every `running` run with
+   * `everyLease` (one server per database, starting: whoever held them is gone): each is marked
+   * `error` with `error`, its lease dropped, and returned. Threads are left to the caller (call it
+   * inside `Storage.transaction` to settle them in the same commit). Of any number of callers —
+   * in this process or in others sharing the database — each run is returned to exactly one.
+   */
+  reclaimExpired(
+    now: string,
+    error: { error: string; message: string },
+    options?: { everyLease?: boolean },
+  ): Promise<RunRecord[]>;
   /** The earliest `created_at` among pending runs that are not due yet, to schedule a wake-up. */
   nextDueRun(now: string): Promise<string | undefined>;
-  /** Runs left in `status`, e.g. `running` runs a stopped process never finished. */
+  /** Runs in `status`, oldest first (e.g. the `pending` runs a restarted server resumes). */
   runsWithStatus(status: RunStatus): Promise<RunRecord[]>;
 
   /** Empties the named tables; assistants keeps those whose ids are in `keepAssistants`. */
@@ -242,6 +266,15 @@ export interface Storage extends StorageOps {
   close(): Promise<void>;
 }
 
+/**
+ * When a lease taken or renewed at `now` for `leaseMs` expires: ISO 8601 in UTC written as `now`
+ * is (`Z` or `+00:00`), so that the two compare as strings.
+ */
+export function leaseExpiry(now: string, leaseMs: number): string {
+  const expiry = new Date(Date.parse(now) + leaseMs).toISOString();
+  return now.endsWith('Z') ? expiry : expiry.replace('Z', '+00:00');
+}
+
 /** Every operation of `StorageOps` by name, so that implementations bind them in one place. */
 export const STORAGE_OPERATIONS = [
   'getAssistant',
@@ -266,6 +299,8 @@ export const STORAGE_OPERATIONS = [
   'listRuns',
   'inflightRuns',
   'claimNextRun',
+  'renewLeases',
+  'reclaimExpired',
   'nextDueRun',
   'runsWithStatus',
   'truncate',
