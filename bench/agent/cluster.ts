@@ -105,7 +105,7 @@ async function startInstance(
   );
   let output = '';
   child.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
-  const port = await new Promise<number>((resolvePort, reject) => {
+  const listening = new Promise<number>((resolvePort, reject) => {
     const timer = setTimeout(() => reject(new Error(`tracepipe did not listen within 120 s:\n${output}`)), 120_000);
     child.once('exit', (code) => reject(new Error(`tracepipe exited with ${code} before listening:\n${output}`)));
     let pending = '';
@@ -123,6 +123,14 @@ async function startInstance(
       }
     });
   });
+  let port: number;
+  try {
+    port = await listening;
+  } catch (error) {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   return { url: `http://127.0.0.1:${port}`, child, dir, countsFile, output: () => output };
 }
 
