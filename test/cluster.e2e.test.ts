@@ -9,7 +9,7 @@
 // (TEST_REDIS_URI, a key prefix of its own, its keys deleted afterwards); skipped when either does
 // not answer. Only the Redis connections of the processes started here are ever killed (found with
 // `ss`, by the local addresses of each process's sockets), so other tests sharing the servers are
-// left alone. Recovery from kill -9 of an executing instance belongs with run leases (todo below).
+// left alone. Recovery from kill -9 of an executing instance: test/cluster-recovery.e2e.test.ts.
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -674,6 +674,4 @@ describe('configs/cluster.yaml: three tracepipe processes on one PostgreSQL data
       await eventually(async () => assert.equal((await redisConnections(instance)).length, 2, instance.name));
     }
   });
-
-  void test.todo('kill -9 of the instance executing a run: another instance takes the run over once its lease expires');
 });
