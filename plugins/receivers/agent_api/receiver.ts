@@ -24,9 +24,9 @@ import { Crons } from './internal/crons/crons.ts';
 import { systemClock } from './internal/crons/schedule.ts';
 import type { Clock } from './internal/crons/schedule.ts';
 import { CronScheduler } from './internal/crons/scheduler.ts';
-import { Assistants } from './internal/domain/assistants.ts';
+import { AssistantService } from './internal/domain/assistants.ts';
 import { RunService } from './internal/domain/runs.ts';
-import { Threads } from './internal/domain/threads.ts';
+import { ThreadService } from './internal/domain/threads.ts';
 import { applyDeploymentEnv } from './internal/graphs/deployment-env.ts';
 import { GraphRegistry, parseGraphEnv, parseGraphSpecs } from './internal/graphs/registry.ts';
 import { HeaderFilter } from './internal/domain/configurable-headers.ts';
@@ -199,8 +199,10 @@ export class AgentApiReceiver implements Receiver {
     // Threads and runs refer to each other (deleting a thread cancels its runs); `runs` is set
     // right below, before any request can arrive.
     let runs: RunService | undefined;
-    const threads = new Threads(storage, checkpoints, graphForThread, (threadId) => runs!.cancelThreadRuns(threadId));
-    const assistants = new Assistants(
+    const threads = new ThreadService(storage, checkpoints, graphForThread, (threadId) =>
+      runs!.cancelThreadRuns(threadId),
+    );
+    const assistants = new AssistantService(
       storage,
       graphs,
       (threadId) => threads.delete(threadId),

@@ -10,7 +10,7 @@ import type { AuthContext } from '../auth/custom.ts';
 import { matchesAuthFilters } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
 import { invalid, notFound } from '../domain/api-errors.ts';
-import type { Assistants } from '../domain/assistants.ts';
+import type { AssistantService } from '../domain/assistants.ts';
 import { isoOf } from '../domain/clock.ts';
 import type { Cron, CronQuery, CronRecord, CronSortBy } from '../storage/crons.ts';
 import type { JsonObject, Storage } from '../storage/storage.ts';
@@ -67,7 +67,7 @@ function withCronId(config: unknown, cronId: string): JsonObject {
 export class Crons {
   constructor(
     private readonly storage: Storage,
-    private readonly assistants: Assistants,
+    private readonly assistants: AssistantService,
     /** Read anew for every call, so tests can move time. */
     private readonly clock: () => Clock,
     private readonly options: {

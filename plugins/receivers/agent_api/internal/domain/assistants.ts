@@ -26,7 +26,7 @@ export interface GraphCatalog {
   has(graphId: string): boolean;
 }
 
-export class Assistants {
+export class AssistantService {
   constructor(
     private readonly storage: Storage,
     private readonly graphs: GraphCatalog,

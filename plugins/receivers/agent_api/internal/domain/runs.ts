@@ -17,7 +17,7 @@ import type {
 } from '../storage/storage.ts';
 import type { ApiStreamMode } from '../runs/stream-modes.ts';
 import type { RequestPayload, runCreate } from '../http/schemas.ts';
-import type { Assistants } from './assistants.ts';
+import type { AssistantService } from './assistants.ts';
 import type { AuthContext } from '../auth/custom.ts';
 import { matchesAuthFilters } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
@@ -102,7 +102,7 @@ export async function settleThread(
 export class RunService {
   constructor(
     private readonly storage: Storage,
-    private readonly assistants: Assistants,
+    private readonly assistants: AssistantService,
     private readonly execution: RunControl,
     private readonly graphDeployed: (graphId: string) => boolean,
     /** Whether the thread has this checkpoint (namespace `''` is the root graph's). */

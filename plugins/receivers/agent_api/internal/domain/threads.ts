@@ -65,7 +65,7 @@ function fieldOf(value: unknown, key: string): unknown {
 /** A graph bound to the server's checkpointer and store, loaded for a thread's config. */
 export type GraphForThread = (graphId: string, config: RunnableConfig) => Promise<CompiledGraphLike>;
 
-export class Threads {
+export class ThreadService {
   constructor(
     private readonly storage: Storage,
     private readonly checkpoints: CheckpointDatabase,

@@ -16,9 +16,9 @@ import type { AuthContext, AuthEvent, AuthEventValue, CustomAuth } from '../auth
 import { matchesAuthFilters } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
 import { notFound } from '../domain/api-errors.ts';
-import type { Assistants } from '../domain/assistants.ts';
+import type { AssistantService } from '../domain/assistants.ts';
 import type { RunCreate, RunService } from '../domain/runs.ts';
-import type { Threads } from '../domain/threads.ts';
+import type { ThreadService } from '../domain/threads.ts';
 import type { Assistant, RunRecord, Storage, Thread } from '../storage/storage.ts';
 
 declare module 'fastify' {
@@ -95,8 +95,8 @@ export function requireVisible(
 
 export interface AccessServices {
   readonly access: Access;
-  readonly threads: Threads;
-  readonly assistants: Assistants;
+  readonly threads: ThreadService;
+  readonly assistants: AssistantService;
   readonly runs: RunService;
   readonly storage: Storage;
 }

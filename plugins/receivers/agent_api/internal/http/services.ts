@@ -12,9 +12,9 @@ import type {
 import type { Logger } from 'pino';
 import type { Host } from '../../../../../src/pipeline/component.ts';
 import type { Crons } from '../crons/crons.ts';
-import type { Assistants } from '../domain/assistants.ts';
+import type { AssistantService } from '../domain/assistants.ts';
 import type { RunService } from '../domain/runs.ts';
-import type { Threads } from '../domain/threads.ts';
+import type { ThreadService } from '../domain/threads.ts';
 import type { GraphRegistry } from '../graphs/registry.ts';
 import type { EventBroker } from '../runs/broker.ts';
 import type { RunCoordinator } from '../runs/coordinator.ts';
@@ -25,8 +25,8 @@ import type { Storage } from '../storage/storage.ts';
 import type { Access } from './access.ts';
 
 export interface AgentServices {
-  readonly assistants: Assistants;
-  readonly threads: Threads;
+  readonly assistants: AssistantService;
+  readonly threads: ThreadService;
   readonly runs: RunService;
   readonly storage: Storage;
   readonly checkpoints: CheckpointDatabase;
