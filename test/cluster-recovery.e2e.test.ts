@@ -9,102 +9,40 @@
 // with the reason when either does not answer.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@langchain/langgraph-sdk';
 import type { Run } from '@langchain/langgraph-sdk';
-import { Redis } from 'ioredis';
 import { eventually } from '../src/testkit/eventually.ts';
 import { freshDatabase, postgresAvailable } from '../plugins/receivers/agent_api/testing/postgres.ts';
 import type { TestDatabase } from '../plugins/receivers/agent_api/testing/postgres.ts';
+import { deleteKeys, redisAvailable, TEST_REDIS_URI } from '../plugins/receivers/agent_api/testing/redis.ts';
 import { messagesOf } from '../plugins/receivers/agent_api/testing/types.ts';
+import { REPO_ROOT, startTracepipe } from './support/proxy_process.ts';
+import type { TracepipeProcess } from './support/proxy_process.ts';
 
-const REPO = fileURLToPath(new URL('..', import.meta.url));
-const REDIS_URI = process.env.TEST_REDIS_URI ?? 'redis://127.0.0.1:6379';
+const REDIS_URI = TEST_REDIS_URI;
 const LEASE_MS = 2000;
-
-async function redisAvailable(): Promise<boolean> {
-  const probe = new Redis(REDIS_URI, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
 
 const skip = !(await postgresAvailable())
   ? 'no PostgreSQL answers (TEST_POSTGRES_URI)'
-  : !(await redisAvailable())
+  : !(await redisAvailable(REDIS_URI))
     ? 'no Redis answers (TEST_REDIS_URI)'
     : false;
 
-interface Instance {
-  readonly child: ChildProcess;
-  readonly client: Client;
-  output(): string;
-}
+type Instance = TracepipeProcess;
 
 /** Starts one `tracepipe --config configs/cluster.yaml` and resolves once its agent server listens. */
-async function startInstance(database: TestDatabase, keyPrefix: string): Promise<Instance> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'cluster-recovery-'));
-  const child = spawn(
-    process.execPath,
-    [
-      'bin/tracepipe.js',
-      '--config',
-      'configs/cluster.yaml',
-      '--set',
-      `receivers.agent_api.runs.lease_ms=${LEASE_MS}`,
-      '--set',
-      `receivers.agent_api.broker.key_prefix="${keyPrefix}"`,
-    ],
-    {
-      cwd: REPO,
-      env: {
-        ...process.env,
-        DATABASE_URI: database.uri,
-        REDIS_URI,
-        AGENT_API_PORT: '0',
-        HTTP_PORT: '0',
-        TRACE_EXPLORER_PORT: '0',
-        LANGGRAPH_CONFIG: join(REPO, 'examples/graphs/langgraph.json'),
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+function startInstance(database: TestDatabase, keyPrefix: string): Promise<Instance> {
+  return startTracepipe({
+    config: 'configs/cluster.yaml',
+    set: { 'receivers.agent_api.runs.lease_ms': LEASE_MS, 'receivers.agent_api.broker.key_prefix': keyPrefix },
+    env: {
+      DATABASE_URI: database.uri,
+      REDIS_URI,
+      LANGGRAPH_CONFIG: join(REPO_ROOT, 'examples/graphs/langgraph.json'),
     },
-  );
-  child.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
-  let output = '';
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`tracepipe exited with ${code} before listening:\n${output}`)));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      for (const line of output.split('\n')) {
-        if (line.includes('Agent API server listening')) resolve((JSON.parse(line) as { port: number }).port);
-      }
-    });
   });
-  const client = new Client({ apiUrl: `http://127.0.0.1:${port}`, apiKey: null, callerOptions: { maxRetries: 0 } });
-  return { child, client, output: () => output };
-}
-
-async function stop(instance: Instance, signal: NodeJS.Signals): Promise<void> {
-  if (instance.child.exitCode !== null || instance.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => instance.child.once('exit', resolve));
-  instance.child.kill(signal);
-  await exited;
 }
 
 describe('agent server cluster: kill -9 of an instance with runs in flight', { skip }, () => {
@@ -116,12 +54,9 @@ describe('agent server cluster: kill -9 of an instance with runs in flight', { s
     database = await freshDatabase('agent_api_cluster');
   });
   after(async () => {
-    for (const instance of instances) await stop(instance, 'SIGKILL');
+    for (const instance of instances) await instance.stop('SIGKILL');
     await database?.drop();
-    const redis = new Redis(REDIS_URI);
-    const keys = await redis.keys(`${keyPrefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-    redis.disconnect();
+    await deleteKeys(REDIS_URI, keyPrefix);
   });
 
   it('the survivor settles each of the dead instance’s runs once, frees their threads and runs what waited', async () => {
@@ -151,7 +86,7 @@ describe('agent server cluster: kill -9 of an instance with runs in flight', { s
       assert.equal((await survivor.client.runs.get(run.thread_id!, run.run_id)).status, 'running');
     }
 
-    await stop(doomed, 'SIGKILL');
+    await doomed.stop('SIGKILL');
 
     const settled = await eventually(
       async () =>
@@ -186,7 +121,7 @@ describe('agent server cluster: kill -9 of an instance with runs in flight', { s
       input: { messages: [{ role: 'user', content: 'still here' }] },
     });
     assert.equal(messagesOf(values).length, 2);
-    await stop(survivor, 'SIGTERM');
+    await survivor.stop('SIGTERM');
     assert.equal(survivor.child.exitCode, 0, survivor.output());
   });
 });

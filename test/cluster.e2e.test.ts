@@ -12,13 +12,9 @@
 // left alone. Recovery from kill -9 of an executing instance: test/cluster-recovery.e2e.test.ts.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { eventually } from '../src/testkit/eventually.ts';
@@ -28,106 +24,46 @@ import type { RawFrame } from '../plugins/receivers/agent_api/testing/sse-client
 import { admin, freshDatabase, postgresAvailable } from '../plugins/receivers/agent_api/testing/postgres.ts';
 import type { TestDatabase } from '../plugins/receivers/agent_api/testing/postgres.ts';
 import { POSTGRES_MIGRATIONS } from '../plugins/receivers/agent_api/internal/storage/postgres.ts';
+import {
+  deleteKeys,
+  killRedisClients,
+  redisAvailable,
+  redisClients,
+  TEST_REDIS_URI,
+} from '../plugins/receivers/agent_api/testing/redis.ts';
+import type { RedisClientInfo } from '../plugins/receivers/agent_api/testing/redis.ts';
+import { REPO_ROOT, startTracepipe } from './support/proxy_process.ts';
+import type { TracepipeProcess } from './support/proxy_process.ts';
 
-const REPO = fileURLToPath(new URL('..', import.meta.url));
-const REDIS_URI = process.env.TEST_REDIS_URI ?? 'redis://127.0.0.1:6379';
-
-async function redisAvailable(): Promise<boolean> {
-  const probe = new Redis(REDIS_URI, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
+const REDIS_URI = TEST_REDIS_URI;
 
 const skip = !(await postgresAvailable())
   ? 'no PostgreSQL answers at TEST_POSTGRES_URI (default postgres://postgres@127.0.0.1:5432/postgres)'
-  : !(await redisAvailable())
+  : !(await redisAvailable(REDIS_URI))
     ? `no Redis answers at ${REDIS_URI}`
     : false;
 
 type Json = Record<string, unknown>;
 
 /** One `tracepipe` process of the cluster. */
-interface Instance {
+interface Instance extends TracepipeProcess {
   readonly name: string;
-  readonly child: ChildProcess;
-  readonly url: string;
-  output(): string;
-  /** SIGTERM, then SIGKILL if it has not exited within 15 s. */
-  stop(): Promise<void>;
 }
 
 /** Starts `tracepipe --config configs/cluster.yaml` on free ports; resolves once it listens. */
 async function startInstance(name: string, databaseUri: string, keyPrefix: string): Promise<Instance> {
-  const dataDir = mkdtempSync(join(tmpdir(), `agent-api-cluster-${name}-`));
-  const child = spawn(
-    process.execPath,
-    [
-      join(REPO, 'bin/tracepipe.js'),
-      '--config',
-      join(REPO, 'configs/cluster.yaml'),
-      '--set',
-      // The value is read as YAML: quoted, since the prefix holds colons.
-      `receivers.agent_api.broker.key_prefix=${JSON.stringify(keyPrefix)}`,
-    ],
-    {
-      cwd: REPO,
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URI: databaseUri,
-        REDIS_URI,
-        AGENT_API_HOST: '127.0.0.1',
-        AGENT_API_PORT: '0',
-        HTTP_HOST: '127.0.0.1',
-        HTTP_PORT: '0',
-        TRACE_EXPLORER_PORT: '0',
-        LANGGRAPH_CONFIG: join(REPO, 'examples/graphs/langgraph.json'),
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const instance = await startTracepipe({
+    name,
+    config: 'configs/cluster.yaml',
+    set: { 'receivers.agent_api.broker.key_prefix': keyPrefix },
+    cleanEnv: true,
+    env: {
+      DATABASE_URI: databaseUri,
+      REDIS_URI,
+      LANGGRAPH_CONFIG: join(REPO_ROOT, 'examples/graphs/langgraph.json'),
     },
-  );
-  let output = '';
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  try {
-    const port = await new Promise<number>((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`${name} exited with ${code} before listening:\n${output}`)));
-      child.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        for (const line of output.split('\n')) {
-          if (line.includes('Agent API server listening')) resolve((JSON.parse(line) as { port: number }).port);
-        }
-      });
-    });
-    return {
-      name,
-      child,
-      url: `http://127.0.0.1:${port}`,
-      output: () => output,
-      async stop() {
-        if (child.exitCode === null && child.signalCode === null) {
-          child.kill('SIGTERM');
-          const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-          await exited;
-          clearTimeout(timer);
-        }
-        rmSync(dataDir, { recursive: true, force: true });
-      },
-    };
-  } catch (error) {
-    child.kill('SIGKILL');
-    await exited;
-    rmSync(dataDir, { recursive: true, force: true });
-    throw error;
-  }
+  });
+  return { ...instance, name };
 }
 
 /** Waits for `/ready` to answer 200 (the database reachable, the schema migrated). */
@@ -227,37 +163,19 @@ function redisAddresses(pid: number): string[] {
  * pub/sub connection), found by the local addresses of the process's sockets; returns their names.
  */
 async function cutRedis(instance: Instance): Promise<string[]> {
+  const killed = await killRedisClients(REDIS_URI, ownConnection(instance));
+  return killed.map((fields) => fields.name!);
+}
+
+/** Whether a CLIENT LIST entry is one of the agent server's connections of `instance`. */
+function ownConnection(instance: Instance): (fields: RedisClientInfo) => boolean {
   const addresses = new Set(redisAddresses(instance.child.pid!));
-  const redis = new Redis(REDIS_URI);
-  try {
-    const list = (await redis.client('LIST')) as string;
-    const killed: string[] = [];
-    for (const line of list.split('\n')) {
-      const fields = Object.fromEntries(line.split(' ').map((field) => field.split('=', 2) as [string, string]));
-      if (!addresses.has(fields.addr ?? '') || !fields.name?.startsWith('tracepipe-agent-api')) continue;
-      await redis.client('KILL', 'ID', fields.id!);
-      killed.push(fields.name);
-    }
-    return killed;
-  } finally {
-    redis.disconnect();
-  }
+  return (fields) => addresses.has(fields.addr ?? '') && (fields.name?.startsWith('tracepipe-agent-api') ?? false);
 }
 
 /** The agent server's Redis connections of `instance` (by name) that are up. */
 async function redisConnections(instance: Instance): Promise<string[]> {
-  const addresses = new Set(redisAddresses(instance.child.pid!));
-  const redis = new Redis(REDIS_URI);
-  try {
-    const list = (await redis.client('LIST')) as string;
-    return list
-      .split('\n')
-      .map((line) => Object.fromEntries(line.split(' ').map((field) => field.split('=', 2) as [string, string])))
-      .filter((fields) => addresses.has(fields.addr ?? '') && fields.name?.startsWith('tracepipe-agent-api'))
-      .map((fields) => fields.name!);
-  } finally {
-    redis.disconnect();
-  }
+  return (await redisClients(REDIS_URI)).filter(ownConnection(instance)).map((fields) => fields.name!);
 }
 
 /** The id `instance`'s broker names itself by in Redis (its connections' names end with it). */
@@ -277,20 +195,6 @@ async function executorOf(instances: readonly Instance[], keyPrefix: string, run
     });
     for (const instance of instances) if ((await instanceId(instance)) === owner) return instance;
     throw new Error(`run ${runId} is owned by ${owner}, none of ${instances.map((i) => i.name).join(', ')}`);
-  } finally {
-    redis.disconnect();
-  }
-}
-
-async function deleteKeys(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URI);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
   } finally {
     redis.disconnect();
   }
@@ -330,7 +234,7 @@ describe('configs/cluster.yaml: three tracepipe processes on one PostgreSQL data
   after(async () => {
     await Promise.all(instances.map((instance) => instance.stop()));
     await database?.drop();
-    await deleteKeys(keyPrefix);
+    await deleteKeys(REDIS_URI, keyPrefix);
   });
 
   let startingPair: Promise<void> | undefined;

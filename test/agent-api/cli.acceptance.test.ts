@@ -10,18 +10,17 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client as SdkClient } from '@langchain/langgraph-sdk';
 import type { Client } from '@langchain/langgraph-sdk';
-import { chromium } from 'playwright-core';
+import { launchChromium, noChromium } from '../../src/testkit/browser.ts';
 import { eventually } from '../../src/testkit/eventually.ts';
 import { collect } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
 import type { TestServer } from '../../plugins/receivers/agent_api/testing/test-server.ts';
+import { startTracepipe } from '../support/proxy_process.ts';
+import type { TracepipeProcess } from '../support/proxy_process.ts';
 import type { Json } from './support.ts';
 import { hello, lastAiText, longSleep, useSharedServer } from './support.ts';
 
@@ -35,78 +34,33 @@ useSharedServer((started) => {
 });
 
 describe("the README's main command: tracepipe --config configs/local.yaml", () => {
-  const repo = fileURLToPath(new URL('../..', import.meta.url));
-
   /** Starts the CLI on free ports over `dataDir` and resolves once the agent server reports its port. */
-  async function startCli(dataDir: string): Promise<{
-    child: ChildProcess;
-    sdk: Client;
-    apiUrl: string;
-    stop(signal: NodeJS.Signals): Promise<number | null>;
-  }> {
-    const child = spawn(
-      process.execPath,
-      [join(repo, 'bin/tracepipe.js'), '--config', join(repo, 'configs/local.yaml')],
-      {
-        cwd: repo,
-        env: {
-          ...process.env,
-          AGENT_API_PORT: '0',
-          HTTP_PORT: '0',
-          TRACE_EXPLORER_PORT: '0',
-          DATA_DIR: dataDir,
-          LOG_LEVEL: 'info',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let output = '';
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const port = await new Promise<number>((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`tracepipe exited with ${code} before listening:\n${output}`)));
-      child.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        for (const line of output.split('\n')) {
-          if (line.includes('Agent API server listening')) resolve((JSON.parse(line) as { port: number }).port);
-        }
-      });
-    });
-    const apiUrl = `http://127.0.0.1:${port}`;
-    const sdk = new SdkClient({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0 } });
-    return {
-      child,
-      sdk,
-      apiUrl,
-      stop(signal) {
-        const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-        child.kill(signal);
-        return exited;
-      },
-    };
+  function startCli(dataDir: string): Promise<TracepipeProcess> {
+    return startTracepipe({ config: 'configs/local.yaml', env: { DATA_DIR: dataDir } });
   }
 
   test('serves the API example flow on the port it reports, and stops cleanly on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'agent-acceptance-cli-'));
     const cli = await startCli(dataDir);
     try {
-      const assistant = await cli.sdk.assistants.create({
+      const assistant = await cli.client.assistants.create({
         graphId: 'agent',
         context: { model_name: 'local-echo', system_prompt: 'Answer like a pirate.' },
       });
-      const thread = await cli.sdk.threads.create();
+      const thread = await cli.client.threads.create();
       const parts = await collect(
-        cli.sdk.runs.stream(thread.thread_id, assistant.assistant_id, { input: hello(), streamMode: 'updates' }),
+        cli.client.runs.stream(thread.thread_id, assistant.assistant_id, { input: hello(), streamMode: 'updates' }),
       );
       assert.equal(parts[0]!.event, 'metadata');
-      const state = await cli.sdk.threads.getState<Json>(thread.thread_id);
+      const state = await cli.client.threads.getState<Json>(thread.thread_id);
       assert.equal(lastAiText(state.values), '(Answer like a pirate.) You said: hello');
 
       // The web interface links runs to the trace explorer the config runs beside it, and the
       // run's trace (trace id = run id) is there.
-      const pageConfig = (await (await fetch(`${cli.apiUrl}/ui/config.json`)).json()) as Json;
+      const pageConfig = (await (await fetch(`${cli.url}/ui/config.json`)).json()) as Json;
       const tracesUrl = String(pageConfig.trace_explorer_url);
       assert.match(tracesUrl, /^http:\/\/127\.0\.0\.1:\d+\/ui\/traces$/);
-      const [run] = await cli.sdk.runs.list(thread.thread_id);
+      const [run] = await cli.client.runs.list(thread.thread_id);
       const apiBase = tracesUrl.replace(/\/ui\/traces$/, '');
       await eventually(async () => {
         const response = await fetch(`${apiBase}/api/traces/${run!.run_id}`);
@@ -119,28 +73,21 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
     }
   });
 
-  const CHROMIUM = '/usr/bin/chromium';
-  const noBrowser = existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM}`;
-  test("a run's trace links back to its thread in the studio", { skip: noBrowser }, async () => {
+  test("a run's trace links back to its thread in the studio", { skip: noChromium }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'agent-acceptance-cli-'));
     const cli = await startCli(dataDir);
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
+    const browser = await launchChromium();
     try {
-      const assistant = await cli.sdk.assistants.create({ graphId: 'agent', name: 'Backlink' });
-      const thread = await cli.sdk.threads.create();
-      await cli.sdk.runs.wait(thread.thread_id, assistant.assistant_id, { input: hello('the way back') });
-      const [run] = await cli.sdk.runs.list(thread.thread_id);
+      const assistant = await cli.client.assistants.create({ graphId: 'agent', name: 'Backlink' });
+      const thread = await cli.client.threads.create();
+      await cli.client.runs.wait(thread.thread_id, assistant.assistant_id, { input: hello('the way back') });
+      const [run] = await cli.client.runs.list(thread.thread_id);
 
       // The agent server told the explorer of its service where its web UI is.
-      const tracesUrl = String(
-        ((await (await fetch(`${cli.apiUrl}/ui/config.json`)).json()) as Json).trace_explorer_url,
-      );
+      const tracesUrl = String(((await (await fetch(`${cli.url}/ui/config.json`)).json()) as Json).trace_explorer_url);
       const explorer = tracesUrl.replace(/\/ui\/traces$/, '');
       const explorerConfig = (await (await fetch(`${explorer}/api/config`)).json()) as Json;
-      assert.equal(explorerConfig.studio_url, `${cli.apiUrl}/ui/`);
+      assert.equal(explorerConfig.studio_url, `${cli.url}/ui/`);
       // The root run (trace id = run id) arrived with the run's thread and assistant.
       await eventually(async () => {
         const response = await fetch(`${explorer}/api/traces/${run!.run_id}`);
@@ -155,7 +102,7 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
       await link.waitFor();
       assert.equal(
         await link.getAttribute('href'),
-        `${cli.apiUrl}/ui/#/studio/${assistant.assistant_id}/${thread.thread_id}`,
+        `${cli.url}/ui/#/studio/${assistant.assistant_id}/${thread.thread_id}`,
       );
       await link.click();
       // The studio, on that assistant, with that thread open and its first message shown.
@@ -177,11 +124,11 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
     const dataDir = mkdtempSync(join(tmpdir(), 'agent-acceptance-cli-'));
     let cli = await startCli(dataDir);
     try {
-      const thread = await cli.sdk.threads.create();
+      const thread = await cli.client.threads.create();
       // A long sleep, not a gate: the server runs in another process, out of reach of the test's gates.
-      const run = await cli.sdk.runs.create(thread.thread_id, 'sleep', { input: longSleep });
+      const run = await cli.client.runs.create(thread.thread_id, 'sleep', { input: longSleep });
       await eventually(async () => {
-        const r = await cli.sdk.runs.get(thread.thread_id, run.run_id);
+        const r = await cli.client.runs.get(thread.thread_id, run.run_id);
         assert.ok(r.status === 'running', `not yet: ${JSON.stringify(r)}`);
         return r;
       });
@@ -189,13 +136,13 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
 
       cli = await startCli(dataDir);
       const after = await eventually(async () => {
-        const r = await cli.sdk.runs.get(thread.thread_id, run.run_id);
+        const r = await cli.client.runs.get(thread.thread_id, run.run_id);
         assert.ok(r.status !== 'running' && r.status !== 'pending', `not yet: ${JSON.stringify(r)}`);
         return r;
       });
       assert.equal(after.status, 'error');
-      assert.notEqual((await cli.sdk.threads.get(thread.thread_id)).status, 'busy');
-      const values = (await cli.sdk.runs.wait(thread.thread_id, 'sleep', { input: { delay_ms: 5 } })) as Json;
+      assert.notEqual((await cli.client.threads.get(thread.thread_id)).status, 'busy');
+      const values = (await cli.client.runs.wait(thread.thread_id, 'sleep', { input: { delay_ms: 5 } })) as Json;
       assert.equal(lastAiText(values), 'finished after 5 ms');
       assert.equal(await cli.stop('SIGTERM'), 0);
     } finally {

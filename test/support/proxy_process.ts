@@ -4,14 +4,19 @@
 // kept (parsed when JSON), stopped with SIGTERM (exit code, whether it said "Stopped cleanly.") or
 // killed with SIGKILL, and restarted on the same DATA_DIR.
 //
+// `startTracepipe()` runs the CLI on any config the same way (the agent server, trace explorer and
+// HTTP ports free, `--set` overrides), resolving once the agent server reports its port.
+//
 // Every child started here is remembered; `killAllProxies()` (for `after` hooks) SIGKILLs those
 // still running, and an exit hook does the same if a test process ends without it.
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Client } from '@langchain/langgraph-sdk';
 import { parseDocument } from 'yaml';
 import { eventually } from '../../src/testkit/eventually.ts';
 
@@ -72,7 +77,7 @@ function installExitHook(): void {
   });
 }
 
-/** SIGKILLs every proxy started by this module that is still running, and waits for them. */
+/** SIGKILLs every process started by this module (proxies and `startTracepipe`) that is still running, and waits for them. */
 export async function killAllProxies(): Promise<void> {
   const waits: Promise<unknown>[] = [];
   for (const child of running) {
@@ -281,4 +286,108 @@ export class ProxyProcess {
       stderr: this.stderr,
     };
   }
+}
+
+export interface TracepipeOptions {
+  /** The config file, absolute or relative to the repository (e.g. `configs/cluster.yaml`). */
+  readonly config: string;
+  /** Environment variables over the defaults (free ports on 127.0.0.1, LOG_LEVEL=info, a DATA_DIR of its own). */
+  readonly env?: Record<string, string>;
+  /** `--set` overrides: each value is written as JSON, which the CLI reads as YAML. */
+  readonly set?: Record<string, string | number | boolean>;
+  /** Start from an empty environment but PATH instead of this process's. */
+  readonly cleanEnv?: boolean;
+  /** Names the process in errors. */
+  readonly name?: string;
+}
+
+/** A `tracepipe` CLI process whose agent server listens. */
+export interface TracepipeProcess {
+  readonly child: ChildProcess;
+  /** The agent server's port and base URL. */
+  readonly port: number;
+  readonly url: string;
+  /** An SDK client of the agent server, without retries. */
+  readonly client: Client;
+  /** Everything the process wrote, stdout and stderr. */
+  output(): string;
+  /**
+   * Sends `signal` (SIGTERM by default; SIGKILL follows after `killAfterMs`) and resolves with the
+   * exit code (null when a signal ended it), once it exited; a DATA_DIR made here is removed.
+   */
+  stop(signal?: NodeJS.Signals, killAfterMs?: number): Promise<number | null>;
+}
+
+/** Starts `tracepipe --config <config>` and resolves once its agent server listens. */
+export async function startTracepipe(options: TracepipeOptions): Promise<TracepipeProcess> {
+  installExitHook();
+  const name = options.name ?? 'tracepipe';
+  const ownDataDir = options.env?.DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'tracepipe-')) : undefined;
+  const removeDataDir = () => {
+    if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
+  };
+  const args = [join(REPO_ROOT, 'bin/tracepipe.js'), '--config', join(REPO_ROOT, options.config)];
+  for (const [key, value] of Object.entries(options.set ?? {})) args.push('--set', `${key}=${JSON.stringify(value)}`);
+  const child = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: {
+      ...(options.cleanEnv ? { PATH: process.env.PATH ?? '' } : process.env),
+      AGENT_API_HOST: '127.0.0.1',
+      AGENT_API_PORT: '0',
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: '0',
+      TRACE_EXPLORER_PORT: '0',
+      LOG_LEVEL: 'info',
+      ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}),
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
+  let output = '';
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let port: number;
+  try {
+    port = await new Promise<number>((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`${name} exited with ${code} before listening:\n${output}`)));
+      child.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        for (const line of output.split('\n')) {
+          if (line.includes('Agent API server listening')) resolve((JSON.parse(line) as { port: number }).port);
+        }
+      });
+    });
+  } catch (error) {
+    child.kill('SIGKILL');
+    await exited;
+    removeDataDir();
+    throw error;
+  }
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    child,
+    port,
+    url,
+    client: new Client({ apiUrl: url, apiKey: null, callerOptions: { maxRetries: 0 } }),
+    output: () => output,
+    async stop(signal = 'SIGTERM', killAfterMs = 15_000) {
+      let timer: NodeJS.Timeout | undefined;
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill(signal);
+        if (signal !== 'SIGKILL') timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+      }
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+        removeDataDir();
+      }
+    },
+  };
 }

@@ -4,13 +4,12 @@
 // of each page land in test-output/ for a reviewer. Bad input gets JSON errors naming the field.
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { parseConfigText, validateConfig } from '../../../src/config/load.ts';
 import { isTraceViewer } from '../../../src/pipeline/component.ts';
@@ -19,6 +18,7 @@ import { Service } from '../../../src/pipeline/service.ts';
 import { runComponentConformance } from '../../../src/pipeline/testing.ts';
 import { silentLogger } from '../../../src/telemetry/logger.ts';
 import { createMetricsRegistry } from '../../../src/telemetry/metrics.ts';
+import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
 import { eventually } from '../../../src/testkit/eventually.ts';
 import { localExporterFactory } from '../../exporters/local/index.ts';
 import { batchProcessorFactory } from '../../processors/batch/index.ts';
@@ -27,14 +27,6 @@ import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
 import { traceExplorerExtensionFactory } from './index.ts';
 import { studioLink } from './internal/static/js/studio-link.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-];
 const OUTPUT = join(import.meta.dirname, '../../../test-output');
 
 let dir: string;
@@ -262,15 +254,14 @@ service:
     assert.equal(rebinding.status, 403);
   });
 
-  const skip = existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM}`;
-  describe('in a browser', { skip }, () => {
+  describe('in a browser', { skip: noChromium }, () => {
     let browser: Browser;
     let page: Page;
     const pageErrors: string[] = [];
     const foreign: string[] = [];
     before(async () => {
       mkdirSync(OUTPUT, { recursive: true });
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+      browser = await launchChromium();
       page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
       page.on('pageerror', (error) => pageErrors.push(error.message));
       page.on('request', (request) => {

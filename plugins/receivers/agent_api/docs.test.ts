@@ -3,27 +3,11 @@
 // over the same OpenAPI document as `/openapi.json`.
 
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
+import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
 import { eventually } from '../../../src/testkit/eventually.ts';
 import { useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const noBrowser = existsSync(CHROMIUM)
-  ? false
-  : `no browser at ${CHROMIUM} (install Debian's chromium package to run it)`;
 
 describe('agent_api /metrics and /docs', () => {
   let server: TestServer;
@@ -87,9 +71,9 @@ describe('agent_api /metrics and /docs', () => {
 
   it(
     'renders /docs in a browser under its Content-Security-Policy, reaching no other origin, and tries a route',
-    { skip: noBrowser },
+    { skip: noChromium },
     async () => {
-      const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+      const browser = await launchChromium();
       const problems: string[] = [];
       const foreign: string[] = [];
       try {

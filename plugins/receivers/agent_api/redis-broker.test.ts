@@ -21,26 +21,14 @@ import { RedisRunSignals } from './internal/runs/redis-signals.ts';
 import type { CancelAction } from './internal/runs/redis-signals.ts';
 import type { WorkerPool } from './internal/runs/worker-pool.ts';
 import type { Storage } from './internal/storage/storage.ts';
+import { deleteKeys, killRedisClients, redisAvailable } from './testing/redis.ts';
 import { readFrames } from './testing/sse-client.ts';
 import { startTestServer } from './testing/test-server.ts';
 
 const REDIS_URI = process.env.TEST_REDIS_URI ?? 'redis://127.0.0.1:6379';
 const silent = pino({ level: 'silent' });
 
-async function reachable(): Promise<boolean> {
-  const probe = new Redis(REDIS_URI, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
-
-const available = await reachable();
+const available = await redisAvailable(REDIS_URI);
 
 /** Two instances' worth of connections on one prefix; `cleanup` closes them and deletes the keys. */
 function instances(count = 2, pollMs = 100) {
@@ -57,40 +45,14 @@ function instances(count = 2, pollMs = 100) {
     async cleanup() {
       for (const broker of brokers) await broker.close(Date.now() + 1000);
       await Promise.all(buses.map((bus) => bus.close()));
-      await deleteKeys(prefix);
+      await deleteKeys(REDIS_URI, prefix);
     },
   };
 }
 
-async function deleteKeys(prefix: string): Promise<void> {
-  const admin = new Redis(REDIS_URI);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await admin.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    admin.disconnect();
-  }
-}
-
 /** Kills the server side of an instance's connections (as a Redis failover or network cut would). */
 async function killConnections(bus: RedisBus): Promise<number> {
-  const admin = new Redis(REDIS_URI);
-  try {
-    const list = (await admin.client('LIST')) as string;
-    const ids = list
-      .split('\n')
-      .filter((line) => line.includes(bus.instanceId))
-      .map((line) => /(?:^|\s)id=(\d+)/.exec(line)?.[1])
-      .filter((id): id is string => id !== undefined);
-    for (const id of ids) await admin.client('KILL', 'ID', id);
-    return ids.length;
-  } finally {
-    admin.disconnect();
-  }
+  return (await killRedisClients(REDIS_URI, (client) => client.name?.includes(bus.instanceId) ?? false)).length;
 }
 
 async function within<T>(promise: Promise<T>, ms = 3000, what = 'a result'): Promise<T> {
@@ -383,7 +345,7 @@ describe('agent server on Redis', { skip: available ? false : `no Redis at ${RED
   });
   after(async () => {
     await server?.stop();
-    await deleteKeys(prefix);
+    await deleteKeys(REDIS_URI, prefix);
   });
 
   it('streams a run, replays it after Last-Event-ID, and joins its result', async () => {

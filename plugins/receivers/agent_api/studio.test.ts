@@ -7,32 +7,17 @@
 // `test-output/studio/` for a reviewer. Without the browser, only the SDK test runs.
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import type { Message } from '@langchain/langgraph-sdk';
+import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
 import { eventually } from '../../../src/testkit/eventually.ts';
 import { startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 import { asObject, asObjects, kwargsOf, messagesOf } from './testing/types.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `no browser at ${CHROMIUM} (install Debian's chromium package to run the web interface tests)`;
 
 const OUTPUT = fileURLToPath(new URL('../../../test-output/studio/', import.meta.url));
 const TRACES = 'http://traces.test:4319/ui/traces';
@@ -43,7 +28,7 @@ const messagesIn = (values: unknown): Message[] => {
   return Array.isArray(messages) ? (messages as Message[]) : [];
 };
 
-describe('agent_api studio', { skip }, () => {
+describe('agent_api studio', { skip: noChromium }, () => {
   let server: TestServer;
   let browser: Browser;
   let page: Page;
@@ -69,7 +54,7 @@ describe('agent_api studio', { skip }, () => {
   before(async () => {
     mkdirSync(OUTPUT, { recursive: true });
     server = await startTestServer({ ui: { enabled: true, path: '/ui', trace_explorer_url: TRACES } });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     page.on('pageerror', (error) => pageErrors.push(error.message));
     page.on('request', (request) => {

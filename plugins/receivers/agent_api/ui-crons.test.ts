@@ -5,20 +5,16 @@
 // shows the MCP and A2A addresses. Screenshots land in the temporary directory.
 
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
+import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
 import { eventually } from '../../../src/testkit/eventually.ts';
 import { startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM} (install Debian's chromium package)`;
-
-describe('agent_api web interface: crons and deployment', { skip }, () => {
+describe('agent_api web interface: crons and deployment', { skip: noChromium }, () => {
   let server: TestServer;
   let browser: Browser;
   let page: Page;
@@ -26,10 +22,7 @@ describe('agent_api web interface: crons and deployment', { skip }, () => {
 
   before(async () => {
     server = await startTestServer();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     page.on('pageerror', (error) => pageErrors.push(error.message));
   });

@@ -5,33 +5,17 @@
 // does. Screenshots of each screen land in the temporary directory for a human look.
 
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
+import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
 import { eventually } from '../../../src/testkit/eventually.ts';
 import { startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 import { asObject, asObjects, kwargsOf } from './testing/types.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `no browser at ${CHROMIUM} (install Debian's chromium package to run the web interface tests)`;
 
 // Conditions on the page are read through locators and awaited with `eventually`: the page's
 // Content-Security-Policy forbids the string predicates of `waitForFunction`, and the test's
@@ -39,7 +23,7 @@ const skip = existsSync(CHROMIUM)
 const screenshot = (page: Page, name: string) =>
   page.screenshot({ path: join(tmpdir(), `tracepipe-ui-${name}.png`), fullPage: true });
 
-describe('agent_api web interface', { skip }, () => {
+describe('agent_api web interface', { skip: noChromium }, () => {
   let server: TestServer;
   let browser: Browser;
   let page: Page;
@@ -48,7 +32,7 @@ describe('agent_api web interface', { skip }, () => {
 
   before(async () => {
     server = await startTestServer();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     page.on('pageerror', (error) => pageErrors.push(error.message));
     page.on('request', (request) => {
