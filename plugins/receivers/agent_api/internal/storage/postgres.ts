@@ -7,9 +7,19 @@
 
 import pg from 'pg';
 import type { PoolClient } from 'pg';
-import { matchesAuthFilters } from '../auth/filters.ts';
 import type { CronQuery, CronRecord } from './crons.ts';
-import { containsJson } from './json-match.ts';
+import {
+  RecordCodec,
+  assistantsPage,
+  claimedRun,
+  cronsPage,
+  json,
+  runsPage,
+  str,
+  threadsPage,
+  versionsPage,
+} from './records.ts';
+import type { Row } from './records.ts';
 import { composeStorage, leaseExpiry } from './storage.ts';
 import type {
   Assistant,
@@ -89,95 +99,13 @@ CREATE INDEX runs_lease ON runs (status, lease_expires_at);
 const MIGRATION_LOCK = 7_351_001;
 const WRITE_LOCK = 7_351_002;
 
-type Row = Record<string, unknown>;
-const json = (value: unknown): string => JSON.stringify(value ?? null);
-const str = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
-
-function toAssistant(row: Row): Assistant {
-  return {
-    assistant_id: String(row.assistant_id),
-    graph_id: String(row.graph_id),
-    name: String(row.name),
-    description: str(row.description),
-    version: Number(row.version),
-    config: (row.config as JsonObject | null) ?? {},
-    context: row.context ?? null,
-    metadata: (row.metadata as JsonObject | null) ?? {},
-    created_at: String(row.created_at),
-    updated_at: String(row.updated_at),
-  };
-}
-
-function toVersion(row: Row): AssistantVersion {
-  const { updated_at: _updated, ...version } = toAssistant({ ...row, updated_at: '' });
-  return version;
-}
-
-function toThread(row: Row): Thread {
-  return {
-    thread_id: String(row.thread_id),
-    created_at: String(row.created_at),
-    updated_at: String(row.updated_at),
-    metadata: (row.metadata as JsonObject | null) ?? {},
-    status: row.status as Thread['status'],
-    config: (row.config as JsonObject | null) ?? {},
-    values: (row.state_values as JsonObject | null) ?? null,
-    interrupts: (row.interrupts as JsonObject | null) ?? null,
-  };
-}
-
-function toRun(row: Row): RunRecord {
-  return {
-    run_id: String(row.run_id),
-    thread_id: String(row.thread_id),
-    assistant_id: String(row.assistant_id),
-    created_at: String(row.created_at),
-    updated_at: String(row.updated_at),
-    status: row.status as RunStatus,
-    metadata: (row.metadata as JsonObject | null) ?? {},
-    kwargs: (row.kwargs as RunRecord['kwargs'] | null) ?? ({} as RunRecord['kwargs']),
-    multitask_strategy: row.multitask_strategy as RunRecord['multitask_strategy'],
-    error: (row.error as RunRecord['error']) ?? null,
-    attempt: Number(row.attempt),
-    temporary: row.temporary === true,
-  };
-}
-
-function toCron(row: Row): CronRecord {
-  return {
-    cron_id: String(row.cron_id),
-    assistant_id: String(row.assistant_id),
-    thread_id: str(row.thread_id),
-    on_run_completed: str(row.on_run_completed) as CronRecord['on_run_completed'],
-    end_time: str(row.end_time),
-    schedule: String(row.schedule),
-    timezone: str(row.timezone),
-    created_at: String(row.created_at),
-    updated_at: String(row.updated_at),
-    user_id: str(row.user_id),
-    payload: (row.payload as JsonObject | null) ?? {},
-    next_run_date: str(row.next_run_date),
-    metadata: (row.metadata as JsonObject | null) ?? {},
-    enabled: row.enabled === true,
-    auth: (row.auth as CronRecord['auth']) ?? null,
-  };
-}
-
-// The same orderings as the SQLite backend (`sqlite.ts`, `sqlite-crons.ts`).
-function compare(a: unknown, b: unknown): number {
-  return a === b ? 0 : String(a) < String(b) ? -1 : 1;
-}
-
-function compareCron(a: unknown, b: unknown): number {
-  if (a === b) return 0;
-  if (a === null || a === undefined) return -1;
-  if (b === null || b === undefined) return 1;
-  return String(a).toLowerCase() < String(b).toLowerCase() ? -1 : 1;
-}
-
-function page<T>(rows: T[], limit: number, offset: number): Page<T> {
-  return { items: rows.slice(offset, offset + limit), total: rows.length };
-}
+/** Records to and from PostgreSQL's rows: `pg` parses JSONB columns and reads booleans as such. */
+const records = new RecordCodec({
+  readJson: <T>(value: unknown) => (value ?? null) as T | null,
+  readBool: (value) => value === true,
+  writeNullableJson: (value) => (value === null ? null : json(value)),
+  writeBool: (value) => value,
+});
 
 /** Runs statements: on one transaction's client, or each operation in a transaction of its own. */
 type Session = <T>(write: boolean, fn: (client: PoolClient) => Promise<T>) => Promise<T>;
@@ -195,7 +123,7 @@ class PostgresOps implements StorageOps {
 
   async getAssistant(id: string): Promise<Assistant | undefined> {
     const [row] = await this.rows('SELECT * FROM assistants WHERE assistant_id = $1', [id]);
-    return row && toAssistant(row);
+    return row && records.toAssistant(row);
   }
 
   async insertAssistant(a: Assistant): Promise<void> {
@@ -203,18 +131,7 @@ class PostgresOps implements StorageOps {
       await client.query(
         `INSERT INTO assistants (assistant_id, graph_id, name, description, version, config, context, metadata, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [
-          a.assistant_id,
-          a.graph_id,
-          a.name,
-          a.description,
-          a.version,
-          json(a.config),
-          json(a.context),
-          json(a.metadata),
-          a.created_at,
-          a.updated_at,
-        ],
+        records.assistantInsert(a),
       );
       await insertVersion(client, a);
     });
@@ -225,17 +142,7 @@ class PostgresOps implements StorageOps {
       client.query(
         `UPDATE assistants SET graph_id = $1, name = $2, description = $3, version = $4, config = $5, context = $6,
          metadata = $7, updated_at = $8 WHERE assistant_id = $9`,
-        [
-          a.graph_id,
-          a.name,
-          a.description,
-          a.version,
-          json(a.config),
-          json(a.context),
-          json(a.metadata),
-          a.updated_at,
-          a.assistant_id,
-        ],
+        records.assistantUpdate(a),
       ),
     );
   }
@@ -249,7 +156,7 @@ class PostgresOps implements StorageOps {
       id,
       version,
     ]);
-    return row && toVersion(row);
+    return row && records.toVersion(row);
   }
 
   async maxAssistantVersion(id: string): Promise<number> {
@@ -261,29 +168,18 @@ class PostgresOps implements StorageOps {
     id: string,
     query: { metadata?: JsonObject; limit: number; offset: number },
   ): Promise<AssistantVersion[]> {
-    const rows = (
-      await this.rows('SELECT * FROM assistant_versions WHERE assistant_id = $1 ORDER BY version DESC', [id])
-    )
-      .map(toVersion)
-      .filter((v) => !query.metadata || containsJson(v.metadata, query.metadata));
-    return rows.slice(query.offset, query.offset + query.limit);
+    const rows = await this.rows('SELECT * FROM assistant_versions WHERE assistant_id = $1 ORDER BY version DESC', [
+      id,
+    ]);
+    return versionsPage(rows.map(records.toVersion), query);
   }
 
   async searchAssistants(query: AssistantQuery): Promise<Page<Assistant>> {
-    const rows = (
+    const rows =
       query.graph_id !== undefined
         ? await this.rows('SELECT * FROM assistants WHERE graph_id = $1', [query.graph_id])
-        : await this.rows('SELECT * FROM assistants')
-    )
-      .map(toAssistant)
-      .filter((a) => query.name === undefined || a.name.toLowerCase().includes(query.name.toLowerCase()))
-      .filter((a) => !query.metadata || containsJson(a.metadata, query.metadata))
-      .filter((a) => matchesAuthFilters(a.metadata, query.auth));
-    const sign = query.sort_order === 'asc' ? 1 : -1;
-    rows.sort(
-      (a, b) => sign * compare(a[query.sort_by], b[query.sort_by]) || sign * compare(a.assistant_id, b.assistant_id),
-    );
-    return page(rows, query.limit, query.offset);
+        : await this.rows('SELECT * FROM assistants');
+    return assistantsPage(rows.map(records.toAssistant), query);
   }
 
   async deleteAssistant(id: string): Promise<boolean> {
@@ -292,7 +188,7 @@ class PostgresOps implements StorageOps {
 
   async getThread(id: string): Promise<Thread | undefined> {
     const [row] = await this.rows('SELECT * FROM threads WHERE thread_id = $1', [id]);
-    return row && toThread(row);
+    return row && records.toThread(row);
   }
 
   async insertThread(t: Thread): Promise<void> {
@@ -300,16 +196,7 @@ class PostgresOps implements StorageOps {
       client.query(
         `INSERT INTO threads (thread_id, created_at, updated_at, metadata, status, config, state_values, interrupts)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [
-          t.thread_id,
-          t.created_at,
-          t.updated_at,
-          json(t.metadata),
-          t.status,
-          json(t.config),
-          t.values === null ? null : json(t.values),
-          t.interrupts === null ? null : json(t.interrupts),
-        ],
+        records.threadInsert(t),
       ),
     );
   }
@@ -319,15 +206,7 @@ class PostgresOps implements StorageOps {
       client.query(
         `UPDATE threads SET updated_at = $1, metadata = $2, status = $3, config = $4, state_values = $5, interrupts = $6
          WHERE thread_id = $7`,
-        [
-          t.updated_at,
-          json(t.metadata),
-          t.status,
-          json(t.config),
-          t.values === null ? null : json(t.values),
-          t.interrupts === null ? null : json(t.interrupts),
-          t.thread_id,
-        ],
+        records.threadUpdate(t),
       ),
     );
   }
@@ -341,19 +220,11 @@ class PostgresOps implements StorageOps {
   }
 
   async searchThreads(query: ThreadQuery): Promise<Page<Thread>> {
-    const rows = (
+    const rows =
       query.status !== undefined
         ? await this.rows('SELECT * FROM threads WHERE status = $1', [query.status])
-        : await this.rows('SELECT * FROM threads')
-    )
-      .map(toThread)
-      .filter((t) => !query.ids || query.ids.includes(t.thread_id))
-      .filter((t) => !query.metadata || containsJson(t.metadata, query.metadata))
-      .filter((t) => !query.values || containsJson(t.values, query.values))
-      .filter((t) => matchesAuthFilters(t.metadata, query.auth));
-    const sign = query.sort_order === 'asc' ? 1 : -1;
-    rows.sort((a, b) => sign * compare(a[query.sort_by], b[query.sort_by]) || sign * compare(a.thread_id, b.thread_id));
-    return page(rows, query.limit, query.offset);
+        : await this.rows('SELECT * FROM threads');
+    return threadsPage(rows.map(records.toThread), query);
   }
 
   async threadIdsOfAssistant(assistantId: string): Promise<string[]> {
@@ -364,7 +235,7 @@ class PostgresOps implements StorageOps {
 
   async getRun(id: string): Promise<RunRecord | undefined> {
     const [row] = await this.rows('SELECT * FROM runs WHERE run_id = $1', [id]);
-    return row && toRun(row);
+    return row && records.toRun(row);
   }
 
   async insertRun(r: RunRecord): Promise<void> {
@@ -372,20 +243,7 @@ class PostgresOps implements StorageOps {
       client.query(
         `INSERT INTO runs (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
          multitask_strategy, error, attempt, temporary) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-        [
-          r.run_id,
-          r.thread_id,
-          r.assistant_id,
-          r.created_at,
-          r.updated_at,
-          r.status,
-          json(r.metadata),
-          json(r.kwargs),
-          r.multitask_strategy,
-          r.error ? json(r.error) : null,
-          r.attempt,
-          r.temporary,
-        ],
+        records.runInsert(r),
       ),
     );
   }
@@ -394,7 +252,7 @@ class PostgresOps implements StorageOps {
     await this.write((client) =>
       client.query(
         'UPDATE runs SET updated_at = $1, status = $2, metadata = $3, kwargs = $4, error = $5, attempt = $6 WHERE run_id = $7',
-        [r.updated_at, r.status, json(r.metadata), json(r.kwargs), r.error ? json(r.error) : null, r.attempt, r.run_id],
+        records.runUpdate(r),
       ),
     );
   }
@@ -406,17 +264,14 @@ class PostgresOps implements StorageOps {
   }
 
   async listRuns(threadId: string, query: RunQuery): Promise<RunRecord[]> {
-    const rows = (
+    const rows =
       query.status !== undefined
         ? await this.rows('SELECT * FROM runs WHERE thread_id = $1 AND status = $2 ORDER BY seq', [
             threadId,
             query.status,
           ])
-        : await this.rows('SELECT * FROM runs WHERE thread_id = $1 ORDER BY seq', [threadId])
-    )
-      .map(toRun)
-      .filter((r) => !query.metadata || containsJson(r.metadata, query.metadata));
-    return rows.slice(query.offset, query.offset + query.limit);
+        : await this.rows('SELECT * FROM runs WHERE thread_id = $1 ORDER BY seq', [threadId]);
+    return runsPage(rows.map(records.toRun), query);
   }
 
   async inflightRuns(threadId: string): Promise<RunRecord[]> {
@@ -424,7 +279,7 @@ class PostgresOps implements StorageOps {
       await this.rows("SELECT * FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq", [
         threadId,
       ])
-    ).map(toRun);
+    ).map(records.toRun);
   }
 
   async claimNextRun(
@@ -448,10 +303,7 @@ class PostgresOps implements StorageOps {
       ).rows as Row[];
       for (const row of candidates) {
         if (exclude.has(String(row.run_id))) continue;
-        const run = toRun(row);
-        run.status = 'running';
-        run.attempt += 1;
-        run.updated_at = now;
+        const run = claimedRun(records.toRun(row), now);
         const taken = await client.query(
           `UPDATE runs SET status = 'running', attempt = $1, updated_at = $2, lease_owner = $3, lease_expires_at = $4
            WHERE run_id = $5 AND status = 'pending'`,
@@ -496,7 +348,7 @@ class PostgresOps implements StorageOps {
           )
         ).rows as Row[],
     );
-    return rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map(toRun);
+    return rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map(records.toRun);
   }
 
   async nextDueRun(now: string): Promise<string | undefined> {
@@ -508,7 +360,7 @@ class PostgresOps implements StorageOps {
   }
 
   async runsWithStatus(status: RunStatus): Promise<RunRecord[]> {
-    return (await this.rows('SELECT * FROM runs WHERE status = $1 ORDER BY seq', [status])).map(toRun);
+    return (await this.rows('SELECT * FROM runs WHERE status = $1 ORDER BY seq', [status])).map(records.toRun);
   }
 
   async truncate(what: { runs?: boolean; threads?: boolean; assistants?: boolean }, keep: ReadonlySet<string>) {
@@ -531,7 +383,7 @@ class PostgresOps implements StorageOps {
 
   async getCron(id: string): Promise<CronRecord | undefined> {
     const [row] = await this.rows('SELECT * FROM crons WHERE cron_id = $1', [id]);
-    return row && toCron(row);
+    return row && records.toCron(row);
   }
 
   async insertCron(c: CronRecord): Promise<void> {
@@ -540,23 +392,7 @@ class PostgresOps implements StorageOps {
         `INSERT INTO crons (cron_id, assistant_id, thread_id, on_run_completed, end_time, schedule, timezone,
          created_at, updated_at, user_id, payload, next_run_date, metadata, enabled, auth)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-        [
-          c.cron_id,
-          c.assistant_id,
-          c.thread_id,
-          c.on_run_completed,
-          c.end_time,
-          c.schedule,
-          c.timezone,
-          c.created_at,
-          c.updated_at,
-          c.user_id,
-          json(c.payload),
-          c.next_run_date,
-          json(c.metadata),
-          c.enabled,
-          c.auth ? json(c.auth) : null,
-        ],
+        records.cronInsert(c),
       ),
     );
   }
@@ -567,22 +403,7 @@ class PostgresOps implements StorageOps {
         `UPDATE crons SET assistant_id = $1, thread_id = $2, on_run_completed = $3, end_time = $4, schedule = $5,
          timezone = $6, updated_at = $7, user_id = $8, payload = $9, next_run_date = $10, metadata = $11, enabled = $12,
          auth = $13 WHERE cron_id = $14`,
-        [
-          c.assistant_id,
-          c.thread_id,
-          c.on_run_completed,
-          c.end_time,
-          c.schedule,
-          c.timezone,
-          c.updated_at,
-          c.user_id,
-          json(c.payload),
-          c.next_run_date,
-          json(c.metadata),
-          c.enabled,
-          c.auth ? json(c.auth) : null,
-          c.cron_id,
-        ],
+        records.cronUpdate(c),
       ),
     );
   }
@@ -594,18 +415,7 @@ class PostgresOps implements StorageOps {
   }
 
   async searchCrons(query: CronQuery): Promise<Page<CronRecord>> {
-    const rows = (await this.rows('SELECT * FROM crons'))
-      .map(toCron)
-      .filter((c) => query.assistant_id === undefined || c.assistant_id === query.assistant_id)
-      .filter((c) => query.thread_id === undefined || c.thread_id === query.thread_id)
-      .filter((c) => query.enabled === undefined || c.enabled === query.enabled)
-      .filter((c) => !query.metadata || containsJson(c.metadata, query.metadata))
-      .filter((c) => matchesAuthFilters(c.metadata, query.auth));
-    const sign = query.sort_order === 'asc' ? 1 : -1;
-    rows.sort(
-      (a, b) => sign * compareCron(a[query.sort_by], b[query.sort_by]) || sign * compareCron(a.cron_id, b.cron_id),
-    );
-    return page(rows, query.limit, query.offset);
+    return cronsPage((await this.rows('SELECT * FROM crons')).map(records.toCron), query);
   }
 
   async dueCrons(now: string, limit: number): Promise<CronRecord[]> {
@@ -615,7 +425,7 @@ class PostgresOps implements StorageOps {
          AND (end_time IS NULL OR end_time >= $1) ORDER BY next_run_date COLLATE "C" LIMIT $2`,
         [now, limit],
       )
-    ).map(toCron);
+    ).map(records.toCron);
   }
 
   async earliestCronRun(): Promise<string | undefined> {
@@ -643,17 +453,7 @@ async function insertVersion(client: PoolClient, v: AssistantVersion): Promise<v
   await client.query(
     `INSERT INTO assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [
-      v.assistant_id,
-      v.version,
-      v.graph_id,
-      v.name,
-      v.description,
-      json(v.config),
-      json(v.context),
-      json(v.metadata),
-      v.created_at,
-    ],
+    records.versionInsert(v),
   );
 }
 

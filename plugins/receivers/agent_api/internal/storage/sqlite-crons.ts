@@ -4,9 +4,9 @@
 // processes, so exactly one claimer of a tick sees its row change.
 
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
-import { matchesAuthFilters } from '../auth/filters.ts';
 import type { CronQuery, CronRecord } from './crons.ts';
-import { containsJson } from './json-match.ts';
+import { RecordCodec, cronsPage, json } from './records.ts';
+import type { Row } from './records.ts';
 import type { Page } from './storage.ts';
 
 export const CRON_SCHEMA = `
@@ -24,40 +24,17 @@ CREATE TRIGGER IF NOT EXISTS crons_of_assistant AFTER DELETE ON assistants
   BEGIN DELETE FROM crons WHERE assistant_id = OLD.assistant_id; END;
 `;
 
-type Row = Record<string, unknown>;
-
-/** A JSON column's value as a `T` (the caller names what the column holds); null for SQL NULL. */
+/** A JSON column's value (null for SQL NULL). */
 const parse = <T>(text: unknown): T | null =>
   text === null || text === undefined ? null : (JSON.parse(String(text)) as T);
-const json = (value: unknown): string => JSON.stringify(value ?? null);
-const str = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
 
-function toCron(row: Row): CronRecord {
-  return {
-    cron_id: String(row.cron_id),
-    assistant_id: String(row.assistant_id),
-    thread_id: str(row.thread_id),
-    on_run_completed: str(row.on_run_completed) as CronRecord['on_run_completed'],
-    end_time: str(row.end_time),
-    schedule: String(row.schedule),
-    timezone: str(row.timezone),
-    created_at: String(row.created_at),
-    updated_at: String(row.updated_at),
-    user_id: str(row.user_id),
-    payload: parse<CronRecord['payload']>(row.payload) ?? {},
-    next_run_date: str(row.next_run_date),
-    metadata: parse<CronRecord['metadata']>(row.metadata) ?? {},
-    enabled: Number(row.enabled) === 1,
-    auth: parse<NonNullable<CronRecord['auth']>>(row.auth),
-  };
-}
-
-function compare(a: unknown, b: unknown): number {
-  if (a === b) return 0;
-  if (a === null || a === undefined) return -1;
-  if (b === null || b === undefined) return 1;
-  return String(a).toLowerCase() < String(b).toLowerCase() ? -1 : 1;
-}
+/** Records to and from SQLite's rows: JSON columns hold text, booleans are 0 and 1. */
+export const records = new RecordCodec({
+  readJson: parse,
+  readBool: (value) => Number(value) === 1,
+  writeNullableJson: json,
+  writeBool: (value) => (value ? 1 : 0),
+});
 
 /**
  * The cron operations, synchronous; the storage's operations (`sqlite.ts`) extend them, and
@@ -77,7 +54,7 @@ export class SqliteCronOps {
 
   getCron(id: string): CronRecord | undefined {
     const row = this.prepare('SELECT * FROM crons WHERE cron_id = ?').get(id) as Row | undefined;
-    return row && toCron(row);
+    return row && records.toCron(row);
   }
 
   insertCron(c: CronRecord): void {
@@ -85,23 +62,7 @@ export class SqliteCronOps {
       `INSERT INTO crons (cron_id, assistant_id, thread_id, on_run_completed, end_time, schedule, timezone,
        created_at, updated_at, user_id, payload, next_run_date, metadata, enabled, auth)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      c.cron_id,
-      c.assistant_id,
-      c.thread_id,
-      c.on_run_completed,
-      c.end_time,
-      c.schedule,
-      c.timezone,
-      c.created_at,
-      c.updated_at,
-      c.user_id,
-      json(c.payload),
-      c.next_run_date,
-      json(c.metadata),
-      c.enabled ? 1 : 0,
-      c.auth ? json(c.auth) : null,
-    );
+    ).run(...records.cronInsert(c));
   }
 
   updateCron(c: CronRecord): void {
@@ -109,22 +70,7 @@ export class SqliteCronOps {
       `UPDATE crons SET assistant_id = ?, thread_id = ?, on_run_completed = ?, end_time = ?, schedule = ?,
        timezone = ?, updated_at = ?, user_id = ?, payload = ?, next_run_date = ?, metadata = ?, enabled = ?, auth = ?
        WHERE cron_id = ?`,
-    ).run(
-      c.assistant_id,
-      c.thread_id,
-      c.on_run_completed,
-      c.end_time,
-      c.schedule,
-      c.timezone,
-      c.updated_at,
-      c.user_id,
-      json(c.payload),
-      c.next_run_date,
-      json(c.metadata),
-      c.enabled ? 1 : 0,
-      c.auth ? json(c.auth) : null,
-      c.cron_id,
-    );
+    ).run(...records.cronUpdate(c));
   }
 
   deleteCron(id: string): boolean {
@@ -132,16 +78,7 @@ export class SqliteCronOps {
   }
 
   searchCrons(query: CronQuery): Page<CronRecord> {
-    const rows = (this.prepare('SELECT * FROM crons').all() as Row[])
-      .map(toCron)
-      .filter((c) => query.assistant_id === undefined || c.assistant_id === query.assistant_id)
-      .filter((c) => query.thread_id === undefined || c.thread_id === query.thread_id)
-      .filter((c) => query.enabled === undefined || c.enabled === query.enabled)
-      .filter((c) => !query.metadata || containsJson(c.metadata, query.metadata))
-      .filter((c) => matchesAuthFilters(c.metadata, query.auth));
-    const sign = query.sort_order === 'asc' ? 1 : -1;
-    rows.sort((a, b) => sign * compare(a[query.sort_by], b[query.sort_by]) || sign * compare(a.cron_id, b.cron_id));
-    return { items: rows.slice(query.offset, query.offset + query.limit), total: rows.length };
+    return cronsPage((this.prepare('SELECT * FROM crons').all() as Row[]).map(records.toCron), query);
   }
 
   dueCrons(now: string, limit: number): CronRecord[] {
@@ -150,7 +87,7 @@ export class SqliteCronOps {
         `SELECT * FROM crons WHERE enabled = 1 AND next_run_date IS NOT NULL AND next_run_date <= ?
          AND (end_time IS NULL OR end_time >= ?) ORDER BY next_run_date LIMIT ?`,
       ).all(now, now, limit) as Row[]
-    ).map(toCron);
+    ).map(records.toCron);
   }
 
   earliestCronRun(): string | undefined {

@@ -2,10 +2,10 @@
 // threads and runs. JSON columns hold the free-form objects; metadata filters are applied in
 // process, which suits the single-node, development-sized deployments this backend is for.
 
-import { matchesAuthFilters } from '../auth/filters.ts';
-import { containsJson } from './json-match.ts';
 import { Mutex } from './mutex.ts';
-import { CRON_SCHEMA, SqliteCronOps } from './sqlite-crons.ts';
+import { assistantsPage, claimedRun, json, runsPage, threadsPage, versionsPage } from './records.ts';
+import type { Row } from './records.ts';
+import { CRON_SCHEMA, SqliteCronOps, records } from './sqlite-crons.ts';
 import { openSqliteFile } from './sqlite-file.ts';
 import type { SqliteMigration } from './sqlite-file.ts';
 import { bindOperations, composeStorage, leaseExpiry } from './storage.ts';
@@ -63,143 +63,33 @@ CREATE INDEX runs_lease ON runs (status, lease_expires_at);
   },
 ];
 
-type Row = Record<string, unknown>;
-
-/** A JSON column read back; its type is the record field it fills (the storage wrote it from one). */
-const parse = <T>(text: unknown): T => (text === null || text === undefined ? null : JSON.parse(String(text))) as T;
-const json = (value: unknown): string => JSON.stringify(value ?? null);
-
-function toAssistant(row: Row): Assistant {
-  return {
-    assistant_id: String(row.assistant_id),
-    graph_id: String(row.graph_id),
-    name: String(row.name),
-    description: (row.description as string | null) ?? null,
-    version: Number(row.version),
-    config: parse(row.config) ?? {},
-    context: parse(row.context),
-    metadata: parse(row.metadata) ?? {},
-    created_at: String(row.created_at),
-    updated_at: String(row.updated_at),
-  };
-}
-
-function toVersion(row: Row): AssistantVersion {
-  return {
-    assistant_id: String(row.assistant_id),
-    version: Number(row.version),
-    graph_id: String(row.graph_id),
-    name: String(row.name),
-    description: (row.description as string | null) ?? null,
-    config: parse(row.config) ?? {},
-    context: parse(row.context),
-    metadata: parse(row.metadata) ?? {},
-    created_at: String(row.created_at),
-  };
-}
-
-function toThread(row: Row): Thread {
-  return {
-    thread_id: String(row.thread_id),
-    created_at: String(row.created_at),
-    updated_at: String(row.updated_at),
-    metadata: parse(row.metadata) ?? {},
-    status: row.status as Thread['status'],
-    config: parse(row.config) ?? {},
-    values: parse(row.state_values),
-    interrupts: parse(row.interrupts),
-  };
-}
-
-function toRun(row: Row): RunRecord {
-  return {
-    run_id: String(row.run_id),
-    thread_id: String(row.thread_id),
-    assistant_id: String(row.assistant_id),
-    created_at: String(row.created_at),
-    updated_at: String(row.updated_at),
-    status: row.status as RunStatus,
-    metadata: parse(row.metadata) ?? {},
-    kwargs: parse(row.kwargs) ?? {},
-    multitask_strategy: row.multitask_strategy as RunRecord['multitask_strategy'],
-    error: parse(row.error),
-    attempt: Number(row.attempt),
-    temporary: Number(row.temporary) === 1,
-  };
-}
-
-function compare(a: unknown, b: unknown): number {
-  return a === b ? 0 : String(a) < String(b) ? -1 : 1;
-}
-
-function page<T>(rows: T[], limit: number, offset: number): Page<T> {
-  return { items: rows.slice(offset, offset + limit), total: rows.length };
-}
-
 /** The operations, synchronous (crons in `SqliteCronOps`); `openSqliteStorage` serialises access. */
 class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
   getAssistant(id: string): Assistant | undefined {
     const row = this.prepare('SELECT * FROM assistants WHERE assistant_id = ?').get(id) as Row | undefined;
-    return row && toAssistant(row);
+    return row && records.toAssistant(row);
   }
 
   insertAssistant(a: Assistant): void {
-    this.db
-      .prepare(
-        `INSERT INTO assistants (assistant_id, graph_id, name, description, version, config, context, metadata, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        a.assistant_id,
-        a.graph_id,
-        a.name,
-        a.description,
-        a.version,
-        json(a.config),
-        json(a.context),
-        json(a.metadata),
-        a.created_at,
-        a.updated_at,
-      );
+    this.prepare(
+      `INSERT INTO assistants (assistant_id, graph_id, name, description, version, config, context, metadata, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(...records.assistantInsert(a));
     this.insertAssistantVersion({ ...a });
   }
 
   updateAssistant(a: Assistant): void {
-    this.db
-      .prepare(
-        `UPDATE assistants SET graph_id = ?, name = ?, description = ?, version = ?, config = ?, context = ?,
-         metadata = ?, updated_at = ? WHERE assistant_id = ?`,
-      )
-      .run(
-        a.graph_id,
-        a.name,
-        a.description,
-        a.version,
-        json(a.config),
-        json(a.context),
-        json(a.metadata),
-        a.updated_at,
-        a.assistant_id,
-      );
+    this.prepare(
+      `UPDATE assistants SET graph_id = ?, name = ?, description = ?, version = ?, config = ?, context = ?,
+       metadata = ?, updated_at = ? WHERE assistant_id = ?`,
+    ).run(...records.assistantUpdate(a));
   }
 
   insertAssistantVersion(v: AssistantVersion): void {
-    this.db
-      .prepare(
-        `INSERT INTO assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        v.assistant_id,
-        v.version,
-        v.graph_id,
-        v.name,
-        v.description,
-        json(v.config),
-        json(v.context),
-        json(v.metadata),
-        v.created_at,
-      );
+    this.prepare(
+      `INSERT INTO assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(...records.versionInsert(v));
   }
 
   getAssistantVersion(id: string, version: number): AssistantVersion | undefined {
@@ -207,7 +97,7 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
       id,
       version,
     ) as Row | undefined;
-    return row && toVersion(row);
+    return row && records.toVersion(row);
   }
 
   maxAssistantVersion(id: string): number {
@@ -219,29 +109,16 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
     id: string,
     query: { metadata?: JsonObject; limit: number; offset: number },
   ): AssistantVersion[] {
-    const rows = (
-      this.prepare('SELECT * FROM assistant_versions WHERE assistant_id = ? ORDER BY version DESC').all(id) as Row[]
-    )
-      .map(toVersion)
-      .filter((v) => !query.metadata || containsJson(v.metadata, query.metadata));
-    return rows.slice(query.offset, query.offset + query.limit);
+    const rows = this.prepare('SELECT * FROM assistant_versions WHERE assistant_id = ? ORDER BY version DESC').all(id);
+    return versionsPage((rows as Row[]).map(records.toVersion), query);
   }
 
   searchAssistants(query: AssistantQuery): Page<Assistant> {
-    const rows = (
+    const rows =
       query.graph_id !== undefined
-        ? (this.prepare('SELECT * FROM assistants WHERE graph_id = ?').all(query.graph_id) as Row[])
-        : (this.prepare('SELECT * FROM assistants').all() as Row[])
-    )
-      .map(toAssistant)
-      .filter((a) => query.name === undefined || a.name.toLowerCase().includes(query.name.toLowerCase()))
-      .filter((a) => !query.metadata || containsJson(a.metadata, query.metadata))
-      .filter((a) => matchesAuthFilters(a.metadata, query.auth));
-    const sign = query.sort_order === 'asc' ? 1 : -1;
-    rows.sort(
-      (a, b) => sign * compare(a[query.sort_by], b[query.sort_by]) || sign * compare(a.assistant_id, b.assistant_id),
-    );
-    return page(rows, query.limit, query.offset);
+        ? this.prepare('SELECT * FROM assistants WHERE graph_id = ?').all(query.graph_id)
+        : this.prepare('SELECT * FROM assistants').all();
+    return assistantsPage((rows as Row[]).map(records.toAssistant), query);
   }
 
   deleteAssistant(id: string): boolean {
@@ -252,34 +129,21 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
 
   getThread(id: string): Thread | undefined {
     const row = this.prepare('SELECT * FROM threads WHERE thread_id = ?').get(id) as Row | undefined;
-    return row && toThread(row);
+    return row && records.toThread(row);
   }
 
   insertThread(t: Thread): void {
-    this.db
-      .prepare(
-        `INSERT INTO threads (thread_id, created_at, updated_at, metadata, status, config, state_values, interrupts)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        t.thread_id,
-        t.created_at,
-        t.updated_at,
-        json(t.metadata),
-        t.status,
-        json(t.config),
-        json(t.values),
-        json(t.interrupts),
-      );
+    this.prepare(
+      `INSERT INTO threads (thread_id, created_at, updated_at, metadata, status, config, state_values, interrupts)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(...records.threadInsert(t));
   }
 
   updateThread(t: Thread): void {
-    this.db
-      .prepare(
-        `UPDATE threads SET updated_at = ?, metadata = ?, status = ?, config = ?, state_values = ?, interrupts = ?
-         WHERE thread_id = ?`,
-      )
-      .run(t.updated_at, json(t.metadata), t.status, json(t.config), json(t.values), json(t.interrupts), t.thread_id);
+    this.prepare(
+      `UPDATE threads SET updated_at = ?, metadata = ?, status = ?, config = ?, state_values = ?, interrupts = ?
+       WHERE thread_id = ?`,
+    ).run(...records.threadUpdate(t));
   }
 
   deleteThread(id: string): boolean {
@@ -288,20 +152,11 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
   }
 
   searchThreads(query: ThreadQuery): Page<Thread> {
-    const rows = (
+    const rows =
       query.status !== undefined
-        ? (this.prepare('SELECT * FROM threads WHERE status = ?').all(query.status) as Row[])
-        : (this.prepare('SELECT * FROM threads').all() as Row[])
-    )
-      .map(toThread)
-      .filter((t) => !query.ids || query.ids.includes(t.thread_id))
-      .filter((t) => !query.metadata || containsJson(t.metadata, query.metadata))
-      // Unlike the reference server, a values filter never matches a thread that has no values.
-      .filter((t) => !query.values || containsJson(t.values, query.values))
-      .filter((t) => matchesAuthFilters(t.metadata, query.auth));
-    const sign = query.sort_order === 'asc' ? 1 : -1;
-    rows.sort((a, b) => sign * compare(a[query.sort_by], b[query.sort_by]) || sign * compare(a.thread_id, b.thread_id));
-    return page(rows, query.limit, query.offset);
+        ? this.prepare('SELECT * FROM threads WHERE status = ?').all(query.status)
+        : this.prepare('SELECT * FROM threads').all();
+    return threadsPage((rows as Row[]).map(records.toThread), query);
   }
 
   threadIdsOfAssistant(assistantId: string): string[] {
@@ -314,45 +169,20 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
 
   getRun(id: string): RunRecord | undefined {
     const row = this.prepare('SELECT * FROM runs WHERE run_id = ?').get(id) as Row | undefined;
-    return row && toRun(row);
+    return row && records.toRun(row);
   }
 
   insertRun(r: RunRecord): void {
-    this.db
-      .prepare(
-        `INSERT INTO runs (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
-         multitask_strategy, error, attempt, temporary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        r.run_id,
-        r.thread_id,
-        r.assistant_id,
-        r.created_at,
-        r.updated_at,
-        r.status,
-        json(r.metadata),
-        json(r.kwargs),
-        r.multitask_strategy,
-        r.error ? json(r.error) : null,
-        r.attempt,
-        r.temporary ? 1 : 0,
-      );
+    this.prepare(
+      `INSERT INTO runs (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
+       multitask_strategy, error, attempt, temporary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(...records.runInsert(r));
   }
 
   updateRun(r: RunRecord): void {
-    this.db
-      .prepare(
-        'UPDATE runs SET updated_at = ?, status = ?, metadata = ?, kwargs = ?, error = ?, attempt = ? WHERE run_id = ?',
-      )
-      .run(
-        r.updated_at,
-        r.status,
-        json(r.metadata),
-        json(r.kwargs),
-        r.error ? json(r.error) : null,
-        r.attempt,
-        r.run_id,
-      );
+    this.prepare(
+      'UPDATE runs SET updated_at = ?, status = ?, metadata = ?, kwargs = ?, error = ?, attempt = ? WHERE run_id = ?',
+    ).run(...records.runUpdate(r));
   }
 
   deleteRun(id: string): boolean {
@@ -360,17 +190,11 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
   }
 
   listRuns(threadId: string, query: RunQuery): RunRecord[] {
-    const rows = (
+    const rows =
       query.status !== undefined
-        ? (this.prepare('SELECT * FROM runs WHERE thread_id = ? AND status = ? ORDER BY seq').all(
-            threadId,
-            query.status,
-          ) as Row[])
-        : (this.prepare('SELECT * FROM runs WHERE thread_id = ? ORDER BY seq').all(threadId) as Row[])
-    )
-      .map(toRun)
-      .filter((r) => !query.metadata || containsJson(r.metadata, query.metadata));
-    return rows.slice(query.offset, query.offset + query.limit);
+        ? this.prepare('SELECT * FROM runs WHERE thread_id = ? AND status = ? ORDER BY seq').all(threadId, query.status)
+        : this.prepare('SELECT * FROM runs WHERE thread_id = ? ORDER BY seq').all(threadId);
+    return runsPage((rows as Row[]).map(records.toRun), query);
   }
 
   inflightRuns(threadId: string): RunRecord[] {
@@ -378,7 +202,7 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
       this.prepare("SELECT * FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY seq").all(
         threadId,
       ) as Row[]
-    ).map(toRun);
+    ).map(records.toRun);
   }
 
   claimNextRun(owner: string, leaseMs: number, now: string, exclude: ReadonlySet<string>): RunRecord | undefined {
@@ -394,10 +218,7 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
     // takes a run; the lease is set by the same statement.
     for (const row of candidates) {
       if (exclude.has(String(row.run_id))) continue;
-      const run = toRun(row);
-      run.status = 'running';
-      run.attempt += 1;
-      run.updated_at = now;
+      const run = claimedRun(records.toRun(row), now);
       const taken = this.prepare(
         `UPDATE runs SET status = 'running', attempt = ?, updated_at = ?, lease_owner = ?, lease_expires_at = ?
          WHERE run_id = ? AND status = 'pending'`,
@@ -433,7 +254,7 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
     // Conditional, as a claim is: of several processes sharing the file, one settles each run.
     for (const row of rows) {
       if (settle.run(json(error), now, row.run_id, ...params).changes !== 1) continue;
-      reclaimed.push({ ...toRun(row), status: 'error', error, updated_at: now });
+      reclaimed.push({ ...records.toRun(row), status: 'error', error, updated_at: now });
     }
     return reclaimed;
   }
@@ -446,7 +267,7 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
   }
 
   runsWithStatus(status: RunStatus): RunRecord[] {
-    return (this.prepare('SELECT * FROM runs WHERE status = ? ORDER BY seq').all(status) as Row[]).map(toRun);
+    return (this.prepare('SELECT * FROM runs WHERE status = ? ORDER BY seq').all(status) as Row[]).map(records.toRun);
   }
 
   truncate(what: { runs?: boolean; threads?: boolean; assistants?: boolean }, keep: ReadonlySet<string>): void {

@@ -3,21 +3,13 @@
 // table of the server's database (migration 2 of `postgres.ts`), on the server's pool.
 
 import { BaseStore } from '@langchain/langgraph';
-import type {
-  GetOperation,
-  Item,
-  ListNamespacesOperation,
-  Operation,
-  OperationResults,
-  PutOperation,
-  SearchOperation,
-} from '@langchain/langgraph';
+import type { GetOperation, Item, Operation, OperationResults, PutOperation } from '@langchain/langgraph';
 import type pg from 'pg';
 import {
+  applyOperation,
   joinNamespace,
   namespacePage,
   namespacesOperation,
-  operationKind,
   searchOperation,
   searchPage,
   toItem,
@@ -38,18 +30,12 @@ export class PostgresItemStore extends BaseStore implements ServerStore {
   }
 
   private async apply(operation: Operation): Promise<unknown> {
-    switch (operationKind(operation)) {
-      case 'search': {
-        const search = operation as SearchOperation;
-        return searchPage(await this.rowsUnder(search.namespacePrefix), search);
-      }
-      case 'namespaces':
-        return namespacePage(await this.namespaceNames(), operation as ListNamespacesOperation);
-      case 'put':
-        return this.putItem(operation as PutOperation);
-      default:
-        return this.getItem(operation as GetOperation);
-    }
+    return applyOperation<Promise<unknown>>(operation, {
+      search: async (search) => searchPage(await this.rowsUnder(search.namespacePrefix), search),
+      namespaces: async (list) => namespacePage(await this.namespaceNames(), list),
+      put: (put) => this.putItem(put),
+      get: (get) => this.getItem(get),
+    });
   }
 
   private async getItem(operation: GetOperation): Promise<Item | null> {

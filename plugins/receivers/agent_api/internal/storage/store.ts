@@ -93,6 +93,28 @@ export function namespacePage(
   return unique.slice(operation.offset, operation.offset + operation.limit);
 }
 
+/** What a store does for each kind of operation (`R`: its result, or a promise of it). */
+export interface OperationHandlers<R> {
+  search(operation: SearchOperation): R;
+  namespaces(operation: ListNamespacesOperation): R;
+  put(operation: PutOperation): R;
+  get(operation: GetOperation): R;
+}
+
+/** Applies `operation` with the handler of its kind. */
+export function applyOperation<R>(operation: Operation, handlers: OperationHandlers<R>): R {
+  switch (operationKind(operation)) {
+    case 'search':
+      return handlers.search(operation as SearchOperation);
+    case 'namespaces':
+      return handlers.namespaces(operation as ListNamespacesOperation);
+    case 'put':
+      return handlers.put(operation as PutOperation);
+    default:
+      return handlers.get(operation as GetOperation);
+  }
+}
+
 /** Which kind of store operation `operation` is. */
 export function operationKind(operation: Operation): 'search' | 'namespaces' | 'put' | 'get' {
   if ('namespacePrefix' in operation) return 'search';
@@ -158,16 +180,12 @@ export class SqliteStore extends BaseStore implements ServerStore {
   }
 
   private apply(operation: Operation): unknown {
-    switch (operationKind(operation)) {
-      case 'search':
-        return searchPage(this.rowsUnder((operation as SearchOperation).namespacePrefix), operation as SearchOperation);
-      case 'namespaces':
-        return namespacePage(this.namespaceNames(), operation as ListNamespacesOperation);
-      case 'put':
-        return this.putItem(operation as PutOperation);
-      default:
-        return this.getItem(operation as GetOperation);
-    }
+    return applyOperation<unknown>(operation, {
+      search: (search) => searchPage(this.rowsUnder(search.namespacePrefix), search),
+      namespaces: (list) => namespacePage(this.namespaceNames(), list),
+      put: (put) => this.putItem(put),
+      get: (get) => this.getItem(get),
+    });
   }
 
   private getItem(operation: GetOperation): Item | null {
