@@ -256,7 +256,12 @@ export class Journal<H = unknown> {
     }
     this.reservedBytes += record.bytes;
     this.writing++;
-    const written = this.tail.then(() => this.write(record.buffers, record.bytes)).finally(() => this.writing--);
+    const written = this.tail
+      .then(() => this.write(record.buffers, record.bytes))
+      .finally(() => {
+        this.writing--;
+        if (!this.closed) this.retireActiveIfSettled();
+      });
     this.tail = written.catch(() => undefined);
     const released = written.finally(() => (this.reservedBytes -= record.bytes));
     if (this.options.fsyncIntervalMs === 0) return released;
@@ -290,23 +295,27 @@ export class Journal<H = unknown> {
       this.remove(segment);
       return;
     }
-    if (
-      segment === this.active &&
-      segment.pending === 0 &&
-      segment.size >= RETIRE_SETTLED_BYTES &&
-      this.writing === 0
-    ) {
-      // Everything in it is delivered and nothing is being written: start afresh rather than keep
-      // its bytes counted against the cap until it fills up (a quiet proxy might never fill it).
-      void this.seal(segment);
-      return;
-    }
+    if (segment === this.active && this.retireActiveIfSettled()) return;
     segment.unwrittenAcks.push(entry.index);
     if (!this.ackFlushScheduled) {
       this.ackFlushScheduled = true;
       // One write per segment for all records settled in the same turn (a whole upload's worth).
       queueMicrotask(() => this.flushAcks());
     }
+  }
+
+  /**
+   * Retires the active segment when everything in it is delivered and nothing is being written:
+   * a fresh segment starts rather than its bytes staying counted against the cap (and held on
+   * disk) until it fills up, which a quiet proxy, or a full disk refusing every write, might never
+   * do. Called when a record is settled and when a write ends, since a settle that arrives while
+   * a write is going on cannot retire the segment itself.
+   */
+  private retireActiveIfSettled(): boolean {
+    const segment = this.active;
+    if (!segment || segment.pending !== 0 || segment.size < RETIRE_SETTLED_BYTES || this.writing !== 0) return false;
+    void this.seal(segment);
+    return true;
   }
 
   /** Stops appends, closes the active segment (deleted if fully settled). Settling still works. */
