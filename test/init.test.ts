@@ -133,6 +133,25 @@ function sibling(template: string): string {
   return project;
 }
 
+/**
+ * Runs a scaffolded project's own `npm test`, then `npm start`, and hands `check` an SDK client on
+ * the running server (and its address); the server is stopped afterwards.
+ */
+async function withProjectServer(
+  project: string,
+  check: (client: Client, url: string) => Promise<void>,
+): Promise<void> {
+  const tested = npm(['test'], project, { ...process.env, NODE_TEST_CONTEXT: '' });
+  assert.ok(tested.ok, tested.output);
+  const server = npmStart(project);
+  try {
+    const url = await server.ready;
+    await check(new Client({ apiUrl: url }), url);
+  } finally {
+    await server.stop();
+  }
+}
+
 describe('tracepipe init', () => {
   it('refuses a folder that is not empty, naming what is there', () => {
     const dir = join(work, 'taken');
@@ -146,33 +165,21 @@ describe('tracepipe init', () => {
 
   it('chat: npm test passes, npm start serves the graph, the SDK talks to it with the assistant’s context', async (t) => {
     if (skipReason) return t.skip(skipReason);
-    const project = join(work, 'chat-agent');
-    const tested = npm(['test'], project, { ...process.env, NODE_TEST_CONTEXT: '' });
-    assert.ok(tested.ok, tested.output);
-    const server = npmStart(project);
-    try {
-      const client = new Client({ apiUrl: await server.ready });
+    await withProjectServer(join(work, 'chat-agent'), async (client, url) => {
       const assistant = await client.assistants.create({ graphId: 'agent', context: { system_prompt: 'Be brief.' } });
       const thread = await client.threads.create();
       const state = (await client.runs.wait(thread.thread_id, assistant.assistant_id, {
         input: { messages: [{ role: 'user', content: 'hello' }] },
       })) as { messages: { content: string }[] };
       assert.equal(state.messages.at(-1)!.content, '(Be brief.) You said: hello');
-      const ui = await fetch(`${await server.ready}/ui/`);
+      const ui = await fetch(`${url}/ui/`);
       assert.equal(ui.status, 200);
-    } finally {
-      await server.stop();
-    }
+    });
   });
 
   it('tools: the tool-calling template calls its tool through the server', async (t) => {
     if (skipReason) return t.skip(skipReason);
-    const project = sibling('tools');
-    const tested = npm(['test'], project, { ...process.env, NODE_TEST_CONTEXT: '' });
-    assert.ok(tested.ok, tested.output);
-    const server = npmStart(project);
-    try {
-      const client = new Client({ apiUrl: await server.ready });
+    await withProjectServer(sibling('tools'), async (client) => {
       const thread = await client.threads.create();
       const state = (await client.runs.wait(thread.thread_id, 'agent', {
         input: { messages: [{ role: 'user', content: 'What is 2 plus 3?' }] },
@@ -182,19 +189,12 @@ describe('tracepipe init', () => {
         ['human', 'ai', 'tool', 'ai'],
       );
       assert.equal(state.messages.at(-1)!.content, 'The tool says: 5');
-    } finally {
-      await server.stop();
-    }
+    });
   });
 
   it('interrupt: the human-in-the-loop template pauses and resumes through the server', async (t) => {
     if (skipReason) return t.skip(skipReason);
-    const project = sibling('interrupt');
-    const tested = npm(['test'], project, { ...process.env, NODE_TEST_CONTEXT: '' });
-    assert.ok(tested.ok, tested.output);
-    const server = npmStart(project);
-    try {
-      const client = new Client({ apiUrl: await server.ready });
+    await withProjectServer(sibling('interrupt'), async (client) => {
       const thread = await client.threads.create();
       await client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'hello' }] } });
       assert.equal((await client.threads.get(thread.thread_id)).status, 'interrupted');
@@ -202,8 +202,6 @@ describe('tracepipe init', () => {
         command: { resume: 'approve' },
       })) as { messages: { content: string }[] };
       assert.equal(state.messages.at(-1)!.content, 'Draft answer to: hello');
-    } finally {
-      await server.stop();
-    }
+    });
   });
 });
