@@ -163,4 +163,38 @@ describe('durable intake', () => {
       await target.shutdown();
     }
   });
+
+  it('counts a request from its admission, before its body is read, at five times its size until taken', async () => {
+    const next = new HoldingConsumer();
+    const target = intake(next, undefined, 1000);
+    await target.start();
+    const reading = target.admit(100); // holds 500 while its body is read and decoded
+    assert.throws(() => target.admit(101), ThrottleError); // 505 more would pass 1000
+    const second = target.admit(100);
+    assert.throws(() => target.admit(1), ThrottleError);
+    second.abandon();
+    reading.abandon();
+    // Once the pipeline has taken a request, it holds its own size until delivered.
+    await target.accept({ name: 'taken', project: 'p' }, Buffer.alloc(150), batchNamed('taken'), { project: 'p' });
+    target.admit(170).abandon(); // 150 + 850 fits
+    assert.throws(() => target.admit(171), ThrottleError);
+    next.releaseAll();
+    target.admit(200).abandon(); // delivered: nothing held
+    await target.shutdown();
+  });
+
+  it('gives an admission back when the request is refused, whoever refused it', async () => {
+    const next = new HoldingConsumer();
+    const target = intake(next, undefined, 1000);
+    await target.start();
+    next.refuse = new Error('downstream is broken');
+    const admission = target.admit(100);
+    await assert.rejects(
+      target.accept({ name: 'x', project: 'p' }, Buffer.alloc(100), batchNamed('x'), { project: 'p' }, admission),
+      /downstream is broken/,
+    );
+    admission.abandon(); // the intake released it already: not released twice
+    target.admit(200).abandon(); // the whole limit is free again
+    await target.shutdown();
+  });
 });

@@ -9,8 +9,8 @@
 //   delivery settled (every item sent, stored durably, or dropped and counted) ──► journal.settle
 //
 // On start the journal's unsettled requests are replayed through the same path, in the
-// background, at the pace the pipeline takes them. What is held in memory is bounded by bytes: the
-// decoded size of every acknowledged request whose delivery has not settled yet.
+// background, at the pace the pipeline takes them. What is held in memory is bounded by bytes,
+// counted from before a request's body is read (see `admit`) until its delivery settles.
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Registry } from 'prom-client';
@@ -28,6 +28,13 @@ import type { JournalConfig } from './schema.ts';
 const UNAVAILABLE_RETRY_AFTER_MS = 5000;
 /** An outage of the journal is over once no request was refused for this long (one WARN, one INFO). */
 const OUTAGE_QUIET_MS = 10_000;
+/**
+ * Memory a request takes, per byte of its decompressed body, from the moment it is admitted until
+ * the pipeline has taken it: the body, and the decoded spans (3.9 bytes of heap per protobuf byte
+ * on bench/pipeline's GenAI workload). Counting only the body let requests waiting for the CPU
+ * hold five times the limit.
+ */
+const DECODED_EXPANSION = 5;
 /** Retry-After when memory is over its limit, in ms. */
 const MEMORY_RETRY_AFTER_MS = 1000;
 /** Pause before a request given up downstream is offered again: the cause (a full disk) needs time. */
@@ -130,23 +137,62 @@ export class DurableIntake<T extends DataType, H> {
    * the receiver may acknowledge it. Rejects with ThrottleError (memory limit), IntakeUnavailableError
    * (journal), JournalRecordTooLargeError, or what the pipeline rejected with.
    */
-  async accept(header: H, body: Buffer, data: DataOf[T], context: RequestContext): Promise<void> {
-    const bytes = body.length;
-    if (this.overMemoryLimit(bytes)) {
-      this.metrics.refused('memory_limit');
-      throw new ThrottleError(
-        `${this.pendingBytes} bytes of acknowledged requests are still being delivered (limit ${this.options.memoryLimitBytes})`,
-        MEMORY_RETRY_AFTER_MS,
-      );
-    }
-    const entry = await this.append(header, body);
+  async accept(
+    header: H,
+    body: Buffer,
+    data: DataOf[T],
+    context: RequestContext,
+    admission: Admission = this.admit(0),
+  ): Promise<void> {
+    admission.takeOver();
+    let entry: JournalEntry | undefined;
     try {
-      await this.dispatch(data, context, bytes, entry);
+      admission.resize(body.length * DECODED_EXPANSION);
+      entry = await this.append(header, body);
+    } catch (error) {
+      admission.release();
+      throw error;
+    }
+    try {
+      // From here the delivery releases the admission, whatever the pipeline does.
+      await this.dispatch(data, context, admission, entry);
+      // Taken by the pipeline: the decoded request is garbage now, and what stays until delivery
+      // (runs in batches, compressed uploads) is smaller than the request itself.
+      admission.resize(body.length);
     } catch (error) {
       // Not acknowledged: the client sends it again, so the journal need not keep this copy.
       if (entry) this.journal!.settle(entry);
       throw error;
     }
+  }
+
+  /**
+   * Reserves room in the memory bound for a request before it is read: `bytes` is what it declares
+   * (its Content-Length; 0 when unknown), corrected by `resize` once its decompressed size is
+   * known. Throws ThrottleError (429) when the bound is reached. Checking here, and not once the
+   * request is decoded, is what bounds memory under overload: requests that wait for the CPU or
+   * the journal are held too, and a request refused before its body is read costs almost nothing.
+   * The caller releases the admission if it does not hand it to `accept` (which takes it over).
+   */
+  admit(bytes: number): Admission {
+    this.refuseOverLimit(bytes * DECODED_EXPANSION);
+    return new Admission(this.memory, bytes * DECODED_EXPANSION);
+  }
+
+  /** What an Admission changes: the bytes held, and the check against the limit. */
+  private readonly memory: MemoryAccount = {
+    hold: (bytes) => (this.pendingBytes += bytes),
+    refuseOverLimit: (bytes) => this.refuseOverLimit(bytes),
+  };
+
+  /** Throws ThrottleError when `bytes` more would pass the memory limit. */
+  private refuseOverLimit(bytes: number): void {
+    if (!this.overMemoryLimit(bytes)) return;
+    this.metrics.refused('memory_limit');
+    throw new ThrottleError(
+      `${this.pendingBytes} bytes of requests are held in memory until delivered (limit ${this.options.memoryLimitBytes})`,
+      MEMORY_RETRY_AFTER_MS,
+    );
   }
 
   /** Stops replaying; closes the journal (settling keeps working for what is still delivered). */
@@ -191,13 +237,12 @@ export class DurableIntake<T extends DataType, H> {
   private async dispatch(
     data: DataOf[T],
     context: RequestContext,
-    bytes: number,
+    admission: Admission,
     entry: JournalEntry | undefined,
   ): Promise<void> {
-    this.pendingBytes += bytes;
     let accepted = false;
     const delivery = new Delivery(this.durable, (outcome) => {
-      this.pendingBytes -= bytes;
+      admission.release();
       if (!accepted || !entry) return;
       if (outcome === 'settled') this.journal!.settle(entry);
       else this.redeliver(entry);
@@ -284,12 +329,14 @@ export class DurableIntake<T extends DataType, H> {
     let backoff = REPLAY_BACKOFF_MS.initial;
     while (!signal.aborted) {
       // Replay shares the memory bound with live traffic.
-      if (this.overMemoryLimit(bytes)) {
+      if (this.overMemoryLimit(bytes * DECODED_EXPANSION)) {
         await sleep(REPLAY_BACKOFF_MS.initial, undefined, { signal }).catch(() => undefined);
         continue;
       }
       try {
-        await this.dispatch(request.data, request.context, bytes, entry);
+        const admission = new Admission(this.memory, bytes * DECODED_EXPANSION);
+        await this.dispatch(request.data, request.context, admission, entry);
+        admission.resize(bytes);
         this.metrics.replayed(countItems(request.data));
         return;
       } catch (error) {
@@ -338,6 +385,57 @@ export class DurableIntake<T extends DataType, H> {
   }
 }
 
+interface MemoryAccount {
+  hold(bytes: number): void;
+  refuseOverLimit(bytes: number): void;
+}
+
+/** Room a request holds in its intake's memory bound, from before it is read until it is delivered. */
+export class Admission {
+  private released = false;
+  private taken = false;
+
+  constructor(
+    private readonly intake: MemoryAccount,
+    private bytes: number,
+  ) {
+    intake.hold(bytes);
+  }
+
+  /** Corrects the reservation to the request's real size; throws ThrottleError if growing passes the limit. */
+  resize(bytes: number): void {
+    if (this.released || bytes === this.bytes) return;
+    if (bytes > this.bytes) {
+      // The intake must be judged without this request's own reservation, as admit() judged it.
+      this.intake.hold(-this.bytes);
+      try {
+        this.intake.refuseOverLimit(bytes);
+      } finally {
+        this.intake.hold(this.bytes);
+      }
+    }
+    this.intake.hold(bytes - this.bytes);
+    this.bytes = bytes;
+  }
+
+  /** The intake owns it from now on: it releases it when the request is delivered or refused. */
+  takeOver(): void {
+    this.taken = true;
+  }
+
+  /** Gives the room back unless the intake has taken it over. */
+  abandon(): void {
+    if (!this.taken) this.release();
+  }
+
+  /** Gives the room back; later calls do nothing. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.intake.hold(-this.bytes);
+  }
+}
+
 type HeldReader = () => { memoryBytes: number; bytes: number; pendingRecords: number };
 
 /** Every intake's reader, per registry: one gauge callback reports them all. */
@@ -363,7 +461,7 @@ function intakeMetrics(settings: ComponentSettings, dataType: string, read: Held
   // One callback per gauge reports every intake of the registry, each under its own id.
   gauge<'component_id' | 'where'>(registry, {
     name: 'tracepipe_receiver_held_bytes',
-    help: 'Bytes of acknowledged requests not yet delivered: decoded size held in memory (`memory`), and the journal on disk (`journal`).',
+    help: 'Bytes held for requests until they are delivered: in memory, as counted against memory_limit_bytes from before their body is read (`memory`), and in the journal on disk (`journal`).',
     labelNames: ['component_id', 'where'],
     collect() {
       for (const [component_id, reader] of all) {

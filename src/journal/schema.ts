@@ -4,7 +4,7 @@
 import type { ConfigOf } from '../config/config-of.ts';
 
 export const DEFAULT_JOURNAL_MAX_BYTES = 1_073_741_824;
-export const DEFAULT_MEMORY_LIMIT_BYTES = 134_217_728;
+export const DEFAULT_MEMORY_LIMIT_BYTES = 33_554_432;
 
 export function journalSchema(defaults: { directory: string }) {
   return {
@@ -58,5 +58,5 @@ export const memoryLimitSchema = {
   minimum: 1,
   default: DEFAULT_MEMORY_LIMIT_BYTES,
   description:
-    'Bytes (decoded request size) of acknowledged requests the pipeline may hold in memory before they are delivered; past it, requests get 429 with `Retry-After`.',
+    'Bytes of memory requests may hold from before their body is read until they are delivered, estimated: five times the decompressed size until the pipeline has taken a request (the body and its decoded spans), then the decompressed size. Past it, requests get 429 with `Retry-After` before their body is read.',
 } as const;

@@ -55,6 +55,29 @@ const protoBody = (batch = sampleBatch()) => Buffer.from(encodeTraceRequestProto
 const JSON_HEADERS = { 'content-type': 'application/json', 'x-api-key': 'key-1' };
 const PROTO_HEADERS = { 'content-type': 'application/x-protobuf', 'x-api-key': 'key-1' };
 
+/** Sends a request's headers, declaring `contentLength` bytes of protobuf, and no body. */
+function rawPost(
+  url: string,
+  contentLength: number,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(url, {
+      method: 'POST',
+      headers: { ...PROTO_HEADERS, 'content-length': String(contentLength) },
+    });
+    outgoing.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        outgoing.destroy();
+        resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks).toString() });
+      });
+    });
+    outgoing.on('error', reject);
+    outgoing.flushHeaders();
+  });
+}
+
 async function post(
   url: string,
   body: NonNullable<Parameters<typeof fetch>[1]>['body'],
@@ -666,6 +689,44 @@ describe('otlp receiver: back-pressure', () => {
       });
     } finally {
       server.sink.fail = undefined;
+    }
+  });
+
+  it('refuses with 429 before reading the body when requests being read already hold memory_limit_bytes', async () => {
+    const limited = await startReceiver({ memory_limit_bytes: 1000 });
+    const body = Buffer.from(protoBody());
+    // A request whose body is still arriving is held at five times its size: the empty receiver
+    // takes it, whatever its size.
+    const slow = httpRequest(limited.tracesUrl, {
+      method: 'POST',
+      headers: { ...PROTO_HEADERS, 'content-length': String(body.length) },
+    });
+    const slowAnswer = new Promise<number>((resolve, reject) => {
+      slow.on('response', (response) => {
+        response.resume();
+        resolve(response.statusCode!);
+      });
+      slow.on('error', reject);
+    });
+    slow.write(body.subarray(0, 10));
+    try {
+      // Another request declaring a body is refused at once: its body is never sent, so an
+      // answer proves the receiver did not wait for it.
+      const refused = await eventually(async () => {
+        const answer = await rawPost(limited.tracesUrl, body.length);
+        assert.equal(answer.status, 429);
+        return answer;
+      });
+      assert.equal(refused.headers['retry-after'], '1');
+      assert.match(refused.body, /the pipeline is full, retry later: .*bytes of requests are held in memory/);
+      slow.end(body.subarray(10));
+      assert.equal(await slowAnswer, 200);
+      // Delivered: the room is free again.
+      assert.equal((await post(limited.tracesUrl, body, PROTO_HEADERS)).status, 200);
+      assert.equal(limited.sink.batches.length, 2);
+    } finally {
+      slow.destroy();
+      await limited.close();
     }
   });
 

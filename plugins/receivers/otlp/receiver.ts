@@ -14,6 +14,7 @@ import { OtlpDecodeError } from '../../../src/otlp/errors.ts';
 import type { OtlpEncoding } from '../../../src/otlp/response.ts';
 import { CONTENT_TYPES, encodeExportResponse, encodeStatus } from '../../../src/otlp/response.ts';
 import { DurableIntake, IntakeUnavailableError, JournalRecordTooLargeError } from '../../../src/journal/intake.ts';
+import type { Admission } from '../../../src/journal/intake.ts';
 import type { ComponentDescription, ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
 import { errorMessage, isPermanent, isThrottle } from '../../../src/pipeline/errors.ts';
 import type { OtlpReceiverConfig } from './config.ts';
@@ -212,10 +213,21 @@ export class OtlpReceiver implements Receiver {
           },
         );
       }
-      const body = await this.readBody(request, coding);
-      const decoded = this.decode(encoding, body);
-      if (decoded.rejected > 0) this.noteRejections(decoded);
-      if (countSpans(decoded.batch) > 0) await this.deliver(encoding, body, decoded, context);
+      // Room in the memory bound is taken before the body is read: under overload a request is
+      // refused for the cost of reading its headers, instead of piling up decoded in memory.
+      const admission = this.admit(declaredLength);
+      let decoded: DecodedTraceRequest;
+      try {
+        const body = await this.readBody(request, coding);
+        decoded = this.decode(encoding, body);
+        if (decoded.rejected > 0) this.noteRejections(decoded);
+        if (countSpans(decoded.batch) === 0) admission.release();
+        // The intake takes the admission over, and releases it once the request is delivered.
+        else await this.deliver(encoding, body, decoded, context, admission);
+      } catch (error) {
+        admission.abandon();
+        throw error;
+      }
       const partial =
         decoded.rejected > 0
           ? { rejectedSpans: decoded.rejected, errorMessage: decoded.errorMessage ?? '' }
@@ -257,11 +269,24 @@ export class OtlpReceiver implements Receiver {
     }
   }
 
+  /** Room for a request in the intake's memory bound, or a 429 answer. */
+  private admit(declaredLength: number): Admission {
+    try {
+      return this.intake.admit(declaredLength);
+    } catch (error) {
+      if (!isThrottle(error)) throw error;
+      throw new HttpAnswer(429, `the pipeline is full, retry later: ${errorMessage(error)}`, {
+        'retry-after': String(retryAfterSeconds(error.retryAfterMs)),
+      });
+    }
+  }
+
   private async deliver(
     encoding: OtlpEncoding,
     body: Buffer,
     decoded: DecodedTraceRequest,
     context: ReturnType<typeof resolveRequestContext>,
+    admission: Admission,
   ): Promise<void> {
     const journaled: JournaledRequest = {
       encoding,
@@ -269,7 +294,7 @@ export class OtlpReceiver implements Receiver {
       ...(context.apiKey ? { apiKey: context.apiKey } : {}),
     };
     try {
-      await this.intake.accept(journaled, body, decoded.batch, context);
+      await this.intake.accept(journaled, body, decoded.batch, context, admission);
     } catch (error) {
       const message = errorMessage(error);
       if (error instanceof IntakeUnavailableError) {

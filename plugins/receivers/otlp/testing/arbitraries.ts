@@ -149,9 +149,12 @@ export const sdkSpans: fc.Arbitrary<SdkLikeSpan[]> = fc
       minLength: 1,
       maxLength: 2,
     }),
-    scopes: fc.array(fc.record({ name: text, version: fc.option(text, { nil: undefined }) }), {
+    // Distinct by name and version: the reference protobuf serializer groups spans by scope object
+    // and the JSON one by name and version, so two equal scopes would make them disagree.
+    scopes: fc.uniqueArray(fc.record({ name: text, version: fc.option(text, { nil: undefined }) }), {
       minLength: 1,
       maxLength: 2,
+      selector: (scope) => `${scope.name}@${scope.version ?? ''}`,
     }),
     spans: fc.array(
       fc.record({
