@@ -8,6 +8,7 @@ import type { ComponentSettings, Consumer, Processor } from '../../../src/pipeli
 import type { RequestContext } from '../../../src/pipeline/data.ts';
 import type { RunBatch } from '../../../src/model/runs.ts';
 import { ThrottleError, errorMessage } from '../../../src/pipeline/errors.ts';
+import { estimateJsonBytes } from '../../../src/model/json-size.ts';
 import type { BatchProcessorConfig } from './config.ts';
 import type { FlushTrigger, SealedBatch } from './internal/outbox.ts';
 import { Outbox } from './internal/outbox.ts';
@@ -104,11 +105,7 @@ export class BatchProcessor implements Processor<'runs'> {
 
   async consume(batch: RunBatch, context: RequestContext): Promise<void> {
     if (this.stopped) throw new Error('batch processor is shut down');
-    const incoming: HeldRun[] = batch.runs.map((run) => ({
-      run,
-      context,
-      bytes: Buffer.byteLength(JSON.stringify(run)),
-    }));
+    const incoming: HeldRun[] = batch.runs.map((run) => ({ run, context, bytes: estimateJsonBytes(run) }));
     this.admit(incoming, batch);
     // Each run holds its request's delivery until the batch carrying it is delivered downstream.
     if (context.delivery) for (let i = 0; i < incoming.length; i++) context.delivery.retain();
@@ -158,7 +155,9 @@ export class BatchProcessor implements Processor<'runs'> {
 
   /** A run whose dotted order is set goes into its tenant's batch. */
   private released(held: HeldRun): void {
-    const bytes = held.bytes + DOTTED_ORDER_OVERHEAD + held.run.dotted_order!.length;
+    let bytes = held.bytes + DOTTED_ORDER_OVERHEAD + held.run.dotted_order!.length;
+    // The estimate can be short of the UTF-8 size (see estimateJsonBytes): near the limit, measure.
+    if (bytes > this.config.max_buffer_bytes / 2) bytes = Buffer.byteLength(JSON.stringify(held.run));
     if (bytes > this.config.max_buffer_bytes) {
       // Its dotted order is remembered, so its children still find their place.
       this.metrics.dropped('too_large');

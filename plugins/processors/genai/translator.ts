@@ -127,11 +127,7 @@ export function translateSpan(
   const extra: Record<string, unknown> = { metadata };
   const invocationParams = invocationParamsOf(attributes);
   if (invocationParams) extra.invocation_params = invocationParams;
-  if (resource.attributes.length > 0) {
-    extra.resource = Object.fromEntries(
-      resource.attributes.map((attribute) => [attribute.key, toJson(attribute.value)]),
-    );
-  }
+  if (resource.attributes.length > 0) extra.resource = resourceJson(resource);
   if (scope.name !== '')
     extra.scope = scope.version === '' ? { name: scope.name } : { name: scope.name, version: scope.version };
   run.extra = extra;
@@ -146,6 +142,22 @@ export function translateSpan(
 
   applyError(run, span, events.exception);
   return { run, spanUuid, isRoot, genAi: isGenAi(span, attributes) };
+}
+
+// The resource's attributes as JSON, made once per resource and shared by the runs of its spans
+// (frozen, since they share it): a request's spans mostly come from one resource, and building it
+// per span cost about 1 µs of a span's CPU and its own copy in every held run.
+const resourceJsonCache = new WeakMap<Resource, Readonly<Record<string, unknown>>>();
+
+function resourceJson(resource: Resource): Readonly<Record<string, unknown>> {
+  let json = resourceJsonCache.get(resource);
+  if (json === undefined) {
+    json = Object.freeze(
+      Object.fromEntries(resource.attributes.map((attribute) => [attribute.key, toJson(attribute.value)])),
+    );
+    resourceJsonCache.set(resource, json);
+  }
+  return json;
 }
 
 function nameOf(span: Span, attributes: AttributeMap, runType: RunType): string {

@@ -8,6 +8,8 @@ import type { Run, RunTreeHints } from '../../../../src/model/runs.ts';
 import type { RequestContext } from '../../../../src/pipeline/data.ts';
 import { TtlMap } from '../../../../src/collections/ttl-map.ts';
 import { segment, segmentTime } from './dotted-order.ts';
+import type { RememberedOrder } from './dotted-order-memory.ts';
+import { DottedOrderMemory } from './dotted-order-memory.ts';
 
 export type OrphanPolicy = 'attach_to_root' | 'promote_to_root';
 
@@ -24,13 +26,8 @@ export interface TreeOptions {
 export interface HeldRun {
   readonly run: Run;
   readonly context: RequestContext;
-  /** JSON byte length of the run before its dotted order was set. */
+  /** The run's JSON size before its dotted order was set, estimated (see estimateJsonBytes). */
   readonly bytes: number;
-}
-
-interface Known {
-  readonly dotted: string;
-  readonly traceId: string;
 }
 
 interface WaitingTrace {
@@ -43,7 +40,8 @@ interface WaitingTrace {
 const MAX_ANCESTOR_WALK = 1000;
 
 export class RunTree {
-  private readonly known: TtlMap<string, Known>;
+  /** Released run id → its order (packed: the largest thing the proxy remembers, see the module). */
+  private readonly known: DottedOrderMemory;
   /** Root span UUID → root run id (see RunTreeHints.rootAliases). */
   private readonly aliases: TtlMap<string, string>;
   /** Filtered run id → its parent, or null (see RunTreeHints.droppedRuns). */
@@ -64,7 +62,7 @@ export class RunTree {
     private readonly onOrphan: (held: HeldRun) => void = () => {},
   ) {
     this.now = options.now ?? Date.now;
-    this.known = new TtlMap(options.rememberMs, options.rememberMax, this.now);
+    this.known = new DottedOrderMemory(options.rememberMs, options.rememberMax, this.now);
     this.aliases = new TtlMap(options.rememberMs, options.rememberMax, this.now);
     this.dropped = new TtlMap(options.rememberMs, options.rememberMax, this.now);
   }
@@ -149,7 +147,7 @@ export class RunTree {
     this.setOrderAndRelease(held, segment(run.start_time, run.id), run.id);
   }
 
-  private releaseUnder(held: HeldRun, parent: Known): void {
+  private releaseUnder(held: HeldRun, parent: RememberedOrder): void {
     held.run.trace_id = parent.traceId;
     this.setOrderAndRelease(held, `${parent.dotted}.${segment(held.run.start_time, held.run.id)}`, parent.traceId);
   }
@@ -161,7 +159,7 @@ export class RunTree {
       const item = stack.pop()!;
       const { run } = item.held;
       run.dotted_order = item.dotted;
-      this.known.set(run.id, { dotted: item.dotted, traceId: item.traceId });
+      this.known.set(run.id, item);
       this.release(item.held);
       const children = this.takeWaiting(run.id);
       // Reversed so that children leave in arrival order.

@@ -1,0 +1,663 @@
+// The batcher's memory of released runs' dotted orders, so that late children find their parent's.
+// It behaves as a TtlMap<run id, {dotted, traceId}> would (an entry expires `ttlMs` after it was
+// written, at most `maxEntries` are kept and the oldest go first, a re-set entry becomes the newest)
+// in a fraction of the memory. As strings and objects, an entry cost about 300 bytes of heap; a
+// segment of UUID and fixed-format time packs into 24 bytes.
+//
+// - Records, oldest first, in an arena of 1 MiB chunks (Uint32Array, outside the JS heap): a header
+//   word (segment count, kind), the write time (f64), then per segment its 22-character
+//   `YYYYMMDDTHHMMSSffffffZ` time packed field by field into two words (see parseSegmentTime:
+//   lossless, and formatting it back needs no calendar arithmetic) and its UUID (4 words). The
+//   run's id is the last segment's, the trace id the first's.
+//   Expiry and the cap only ever remove the oldest record: they advance a head position and drop
+//   each chunk the head leaves. No allocation per entry, nothing for the garbage collector to trace.
+// - An open-addressing hash table (Uint32Array, linear probing) from the UUID key to its record's
+//   position. Positions only grow, so a slot behind the head is stale at no cost; stale slots go
+//   when the table is rebuilt, as it is whenever half of it is in use.
+// - What does not fit that shape (a run id that is not a lower-case UUID — runs processors other
+//   than `genai` may use any string —, a time whose hour is past 31 or minute or second past 63) is kept
+//   as text: its record only holds its place in the order, the strings live in a Map beside it.
+//
+// A re-set or deleted entry leaves a dead record, skipped when the head passes it; once dead
+// records outweigh live ones the arena is compacted, so memory follows the live entries.
+
+export interface RememberedOrder {
+  readonly dotted: string;
+  /** The first segment's id. */
+  readonly traceId: string;
+}
+
+/** Knobs for tests: collisions, compaction and the 2^32 wrap of positions, without gigabytes. */
+export interface DottedOrderMemoryOptions {
+  /** Initial and smallest hash table size, a power of two. */
+  readonly minSlots?: number;
+  /** Words of dead records tolerated (while they are fewer than the live ones) before compacting. */
+  readonly compactAfterWords?: number;
+  /** Chunk number of the first position. */
+  readonly startChunk?: number;
+}
+
+interface TextEntry extends RememberedOrder {
+  readonly key: string;
+}
+
+const CHUNK_WORDS = 1 << 18; // 1 MiB
+const HEADER_WORDS = 3; // count and kind, write time (f64)
+const SEGMENT_WORDS = 6; // start time (2), UUID (4)
+const MAX_SEGMENTS = Math.floor((CHUNK_WORDS - HEADER_WORDS) / SEGMENT_WORDS); // a record never spans chunks
+// Header word: segment count << 3 | DEAD? | kind. END, a zero word as in a fresh chunk, marks the
+// unused rest of a chunk.
+const END = 0;
+const BINARY = 1;
+const TEXT = 2;
+const KIND = 3;
+const DEAD = 4;
+const COUNT_SHIFT = 3;
+
+// Slots hold positions modulo 2^32; EMPTY would be a chunk's last word, where no record starts.
+const EMPTY = 0xffffffff;
+const EMPTY_SLOT = -1;
+const STALE_SLOT = -2;
+const MAX_LOAD = 1 / 2;
+const REBUILT_LOAD = 1 / 3;
+const DEFAULT_MIN_SLOTS = 1024;
+// With the arena's span (head to tail) and the words written between two rebuilds each under 2^30,
+// a stale slot's position is always more than 2^30 words behind the head modulo 2^32, so it never
+// reads as live. Each bound is 4 GiB of records, far beyond any configured cap.
+const MAX_SPAN_WORDS = 2 ** 30;
+const MAX_WORDS_BETWEEN_REBUILDS = 2 ** 30;
+
+const TIME_CHARS = 22;
+const UUID_CHARS = 36;
+const SEGMENT_CHARS = TIME_CHARS + UUID_CHARS;
+const T = 84;
+const Z = 90;
+const DOT = 46;
+const DASH = 45;
+
+// f64 ↔ two words.
+const f64 = new Float64Array(1);
+const f64Words = new Uint32Array(f64.buffer);
+// A parsed key's UUID.
+const keyWords = new Uint32Array(4);
+// A parsed order's segments before they are copied to the arena.
+let parsed = new Uint32Array(64 * SEGMENT_WORDS);
+
+// Character code → hex digit or decimal digit value, -1 for any other character.
+const HEX_VALUE = new Int8Array(0x10000).fill(-1);
+const DIGIT_VALUE = new Int8Array(0x10000).fill(-1);
+const HEX_CHAR = new Uint8Array(16);
+for (let i = 0; i < 16; i++) {
+  HEX_VALUE['0123456789abcdef'.charCodeAt(i)] = i;
+  HEX_CHAR[i] = '0123456789abcdef'.charCodeAt(i);
+  if (i < 10) DIGIT_VALUE[48 + i] = i;
+}
+
+export class DottedOrderMemory {
+  private chunks: Uint32Array[] = [];
+  /** Chunk number (absolute position / CHUNK_WORDS) of chunks[0]. */
+  private firstChunk = 0;
+  /** Absolute word positions of the oldest record and of the next one. */
+  private head = 0;
+  private tail = 0;
+  private slots: Uint32Array;
+  private mask: number;
+  /** Slots not EMPTY (live, stale, or pointing at a dead record). */
+  private usedSlots = 0;
+  private tailAtRebuild = 0;
+  private liveEntries = 0;
+  private liveWords = 0;
+  /** Strings of text records, by record position. */
+  private texts = new Map<number, TextEntry>();
+  /** Text records whose key is not a UUID, so not in the hash table: key → record position. */
+  private readonly textKeys = new Map<string, number>();
+  private readonly minSlots: number;
+  private readonly compactAfterWords: number;
+  private readonly startChunk: number;
+  private out = Buffer.allocUnsafeSlow(4096);
+  // The entry last looked up, or last written with an order not extending it. The batcher looks up
+  // a parent, then writes its children's orders (its own plus a segment) one after the other: the
+  // parent is then found without parsing its id, and its segments are copied, not parsed again.
+  private recentKey = '';
+  private recentPosition = -1;
+  private recentDotted = '';
+  private recentTraceId = '';
+  /** Whether the last order encoded took the recent entry's segments. */
+  private prefixUsed = false;
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries: number,
+    private readonly now: () => number = Date.now,
+    options: DottedOrderMemoryOptions = {},
+  ) {
+    this.minSlots = options.minSlots ?? DEFAULT_MIN_SLOTS;
+    this.compactAfterWords = options.compactAfterWords ?? CHUNK_WORDS;
+    this.startChunk = options.startChunk ?? 0;
+    this.slots = new Uint32Array(this.minSlots);
+    this.mask = 0;
+    this.clear();
+  }
+
+  get size(): number {
+    return this.liveEntries;
+  }
+
+  /** The order, or undefined when absent or expired. */
+  get(runId: string): RememberedOrder | undefined {
+    const recent = runId === this.recentKey && this.isLive(this.recentPosition);
+    const position = recent ? this.recentPosition : this.find(runId);
+    if (position < 0) return undefined;
+    if (this.now() - this.writtenAt(position) >= this.ttlMs) {
+      this.kill(position);
+      return undefined;
+    }
+    if (recent) return { dotted: this.recentDotted, traceId: this.recentTraceId };
+    const order = this.read(position);
+    this.remember(runId, position, order);
+    return order;
+  }
+
+  has(runId: string): boolean {
+    return this.get(runId) !== undefined;
+  }
+
+  set(runId: string, order: RememberedOrder): void {
+    const isUuid = runId.length === UUID_CHARS && parseUuid(runId, 0, keyWords, 0);
+    let slot = -1;
+    if (isUuid) {
+      // The key's live slot, else the first reusable one on its probe path.
+      for (let i = hashWords(keyWords, 0) & this.mask; ; i = (i + 1) & this.mask) {
+        const position = this.slotPosition(i);
+        if (position === STALE_SLOT || position === EMPTY_SLOT) {
+          if (slot < 0) slot = i;
+          if (position === EMPTY_SLOT) break;
+        } else if (this.recordHasKey(position, runId)) {
+          this.kill(position);
+          slot = i;
+          break;
+        }
+      }
+      if (this.slots[slot] === EMPTY) this.usedSlots++;
+    } else {
+      const old = this.textKeys.get(runId);
+      if (old !== undefined) this.kill(old);
+    }
+
+    const position = this.append(runId, order, isUuid);
+    if (!this.prefixUsed) this.remember(runId, position, order);
+    if (isUuid) this.slots[slot] = position >>> 0;
+    else this.textKeys.set(runId, position);
+    while (this.liveEntries > this.maxEntries || this.tail - this.head > MAX_SPAN_WORDS) this.evictOldest();
+
+    const deadWords = this.tail - this.head - this.liveWords;
+    if (deadWords > this.liveWords && deadWords > this.compactAfterWords) this.rebuild(true);
+    else if (this.usedSlots > this.slots.length * MAX_LOAD) this.rebuild(false);
+    else if (this.tail - this.tailAtRebuild > MAX_WORDS_BETWEEN_REBUILDS) this.rebuild(false);
+  }
+
+  delete(runId: string): void {
+    const position = this.find(runId);
+    if (position >= 0) this.kill(position);
+  }
+
+  /** Drops every expired entry; cheap to call often, since it stops at the first live one. */
+  sweep(): void {
+    const now = this.now();
+    while (this.head < this.tail) {
+      const header = this.word(this.head);
+      const live = (header & KIND) !== END && (header & DEAD) === 0;
+      if (live && now - this.writtenAt(this.head) < this.ttlMs) break;
+      this.advanceHead();
+    }
+    // A table sized for a burst long gone is given back.
+    if (this.slots.length > this.minSlots && this.liveEntries * 8 < this.slots.length) this.rebuild(false);
+  }
+
+  clear(): void {
+    this.chunks = [];
+    this.firstChunk = this.startChunk;
+    this.head = this.tail = this.tailAtRebuild = this.startChunk * CHUNK_WORDS;
+    this.liveEntries = this.liveWords = 0;
+    this.texts.clear();
+    this.textKeys.clear();
+    this.slots = new Uint32Array(this.minSlots).fill(EMPTY);
+    this.mask = this.minSlots - 1;
+    this.usedSlots = 0;
+    this.remember('', -1, { dotted: '', traceId: '' });
+  }
+
+  /** Bytes held outside the JS heap (arena and table), for measurements. */
+  get externalBytes(): number {
+    return this.chunks.length * CHUNK_WORDS * 4 + this.slots.byteLength;
+  }
+
+  // --- lookup ---
+
+  private remember(runId: string, position: number, order: RememberedOrder): void {
+    this.recentKey = runId;
+    this.recentPosition = position;
+    this.recentDotted = order.dotted;
+    this.recentTraceId = order.traceId;
+  }
+
+  /** Whether a record is still there and not dead (positions are never reused). */
+  private isLive(position: number): boolean {
+    return position >= this.head && position < this.tail && (this.word(position) & DEAD) === 0;
+  }
+
+  /** Position of the key's live record, or -1. */
+  private find(runId: string): number {
+    if (runId.length !== UUID_CHARS || !parseUuid(runId, 0, keyWords, 0)) return this.textKeys.get(runId) ?? -1;
+    for (let i = hashWords(keyWords, 0) & this.mask; ; i = (i + 1) & this.mask) {
+      const position = this.slotPosition(i);
+      if (position === EMPTY_SLOT) return -1;
+      if (position !== STALE_SLOT && this.recordHasKey(position, runId)) return position;
+    }
+  }
+
+  /** A slot's record position, EMPTY_SLOT, or STALE_SLOT when behind the head or dead. */
+  private slotPosition(slot: number): number {
+    const value = this.slots[slot]!;
+    if (value === EMPTY) return EMPTY_SLOT;
+    // Distance from the head, modulo 2^32 like the slot's value.
+    const offset = (value - this.head) >>> 0;
+    if (offset >= this.tail - this.head) return STALE_SLOT;
+    const position = this.head + offset;
+    return (this.word(position) & DEAD) === 0 ? position : STALE_SLOT;
+  }
+
+  /** Whether the live record at `position` is the key's (`keyWords` holds the parsed key). */
+  private recordHasKey(position: number, runId: string): boolean {
+    const header = this.word(position);
+    if ((header & KIND) === TEXT) return this.texts.get(position)!.key === runId;
+    const chunk = this.chunkAt(position);
+    const at = (position % CHUNK_WORDS) + HEADER_WORDS + ((header >>> COUNT_SHIFT) - 1) * SEGMENT_WORDS + 2;
+    return (
+      chunk[at] === keyWords[0] &&
+      chunk[at + 1] === keyWords[1] &&
+      chunk[at + 2] === keyWords[2] &&
+      chunk[at + 3] === keyWords[3]
+    );
+  }
+
+  private read(position: number): RememberedOrder {
+    const header = this.word(position);
+    if ((header & KIND) === TEXT) return this.texts.get(position)!;
+    const count = header >>> COUNT_SHIFT;
+    const length = count * (SEGMENT_CHARS + 1) - 1;
+    if (this.out.length < length) this.out = Buffer.allocUnsafeSlow(length);
+    const out = this.out;
+    const chunk = this.chunkAt(position);
+    let at = (position % CHUNK_WORDS) + HEADER_WORDS;
+    for (let o = 0; o < length; o += SEGMENT_CHARS + 1, at += SEGMENT_WORDS) {
+      writeSegmentTime(chunk, at, out, o);
+      writeUuid(chunk, at + 2, out, o + TIME_CHARS);
+      if (o > 0) out[o - 1] = DOT;
+    }
+    const dotted = out.toString('latin1', 0, length);
+    return { dotted, traceId: dotted.slice(TIME_CHARS, SEGMENT_CHARS) };
+  }
+
+  // --- arena ---
+
+  private chunkAt(position: number): Uint32Array {
+    return this.chunks[Math.floor(position / CHUNK_WORDS) - this.firstChunk]!;
+  }
+
+  private word(position: number): number {
+    return this.chunkAt(position)[position % CHUNK_WORDS]!;
+  }
+
+  private writtenAt(position: number): number {
+    const chunk = this.chunkAt(position);
+    const at = position % CHUNK_WORDS;
+    f64Words[0] = chunk[at + 1]!;
+    f64Words[1] = chunk[at + 2]!;
+    return f64[0]!;
+  }
+
+  /** Writes the entry as the newest record; returns its position. */
+  private append(runId: string, order: RememberedOrder, isUuid: boolean): number {
+    const { dotted, traceId } = order;
+    // Binary when the order is UUID segments, the key the last segment's id and the trace id the
+    // first's (always so for the batcher's orders); anything else is kept verbatim.
+    const count = isUuid ? this.encode(dotted, traceId, runId) : 0;
+    const length = HEADER_WORDS + count * SEGMENT_WORDS;
+    const position = this.reserve(length);
+    const chunk = this.chunkAt(position);
+    const at = position % CHUNK_WORDS;
+    f64[0] = this.now();
+    chunk[at] = count > 0 ? (count << COUNT_SHIFT) | BINARY : TEXT;
+    chunk[at + 1] = f64Words[0]!;
+    chunk[at + 2] = f64Words[1]!;
+    if (count > 0) {
+      for (let i = 0, to = at + HEADER_WORDS; i < count * SEGMENT_WORDS; i++, to++) chunk[to] = parsed[i]!;
+    } else this.texts.set(position, { key: runId, dotted, traceId });
+    this.tail = position + length;
+    this.liveEntries++;
+    this.liveWords += length;
+    return position;
+  }
+
+  /**
+   * Parses a dotted order of UUID segments into `parsed`; returns the segment count, or 0 when the
+   * order is not of that shape, or its ends are not `traceId` and `runId` (`keyWords` holds it).
+   * An order extending the recent entry's takes that record's segments as they are.
+   */
+  private encode(dotted: string, traceId: string, runId: string): number {
+    this.prefixUsed = false;
+    const count = (dotted.length + 1) / (SEGMENT_CHARS + 1);
+    if (!Number.isInteger(count) || count > MAX_SEGMENTS) return 0;
+    if (!dotted.endsWith(runId) || traceId.length !== UUID_CHARS || !dotted.startsWith(traceId, TIME_CHARS)) return 0;
+    if (parsed.length < count * SEGMENT_WORDS) parsed = new Uint32Array(count * SEGMENT_WORDS);
+    let first = 0;
+    const prefix = this.recentDotted;
+    // A dead record's words stay until the head passes them.
+    if (
+      prefix.length < dotted.length &&
+      this.recentPosition >= this.head &&
+      this.recentPosition < this.tail &&
+      (this.word(this.recentPosition) & KIND) === BINARY &&
+      dotted.charCodeAt(prefix.length) === DOT &&
+      dotted.startsWith(prefix)
+    ) {
+      first = (prefix.length + 1) / (SEGMENT_CHARS + 1);
+      const chunk = this.chunkAt(this.recentPosition);
+      const from = (this.recentPosition % CHUNK_WORDS) + HEADER_WORDS;
+      for (let i = 0; i < first * SEGMENT_WORDS; i++) parsed[i] = chunk[from + i]!;
+      this.prefixUsed = true;
+    }
+    for (let segment = first; segment < count; segment++) {
+      const c = segment * (SEGMENT_CHARS + 1);
+      const w = segment * SEGMENT_WORDS;
+      if (segment > 0 && dotted.charCodeAt(c - 1) !== DOT) return 0;
+      if (!parseSegmentTime(dotted, c, parsed, w)) return 0;
+      // The last id is the key, parsed already.
+      if (segment === count - 1) {
+        parsed[w + 2] = keyWords[0]!;
+        parsed[w + 3] = keyWords[1]!;
+        parsed[w + 4] = keyWords[2]!;
+        parsed[w + 5] = keyWords[3]!;
+      } else if (!parseUuid(dotted, c + TIME_CHARS, parsed, w + 2)) {
+        return 0;
+      }
+    }
+    return count;
+  }
+
+  /** The position for a record of `length` words at the tail, starting a new chunk if needed. */
+  private reserve(length: number): number {
+    let offset = this.tail % CHUNK_WORDS;
+    if (offset > 0 && offset + length > CHUNK_WORDS) {
+      this.chunkAt(this.tail)[offset] = END;
+      this.tail += CHUNK_WORDS - offset;
+      offset = 0;
+    }
+    // A tail at a chunk's start is always past the last chunk allocated.
+    if (offset === 0) {
+      if (this.chunks.length === 0) this.firstChunk = this.tail / CHUNK_WORDS;
+      this.chunks.push(new Uint32Array(CHUNK_WORDS));
+    }
+    return this.tail;
+  }
+
+  private recordLength(header: number): number {
+    return (header & KIND) === BINARY ? HEADER_WORDS + (header >>> COUNT_SHIFT) * SEGMENT_WORDS : HEADER_WORDS;
+  }
+
+  /** Marks a live record dead: its entry is gone. */
+  private kill(position: number): void {
+    const chunk = this.chunkAt(position);
+    const at = position % CHUNK_WORDS;
+    const header = chunk[at]!;
+    chunk[at] = header | DEAD;
+    this.forget(position, header);
+  }
+
+  private forget(position: number, header: number): void {
+    this.liveEntries--;
+    this.liveWords -= this.recordLength(header);
+    if ((header & KIND) !== TEXT) return;
+    const entry = this.texts.get(position)!;
+    this.texts.delete(position);
+    if (this.textKeys.get(entry.key) === position) this.textKeys.delete(entry.key);
+  }
+
+  /** Moves the head past one record (or a chunk's unused end); drops the chunks it leaves. */
+  private advanceHead(): boolean {
+    const header = this.word(this.head);
+    let evicted = false;
+    if ((header & KIND) === END) {
+      this.head += CHUNK_WORDS - (this.head % CHUNK_WORDS);
+    } else {
+      if ((header & DEAD) === 0) {
+        this.forget(this.head, header);
+        evicted = true;
+      }
+      this.head += this.recordLength(header);
+    }
+    while (this.chunks.length > 0 && this.firstChunk < Math.floor(this.head / CHUNK_WORDS)) {
+      this.chunks.shift();
+      this.firstChunk++;
+    }
+    return evicted;
+  }
+
+  private evictOldest(): void {
+    while (this.head < this.tail) {
+      if (this.advanceHead()) return;
+    }
+  }
+
+  /**
+   * Rebuilds the hash table from the live records, sized for them (stale slots go); when
+   * compacting, first copies the live records, in order, to fresh chunks after the current tail.
+   */
+  private rebuild(compact: boolean): void {
+    if (compact) this.compact();
+    let size = this.minSlots;
+    while (size * REBUILT_LOAD < this.liveEntries) size *= 2;
+    this.slots = new Uint32Array(size).fill(EMPTY);
+    this.mask = size - 1;
+    this.usedSlots = 0;
+    this.tailAtRebuild = this.tail;
+    for (let position = this.head; position < this.tail;) {
+      const header = this.word(position);
+      if ((header & KIND) === END) {
+        position += CHUNK_WORDS - (position % CHUNK_WORDS);
+        continue;
+      }
+      if ((header & DEAD) === 0) {
+        let hashed = false;
+        if ((header & KIND) === BINARY) {
+          const chunk = this.chunkAt(position);
+          const at = (position % CHUNK_WORDS) + HEADER_WORDS + ((header >>> COUNT_SHIFT) - 1) * SEGMENT_WORDS + 2;
+          keyWords[0] = chunk[at]!;
+          keyWords[1] = chunk[at + 1]!;
+          keyWords[2] = chunk[at + 2]!;
+          keyWords[3] = chunk[at + 3]!;
+          hashed = true;
+        } else {
+          const { key } = this.texts.get(position)!;
+          hashed = key.length === UUID_CHARS && parseUuid(key, 0, keyWords, 0);
+        }
+        if (hashed) {
+          let i = hashWords(keyWords, 0) & this.mask;
+          while (this.slots[i] !== EMPTY) i = (i + 1) & this.mask;
+          this.slots[i] = position >>> 0;
+          this.usedSlots++;
+        }
+      }
+      position += this.recordLength(header);
+    }
+  }
+
+  private compact(): void {
+    const { chunks, firstChunk, head, tail, texts } = this;
+    const chunkOf = (position: number): Uint32Array => chunks[Math.floor(position / CHUNK_WORDS) - firstChunk]!;
+    // Fresh positions start at the next chunk boundary, so positions still only grow.
+    this.chunks = [];
+    this.head = this.tail = Math.ceil(tail / CHUNK_WORDS) * CHUNK_WORDS;
+    this.firstChunk = this.head / CHUNK_WORDS;
+    this.texts = new Map();
+    for (let position = head; position < tail;) {
+      const chunk = chunkOf(position);
+      const at = position % CHUNK_WORDS;
+      const header = chunk[at]!;
+      if ((header & KIND) === END) {
+        position += CHUNK_WORDS - at;
+        continue;
+      }
+      const length = this.recordLength(header);
+      if ((header & DEAD) === 0) {
+        const to = this.reserve(length);
+        this.chunkAt(to).set(chunk.subarray(at, at + length), to % CHUNK_WORDS);
+        this.tail = to + length;
+        if ((header & KIND) === TEXT) {
+          const entry = texts.get(position)!;
+          this.texts.set(to, entry);
+          if (this.textKeys.get(entry.key) === position) this.textKeys.set(entry.key, to);
+        }
+      }
+      position += length;
+    }
+  }
+}
+
+// --- encoding ---
+
+/** Parses the lower-case 8-4-4-4-12 UUID at `start` into four words; false when there is none. */
+export function parseUuid(text: string, start: number, out: Uint32Array, at: number): boolean {
+  if (
+    text.charCodeAt(start + 8) !== DASH ||
+    text.charCodeAt(start + 13) !== DASH ||
+    text.charCodeAt(start + 18) !== DASH ||
+    text.charCodeAt(start + 23) !== DASH
+  ) {
+    return false;
+  }
+  const a = hex4(text, start);
+  const b = hex4(text, start + 4);
+  const c = hex4(text, start + 9);
+  const d = hex4(text, start + 14);
+  const e = hex4(text, start + 19);
+  const f = hex4(text, start + 24);
+  const g = hex4(text, start + 28);
+  const h = hex4(text, start + 32);
+  if ((a | b | c | d | e | f | g | h) < 0) return false;
+  out[at] = (a << 16) | b;
+  out[at + 1] = (c << 16) | d;
+  out[at + 2] = (e << 16) | f;
+  out[at + 3] = (g << 16) | h;
+  return true;
+}
+
+/** Four lower-case hex digits' value, or a negative number. */
+function hex4(text: string, at: number): number {
+  const a = HEX_VALUE[text.charCodeAt(at) & 0xffff]!;
+  const b = HEX_VALUE[text.charCodeAt(at + 1) & 0xffff]!;
+  const c = HEX_VALUE[text.charCodeAt(at + 2) & 0xffff]!;
+  const d = HEX_VALUE[text.charCodeAt(at + 3) & 0xffff]!;
+  return (a | b | c | d) < 0 ? -1 : (a << 12) | (b << 8) | (c << 4) | d;
+}
+
+function writeUuid(words: Uint32Array, at: number, out: Buffer, o: number): void {
+  writeHex16(words[at]! >>> 16, out, o);
+  writeHex16(words[at]! & 0xffff, out, o + 4);
+  out[o + 8] = DASH;
+  writeHex16(words[at + 1]! >>> 16, out, o + 9);
+  out[o + 13] = DASH;
+  writeHex16(words[at + 1]! & 0xffff, out, o + 14);
+  out[o + 18] = DASH;
+  writeHex16(words[at + 2]! >>> 16, out, o + 19);
+  out[o + 23] = DASH;
+  writeHex16(words[at + 2]! & 0xffff, out, o + 24);
+  writeHex16(words[at + 3]! >>> 16, out, o + 28);
+  writeHex16(words[at + 3]! & 0xffff, out, o + 32);
+}
+
+/** Writes a 16-bit value as 4 hex digits. */
+function writeHex16(value: number, out: Buffer, o: number): void {
+  writeHexByte(value >>> 8, out, o);
+  writeHexByte(value & 0xff, out, o + 2);
+}
+
+function writeHexByte(byte: number, out: Buffer, o: number): void {
+  out[o] = HEX_CHAR[byte >>> 4]!;
+  out[o + 1] = HEX_CHAR[byte & 15]!;
+}
+
+/** A 32-bit hash of the four words at `at` (murmur3's finaliser over a simple combination). */
+export function hashWords(words: Uint32Array, at: number): number {
+  let h = Math.imul(words[at]! ^ 0x9e3779b9, 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 15) ^ words[at + 1]!, 0xc2b2ae35);
+  h = Math.imul(h ^ (h >>> 13) ^ words[at + 2]!, 0x85ebca6b);
+  h ^= words[at + 3]!;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/**
+ * Packs a segment's 22-character time at `at` into two words: YYYYMMDD as a number with the hour
+ * in the top 5 bits, then minute (6 bits), second (6 bits) and the microseconds (20 bits). Any
+ * date digits fit, and hours up to 31, minutes and seconds up to 63; false for anything else.
+ */
+export function parseSegmentTime(text: string, at: number, out: Uint32Array, w: number): boolean {
+  if (text.charCodeAt(at + 8) !== T || text.charCodeAt(at + 21) !== Z) return false;
+  const year = digits4(text, at);
+  const monthDay = digits4(text, at + 4);
+  const hour = digits2(text, at + 9);
+  const minute = digits2(text, at + 11);
+  const second = digits2(text, at + 13);
+  const fractionHigh = digits2(text, at + 15);
+  const fractionLow = digits4(text, at + 17);
+  if ((year | monthDay | hour | minute | second | fractionHigh | fractionLow) < 0) return false;
+  if (hour > 31 || minute > 63 || second > 63) return false;
+  const date = year * 10_000 + monthDay;
+  const fraction = fractionHigh * 10_000 + fractionLow;
+  out[w] = (hour << 27) | date;
+  out[w + 1] = (minute << 26) | (second << 20) | fraction;
+  return true;
+}
+
+/** Writes the 22-character time packed in the two words at `w`. */
+export function writeSegmentTime(words: Uint32Array, w: number, out: Uint8Array, o: number): void {
+  const first = words[w]!;
+  const second = words[w + 1]!;
+  const date = first & 0x7ffffff;
+  const year = (date / 10_000) | 0;
+  writePair(out, o, (year / 100) | 0);
+  writePair(out, o + 2, year % 100);
+  writePair(out, o + 4, ((date / 100) | 0) % 100);
+  writePair(out, o + 6, date % 100);
+  out[o + 8] = T;
+  writePair(out, o + 9, first >>> 27);
+  writePair(out, o + 11, second >>> 26);
+  writePair(out, o + 13, (second >>> 20) & 63);
+  const fraction = second & 0xfffff;
+  writePair(out, o + 15, (fraction / 10_000) | 0);
+  writePair(out, o + 17, ((fraction / 100) | 0) % 100);
+  writePair(out, o + 19, fraction % 100);
+  out[o + 21] = Z;
+}
+
+function writePair(out: Uint8Array, o: number, value: number): void {
+  out[o] = 48 + ((value / 10) | 0);
+  out[o + 1] = 48 + (value % 10);
+}
+
+/** The value of two decimal digits at `at`, or a negative number. */
+function digits2(text: string, at: number): number {
+  const a = DIGIT_VALUE[text.charCodeAt(at) & 0xffff]!;
+  const b = DIGIT_VALUE[text.charCodeAt(at + 1) & 0xffff]!;
+  return (a | b) < 0 ? -1 : a * 10 + b;
+}
+
+/** The value of four decimal digits at `at`, or a negative number. */
+function digits4(text: string, at: number): number {
+  const high = digits2(text, at);
+  const low = digits2(text, at + 2);
+  return (high | low) < 0 ? -1 : high * 100 + low;
+}
