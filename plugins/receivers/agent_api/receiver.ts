@@ -39,6 +39,7 @@ import { agentApiPlugin } from './internal/http/app.ts';
 import { isLoopbackName, registerRequestGuard } from './internal/http/request-guard.ts';
 import type { AgentServices } from './internal/http/services.ts';
 import { normalizePrefix, registerUi } from './internal/ui/register.ts';
+import { metadataEvent } from './internal/runs/broker.ts';
 import type { EventBroker } from './internal/runs/broker.ts';
 import { RunMessaging } from './internal/runs/messaging.ts';
 import { RunCoordinator } from './internal/runs/coordinator.ts';
@@ -380,7 +381,7 @@ export class AgentApiReceiver implements Receiver {
     // Logs the runs it settles itself.
     await recovery.reclaim({ everyLease: alone });
     const pending = await storage.runsWithStatus('pending');
-    for (const run of pending) broker.open(run.run_id);
+    for (const run of pending) broker.open(run.run_id, metadataEvent(run.run_id));
     if (pending.length > 0) {
       this.settings.telemetry.logger.warn({ resumed_pending: pending.length }, 'Resuming queued runs.');
     }

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { BrokerUnavailableError } from './internal/runs/broker.ts';
+import { BrokerUnavailableError, metadataEvent } from './internal/runs/broker.ts';
 import type { StreamEvent } from './internal/runs/broker.ts';
 import { RunCoordinator } from './internal/runs/coordinator.ts';
 import type { GraphRunner } from './internal/runs/graph-runner.ts';
@@ -137,6 +137,42 @@ describe('Redis stream broker across instances', { skip: available ? false : `no
       );
       assert.equal(await b.wasDiscarded(run), true);
       assert.equal(await b.wasDiscarded(randomUUID()), false);
+    } finally {
+      await env.cleanup();
+    }
+  });
+
+  it('puts the metadata first once: the creating instance appends it, the executing one adds none', async () => {
+    const env = instances();
+    try {
+      await env.ready();
+      const [a, b] = env.brokers;
+      const run = randomUUID();
+      // Created on A (its stream gets the metadata at once), executed on B.
+      a.open(run, metadataEvent(run));
+      const head = await within(b.subscribe(run, -1)[Symbol.asyncIterator]().next());
+      assert.deepEqual(head.value, { id: 0, event: 'metadata', data: { run_id: run, attempt: 1 } });
+      b.open(run, metadataEvent(run));
+      b.publish(run, 'values', { n: 1 });
+      b.finish(run);
+      // Reopened for a later execution: the stream continues after its end, with no second metadata.
+      a.open(run, metadataEvent(run));
+      a.publish(run, 'values', { n: 2 });
+      a.finish(run);
+      const events = await within(collect(b.subscribe(run, -1)));
+      assert.deepEqual(
+        events.map((event) => event.event),
+        ['metadata', 'values', 'values'],
+      );
+      // A log with no event yet (an opener that sent no first event) gets it from the next opener.
+      const resumed = randomUUID();
+      a.open(resumed);
+      b.open(resumed, metadataEvent(resumed));
+      b.finish(resumed);
+      assert.deepEqual(
+        (await within(collect(a.subscribe(resumed, -1)))).map((event) => [event.id, event.event]),
+        [[0, 'metadata']],
+      );
     } finally {
       await env.cleanup();
     }

@@ -4,11 +4,13 @@
 // and live joins are in test/agent-api/{runs,streaming}.acceptance.test.ts.
 
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import type { Client, Message } from '@langchain/langgraph-sdk';
 import { ThrottleError } from '../../../src/pipeline/errors.ts';
 import { newGate } from './testing/gates.ts';
-import { readFirstFrames, readFrames } from './testing/sse-client.ts';
+import { parseFrames, readFirstFrames, readFrames } from './testing/sse-client.ts';
 import { useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 import type { JsonObject, MessagesValues } from './testing/types.ts';
@@ -207,6 +209,64 @@ describe('agent_api runs', () => {
       frames.map((_, i) => String(i)),
     );
     assert.equal(await client.threads.count(), before);
+  });
+
+  it('a streamed run sends its metadata when it is created, before a worker starts it, and only once', async () => {
+    // A run held at a gate keeps the streamed one pending (runs of a thread execute one at a time),
+    // so no worker has taken it while its first frame arrives.
+    const thread = await client.threads.create();
+    const blocking = newGate();
+    const blocker = await client.runs.create(thread.thread_id, 'gate', { input: { gate: blocking.name } });
+    await blocking.reached;
+    const streamed = newGate();
+    const response = await fetch(`${server.url}/threads/${thread.thread_id}/runs/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        assistant_id: 'gate',
+        input: { gate: streamed.name },
+        stream_mode: ['custom'],
+        multitask_strategy: 'enqueue',
+      }),
+    });
+    const runId = response.headers.get('content-location')!.split('/').at(-1)!;
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    while (!text.includes('\n\n')) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, 'the stream ended before its first frame');
+      text += decoder.decode(value, { stream: true });
+    }
+    const [first] = parseFrames(text.slice(0, text.indexOf('\n\n') + 2));
+    assert.deepEqual(first, { event: 'metadata', data: { run_id: runId, attempt: 1 }, id: '0' });
+    assert.equal((await client.runs.get(thread.thread_id, runId)).status, 'pending', 'no worker has taken it yet');
+    // A join from the start sees the same head while the run waits.
+    const joined = await readFirstFrames(
+      await fetch(`${server.url}/threads/${thread.thread_id}/runs/${runId}/stream`),
+      1,
+    );
+    assert.deepEqual(joined, [first]);
+
+    streamed.open();
+    blocking.open();
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    const frames = parseFrames(text);
+    assert.deepEqual(
+      frames.map((f) => f.event),
+      ['metadata', 'custom', 'custom'],
+      'one metadata, then the run as the worker executes it',
+    );
+    assert.deepEqual(
+      frames.map((f) => f.id),
+      frames.map((_, i) => String(i)),
+    );
+    assert.equal((await client.runs.get(thread.thread_id, blocker.run_id)).status, 'success');
+    assert.equal((await client.runs.get(thread.thread_id, runId)).status, 'success');
   });
 
   it('cancel interrupts a running run; with rollback a pending run is deleted', async () => {

@@ -118,6 +118,31 @@ describe('agent_api threads', () => {
     assert.equal(patched.parent_checkpoint?.checkpoint_id, before.parent_checkpoint?.checkpoint_id);
   });
 
+  it('a state read again is the same until a run, a state update or a metadata patch changes it', async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, 'agent', { input: ask('one') });
+    const first = await client.threads.getState<MessagesValues>(thread.thread_id);
+    assert.deepEqual(await client.threads.getState(thread.thread_id), first);
+    const raw = await fetch(`${server.url}/threads/${thread.thread_id}/state`);
+    assert.match(raw.headers.get('content-type')!, /^application\/json/);
+    assert.deepEqual(await raw.json(), first);
+
+    await client.runs.wait(thread.thread_id, 'agent', { input: ask('two') });
+    const second = await client.threads.getState<MessagesValues>(thread.thread_id);
+    assert.equal(second.values.messages.length, first.values.messages.length + 2, 'the run shows at once');
+    assert.notEqual(second.checkpoint.checkpoint_id, first.checkpoint.checkpoint_id);
+
+    await client.threads.updateState(thread.thread_id, { values: { messages: [{ role: 'user', content: 'three' }] } });
+    const third = await client.threads.getState<MessagesValues>(thread.thread_id);
+    assert.equal(third.values.messages.at(-1)?.content, 'three');
+
+    await client.threads.patchState(thread.thread_id, { tag: 'patched' });
+    assert.equal((await client.threads.getState(thread.thread_id)).metadata?.tag, 'patched');
+
+    await client.threads.delete(thread.thread_id);
+    await assert.rejects(client.threads.getState(thread.thread_id), /HTTP 404/);
+  });
+
   it('creates a thread from supersteps of state updates', async () => {
     const thread = await client.threads.create({
       graphId: 'agent',

@@ -32,7 +32,10 @@ export type RunCreate = RequestPayload<FromSchema<typeof runCreate>>;
 export interface RunControl {
   /** A new pending run exists: wake an idle worker. */
   notify(): void;
-  /** Opens the run's event log, so that streams may wait on it before it starts. */
+  /**
+   * Opens the run's event log with its `metadata` event, so that a stream gets that at once and
+   * may wait on the rest before the run starts.
+   */
   open(runId: string): void;
   /** Stops a running run (on whichever instance executes it); false when no worker holds it. */
   abort(runId: string, action: 'interrupt' | 'rollback'): boolean | Promise<boolean>;

@@ -15,6 +15,7 @@ import type { CheckpointDatabase } from '../storage/checkpoints.ts';
 import type { RequestPayload, checkpoint, stateUpdate, threadCreate } from '../http/schemas.ts';
 import { conflict, invalid, notFound } from './api-errors.ts';
 import { isoNow } from './clock.ts';
+import { StateCache } from './state-cache.ts';
 
 /** A thread's creation parameters: the request body (`threadCreate` in http/schemas.ts), nulls dropped. */
 export type ThreadCreate = RequestPayload<FromSchema<typeof threadCreate>>;
@@ -65,14 +66,42 @@ function fieldOf(value: unknown, key: string): unknown {
 /** A graph bound to the server's checkpointer and store, loaded for a thread's config. */
 export type GraphForThread = (graphId: string, config: RunnableConfig) => Promise<CompiledGraphLike>;
 
+/** How much latest-state JSON is kept for repeated reads (see state-cache.ts). */
+const STATE_CACHE = { maxThreads: 1000, maxChars: 16 * 1024 * 1024 };
+
 export class ThreadService {
+  /** Latest states already serialised; only where this process alone writes the checkpoints. */
+  private readonly states?: StateCache;
+
   constructor(
     private readonly storage: Storage,
     private readonly checkpoints: CheckpointDatabase,
     private readonly graphFor: GraphForThread,
     /** Stops the thread's in-flight runs before it is deleted. */
     private readonly cancelThreadRuns: (threadId: string) => Promise<void>,
-  ) {}
+  ) {
+    if (checkpoints.onChange) {
+      const states = (this.states = new StateCache(STATE_CACHE));
+      checkpoints.onChange((threadId) => states.invalidate(threadId));
+    }
+  }
+
+  /** Threads whose latest state is kept serialised (0 without a cache). */
+  get cachedStates(): number {
+    return this.states?.size ?? 0;
+  }
+
+  /**
+   * The thread's latest state as JSON (what `GET /threads/{id}/state` answers): from the cache
+   * when this thread's checkpoints were not written since it was last read with the same graph
+   * and config, else read as `state` reads it.
+   */
+  async latestStateJson(threadId: string): Promise<string> {
+    if (!this.states) return JSON.stringify(await this.state(threadId));
+    const thread = await this.get(threadId);
+    const key = `${String(thread.metadata.graph_id)}\u0000${JSON.stringify(thread.config)}`;
+    return this.states.get(threadId, key, async () => JSON.stringify(await this.stateOf(thread, {})));
+  }
 
   /**
    * Creates the thread. Under custom auth (`visible`: may this user see a thread with this
@@ -208,7 +237,14 @@ export class ThreadService {
     threadId: string,
     options: { subgraphs?: boolean; checkpoint?: CheckpointSelector | null; checkpoint_id?: string } = {},
   ): Promise<ThreadState> {
-    const thread = await this.get(threadId);
+    return this.stateOf(await this.get(threadId), options);
+  }
+
+  private async stateOf(
+    thread: Thread,
+    options: { subgraphs?: boolean; checkpoint?: CheckpointSelector | null; checkpoint_id?: string },
+  ): Promise<ThreadState> {
+    const threadId = thread.thread_id;
     const graph = await this.graphOf(thread);
     if (!graph) return { ...EMPTY_STATE };
     const config = this.configFor(threadId, options.checkpoint, options.checkpoint_id);

@@ -117,10 +117,13 @@ export function registerThreadRoutes(app: AgentApp, services: AgentServices): vo
     });
   });
 
-  app.get('/threads/:thread_id/state', { schema: { params: threadIdParams } }, async (request) => {
+  app.get('/threads/:thread_id/state', { schema: { params: threadIdParams } }, async (request, reply) => {
     const { thread_id: threadId } = request.params;
     await readable(request, threadId);
-    return threads.state(threadId, { subgraphs: isTrue(requestParameter(request.query, 'subgraphs')) });
+    const subgraphs = isTrue(requestParameter(request.query, 'subgraphs'));
+    if (subgraphs) return threads.state(threadId, { subgraphs });
+    // The latest state, often read again unchanged: served as the JSON the thread service keeps.
+    return reply.type('application/json; charset=utf-8').send(await threads.latestStateJson(threadId));
   });
 
   app.post('/threads/:thread_id/state', { schema: { params: threadIdParams, body: stateUpdate } }, async (request) => {

@@ -31,7 +31,15 @@ export function formatSSE(frame: SseFrame): string {
  */
 export async function writeSSE(response: ServerResponse, frame: SseFrame): Promise<void> {
   if (response.destroyed || response.writableEnded) return;
-  if (response.write(formatSSE(frame))) return;
+  // Sent now, not on the next tick: a write corks the socket until `process.nextTick`, and ticks
+  // wait while promise jobs keep coming — a graph executing in this process is a long run of them,
+  // during which every frame (the `metadata` of a run just created, each token) would sit in the
+  // corked socket until the graph ends. Corking here ourselves makes the write leave the automatic
+  // cork alone, and uncorking sends it.
+  response.cork();
+  const flowing = response.write(formatSSE(frame));
+  response.uncork();
+  if (flowing) return;
   await new Promise<void>((resolve) => {
     const done = () => {
       response.off('drain', done);
@@ -45,5 +53,8 @@ export async function writeSSE(response: ServerResponse, frame: SseFrame): Promi
 
 /** A comment line: ignored by clients, keeps idle proxies from closing the connection. */
 export function writeHeartbeat(response: ServerResponse): void {
-  if (!response.destroyed && !response.writableEnded) response.write(': heartbeat\n\n');
+  if (response.destroyed || response.writableEnded) return;
+  response.cork();
+  response.write(': heartbeat\n\n');
+  response.uncork();
 }

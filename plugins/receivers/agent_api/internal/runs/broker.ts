@@ -13,10 +13,31 @@ export interface StreamEvent {
   readonly data: unknown;
 }
 
+/** An event to put at the head of a run's log (`EventBroker.open`). */
+export interface FirstEvent {
+  readonly event: string;
+  readonly data: unknown;
+}
+
+/**
+ * The `metadata` event that starts every run's stream, once: appended when the run is created,
+ * so that a streaming client learns the run's id as soon as the run exists, not when a worker
+ * takes it. `attempt` is 1: a run is executed at most once (a run whose lease lapsed is settled as
+ * an error, never retried, see recovery.ts), and a later execution of the same run (its log
+ * reopened) continues the stream without a second `metadata`.
+ */
+export function metadataEvent(runId: string): FirstEvent {
+  return { event: 'metadata', data: { run_id: runId, attempt: 1 } };
+}
+
 /** The stream broker as the runner, the coordinator and the routes use it. */
 export interface EventBroker {
-  /** Opens a run's log (idempotent); a reader may then wait on it before the first event. */
-  open(runId: string): void;
+  /**
+   * Opens a run's log (idempotent); a reader may then wait on it before the first event. With
+   * `first`, a log that has no event yet gets `first` as its event 0 (in the same step, so that
+   * of several openers exactly one appends it); a log that has events keeps them as they are.
+   */
+  open(runId: string, first?: FirstEvent): void;
   /** Appends an event; its id is the next position in the run's stream. */
   publish(runId: string, event: string, data: unknown): void;
   /** Marks the run's stream complete: readers drain what is left and end. */
@@ -67,6 +88,13 @@ export interface BrokerOptions {
   readonly maxEvents: number;
   /** Finished runs whose logs are kept; the oldest go first. */
   readonly maxFinishedRuns: number;
+  /**
+   * How long a finished run's log is kept for late joiners and reconnects (default 5 minutes), so
+   * that an idle server releases them all, not only the ones beyond `maxFinishedRuns`.
+   */
+  readonly finishedTtlMs?: number;
+  /** The time, epoch ms (tests move it); default `Date.now`. */
+  readonly now?: () => number;
   /** Called with the number of events dropped from a run's log. */
   readonly onDrop?: (runId: string, count: number) => void;
 }
@@ -77,7 +105,18 @@ export class StreamBroker implements EventBroker {
   /** Runs deleted while someone could still be waiting on them (bounded like the finished logs). */
   private readonly discarded = new Set<string>();
 
-  constructor(private readonly options: BrokerOptions) {}
+  private readonly finishedTtlMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: BrokerOptions) {
+    this.finishedTtlMs = options.finishedTtlMs ?? 300_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Runs whose logs are held (in flight, or finished within the bounds). */
+  get size(): number {
+    return this.channels.size;
+  }
 
   private channel(runId: string): Channel {
     let channel = this.channels.get(runId);
@@ -88,9 +127,11 @@ export class StreamBroker implements EventBroker {
     return channel;
   }
 
-  /** Opens a run's log (idempotent); a reader may then wait on it before the first event. */
-  open(runId: string): void {
+  /** Opens a run's log (idempotent); with `first`, a log with no event yet starts with it. */
+  open(runId: string, first?: FirstEvent): void {
+    this.release();
     const channel = this.channel(runId);
+    if (first && channel.nextId === 0) this.publish(runId, first.event, first.data);
     if (channel.done) {
       // A retried run starts a new attempt: its stream continues after what was already sent.
       channel.done = false;
@@ -121,10 +162,25 @@ export class StreamBroker implements EventBroker {
     const channel = this.channel(runId);
     if (channel.done) return;
     channel.done = true;
-    channel.finishedAt = Date.now();
+    channel.finishedAt = this.now();
     this.finished.push(runId);
-    while (this.finished.length > this.options.maxFinishedRuns) this.channels.delete(this.finished.shift()!);
+    this.release();
     this.wake(channel);
+  }
+
+  /** Drops the logs of finished runs past the count bound or their grace period, oldest first. */
+  private release(): void {
+    const expired = this.now() - this.finishedTtlMs;
+    for (;;) {
+      const oldest = this.finished[0];
+      if (oldest === undefined) return;
+      const channel = this.channels.get(oldest);
+      const over = this.finished.length > this.options.maxFinishedRuns;
+      if (!over && channel?.done && (channel.finishedAt ?? 0) > expired) return;
+      this.finished.shift();
+      // A log reopened since (a later execution) is live again: it stays.
+      if (channel?.done) this.channels.delete(oldest);
+    }
   }
 
   /** Ends every reader (the server is stopping); logs are kept, so nothing is replayed twice. */

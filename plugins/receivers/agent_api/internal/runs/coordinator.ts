@@ -11,7 +11,7 @@
 
 import type { RunControl } from '../domain/runs.ts';
 import type { Storage } from '../storage/storage.ts';
-import { BrokerUnavailableError } from './broker.ts';
+import { BrokerUnavailableError, metadataEvent } from './broker.ts';
 import type { EventBroker, StreamEvent } from './broker.ts';
 import type { GraphRunner } from './graph-runner.ts';
 import type { RunSignals } from './redis-signals.ts';
@@ -53,8 +53,9 @@ export class RunCoordinator implements RunControl {
     this.signals?.wake();
   }
 
+  /** Opens the new run's log with its `metadata` event, which streams send first. */
   open(runId: string): void {
-    this.broker.open(runId);
+    this.broker.open(runId, metadataEvent(runId));
   }
 
   abort(runId: string, action: 'interrupt' | 'rollback'): boolean | Promise<boolean> {

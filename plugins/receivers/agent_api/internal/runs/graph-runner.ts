@@ -10,9 +10,11 @@ import type { Logger } from 'pino';
 import type { GraphRegistry } from '../graphs/registry.ts';
 import type { CheckpointDatabase } from '../storage/checkpoints.ts';
 import type { Assistant, JsonObject, RunKwargs, RunRecord, RunStatus, Storage } from '../storage/storage.ts';
+import { TtlMap } from '../../../../../src/collections/ttl-map.ts';
 import { isoNow } from '../domain/clock.ts';
 import { settleThread } from '../domain/runs.ts';
 import type { RunTracer } from '../tracing/tracer.ts';
+import { metadataEvent } from './broker.ts';
 import type { EventBroker } from './broker.ts';
 import { interruptsOf } from './state.ts';
 import { toWire } from './serialize.ts';
@@ -80,14 +82,21 @@ function toCommand(command: NonNullable<RunKwargs['command']>): Command {
   });
 }
 
-const MAX_RESULTS = 2000;
+/**
+ * How long, and for how many runs, the last root values of a finished run are kept for wait and
+ * join. They read them as the run ends; a later join falls back on the thread's values (see
+ * `RunCoordinator.result`). Kept by time as well as by count, so that an idle server holds none of
+ * them and a busy one no more than a few seconds' worth.
+ */
+const RESULT_TTL_MS = 60_000;
+const MAX_RESULTS = 1000;
 
 export class GraphRunner {
   private readonly tracingWarning: ThrottledWarning;
   private readonly webhookWarning: ThrottledWarning;
   private readonly active = new Map<string, AbortController>();
   /** The last root `values` of recently finished runs, for wait/join (bounded, oldest dropped). */
-  private readonly results = new Map<string, unknown>();
+  private readonly results = new TtlMap<string, unknown>(RESULT_TTL_MS, MAX_RESULTS);
 
   constructor(private readonly options: GraphRunnerOptions) {
     this.tracingWarning = new ThrottledWarning(options.logger, 'Tracing a run failed; the run itself is unaffected.');
@@ -124,8 +133,9 @@ export class GraphRunner {
     const controller = new AbortController();
     this.active.set(run.run_id, controller);
     this.options.onStart?.(run.run_id);
-    broker.open(run.run_id);
-    broker.publish(run.run_id, 'metadata', { run_id: run.run_id, attempt: run.attempt });
+    // The run's creation put its `metadata` first in the log; a log without it (an in-process log
+    // lost with a restart before the run started) gets it now, so every stream starts with one.
+    broker.open(run.run_id, metadataEvent(run.run_id));
     const timer =
       this.options.runTimeoutMs > 0
         ? setTimeout(() => controller.abort('timeout'), this.options.runTimeoutMs)
@@ -143,6 +153,9 @@ export class GraphRunner {
       } catch (error) {
         this.tracingFailed(run, error);
       }
+      // Cancelled before the graph starts (while its assistant was read): the graph never starts,
+      // so it writes no checkpoint that a rollback would have to find.
+      controller.signal.throwIfAborted();
       const mapper = await this.stream(run, assistant, kwargs, controller.signal, tracer);
       const result = mapper.result();
       if (result !== undefined) this.remember(run.run_id, toWire(result));
@@ -318,8 +331,14 @@ export class GraphRunner {
   }
 
   private remember(runId: string, values: unknown): void {
+    this.results.sweep();
     this.results.set(runId, values);
-    if (this.results.size > MAX_RESULTS) this.results.delete(this.results.keys().next().value!);
+  }
+
+  /** How many finished runs' values are kept (for tests). */
+  get retainedResults(): number {
+    this.results.sweep();
+    return this.results.size;
   }
 
   private tracingFailed(run: RunRecord, error: unknown): void {

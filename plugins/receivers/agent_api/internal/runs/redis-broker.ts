@@ -10,7 +10,9 @@
 //   <p>run:{id}:discarded   the run was deleted (what `wasDiscarded` answers)
 //   <p>run:{id}             pub/sub channel: "an entry was appended"
 // Appends run one Lua script (number, XADD with `MAXLEN ~`, expiry, PUBLISH) so positions are
-// assigned atomically by whichever instance writes. A live log expires a day after its last
+// assigned atomically by whichever instance writes. A `first` append (the run's `metadata`, see
+// `EventBroker.open`) is written as an `ev` entry only when the Stream is empty, so of the instance
+// that created the run and the one that executes it, only one puts it there. A live log expires a day after its last
 // event; an ended one `endedTtlMs` after its end marker.
 //
 // Readers are woken by pub/sub and then read with XRANGE on the shared command connection, rather
@@ -26,7 +28,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { BrokerUnavailableError } from './broker.ts';
-import type { EventBroker, StreamEvent } from './broker.ts';
+import type { EventBroker, FirstEvent, StreamEvent } from './broker.ts';
 import type { RedisBus } from './redis.ts';
 
 const APPEND_SCRIPT = `
@@ -49,6 +51,9 @@ local kind = ARGV[3]
 if kind == 'open' then
   redis.call('SET', KEYS[2], '1', 'PX', ARGV[7])
   if topKind ~= 'end' then return false end
+elseif kind == 'first' then
+  if top then return false end
+  kind = 'ev'
 elseif kind == 'end' and (topKind == 'end' or topKind == 'discard') then
   return false
 end
@@ -68,7 +73,7 @@ return id
 type AppendArgs = (string | number)[];
 type WithAppend<T> = T & { tpAgentAppend(...args: AppendArgs): T extends Redis ? Promise<string | null> : T };
 
-type Kind = 'ev' | 'end' | 'discard' | 'open';
+type Kind = 'ev' | 'end' | 'discard' | 'open' | 'first';
 
 interface PendingWrite {
   readonly kind: Kind;
@@ -152,8 +157,9 @@ export class RedisStreamBroker implements EventBroker {
     return this.bus.ready();
   }
 
-  open(runId: string): void {
+  open(runId: string, first?: FirstEvent): void {
     this.enqueue(runId, 'open', '', null);
+    if (first) this.enqueue(runId, 'first', first.event, first.data);
   }
 
   publish(runId: string, event: string, data: unknown): void {

@@ -31,6 +31,8 @@ export class WorkerPool {
   private stopped = true;
   private loops: Promise<void>[] = [];
   private wakers = new Set<() => void>();
+  /** A wake-up that found no idle worker: the next worker to go idle looks at the queue again first. */
+  private missedWake = false;
   /** Runs claimed by a worker in this process (excluded from further claims; their leases renewed). */
   private readonly claimed = new Set<string>();
   private renewTimer?: NodeJS.Timeout;
@@ -60,15 +62,35 @@ export class WorkerPool {
     this.renewTimer.unref();
   }
 
-  /** Wakes idle workers: a run was created or a thread became free. */
+  /**
+   * Wakes one idle worker: a run was created or a thread became free. One, not all: each woken
+   * worker looks at the queue (a storage query under the writer lock), and waking every idle worker
+   * for every run made most of those queries find nothing — with 10 workers, about ten empty claims
+   * per run, the largest cost of a run on the storage. A worker that claims a run wakes the next one
+   * (more may be due), so a burst still reaches as many workers as it needs. A wake-up that comes
+   * while no worker is idle (they are all executing, or one is between an empty claim and going
+   * idle) is kept, so that it is not lost.
+   */
   notify(): void {
+    if (!this.wakeOne()) this.missedWake = true;
+  }
+
+  /** Wakes one idle worker; false when none is idle. */
+  private wakeOne(): boolean {
+    const wake = this.wakers.values().next().value;
+    wake?.();
+    return wake !== undefined;
+  }
+
+  /** Wakes every idle worker (the pool is stopping). */
+  private wakeAll(): void {
     for (const wake of [...this.wakers]) wake();
   }
 
   /** Stops claiming runs and waits for the workers to finish the runs they hold (renewing their leases meanwhile). */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.notify();
+    this.wakeAll();
     await Promise.all(this.loops);
     this.loops = [];
     clearInterval(this.renewTimer);
@@ -122,6 +144,9 @@ export class WorkerPool {
         continue;
       }
       this.claimed.add(run.run_id);
+      // More runs may be due: the next idle worker looks. (A worker that is not idle needs no
+      // wake-up for them: it is executing and looks when it ends, or its claim comes after this one.)
+      this.wakeOne();
       try {
         await this.runner.execute(run);
       } catch (error) {
@@ -129,12 +154,16 @@ export class WorkerPool {
       } finally {
         this.claimed.delete(run.run_id);
       }
-      // The thread is free again: its next run (if any) may start now.
-      this.notify();
+      // The thread is free again: this worker looks at the queue at once, so its next run (if any)
+      // starts now without waking another.
     }
   }
 
   private idle(): Promise<void> {
+    if (this.missedWake) {
+      this.missedWake = false;
+      return Promise.resolve();
+    }
     return new Promise<void>((resolve) => {
       const wake = () => {
         clearTimeout(timer);

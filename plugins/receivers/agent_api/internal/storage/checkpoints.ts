@@ -32,6 +32,13 @@ export interface CheckpointDatabase {
   truncate(): Promise<void>;
   /** Idempotent. */
   close(): Promise<void>;
+  /**
+   * Registers `listener`, called after each write to a thread's checkpoints or pending writes
+   * (undefined: every thread's). Only where this process is the only writer (SQLite: one server per
+   * file), so that what it read stays current until it is told otherwise; absent where other
+   * processes write too (PostgreSQL).
+   */
+  onChange?(listener: (threadId: string | undefined) => void): void;
 }
 
 /** Configurable keys that address a checkpoint rather than describe the run. */
@@ -64,12 +71,39 @@ export function serverCheckpointMetadata(config: RunnableConfig, metadata: Check
  * filter them, and as rollback uses them to find a run's checkpoints.
  */
 class ServerCheckpointSaver extends SqliteSaver {
+  /** Told after each write, with the thread written. */
+  changed: (threadId: string | undefined) => void = () => {};
+
   override async put(
     config: RunnableConfig,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
   ): Promise<RunnableConfig> {
-    return super.put(config, checkpoint, serverCheckpointMetadata(config, metadata));
+    try {
+      return await super.put(config, checkpoint, serverCheckpointMetadata(config, metadata));
+    } finally {
+      this.changed(config.configurable?.thread_id as string | undefined);
+    }
+  }
+
+  override async putWrites(
+    config: RunnableConfig,
+    writes: Parameters<SqliteSaver['putWrites']>[1],
+    taskId: string,
+  ): Promise<void> {
+    try {
+      await super.putWrites(config, writes, taskId);
+    } finally {
+      this.changed(config.configurable?.thread_id as string | undefined);
+    }
+  }
+
+  override async deleteThread(threadId: string): Promise<void> {
+    try {
+      await super.deleteThread(threadId);
+    } finally {
+      this.changed(threadId);
+    }
   }
 
   /** The saver creates its tables lazily on first use; the thread operations below need them now. */
@@ -78,17 +112,52 @@ class ServerCheckpointSaver extends SqliteSaver {
   }
 }
 
+/** Statements kept per connection; the checkpointer's SQL is a handful of fixed strings plus `list` filters. */
+const MAX_CACHED_STATEMENTS = 256;
+
+/**
+ * Makes `db.prepare` return a statement already compiled for the same SQL. LangGraph's SQLite
+ * checkpointer prepares its statements on every call (`put`, `putWrites`, `list`), and compiling
+ * them was the largest single cost of a run's checkpoints. A statement is safe to share here: none
+ * of this connection's users iterates one (which would keep it busy) or switches it to raw or
+ * pluck mode. Bounded, oldest first, because `list` builds its SQL from the request's filter.
+ */
+function cacheStatements(db: SqliteDatabase): void {
+  const prepare = db.prepare.bind(db);
+  const statements = new Map<string, ReturnType<SqliteDatabase['prepare']>>();
+  db.prepare = ((sql: string) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = prepare(sql);
+      statements.set(sql, statement);
+      if (statements.size > MAX_CACHED_STATEMENTS) statements.delete(statements.keys().next().value!);
+    }
+    return statement;
+  }) as SqliteDatabase['prepare'];
+}
+
 export class SqliteCheckpointDatabase implements CheckpointDatabase {
-  readonly saver: SqliteSaver;
+  readonly saver: ServerCheckpointSaver;
+  private readonly listeners: ((threadId: string | undefined) => void)[] = [];
   private readonly db: SqliteDatabase;
   private closed = false;
 
   /** Opens the file; its tables are the checkpointer's own (it creates them), so no migrations here. */
   constructor(path: string) {
     this.db = openSqliteFile(path).db;
+    cacheStatements(this.db);
     const saver = new ServerCheckpointSaver(this.db);
     saver.createTables();
+    saver.changed = (threadId) => this.changed(threadId);
     this.saver = saver;
+  }
+
+  onChange(listener: (threadId: string | undefined) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private changed(threadId: string | undefined): void {
+    for (const listener of this.listeners) listener(threadId);
   }
 
   async deleteThread(threadId: string): Promise<void> {
@@ -110,10 +179,11 @@ export class SqliteCheckpointDatabase implements CheckpointDatabase {
         )
         .run(to, from);
     })();
+    this.changed(to);
   }
 
   async deleteRunCheckpoints(threadId: string, runId: string): Promise<number> {
-    return this.db.transaction(() => {
+    const deleted = this.db.transaction(() => {
       const ids = this.db
         .prepare(
           `SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ? AND json_extract(CAST(metadata AS TEXT), '$.run_id') = ?`,
@@ -129,6 +199,8 @@ export class SqliteCheckpointDatabase implements CheckpointDatabase {
       }
       return ids.length;
     })();
+    this.changed(threadId);
+    return deleted;
   }
 
   async patchLatestMetadata(threadId: string, metadata: Record<string, unknown>): Promise<boolean> {
@@ -142,11 +214,13 @@ export class SqliteCheckpointDatabase implements CheckpointDatabase {
       tuple.checkpoint,
       { ...tuple.metadata, ...metadata } as CheckpointMetadata,
     );
+    this.changed(threadId);
     return true;
   }
 
   async truncate(): Promise<void> {
     this.db.exec('DELETE FROM writes; DELETE FROM checkpoints;');
+    this.changed(undefined);
   }
 
   async close(): Promise<void> {

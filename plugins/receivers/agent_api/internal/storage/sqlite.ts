@@ -206,14 +206,12 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
   }
 
   claimNextRun(owner: string, leaseMs: number, now: string, exclude: ReadonlySet<string>): RunRecord | undefined {
-    const candidates = this.db
-      .prepare(
-        `SELECT * FROM runs r WHERE r.status = 'pending' AND r.created_at <= ?
+    const candidates = this.prepare(
+      `SELECT * FROM runs r WHERE r.status = 'pending' AND r.created_at <= ?
          AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'running')
          AND NOT EXISTS (SELECT 1 FROM runs p WHERE p.thread_id = r.thread_id AND p.status = 'pending' AND p.seq < r.seq)
          ORDER BY r.created_at, r.seq LIMIT 64`,
-      )
-      .all(now) as Row[];
+    ).all(now) as Row[];
     // The update is conditional, so that of several processes sharing the database file only one
     // takes a run; the lease is set by the same statement.
     for (const row of candidates) {
