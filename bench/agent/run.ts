@@ -4,8 +4,13 @@
 //
 //   node --import tsx bench/agent/run.ts [--iterations 100] [--concurrency 1,4,16]
 //                                        [--servers tracepipe,tracepipe-notrace,langgraph] [--json]
+//                                        [--operations run_wait,run_stream_first_event,state_get,...]
+//                                        [--cpu-prof DIR] [--workers N]
 
+import { Agent, request } from 'node:http';
 import { cpus } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from '@langchain/langgraph-sdk';
 import { startLanggraphDev, startTracepipe } from './servers.ts';
@@ -18,6 +23,9 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '1,4,16' },
     servers: { type: 'string', default: 'tracepipe,langgraph' },
     warmup: { type: 'string', default: '10' },
+    operations: { type: 'string' },
+    'cpu-prof': { type: 'string' },
+    workers: { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -36,30 +44,90 @@ interface Row {
   p50Ms: number;
   p99Ms: number;
   perSecond: number;
+  /** The server process's CPU time (user + system) per operation, ms; NaN when not known. */
+  cpuMsPerOp: number;
 }
 
-type Operation = (client: Client, threadId: string) => Promise<void>;
+/**
+ * CPU time (user + system) the process has used, ms, from /proc/<pid>/stat (Linux); the server's
+ * own cost per operation, which other load on the machine changes much less than latency. Counts
+ * the process (tracepipe's agent server runs in the process it starts), not children.
+ */
+function cpuMsOf(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after "pid (comm) ".
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+const CLOCK_TICKS = 100;
 
-const operations: Record<string, { needsThread: boolean; run: Operation }> = {
-  thread_create: { needsThread: false, run: async (client) => void (await client.threads.create()) },
+/** What an operation reaches the server with: the SDK client, or plain HTTP to `url`. */
+interface Target {
+  readonly client: Client;
+  readonly url: URL;
+  /** Keep-alive connections for plain HTTP, as many as operations in flight. */
+  readonly agent: Agent;
+}
+
+/** Resolves when done; a number is the latency to record instead of the whole operation's. */
+type Operation = (target: Target, threadId: string) => Promise<void | number>;
+
+/**
+ * `GET path` over a keep-alive connection with `node:http` alone: a client much lighter than the
+ * SDK (which parses, wraps and retries), so that with both on one machine the server's capacity is
+ * what is measured, not the client's. Resolves with the body; rejects on a status other than 200.
+ */
+function httpGet(target: Target, path: string): Promise<string> {
+  return new Promise((resolveBody, reject) => {
+    const req = request(
+      { host: target.url.hostname, port: target.url.port, path, agent: target.agent, method: 'GET' },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () =>
+          res.statusCode === 200 ? resolveBody(body) : reject(new Error(`GET ${path}: ${res.statusCode} ${body}`)),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+interface OperationSpec {
+  /** `fresh`: a new thread per operation; `state`: one of `concurrency` threads, each run once. */
+  readonly threads?: 'fresh' | 'state';
+  /** Operations per cell, as a multiple of `--iterations` (cheap ones need more to be measured). */
+  readonly scale?: number;
+  readonly run: Operation;
+}
+
+const operations: Record<string, OperationSpec> = {
+  thread_create: { run: async ({ client }) => void (await client.threads.create()) },
   run_wait: {
-    needsThread: true,
-    run: async (client, threadId) => {
+    threads: 'fresh',
+    run: async ({ client }, threadId) => {
       const values = (await client.runs.wait(threadId, GRAPH, { input })) as { messages?: unknown[] };
       if (!values?.messages || values.messages.length < 2)
         throw new Error(`unexpected wait result ${JSON.stringify(values)}`);
     },
   },
   run_join: {
-    needsThread: true,
-    run: async (client, threadId) => {
+    threads: 'fresh',
+    run: async ({ client }, threadId) => {
       const run = await client.runs.create(threadId, GRAPH, { input });
       await client.runs.join(threadId, run.run_id);
     },
   },
   run_stream: {
-    needsThread: true,
-    run: async (client, threadId) => {
+    threads: 'fresh',
+    run: async ({ client }, threadId) => {
       let events = 0;
       for await (const chunk of client.runs.stream(threadId, GRAPH, {
         input,
@@ -71,24 +139,80 @@ const operations: Record<string, { needsThread: boolean; run: Operation }> = {
       if (events < 3) throw new Error(`only ${events} stream events`);
     },
   },
+  // The time from the request to the stream's first event (`metadata`); the rest is read, untimed.
+  run_stream_first_event: {
+    threads: 'fresh',
+    run: async ({ client }, threadId) => {
+      const begin = performance.now();
+      let first: number | undefined;
+      for await (const chunk of client.runs.stream(threadId, GRAPH, {
+        input,
+        streamMode: ['values', 'messages-tuple'],
+      })) {
+        if (first === undefined) {
+          first = performance.now() - begin;
+          if (chunk.event !== 'metadata') throw new Error(`first event is ${chunk.event}, not metadata`);
+        }
+        if (chunk.event === 'error') throw new Error(`stream error ${JSON.stringify(chunk.data)}`);
+      }
+      if (first === undefined) throw new Error('no stream events');
+      return first;
+    },
+  },
+  // The latest state of a thread that has run once (`GET /threads/{id}/state`).
+  state_get: {
+    threads: 'state',
+    scale: 20,
+    run: async ({ client }, threadId) => {
+      const state = await client.threads.getState(threadId);
+      if (!(state.values as { messages?: unknown[] })?.messages?.length)
+        throw new Error(`unexpected state ${JSON.stringify(state)}`);
+    },
+  },
+  // The same read with a plain keep-alive HTTP client (`httpGet`): the server's capacity.
+  state_get_http: {
+    threads: 'state',
+    scale: 100,
+    run: async (target, threadId) => {
+      const body = await httpGet(target, `/threads/${threadId}/state`);
+      if (!body.includes('"messages":[{')) throw new Error(`unexpected state ${body}`);
+    },
+  },
 };
+
+/** Which operations to measure (`--operations`, comma-separated; default all). */
+const selected = args.operations ? args.operations.split(',') : Object.keys(operations);
+for (const name of selected) if (!operations[name]) throw new Error(`unknown operation ${name}`);
 
 async function measure(server: RunningServer): Promise<Row[]> {
   const client = new Client({ apiUrl: server.url, defaultHeaders: {}, callerOptions: { maxRetries: 0 } });
+  const url = new URL(server.url);
   const rows: Row[] = [];
-  for (const [name, operation] of Object.entries(operations)) {
+  for (const name of selected) {
+    const operation = operations[name]!;
     for (const concurrency of concurrencies) {
-      const total = Math.max(iterations, concurrency * 4);
+      const total = Math.max(iterations * (operation.scale ?? 1), concurrency * 4);
       // Each run gets a fresh thread made beforehand (untimed), so that no run waits on another
-      // run of its thread and thread histories do not grow over the measurement.
-      const threads = operation.needsThread
-        ? await Promise.all(Array.from({ length: total + warmup }, () => client.threads.create()))
-        : [];
-      const threadOf = (index: number) => threads[index]?.thread_id ?? '';
+      // run of its thread and thread histories do not grow over the measurement. State reads go
+      // to `concurrency` threads that have run once.
+      let threadOf = (_index: number) => '';
+      if (operation.threads === 'fresh') {
+        const threads = await Promise.all(Array.from({ length: total + warmup }, () => client.threads.create()));
+        threadOf = (index) => threads[index]!.thread_id;
+      } else if (operation.threads === 'state') {
+        const threads = await Promise.all(Array.from({ length: concurrency }, () => client.threads.create()));
+        for (const thread of threads) await client.runs.wait(thread.thread_id, GRAPH, { input });
+        threadOf = (index) => threads[index % threads.length]!.thread_id;
+      }
+      const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+      const target: Target = { client, url, agent };
       await drive(warmup, Math.min(concurrency, warmup), (_worker, index) =>
-        operation.run(client, threadOf(total + index)),
+        operation.run(target, threadOf(total + index)),
       );
-      const result = await drive(total, concurrency, (_worker, index) => operation.run(client, threadOf(index)));
+      const cpuBefore = cpuMsOf(server.pid);
+      const result = await drive(total, concurrency, (_worker, index) => operation.run(target, threadOf(index)));
+      const cpuMs = cpuMsOf(server.pid) - cpuBefore;
+      agent.destroy();
       if (result.failures > 0)
         process.stderr.write(
           `${server.name} ${name} c=${concurrency}: ${result.failures} failures, first: ${String(result.firstError)}\n`,
@@ -102,6 +226,7 @@ async function measure(server: RunningServer): Promise<Row[]> {
         p50Ms: quantile(result.latenciesMs, 0.5),
         p99Ms: quantile(result.latenciesMs, 0.99),
         perSecond: (result.latenciesMs.length / result.wallMs) * 1000,
+        cpuMsPerOp: cpuMs / Math.max(1, result.latenciesMs.length),
       });
     }
   }
@@ -109,7 +234,7 @@ async function measure(server: RunningServer): Promise<Row[]> {
 }
 
 function table(rows: Row[]): string {
-  const header = ['server', 'operation', 'conc', 'n', 'fail', 'p50 ms', 'p99 ms', 'ops/s'];
+  const header = ['server', 'operation', 'conc', 'n', 'fail', 'p50 ms', 'p99 ms', 'ops/s', 'cpu ms/op'];
   const lines = rows.map((row) => [
     row.server,
     row.operation,
@@ -119,6 +244,7 @@ function table(rows: Row[]): string {
     row.p50Ms.toFixed(1),
     row.p99Ms.toFixed(1),
     row.perSecond.toFixed(1),
+    Number.isNaN(row.cpuMsPerOp) ? '-' : row.cpuMsPerOp.toFixed(2),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const format = (cells: string[]) =>
@@ -130,9 +256,13 @@ function table(rows: Row[]): string {
   ].join('\n');
 }
 
+// `--cpu-prof DIR`: tracepipe writes a CPU profile of the whole benchmark into DIR when it stops.
+const nodeArgs = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', resolve(args['cpu-prof'])] : [];
+// `--workers N`: tracepipe's `workers` (runs executing at once) instead of its default.
+const workers = args.workers !== undefined ? Number(args.workers) : undefined;
 const starters: Record<string, () => Promise<RunningServer>> = {
-  tracepipe: () => startTracepipe([GRAPH]),
-  'tracepipe-notrace': () => startTracepipe([GRAPH], { tracing: false }),
+  tracepipe: () => startTracepipe([GRAPH], { nodeArgs, workers }),
+  'tracepipe-notrace': () => startTracepipe([GRAPH], { tracing: false, nodeArgs, workers }),
   langgraph: () => startLanggraphDev([GRAPH]),
 };
 

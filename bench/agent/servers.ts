@@ -19,6 +19,8 @@ export interface RunningServer {
   readonly name: string;
   readonly url: string;
   readonly logFile: string;
+  /** The server's process id (tracepipe runs in the process it starts). */
+  readonly pid?: number;
   /** Stops the server (and the processes it started) and removes its temporary directory. */
   stop(): Promise<void>;
 }
@@ -76,7 +78,7 @@ async function started(
     await stop();
     throw new Error(`${(error as Error).message}\n${tail}`);
   }
-  return { name, url, logFile, stop };
+  return { name, url, logFile, pid: child.pid, stop };
 }
 
 async function waitReady(url: string, child: ChildProcess, logFile: string, timeoutMs = 120_000): Promise<void> {
@@ -130,7 +132,14 @@ async function stopChild(child: ChildProcess): Promise<void> {
  */
 export async function startTracepipe(
   graphIds: readonly string[],
-  options: { tracing?: boolean } = {},
+  options: {
+    tracing?: boolean;
+    /** Node options before the entry point (`--expose-gc`, `--import <preload>`, `--cpu-prof`). */
+    nodeArgs?: readonly string[];
+    env?: NodeJS.ProcessEnv;
+    /** `workers` (runs executing at once); the server's default when not given. */
+    workers?: number;
+  } = {},
 ): Promise<RunningServer> {
   const tracing = options.tracing ?? true;
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-bench-'));
@@ -145,6 +154,7 @@ export async function startTracepipe(
       `    port: ${port}`,
       `    langgraph_config: ${graphsJson}`,
       `    data_dir: ${join(dir, 'data')}`,
+      ...(options.workers !== undefined ? [`    workers: ${options.workers}`] : []),
       '    tracing:',
       `      enabled: ${tracing}`,
       'processors:',
@@ -168,9 +178,9 @@ export async function startTracepipe(
   const child = startChild(
     'tracepipe',
     process.execPath,
-    [join(repoRoot, 'bin/tracepipe.js'), '--config', config],
+    [...(options.nodeArgs ?? []), join(repoRoot, 'bin/tracepipe.js'), '--config', config],
     dir,
-    {},
+    options.env ?? {},
     logFile,
   );
   return started(tracing ? 'tracepipe' : 'tracepipe (no tracing)', `http://127.0.0.1:${port}`, child, dir, logFile);

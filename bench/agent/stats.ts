@@ -1,10 +1,14 @@
 // Latency statistics and a fixed-concurrency driver for the agent server benchmark.
 
-/** Runs `total` operations with `concurrency` of them in flight; returns each one's latency (ms) and the wall time. */
+/**
+ * Runs `total` operations with `concurrency` of them in flight; returns each one's latency (ms) and
+ * the wall time. An operation that resolves to a number gives its own latency (ms), e.g. the time
+ * to a first event.
+ */
 export async function drive(
   total: number,
   concurrency: number,
-  operation: (worker: number, index: number) => Promise<void>,
+  operation: (worker: number, index: number) => Promise<void | number>,
 ): Promise<{ latenciesMs: number[]; wallMs: number; failures: number; firstError?: unknown }> {
   const latenciesMs: number[] = [];
   let next = 0;
@@ -16,8 +20,8 @@ export async function drive(
       for (let index = next++; index < total; index = next++) {
         const begin = performance.now();
         try {
-          await operation(worker, index);
-          latenciesMs.push(performance.now() - begin);
+          const own = await operation(worker, index);
+          latenciesMs.push(typeof own === 'number' ? own : performance.now() - begin);
         } catch (error) {
           failures++;
           firstError ??= error;

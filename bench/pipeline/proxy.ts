@@ -1,56 +1,93 @@
 // End-to-end benchmark of the proxy pipeline (otlp receiver → genai → batch → backend exporter):
-// runs the real CLI as a child process with configs/proxy.yaml's defaults, sends OTLP/protobuf requests from
-// concurrent clients, and measures against a local backend stub:
-//   - spans/s end to end (first request sent → last run accepted by the stub),
-//   - the proxy's CPU seconds per 100k spans and peak RSS (from /proc, Linux),
-//   - the upload compression ratio (raw multipart bytes / zstd bytes),
-//   - ingest latency percentiles (request sent → 2xx answer).
+// runs the real CLI as a child process with configs/proxy.yaml's defaults (the write-ahead journal
+// on), sends OTLP/protobuf requests, and measures against a local backend stub. Two kinds of load:
 //
-//   node --import tsx bench/pipeline/proxy.ts [--spans 200000] [--per-request 100] [--clients 8] [--level 3]
-//                                             [--journal on|off] [--profile <dir>]
+//   closed (the default): `--clients` senders, each sending its next request when the last one is
+//     answered (a 429/503 is retried after its Retry-After, at most 1 s), for `--duration` seconds
+//     or `--spans` spans. Prints the rate answered 2xx during the load, the time after the load until
+//     every accepted span had reached the backend (drain), the sustained rate (delivered ÷ (load +
+//     drain)), the proxy's CPU per span, peak RSS and ingest latency percentiles.
+//   open (`--rate N`): N spans/s offered at a steady pace for `--duration` seconds whatever the
+//     answers (a refused request is counted, not retried), then `--idle` seconds without load.
+//     Prints what was accepted and refused, and the proxy's RSS: idle before, peak, at the end of the
+//     load and after the idle period.
 //
-// The receiver's write-ahead journal is on by default, as in configs/proxy.yaml; `--journal off`
-// measures its cost.
+//   node --import tsx bench/pipeline/proxy.ts [--payload realistic|small] [--per-request 100]
+//       [--clients 8] [--duration 10 | --spans N] [--rate N] [--idle 60] [--level 3]
+//       [--journal on|off] [--memory-limit bytes] [--node-flags "..."] [--profile <dir>] [--heap-profile <dir>]
+//
+// The load generator and the stub (which decompresses and parses every upload) run in this process
+// and share the machine's cores with the proxy, as a sidecar's neighbours would.
 
 import { spawn } from 'node:child_process';
+import { randomFillSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { makeRequest } from './workload.ts';
+import { PAYLOADS, makeBatch } from './workload.ts';
+import type { Payload } from './workload.ts';
+import { encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
 import { BackendStub } from '../../plugins/exporters/backend/testing/backend_stub.ts';
 
 const { values } = parseArgs({
   options: {
-    spans: { type: 'string', default: '200000' },
+    payload: { type: 'string', default: 'realistic' },
     'per-request': { type: 'string', default: '100' },
     clients: { type: 'string', default: '8' },
+    duration: { type: 'string', default: '10' },
+    spans: { type: 'string' },
+    rate: { type: 'string' },
+    idle: { type: 'string', default: '60' },
     level: { type: 'string', default: '3' },
     journal: { type: 'string', default: 'on' },
+    /** The receiver's memory_limit_bytes (default: the receiver's default). */
+    'memory-limit': { type: 'string' },
+    /** Extra Node.js/V8 flags for the proxy process, space-separated (e.g. "--max-semi-space-size=8"). */
+    'node-flags': { type: 'string', default: '' },
     /** Write a V8 CPU profile of the proxy into this directory. */
     profile: { type: 'string' },
+    /** Write a V8 sampling heap profile of the proxy into this directory. */
+    'heap-profile': { type: 'string' },
   },
 });
-const totalSpans = Number(values.spans);
+const payload = values.payload as Payload;
+if (!PAYLOADS.includes(payload)) throw new Error(`--payload must be one of ${PAYLOADS.join(', ')}`);
 const perRequest = Number(values['per-request']);
 const clients = Number(values.clients);
+const durationMs = Number(values.duration) * 1000;
+const spanLimit = values.spans === undefined ? Infinity : Number(values.spans);
+const offeredRate = values.rate === undefined ? undefined : Number(values.rate);
+const idleMs = Number(values.idle) * 1000;
 const level = Number(values.level);
 const journal = values.journal !== 'off';
+const memoryLimit = values['memory-limit'] === undefined ? '' : `, memory_limit_bytes: ${values['memory-limit']}`;
 const root = join(import.meta.dirname, '..', '..');
 
-function procStat(pid: number): { cpuSeconds: number; userSeconds: number; systemSeconds: number; peakRssMb: number } {
+interface ProcStat {
+  cpuSeconds: number;
+  userSeconds: number;
+  systemSeconds: number;
+  rssMb: number;
+  peakRssMb: number;
+}
+
+function procStat(pid: number): ProcStat {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const user = Number(fields[11]) / 100; // utime
   const system = Number(fields[12]) / 100; // stime: syscalls, including loopback TCP delivery
-  const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
   return {
     cpuSeconds: user + system,
     userSeconds: user,
     systemSeconds: system,
-    peakRssMb: hwm ? Number(hwm[1]) / 1024 : NaN,
+    rssMb: kb('VmRSS'),
+    peakRssMb: kb('VmHWM'),
   };
 }
 
@@ -63,19 +100,58 @@ function machineStat(): { busySeconds: number; totalSeconds: number } {
 }
 
 function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-async function main(): Promise<void> {
-  const stub = new BackendStub({ record: false });
-  const endpoint = await stub.start();
-  const dir = await mkdtemp(join(tmpdir(), 'tp-bench-'));
+const round = (value: number, digits = 1) => Number(value.toFixed(digits));
+
+/**
+ * Requests with fresh ids, made cheaply: a few encoded templates whose trace and span ids are
+ * rewritten in place for every request (every occurrence of an id — as a span's own id and as its
+ * children's parent — gets the same new bytes), so that generating the load costs little of the
+ * CPU the proxy shares.
+ */
+class RequestFactory {
+  private readonly templates: { body: Buffer; ids: { length: number; offsets: number[] }[] }[] = [];
+  private next = 0;
+
+  constructor(count: number) {
+    for (let i = 0; i < count; i++) {
+      const batch = makeBatch(perRequest, i, payload);
+      const body = Buffer.from(encodeTraceRequestProtobuf(batch));
+      const hexIds = new Set<string>();
+      for (const resource of batch.resourceSpans)
+        for (const scope of resource.scopeSpans)
+          for (const span of scope.spans) hexIds.add(span.traceId).add(span.spanId);
+      const ids = [...hexIds].map((hex) => {
+        const needle = Buffer.from(hex, 'hex');
+        const offsets: number[] = [];
+        for (let at = body.indexOf(needle); at !== -1; at = body.indexOf(needle, at + 1)) offsets.push(at);
+        return { length: needle.length, offsets };
+      });
+      this.templates.push({ body, ids });
+    }
+  }
+
+  make(): Buffer {
+    const template = this.templates[this.next++ % this.templates.length]!;
+    const body = Buffer.from(template.body);
+    const fresh = Buffer.alloc(16);
+    for (const id of template.ids) {
+      randomFillSync(fresh, 0, id.length);
+      for (const offset of id.offsets) fresh.copy(body, offset, 0, id.length);
+    }
+    return body;
+  }
+}
+
+async function startProxy(endpoint: string, dir: string) {
   const configPath = join(dir, 'proxy.yaml');
   await writeFile(
     configPath,
     [
       'receivers:',
-      `  otlp: { host: 127.0.0.1, port: 0, api_key: bench-key, metrics: { enabled: false }, journal: { enabled: ${journal}, directory: ./journal } }`,
+      `  otlp: { host: 127.0.0.1, port: 0, api_key: bench-key, metrics: { enabled: false }, journal: { enabled: ${journal}, directory: ./journal }${memoryLimit} }`,
       'processors:',
       '  genai: {}',
       '  batch: {}',
@@ -91,111 +167,221 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
+  const nodeFlags = values['node-flags'].split(' ').filter((flag) => flag !== '');
   const profile = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`] : [];
-  const child = spawn(process.execPath, [...profile, join(root, 'bin/tracepipe.js'), '--config', configPath], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const heapProfile = values['heap-profile'] ? ['--heap-prof', `--heap-prof-dir=${values['heap-profile']}`] : [];
+  const child = spawn(
+    process.execPath,
+    [...nodeFlags, ...profile, ...heapProfile, join(root, 'bin/tracepipe.js'), '--config', configPath],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const port = await new Promise<number>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
+      if (!line.startsWith('{')) return void console.error(line); // V8's own output (--trace-gc)
       const entry = JSON.parse(line) as { msg?: string; address?: string };
       if (entry.msg === 'Receiving OTLP traces.') resolve(Number(entry.address!.split(':').pop()));
     });
     child.once('exit', () => reject(new Error('the proxy exited')));
   });
+  return { child, url: `http://127.0.0.1:${port}/v1/traces` };
+}
 
-  const requests = Math.ceil(totalSpans / perRequest);
-  // Every request carries fresh ids, generated before the clock starts (the load generator shares
-  // the machine's two cores with the proxy).
-  const bodies = Array.from({ length: requests }, (_, i) => makeRequest(perRequest, i));
-  const url = `http://127.0.0.1:${port}/v1/traces`;
-  const post = async (body: Uint8Array) => {
-    const started = performance.now();
-    for (;;) {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/x-protobuf' },
-        body,
-      });
-      await response.arrayBuffer();
-      if (response.ok) return performance.now() - started;
-      if (response.status !== 429 && response.status !== 503) throw new Error(`ingest answered ${response.status}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+interface Answer {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly retryAfterMs: number;
+  readonly latencyMs: number;
+  /** When the request was sent (performance.now()). */
+  readonly sentAt: number;
+}
+
+async function send(url: string, body: Buffer): Promise<Answer> {
+  const started = performance.now();
+  const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/x-protobuf' }, body });
+  await response.arrayBuffer();
+  const retryAfter = Number(response.headers.get('retry-after'));
+  return {
+    ok: response.ok,
+    status: response.status,
+    retryAfterMs: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 50,
+    latencyMs: performance.now() - started,
+    sentAt: started,
   };
+}
+
+/** Closed loop: each client sends its next request once the last is accepted. */
+async function closedLoad(url: string, factory: RequestFactory) {
+  const latencies: number[] = [];
+  let accepted = 0;
+  let refused = 0;
+  let sentSpans = 0;
+  const deadline = performance.now() + durationMs;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < deadline && sentSpans < spanLimit) {
+        sentSpans += perRequest;
+        const body = factory.make();
+        for (;;) {
+          const answer = await send(url, body);
+          if (answer.ok) {
+            latencies.push(answer.latencyMs);
+            accepted += perRequest;
+            break;
+          }
+          if (answer.status !== 429 && answer.status !== 503) throw new Error(`ingest answered ${answer.status}`);
+          refused += perRequest;
+          // An OTLP exporter honours Retry-After; capped so that the load stays a load.
+          await sleep(Math.min(answer.retryAfterMs, 1000));
+        }
+      }
+    }),
+  );
+  return { latencies, accepted, refused };
+}
+
+/** Open loop: `rate` spans/s offered on a steady clock; refusals are counted, not retried. */
+async function openLoad(url: string, factory: RequestFactory, rate: number, rss: number[], pid: number) {
+  const latencies: number[] = [];
+  const refusals: Record<string, number> = {};
+  let accepted = 0;
+  let offered = 0;
+  /** [seconds into the load, latency ms] of every accepted request. */
+  const timeline: [number, number][] = [];
+  const inFlight = new Set<Promise<void>>();
+  const started = performance.now();
+  const interval = (perRequest / rate) * 1000;
+  let nextRssAt = started;
+  for (let index = 0; ; index++) {
+    const due = started + index * interval;
+    if (due - started >= durationMs) break;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    if (performance.now() >= nextRssAt) {
+      rss.push(procStat(pid).rssMb);
+      nextRssAt += 1000;
+    }
+    offered += perRequest;
+    const request = send(url, factory.make()).then(
+      (answer) => {
+        if (answer.ok) {
+          accepted += perRequest;
+          latencies.push(answer.latencyMs);
+          timeline.push([(answer.sentAt - started) / 1000, answer.latencyMs]);
+        } else refusals[answer.status] = (refusals[answer.status] ?? 0) + perRequest;
+      },
+      (error: unknown) => {
+        refusals[String(error)] = (refusals[String(error)] ?? 0) + perRequest;
+      },
+    );
+    inFlight.add(request);
+    void request.finally(() => inFlight.delete(request));
+  }
+  await Promise.all(inFlight);
+  const slowest = timeline
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([at, ms]) => `${ms.toFixed(0)} ms at ${at.toFixed(1)} s`);
+  return { latencies, accepted, refusals, offered, slowest };
+}
+
+async function main(): Promise<void> {
+  const stub = new BackendStub({ record: false });
+  const endpoint = await stub.start();
+  const dir = await mkdtemp(join(tmpdir(), 'tp-bench-'));
+  const { child, url } = await startProxy(endpoint, dir);
+  const factory = new RequestFactory(64);
+
   // Warm-up (JIT, connections), not measured.
-  await Promise.all(Array.from({ length: clients }, (_, i) => post(makeRequest(perRequest, 1_000_000 + i))));
-  await stub.waitFor(() => stub.acceptedRuns >= clients * perRequest, 60_000);
+  for (let i = 0; i < 3; i++) await Promise.all(Array.from({ length: clients }, () => send(url, factory.make())));
+  await stub.waitFor(() => stub.acceptedRuns >= 3 * clients * perRequest, 60_000);
+  await sleep(1000);
   const warmRuns = stub.acceptedRuns;
   const warmRaw = stub.acceptedRawBytes;
   const warmCompressed = stub.acceptedCompressedBytes;
+  const idleBefore = procStat(child.pid!).rssMb;
 
   const before = procStat(child.pid!);
   // This process is the load generator and the backend stub: its CPU shares the cores with the proxy.
   const benchBefore = process.cpuUsage();
   const machineBefore = machineStat();
-  const latencies: number[] = [];
-  let next = 0;
+  const rss: number[] = [];
   const startedAt = performance.now();
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (next < requests) {
-        const index = next++;
-        latencies.push(await post(bodies[index]!));
-      }
-    }),
-  );
-  const ingestedAt = performance.now();
-  await stub.waitFor(() => stub.acceptedRuns - warmRuns >= requests * perRequest, 300_000);
+  const load =
+    offeredRate === undefined
+      ? { ...(await closedLoad(url, factory)), refusals: {}, offered: undefined, slowest: undefined }
+      : { ...(await openLoad(url, factory, offeredRate, rss, child.pid!)), refused: undefined };
+  const loadEndedAt = performance.now();
+  const atLoadEnd = procStat(child.pid!);
+  // Everything acknowledged must reach the backend: that is the drain.
+  const delivered = () => stub.acceptedRuns - warmRuns;
+  await stub.waitFor(() => delivered() >= load.accepted, 600_000).catch(() => {});
   const deliveredAt = performance.now();
   const after = procStat(child.pid!);
   const benchCpu = process.cpuUsage(benchBefore);
   const machineAfter = machineStat();
+  let idleAfter: number | undefined;
+  if (offeredRate !== undefined && idleMs > 0) {
+    await sleep(Math.max(0, idleMs - (performance.now() - loadEndedAt)));
+    idleAfter = procStat(child.pid!).rssMb;
+  }
 
   child.kill('SIGTERM');
-  await new Promise((resolve) => child.once('exit', resolve));
+  const exitCode = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   await stub.close();
   await rm(dir, { recursive: true, force: true });
 
-  const spans = requests * perRequest;
-  latencies.sort((a, b) => a - b);
+  const loadSeconds = (loadEndedAt - startedAt) / 1000;
+  const drainSeconds = (deliveredAt - loadEndedAt) / 1000;
+  const latencies = load.latencies.sort((a, b) => a - b);
   const raw = stub.acceptedRawBytes - warmRaw;
   const compressed = stub.acceptedCompressedBytes - warmCompressed;
+  const spans = delivered();
   const figures = {
     date: new Date().toISOString().slice(0, 10),
     machine: `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}`,
-    spans,
+    load: offeredRate === undefined ? `closed, ${clients} clients` : `open, ${offeredRate} spans/s offered`,
+    payload,
+    bytes_per_span: Math.round(factory.make().length / perRequest),
     spans_per_request: perRequest,
-    clients,
     compression_level: level,
     journal,
-    spans_per_second_end_to_end: Math.round(spans / ((deliveredAt - startedAt) / 1000)),
-    spans_per_second_ingest: Math.round(spans / ((ingestedAt - startedAt) / 1000)),
-    proxy_cpu_seconds_per_100k_spans: Number((((after.cpuSeconds - before.cpuSeconds) / spans) * 100_000).toFixed(2)),
+    load_seconds: round(loadSeconds),
+    offered_spans: load.offered,
+    accepted_spans: load.accepted,
+    refused_spans: offeredRate === undefined ? load.refused : load.refusals,
+    delivered_spans: spans,
+    lost_spans: Math.max(0, load.accepted - spans),
+    spans_per_second_accepted: Math.round(load.accepted / loadSeconds),
+    drain_seconds: round(drainSeconds),
+    spans_per_second_sustained: Math.round(spans / (loadSeconds + drainSeconds)),
+    proxy_cpu_us_per_span: round(((after.cpuSeconds - before.cpuSeconds) / spans) * 1e6),
     proxy_cpu_user_system_seconds: [
-      Number((after.userSeconds - before.userSeconds).toFixed(2)),
-      Number((after.systemSeconds - before.systemSeconds).toFixed(2)),
+      round(after.userSeconds - before.userSeconds, 2),
+      round(after.systemSeconds - before.systemSeconds, 2),
     ],
-    // Load generator + backend stub (this process), and everything else on the machine.
-    bench_cpu_seconds_per_100k_spans: Number((((benchCpu.user + benchCpu.system) / 1e6 / spans) * 100_000).toFixed(2)),
-    machine_cpu_seconds_per_100k_spans: Number(
-      (((machineAfter.busySeconds - machineBefore.busySeconds) / spans) * 100_000).toFixed(2),
+    // Load generator + backend stub (this process), and everything on the machine.
+    bench_cpu_us_per_span: round((benchCpu.user + benchCpu.system) / spans),
+    machine_cpu_us_per_span: round(((machineAfter.busySeconds - machineBefore.busySeconds) / spans) * 1e6),
+    machine_cpu_busy_percent: round(
+      (100 * (machineAfter.busySeconds - machineBefore.busySeconds)) /
+        (machineAfter.totalSeconds - machineBefore.totalSeconds),
     ),
-    machine_cpu_busy_percent: Number(
-      (
-        (100 * (machineAfter.busySeconds - machineBefore.busySeconds)) /
-        (machineAfter.totalSeconds - machineBefore.totalSeconds)
-      ).toFixed(1),
-    ),
-    proxy_peak_rss_mb: Math.round(after.peakRssMb),
-    compression_ratio: Number((raw / compressed).toFixed(1)),
-    upload_mb_raw: Number((raw / 1e6).toFixed(1)),
-    upload_mb_compressed: Number((compressed / 1e6).toFixed(1)),
-    ingest_latency_ms: {
-      p50: Number(percentile(latencies, 50).toFixed(1)),
-      p99: Number(percentile(latencies, 99).toFixed(1)),
-      max: Number(latencies[latencies.length - 1]!.toFixed(1)),
+    proxy_rss_mb: {
+      idle_before: Math.round(idleBefore),
+      peak: Math.round(after.peakRssMb),
+      at_load_end: Math.round(atLoadEnd.rssMb),
+      ...(idleAfter === undefined ? {} : { [`idle_${idleMs / 1000}s_after`]: Math.round(idleAfter) }),
+      ...(rss.length > 0 ? { per_second: rss.map((mb) => Math.round(mb)) } : {}),
     },
+    compression_ratio: round(raw / compressed),
+    ingest_latency_ms: {
+      p50: round(percentile(latencies, 50)),
+      p99: round(percentile(latencies, 99)),
+      max: round(latencies[latencies.length - 1] ?? NaN),
+      ...(load.slowest ? { slowest: load.slowest } : {}),
+    },
+    proxy_exit_code: exitCode,
   };
   console.log(JSON.stringify(figures, null, 2));
 }

@@ -6,7 +6,8 @@
 // best and the median of the rounds. HTTP (the receiver's server, the uploads) is not included:
 // the difference from proxy.ts's CPU per span is that, and the process's other work.
 //
-//   node --import tsx bench/pipeline/stages.ts [--requests 300] [--per-request 100] [--rounds 5] [--level 3]
+//   node --import tsx bench/pipeline/stages.ts [--payload realistic|small] [--requests 300] [--per-request 100]
+//                                              [--rounds 5] [--level 3]
 
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -17,16 +18,20 @@ import { nopSettings } from '../../src/pipeline/testing.ts';
 import { MultipartZstdWriter } from '../../plugins/exporters/backend/internal/multipart_writer.ts';
 import { BatchProcessor } from '../../plugins/processors/batch/batcher.ts';
 import { GenAiProcessor } from '../../plugins/processors/genai/processor.ts';
-import { makeRequest } from './workload.ts';
+import { PAYLOADS, makeRequest } from './workload.ts';
+import type { Payload } from './workload.ts';
 
 const { values } = parseArgs({
   options: {
+    payload: { type: 'string', default: 'realistic' },
     requests: { type: 'string', default: '300' },
     'per-request': { type: 'string', default: '100' },
     rounds: { type: 'string', default: '5' },
     level: { type: 'string', default: '3' },
   },
 });
+const payload = values.payload as Payload;
+if (!PAYLOADS.includes(payload)) throw new Error(`--payload must be one of ${PAYLOADS.join(', ')}`);
 const requests = Number(values.requests);
 const perRequest = Number(values['per-request']);
 const rounds = Number(values.rounds);
@@ -43,7 +48,9 @@ const stages = ['decode', 'genai', 'batch', 'encode'] as const;
 const costs: Record<(typeof stages)[number], number[]> = { decode: [], genai: [], batch: [], encode: [] };
 
 for (let round = 0; round < rounds; round++) {
-  const bodies = Array.from({ length: requests }, (_, i) => Buffer.from(makeRequest(perRequest, round * requests + i)));
+  const bodies = Array.from({ length: requests }, (_, i) =>
+    Buffer.from(makeRequest(perRequest, round * requests + i, payload)),
+  );
   // The defaults of configs/proxy.yaml, as the proxy runs them.
   const genai = new GenAiProcessor(
     nopSettings('processor', 'genai'),
@@ -105,7 +112,9 @@ const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(li
 console.log(
   `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}`,
 );
-console.log(`${requests} requests of ${perRequest} spans, ${rounds} rounds, zstd level ${level}; µs of CPU per span:`);
+console.log(
+  `${requests} requests of ${perRequest} ${payload} spans, ${rounds} rounds, zstd level ${level}; µs of CPU per span:`,
+);
 console.log('stage    best   median');
 for (const stage of stages)
   console.log(

@@ -1,0 +1,172 @@
+// The agent server's memory over many runs: starts the real server process (as run.ts does, with
+// tracing through genai → batch → debug), runs `--warmup` runs, then `--runs` more, and samples the
+// server's resident set size (VmRSS in /proc/<pid>/status) and its heap after a forced collection
+// every `--every` runs. Each run is `runs.wait` of the offline chat graph on a fresh thread
+// (created just before, untimed), `--clients` in flight. What grows after the warm-up is what the
+// server keeps per run.
+//
+//   node --import tsx bench/agent/memory.ts [--warmup 1000] [--runs 10000] [--every 1000]
+//                                           [--clients 8] [--no-tracing] [--snapshots DIR] [--json]
+//
+// The heap figures come from heap-probe.mjs, preloaded into the server (`--expose-gc`): on SIGUSR2
+// it collects garbage and writes `process.memoryUsage()`. With `--snapshots DIR` it also writes a
+// heap snapshot at each sample (slow; for finding what grows, e.g. in Chrome DevTools' comparison
+// view).
+
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { cpus } from 'node:os';
+import { Client } from '@langchain/langgraph-sdk';
+import { repoRoot, startTracepipe } from './servers.ts';
+import { drive } from './stats.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    warmup: { type: 'string', default: '1000' },
+    runs: { type: 'string', default: '10000' },
+    every: { type: 'string', default: '1000' },
+    clients: { type: 'string', default: '8' },
+    'no-tracing': { type: 'boolean', default: false },
+    snapshots: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const warmup = Number(args.warmup);
+const runs = Number(args.runs);
+const every = Number(args.every);
+const clients = Number(args.clients);
+const GRAPH = 'chat';
+const input = { messages: [{ role: 'user', content: 'hello from the memory benchmark' }] };
+
+interface Sample {
+  runs: number;
+  rssMb: number;
+  /** RSS right after the forced collection (what the server holds, less uncollected garbage). */
+  rssAfterGcMb: number;
+  heapUsedMb: number;
+  externalMb: number;
+  seconds: number;
+}
+
+const MB = 1024 * 1024;
+
+function rssOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? Number.NaN);
+  return (kb * 1024) / MB;
+}
+
+/** Asks the server's heap probe to collect garbage and report; waits for its answer. */
+async function heapOf(
+  pid: number,
+  file: string,
+  probe: number,
+): Promise<{ heapUsed: number; external: number; rss: number }> {
+  process.kill(pid, 'SIGUSR2');
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    await sleep(50);
+    try {
+      const report = JSON.parse(readFileSync(file, 'utf8')) as {
+        probe: number;
+        heapUsed: number;
+        external: number;
+        rss: number;
+      };
+      if (report.probe >= probe) return report;
+    } catch {
+      // not written yet, or being written
+    }
+  }
+  throw new Error('the server did not answer the heap probe');
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'tracepipe-memory-'));
+const heapFile = join(dir, 'heap.json');
+const server = await startTracepipe([GRAPH], {
+  tracing: !args['no-tracing'],
+  nodeArgs: ['--expose-gc', '--import', join(repoRoot, 'bench/agent/heap-probe.mjs')],
+  env: {
+    TRACEPIPE_BENCH_HEAP: heapFile,
+    ...(args.snapshots ? { TRACEPIPE_BENCH_SNAPSHOTS: resolve(args.snapshots) } : {}),
+  },
+});
+const samples: Sample[] = [];
+let failures = 0;
+try {
+  const pid = server.pid!;
+  const client = new Client({ apiUrl: server.url, defaultHeaders: {}, callerOptions: { maxRetries: 0 } });
+  const started = performance.now();
+  let probes = 0;
+  const sample = async (done: number) => {
+    // Let the last runs' deferred work (trace batches, finished-run timers) settle first.
+    await sleep(1000);
+    const rssMb = rssOf(pid);
+    const heap = await heapOf(pid, heapFile, ++probes);
+    const row = {
+      runs: done,
+      rssMb,
+      rssAfterGcMb: heap.rss / MB,
+      heapUsedMb: heap.heapUsed / MB,
+      externalMb: heap.external / MB,
+      seconds: (performance.now() - started) / 1000,
+    };
+    samples.push(row);
+    process.stderr.write(
+      `${done} runs: rss ${row.rssMb.toFixed(1)} MB (${row.rssAfterGcMb.toFixed(1)} after gc), heap after gc ${row.heapUsedMb.toFixed(1)} MB (${row.seconds.toFixed(0)} s)\n`,
+    );
+  };
+  const batch = async (count: number) => {
+    const result = await drive(count, clients, async () => {
+      const thread = await client.threads.create();
+      const values = (await client.runs.wait(thread.thread_id, GRAPH, { input })) as { messages?: unknown[] };
+      if (!values?.messages || values.messages.length < 2)
+        throw new Error(`unexpected wait result ${JSON.stringify(values)}`);
+    });
+    failures += result.failures;
+    if (result.failures > 0) process.stderr.write(`${result.failures} failures, first: ${String(result.firstError)}\n`);
+  };
+  await sample(0);
+  await batch(warmup);
+  await sample(warmup);
+  for (let done = 0; done < runs; done += every) {
+    await batch(Math.min(every, runs - done));
+    await sample(warmup + Math.min(done + every, runs));
+  }
+} finally {
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const base = samples.find((row) => row.runs === warmup)!;
+const last = samples[samples.length - 1]!;
+const summary = {
+  machine: `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}`,
+  tracing: !args['no-tracing'],
+  warmup,
+  runs,
+  clients,
+  failures,
+  rssGrowthMb: last.rssMb - base.rssMb,
+  heapGrowthMb: last.heapUsedMb - base.heapUsedMb,
+  rssGrowthPer1000Mb: ((last.rssMb - base.rssMb) / runs) * 1000,
+  heapGrowthPer1000Mb: ((last.heapUsedMb - base.heapUsedMb) / runs) * 1000,
+  samples,
+};
+if (args.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+else {
+  process.stdout.write(
+    `${summary.machine}\ntracing ${summary.tracing ? 'on' : 'off'}, ${clients} clients, ${warmup} warm-up runs, then ${runs}; ${failures} failures\n\n`,
+  );
+  process.stdout.write('| runs | RSS MB | RSS after GC MB | heap after GC MB | external MB |\n|--:|--:|--:|--:|--:|\n');
+  for (const row of samples)
+    process.stdout.write(
+      `| ${row.runs} | ${row.rssMb.toFixed(1)} | ${row.rssAfterGcMb.toFixed(1)} | ${row.heapUsedMb.toFixed(1)} | ${row.externalMb.toFixed(1)} |\n`,
+    );
+  process.stdout.write(
+    `\nafter the warm-up: RSS ${summary.rssGrowthMb >= 0 ? '+' : ''}${summary.rssGrowthMb.toFixed(1)} MB (${summary.rssGrowthPer1000Mb.toFixed(2)} MB per 1000 runs), heap ${summary.heapGrowthMb >= 0 ? '+' : ''}${summary.heapGrowthMb.toFixed(1)} MB (${summary.heapGrowthPer1000Mb.toFixed(2)} MB per 1000 runs)\n`,
+  );
+}
