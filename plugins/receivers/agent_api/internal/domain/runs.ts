@@ -329,18 +329,30 @@ export class RunService {
   }
 
   private async cancelOne(run: RunRecord, action: 'interrupt' | 'rollback'): Promise<void> {
-    if (run.status === 'running' && (await this.execution.abort(run.run_id, action))) return;
-    if (run.status !== 'pending' && run.status !== 'running') return;
-    // Pending (or running in no worker: left over by a stopped process): settle it here.
-    await this.storage.transaction(async (tx) => {
-      const current = await tx.getRun(run.run_id);
-      if (!current || (current.status !== 'pending' && current.status !== 'running')) return;
-      if (action === 'rollback') await tx.deleteRun(run.run_id);
-      else await tx.updateRun({ ...current, status: 'interrupted', updated_at: isoNow() });
-      await settleThread(tx, run.thread_id, {});
-    });
-    if (action === 'rollback') this.execution.discard(run.run_id);
-    else this.execution.close(run.run_id);
+    for (;;) {
+      if (run.status === 'running' && (await this.execution.abort(run.run_id, action))) return;
+      if (run.status !== 'pending' && run.status !== 'running') return;
+      // Pending (or running in no worker: left over by a stopped process): settle it here.
+      const claimed = await this.storage.transaction(async (tx) => {
+        const current = await tx.getRun(run.run_id);
+        if (!current || (current.status !== 'pending' && current.status !== 'running')) return undefined;
+        // Read as pending, claimed by a worker since (here or on another instance): that worker
+        // executes it, so it is the one to stop it. Settling it here would leave it executing on a
+        // thread that looks free, its checkpoints landing after the rollback that should remove them.
+        if (current.status === 'running' && run.status === 'pending') return current;
+        if (action === 'rollback') await tx.deleteRun(run.run_id);
+        else await tx.updateRun({ ...current, status: 'interrupted', updated_at: isoNow() });
+        await settleThread(tx, run.thread_id, {});
+        return undefined;
+      });
+      if (claimed) {
+        run = claimed;
+        continue;
+      }
+      if (action === 'rollback') this.execution.discard(run.run_id);
+      else this.execution.close(run.run_id);
+      return;
+    }
   }
 
   /** Cancels every pending or running run of a thread (before the thread is deleted). */

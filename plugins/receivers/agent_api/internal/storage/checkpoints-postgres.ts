@@ -7,20 +7,38 @@ import type { Checkpoint, CheckpointMetadata } from '@langchain/langgraph';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type pg from 'pg';
 import type { CheckpointDatabase } from './checkpoints.ts';
-import { serverCheckpointMetadata } from './checkpoints.ts';
+import { checkpointAddress, serverCheckpointMetadata } from './checkpoints.ts';
 import { withMigrationLock } from './postgres.ts';
+import { RunWriteFence } from './write-fence.ts';
 
 type ChannelVersions = Parameters<PostgresSaver['put']>[3];
 
-/** `PostgresSaver` writing the server's checkpoint metadata (see `serverCheckpointMetadata`). */
+/**
+ * `PostgresSaver` writing the server's checkpoint metadata (see `serverCheckpointMetadata`), each
+ * write through the rollback fence (`write-fence.ts`).
+ */
 class ServerPostgresSaver extends PostgresSaver {
+  readonly fence = new RunWriteFence();
+
   override async put(
     config: RunnableConfig,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
-    return super.put(config, checkpoint, serverCheckpointMetadata(config, metadata), newVersions);
+    return this.fence.guard(
+      config,
+      () => super.put(config, checkpoint, serverCheckpointMetadata(config, metadata), newVersions),
+      checkpointAddress(config, checkpoint),
+    );
+  }
+
+  override async putWrites(
+    config: RunnableConfig,
+    writes: Parameters<PostgresSaver['putWrites']>[1],
+    taskId: string,
+  ): Promise<void> {
+    return this.fence.guard(config, () => super.putWrites(config, writes, taskId), undefined);
   }
 }
 
@@ -41,7 +59,7 @@ async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Pr
 }
 
 export class PostgresCheckpointDatabase implements CheckpointDatabase {
-  readonly saver: PostgresSaver;
+  readonly saver: ServerPostgresSaver;
 
   private constructor(private readonly pool: pg.Pool) {
     this.saver = new ServerPostgresSaver(pool);
@@ -82,6 +100,7 @@ export class PostgresCheckpointDatabase implements CheckpointDatabase {
   }
 
   async deleteRunCheckpoints(threadId: string, runId: string): Promise<number> {
+    await this.saver.fence.close(runId);
     return inTransaction(this.pool, async (client) => {
       const deleted = await client.query(
         `DELETE FROM checkpoints WHERE thread_id = $1 AND metadata->>'run_id' = $2 RETURNING checkpoint_ns, checkpoint_id`,

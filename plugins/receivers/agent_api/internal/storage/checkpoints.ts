@@ -9,6 +9,7 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import type { BaseCheckpointSaver, Checkpoint, CheckpointMetadata } from '@langchain/langgraph';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { openSqliteFile } from './sqlite-file.ts';
+import { RunWriteFence } from './write-fence.ts';
 
 /** The checkpointer and the thread-level operations on its tables. */
 export interface CheckpointDatabase {
@@ -20,7 +21,9 @@ export interface CheckpointDatabase {
   copyThread(from: string, to: string): Promise<void>;
   /**
    * Deletes the checkpoints a run wrote (their metadata carries its `run_id`), so that the thread
-   * is back where it was before the run: what `rollback` promises. Returns how many.
+   * is back where it was before the run: what `rollback` promises. The run's writes still under
+   * way in this process end first, and any it attempts afterwards are dropped (`write-fence.ts`).
+   * Returns how many.
    */
   deleteRunCheckpoints(threadId: string, runId: string): Promise<number>;
   /**
@@ -65,6 +68,12 @@ export function serverCheckpointMetadata(config: RunnableConfig, metadata: Check
   return { ...extra, ...metadata } as CheckpointMetadata;
 }
 
+/** What a checkpointer's `put` answers: the address of the checkpoint written. */
+export function checkpointAddress(config: RunnableConfig, checkpoint: Checkpoint): RunnableConfig {
+  const { thread_id, checkpoint_ns } = config.configurable ?? {};
+  return { configurable: { thread_id, checkpoint_ns: checkpoint_ns ?? '', checkpoint_id: checkpoint.id } };
+}
+
 /**
  * The SQLite checkpointer, writing the run's metadata (its ids, the request's metadata) and plain
  * `configurable` values into each checkpoint's metadata, as the API's state and history show and
@@ -73,6 +82,7 @@ export function serverCheckpointMetadata(config: RunnableConfig, metadata: Check
 class ServerCheckpointSaver extends SqliteSaver {
   /** Told after each write, with the thread written. */
   changed: (threadId: string | undefined) => void = () => {};
+  readonly fence = new RunWriteFence();
 
   override async put(
     config: RunnableConfig,
@@ -80,7 +90,11 @@ class ServerCheckpointSaver extends SqliteSaver {
     metadata: CheckpointMetadata,
   ): Promise<RunnableConfig> {
     try {
-      return await super.put(config, checkpoint, serverCheckpointMetadata(config, metadata));
+      return await this.fence.guard(
+        config,
+        () => super.put(config, checkpoint, serverCheckpointMetadata(config, metadata)),
+        checkpointAddress(config, checkpoint),
+      );
     } finally {
       this.changed(config.configurable?.thread_id as string | undefined);
     }
@@ -92,7 +106,7 @@ class ServerCheckpointSaver extends SqliteSaver {
     taskId: string,
   ): Promise<void> {
     try {
-      await super.putWrites(config, writes, taskId);
+      await this.fence.guard(config, () => super.putWrites(config, writes, taskId), undefined);
     } finally {
       this.changed(config.configurable?.thread_id as string | undefined);
     }
@@ -183,6 +197,7 @@ export class SqliteCheckpointDatabase implements CheckpointDatabase {
   }
 
   async deleteRunCheckpoints(threadId: string, runId: string): Promise<number> {
+    await this.saver.fence.close(runId);
     const deleted = this.db.transaction(() => {
       const ids = this.db
         .prepare(

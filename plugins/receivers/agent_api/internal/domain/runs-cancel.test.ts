@@ -1,0 +1,106 @@
+// Cancelling a run that a worker claims between the cancel's read and its write: the run is read
+// as pending, so no worker is asked to stop it, but by the time the cancel settles it a worker
+// executes it. The cancel must then go through that worker (abort), never settle the run under it:
+// a rollback that deleted the record would leave the graph executing on a thread that looks free.
+// Real SQLite storage; the run machinery is a recording `RunControl`, the worker a real claim.
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { GraphRegistry } from '../graphs/registry.ts';
+import { openSqliteStorage } from '../storage/sqlite.ts';
+import type { Storage } from '../storage/storage.ts';
+import { assistant, run, thread } from '../../testing/storage-contract.ts';
+import { AssistantService } from './assistants.ts';
+import type { RunControl } from './runs.ts';
+import { RunService } from './runs.ts';
+
+class RecordingControl implements RunControl {
+  readonly calls: string[] = [];
+  notify(): void {}
+  open(): void {}
+  abort(runId: string, action: 'interrupt' | 'rollback'): boolean {
+    this.calls.push(`abort ${runId} ${action}`);
+    return true;
+  }
+  async waitFor(): Promise<void> {}
+  close(runId: string): void {
+    this.calls.push(`close ${runId}`);
+  }
+  discard(runId: string): void {
+    this.calls.push(`discard ${runId}`);
+  }
+}
+
+/** `storage` whose next transaction starts only after a worker has claimed the next run. */
+function claimingBeforeTransaction(storage: Storage): Storage {
+  let claimed = false;
+  return {
+    ...storage,
+    async transaction(fn) {
+      if (!claimed) {
+        claimed = true;
+        await storage.claimNextRun('worker-elsewhere', 60_000, new Date().toISOString(), new Set());
+      }
+      return storage.transaction(fn);
+    },
+  };
+}
+
+describe('RunService.cancel against a concurrent claim', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tracepipe-cancel-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  for (const action of ['rollback', 'interrupt'] as const) {
+    it(`${action}: a run claimed after it was read as pending is stopped by its worker, not settled under it`, async () => {
+      const storage = openSqliteStorage(join(dir, `${action}.sqlite`));
+      try {
+        await storage.insertAssistant(assistant('a1'));
+        await storage.insertThread(thread('t1', { status: 'busy' }));
+        await storage.insertRun(run('r1', 't1', { assistant_id: 'a1', status: 'pending' }));
+        const control = new RecordingControl();
+        const racing = claimingBeforeTransaction(storage);
+        const graphs = await GraphRegistry.load([]);
+        const service = new RunService(
+          racing,
+          new AssistantService(racing, graphs, async () => {}),
+          control,
+          () => true,
+        );
+
+        await service.cancel('t1', 'r1', action, false);
+
+        assert.deepEqual(control.calls, [`abort r1 ${action}`], 'the worker executing it was asked to stop it');
+        const record = await storage.getRun('r1');
+        assert.equal(record?.status, 'running', 'the run is left to its worker, which settles it as it stops');
+        assert.equal((await storage.getThread('t1'))?.status, 'busy');
+      } finally {
+        await storage.close();
+      }
+    });
+  }
+
+  it('a pending run nobody claims is settled by the cancel itself', async () => {
+    const storage = openSqliteStorage(join(dir, 'pending.sqlite'));
+    try {
+      await storage.insertAssistant(assistant('a1'));
+      await storage.insertThread(thread('t1', { status: 'busy' }));
+      await storage.insertRun(run('r1', 't1', { assistant_id: 'a1', status: 'pending' }));
+      const control = new RecordingControl();
+      const service = new RunService(
+        storage,
+        new AssistantService(storage, await GraphRegistry.load([]), async () => {}),
+        control,
+        () => true,
+      );
+      await service.cancel('t1', 'r1', 'rollback', false);
+      assert.deepEqual(control.calls, ['discard r1']);
+      assert.equal(await storage.getRun('r1'), undefined);
+      assert.equal((await storage.getThread('t1'))?.status, 'idle');
+    } finally {
+      await storage.close();
+    }
+  });
+});
