@@ -99,7 +99,7 @@ describe('SqliteCheckpointDatabase: rollback against late writes', () => {
       const put = (runId: string) => {
         const checkpoint = { ...emptyCheckpoint(), id: randomUUID() };
         const metadata = { source: 'loop', step: 0, parents: {} } as CheckpointMetadata;
-        return database.saver.put(configOf(runId), checkpoint, metadata, {});
+        return database.saver.put(configOf(runId), checkpoint, metadata);
       };
       await put('rolled-back');
       assert.equal(await database.deleteRunCheckpoints('thread', 'rolled-back'), 1);
@@ -114,7 +114,7 @@ describe('SqliteCheckpointDatabase: rollback against late writes', () => {
 
       await put('next');
       const latest = await database.saver.getTuple({ configurable: { thread_id: 'thread', checkpoint_ns: '' } });
-      assert.equal(latest?.metadata?.run_id, 'next');
+      assert.equal((latest?.metadata as Record<string, unknown> | undefined)?.run_id, 'next');
       assert.deepEqual(latest?.pendingWrites, []);
     } finally {
       await database.close();
