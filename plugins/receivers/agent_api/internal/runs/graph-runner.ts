@@ -20,6 +20,7 @@ import { interruptsOf } from './state.ts';
 import { toWire } from './serialize.ts';
 import { StreamModeMapper, libraryModes, needsEventStream } from './stream-modes.ts';
 import { ThrottledWarning } from './throttled-warning.ts';
+import { Turnstile } from './turnstile.ts';
 import { sendWebhook } from './webhook.ts';
 import type { WebhookOptions } from './webhook.ts';
 
@@ -97,6 +98,8 @@ export class GraphRunner {
   private readonly active = new Map<string, AbortController>();
   /** The last root `values` of recently finished runs, for wait/join (bounded, oldest dropped). */
   private readonly results = new TtlMap<string, unknown>(RESULT_TTL_MS, MAX_RESULTS);
+  /** Where runs let the event loop read new requests between their steps (see turnstile.ts). */
+  private readonly turnstile = new Turnstile();
 
   constructor(private readonly options: GraphRunnerOptions) {
     this.tracingWarning = new ThrottledWarning(options.logger, 'Tracing a run failed; the run itself is unaffected.');
@@ -146,6 +149,7 @@ export class GraphRunner {
     let assistant: Assistant | undefined;
     const { kwargs } = run;
     try {
+      await this.turnstile.pass();
       assistant = await this.options.storage.getAssistant(run.assistant_id);
       if (!assistant) throw new Error(`Assistant ${run.assistant_id} was deleted before the run started`);
       try {
@@ -188,6 +192,7 @@ export class GraphRunner {
     }
     // Settled by the instance that reclaimed it (status, thread, stream end): nothing left to do.
     if (reason === 'lost') return;
+    await this.turnstile.pass();
     const status: RunStatus | 'deleted' =
       reason === 'rollback'
         ? 'deleted'
@@ -263,8 +268,10 @@ export class GraphRunner {
       for (const mapped of mapper.map(event)) this.options.broker.publish(run.run_id, mapped.event, mapped.data);
     };
     if (needsEventStream(kwargs.stream_mode)) {
-      for await (const event of graph.streamEvents(input, { ...options, version: 'v2' }))
+      for await (const event of graph.streamEvents(input, { ...options, version: 'v2' })) {
         publish(event as LangChainEvent);
+        await this.turnstile.pass();
+      }
     } else {
       // `stream` costs much less than `streamEvents`; its chunks are what the root graph's
       // `on_chain_stream` events would carry, so the same mapping applies.
@@ -277,6 +284,7 @@ export class GraphRunner {
           metadata: {},
           data: { chunk },
         } as LangChainEvent);
+        await this.turnstile.pass();
       }
     }
     return mapper;
