@@ -218,7 +218,11 @@ export class AgentApiReceiver implements Receiver {
         (await checkpoints.saver.getTuple({
           configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpointId },
         })) !== undefined,
-      { headerFilter, webhookProblem: (url) => webhookUrlProblem(url, webhookPolicy) },
+      {
+        headerFilter,
+        webhookProblem: (url) => webhookUrlProblem(url, webhookPolicy),
+        deleteRunCheckpoints: (threadId, runId) => checkpoints.deleteRunCheckpoints(threadId, runId),
+      },
     );
 
     await assistants.ensureSystemAssistants();

@@ -2,14 +2,20 @@
 // as pending, so no worker is asked to stop it, but by the time the cancel settles it a worker
 // executes it. The cancel must then go through that worker (abort), never settle the run under it:
 // a rollback that deleted the record would leave the graph executing on a thread that looks free.
-// Real SQLite storage; the run machinery is a recording `RunControl`, the worker a real claim.
+// And a rollback of a run no worker holds (its process stopped) takes the run's checkpoints with
+// it, since no worker will. Real SQLite storage and checkpointer; the run machinery is a recording
+// `RunControl`, the worker a real claim.
 
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { emptyCheckpoint } from '@langchain/langgraph';
+import type { CheckpointMetadata } from '@langchain/langgraph';
 import { GraphRegistry } from '../graphs/registry.ts';
+import { SqliteCheckpointDatabase } from '../storage/checkpoints.ts';
 import { openSqliteStorage } from '../storage/sqlite.ts';
 import type { Storage } from '../storage/storage.ts';
 import { assistant, run, thread } from '../../testing/storage-contract.ts';
@@ -19,11 +25,13 @@ import { RunService } from './runs.ts';
 
 class RecordingControl implements RunControl {
   readonly calls: string[] = [];
+  /** Whether a worker holds the runs it is asked to stop (false: their process is gone). */
+  constructor(private readonly held = true) {}
   notify(): void {}
   open(): void {}
   abort(runId: string, action: 'interrupt' | 'rollback'): boolean {
     this.calls.push(`abort ${runId} ${action}`);
-    return true;
+    return this.held;
   }
   async waitFor(): Promise<void> {}
   close(runId: string): void {
@@ -100,6 +108,39 @@ describe('RunService.cancel against a concurrent claim', () => {
       assert.equal(await storage.getRun('r1'), undefined);
       assert.equal((await storage.getThread('t1'))?.status, 'idle');
     } finally {
+      await storage.close();
+    }
+  });
+  it('rollback of a run a stopped process left running deletes the run and the checkpoints its graph wrote', async () => {
+    const storage = openSqliteStorage(join(dir, 'orphan.sqlite'));
+    const checkpoints = new SqliteCheckpointDatabase(join(dir, 'orphan-checkpoints.sqlite'));
+    try {
+      await storage.insertAssistant(assistant('a1'));
+      await storage.insertThread(thread('t1', { status: 'busy' }));
+      await storage.insertRun(run('r1', 't1', { assistant_id: 'a1', status: 'running' }));
+      const address = { configurable: { thread_id: 't1', checkpoint_ns: '' } };
+      const metadata = { source: 'loop', step: 0, parents: {} } as CheckpointMetadata;
+      await checkpoints.saver.put(
+        { ...address, metadata: { run_id: 'r1' } },
+        { ...emptyCheckpoint(), id: randomUUID() },
+        metadata,
+      );
+      const control = new RecordingControl(false);
+      const service = new RunService(
+        storage,
+        new AssistantService(storage, await GraphRegistry.load([]), async () => {}),
+        control,
+        () => true,
+        undefined,
+        { deleteRunCheckpoints: (threadId, runId) => checkpoints.deleteRunCheckpoints(threadId, runId) },
+      );
+      await service.cancel('t1', 'r1', 'rollback', false);
+      assert.deepEqual(control.calls, ['abort r1 rollback', 'discard r1']);
+      assert.equal(await storage.getRun('r1'), undefined);
+      assert.equal(await checkpoints.saver.getTuple(address), undefined, "the run's checkpoints went with it");
+      assert.equal((await storage.getThread('t1'))?.status, 'idle');
+    } finally {
+      await checkpoints.close();
       await storage.close();
     }
   });

@@ -71,6 +71,12 @@ export interface RunServiceOptions {
   readonly headerFilter?: HeaderFilter;
   /** What is wrong with a webhook URL (a refused address, ...), or undefined; a problem is a 422. */
   readonly webhookProblem?: (url: string) => string | undefined;
+  /**
+   * Deletes the checkpoints a run wrote. A rollback of a run that a stopped process left
+   * `running` (no worker holds it) calls this, since no worker will; a worker deletes those of the
+   * runs it executes itself.
+   */
+  readonly deleteRunCheckpoints?: (threadId: string, runId: string) => Promise<unknown>;
 }
 
 function isObject(value: unknown): value is JsonObject {
@@ -333,6 +339,7 @@ export class RunService {
       if (run.status === 'running' && (await this.execution.abort(run.run_id, action))) return;
       if (run.status !== 'pending' && run.status !== 'running') return;
       // Pending (or running in no worker: left over by a stopped process): settle it here.
+      let orphaned = false;
       const claimed = await this.storage.transaction(async (tx) => {
         const current = await tx.getRun(run.run_id);
         if (!current || (current.status !== 'pending' && current.status !== 'running')) return undefined;
@@ -340,6 +347,7 @@ export class RunService {
         // executes it, so it is the one to stop it. Settling it here would leave it executing on a
         // thread that looks free, its checkpoints landing after the rollback that should remove them.
         if (current.status === 'running' && run.status === 'pending') return current;
+        orphaned = current.status === 'running';
         if (action === 'rollback') await tx.deleteRun(run.run_id);
         else await tx.updateRun({ ...current, status: 'interrupted', updated_at: isoNow() });
         await settleThread(tx, run.thread_id, {});
@@ -349,6 +357,8 @@ export class RunService {
         run = claimed;
         continue;
       }
+      // What the stopped process's graph wrote goes with the run, as it would with a worker's rollback.
+      if (action === 'rollback' && orphaned) await this.options.deleteRunCheckpoints?.(run.thread_id, run.run_id);
       if (action === 'rollback') this.execution.discard(run.run_id);
       else this.execution.close(run.run_id);
       return;
