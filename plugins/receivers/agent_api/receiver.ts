@@ -39,8 +39,6 @@ import { agentApiPlugin } from './internal/http/app.ts';
 import { isLoopbackName, registerRequestGuard } from './internal/http/request-guard.ts';
 import type { AgentServices } from './internal/http/services.ts';
 import { normalizePrefix, registerUi } from './internal/ui/register.ts';
-import { metadataEvent } from './internal/runs/broker.ts';
-import type { EventBroker } from './internal/runs/broker.ts';
 import { RunMessaging } from './internal/runs/messaging.ts';
 import { RunCoordinator } from './internal/runs/coordinator.ts';
 import { GraphRunner } from './internal/runs/graph-runner.ts';
@@ -226,7 +224,7 @@ export class AgentApiReceiver implements Receiver {
     );
 
     await assistants.ensureSystemAssistants();
-    await this.recover(storage, broker, recovery, database.kind === 'sqlite');
+    await this.recover(storage, coordinator, recovery, database.kind === 'sqlite');
     const clock = () => this.options.clock ?? systemClock;
     const cronScheduler = (this.cronScheduler = new CronScheduler({ storage, runs, clock, logger }));
     const crons = new Crons(storage, assistants, clock, {
@@ -381,11 +379,17 @@ export class AgentApiReceiver implements Receiver {
    * `running` run, since no other process can be executing one. Then opens the logs of the
    * `pending` runs, which run now.
    */
-  private async recover(storage: Storage, broker: EventBroker, recovery: RunRecovery, alone: boolean): Promise<void> {
+  private async recover(
+    storage: Storage,
+    coordinator: RunCoordinator,
+    recovery: RunRecovery,
+    alone: boolean,
+  ): Promise<void> {
     // Logs the runs it settles itself.
     await recovery.reclaim({ everyLease: alone });
     const pending = await storage.runsWithStatus('pending');
-    for (const run of pending) broker.open(run.run_id, metadataEvent(run.run_id));
+    // As when they were created: a log that lost its `metadata` with a restart gets it back.
+    for (const run of pending) coordinator.open(run.run_id);
     if (pending.length > 0) {
       this.settings.telemetry.logger.warn({ resumed_pending: pending.length }, 'Resuming queued runs.');
     }

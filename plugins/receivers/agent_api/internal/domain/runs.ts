@@ -357,10 +357,11 @@ export class RunService {
         run = claimed;
         continue;
       }
-      // What the stopped process's graph wrote goes with the run, as it would with a worker's rollback.
-      if (action === 'rollback' && orphaned) await this.options.deleteRunCheckpoints?.(run.thread_id, run.run_id);
-      if (action === 'rollback') this.execution.discard(run.run_id);
-      else this.execution.close(run.run_id);
+      if (action === 'rollback') {
+        // What the stopped process's graph wrote goes with the run, as it would with a worker's rollback.
+        if (orphaned) await this.options.deleteRunCheckpoints?.(run.thread_id, run.run_id);
+        this.execution.discard(run.run_id);
+      } else this.execution.close(run.run_id);
       return;
     }
   }
