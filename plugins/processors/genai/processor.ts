@@ -9,6 +9,7 @@ import type { RequestContext } from '../../../src/pipeline/data.ts';
 import type { Run, RunBatch } from '../../../src/model/runs.ts';
 import type { SpanBatch } from '../../../src/model/spans.ts';
 import { TtlMap } from '../../../src/collections/ttl-map.ts';
+import { UuidMap } from '../../../src/collections/uuid-map.ts';
 import type { GenAiProcessorConfig } from './config.ts';
 import type { Translated } from './translator.ts';
 import { InvalidSpanIdError, translateSpan } from './translator.ts';
@@ -19,10 +20,11 @@ const MAX_ANCESTOR_WALK = 1000;
 export class GenAiProcessor implements Processor<'spans'> {
   readonly mutatesData = false;
   private stopped = false;
-  /** Root span UUID → the root run's id (the trace UUID, or the span's own UUID, see below). */
-  private readonly rootRunIds: TtlMap<string, string>;
-  /** Trace UUID → the span UUID of the root that took the trace UUID as its run id. */
-  private readonly traceOwners: TtlMap<string, string>;
+  /**
+   * Trace UUID → the span UUID of the root that took the trace UUID as its run id (see claimRoot).
+   * What a root span's run id is follows from it (rootRunId), so nothing else is remembered per root.
+   */
+  private readonly traceOwners: UuidMap;
   /** Filtered run id → its parent run id (null for a filtered root). */
   private readonly droppedParents: TtlMap<string, string | null>;
   private readonly filtered;
@@ -33,8 +35,7 @@ export class GenAiProcessor implements Processor<'spans'> {
     private readonly next: Consumer<'runs'>,
   ) {
     const { root_cache_ttl_ms: ttl, root_cache_max_entries: max } = config;
-    this.rootRunIds = new TtlMap(ttl, max);
-    this.traceOwners = new TtlMap(ttl, max);
+    this.traceOwners = new UuidMap(ttl, max);
     this.droppedParents = new TtlMap(ttl, max);
     this.filtered = settings.telemetry.meter.counter({
       name: 'tracepipe_genai_spans_filtered_total',
@@ -53,7 +54,6 @@ export class GenAiProcessor implements Processor<'spans'> {
 
   /** The synchronous part of `consume`, so that batches reach the batcher in arrival order. */
   translate(batch: SpanBatch, context: RequestContext): RunBatch {
-    this.rootRunIds.sweep();
     this.traceOwners.sweep();
     this.droppedParents.sweep();
 
@@ -95,8 +95,7 @@ export class GenAiProcessor implements Processor<'spans'> {
     const kept: Run[] = [];
     for (const item of translated) {
       const { run } = item;
-      if (run.parent_run_id !== undefined)
-        run.parent_run_id = this.rootRunIds.get(run.parent_run_id) ?? run.parent_run_id;
+      if (run.parent_run_id !== undefined) run.parent_run_id = this.rootRunId(run.parent_run_id, run.trace_id);
       if (this.config.filter_non_genai && !item.genAi) {
         const parent = run.parent_run_id ?? null;
         for (const id of new Set([run.id, item.spanUuid])) {
@@ -134,7 +133,14 @@ export class GenAiProcessor implements Processor<'spans'> {
       run.trace_id = spanUuid;
     }
     delete run.parent_run_id;
-    this.rootRunIds.set(spanUuid, run.id);
+  }
+
+  /**
+   * The run id of the span `spanUuid` of trace `traceId` when it is a root: the trace UUID for the
+   * root that owns the trace, the span's own UUID for any other span (other roots included).
+   */
+  private rootRunId(spanUuid: string, traceId: string): string {
+    return this.traceOwners.get(traceId) === spanUuid ? traceId : spanUuid;
   }
 
   /** Moves a run whose parent was filtered out under its nearest kept ancestor, or makes it a root. */
@@ -145,7 +151,7 @@ export class GenAiProcessor implements Processor<'spans'> {
       const above = this.droppedParents.get(parent);
       if (above === undefined) break;
       moved = true;
-      parent = above === null ? undefined : (this.rootRunIds.get(above) ?? above);
+      parent = above === null ? undefined : this.rootRunId(above, run.trace_id);
     }
     if (!moved) return;
     if (parent === undefined || this.droppedParents.has(parent)) {
@@ -160,7 +166,6 @@ export class GenAiProcessor implements Processor<'spans'> {
   /** Nothing is buffered here: shutting down only refuses further data and forgets the caches. */
   async shutdown(_deadline?: number): Promise<void> {
     this.stopped = true;
-    this.rootRunIds.clear();
     this.traceOwners.clear();
     this.droppedParents.clear();
   }

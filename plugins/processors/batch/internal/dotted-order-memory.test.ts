@@ -9,7 +9,8 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { TtlMap } from '../../../../src/collections/ttl-map.ts';
 import type { RememberedOrder } from './dotted-order-memory.ts';
-import { DottedOrderMemory, hashWords, parseSegmentTime, parseUuid, writeSegmentTime } from './dotted-order-memory.ts';
+import { hashWords, parseUuid } from '../../../../src/collections/uuid-words.ts';
+import { DottedOrderMemory, parseSegmentTime, writeSegmentTime } from './dotted-order-memory.ts';
 import { segment, segmentTime } from './dotted-order.ts';
 
 const TTL = 60_000;

@@ -7,6 +7,7 @@
 import type { Run, RunTreeHints } from '../../../../src/model/runs.ts';
 import type { RequestContext } from '../../../../src/pipeline/data.ts';
 import { TtlMap } from '../../../../src/collections/ttl-map.ts';
+import { UuidMap } from '../../../../src/collections/uuid-map.ts';
 import { segment, segmentTime } from './dotted-order.ts';
 import type { RememberedOrder } from './dotted-order-memory.ts';
 import { DottedOrderMemory } from './dotted-order-memory.ts';
@@ -42,8 +43,8 @@ const MAX_ANCESTOR_WALK = 1000;
 export class RunTree {
   /** Released run id → its order (packed: the largest thing the proxy remembers, see the module). */
   private readonly known: DottedOrderMemory;
-  /** Root span UUID → root run id (see RunTreeHints.rootAliases). */
-  private readonly aliases: TtlMap<string, string>;
+  /** Root span UUID → root run id (see RunTreeHints.rootAliases); one per trace, kept off the heap. */
+  private readonly aliases: UuidMap;
   /** Filtered run id → its parent, or null (see RunTreeHints.droppedRuns). */
   private readonly dropped: TtlMap<string, string | null>;
   private readonly waiting = new Map<string, HeldRun[]>();
@@ -63,7 +64,7 @@ export class RunTree {
   ) {
     this.now = options.now ?? Date.now;
     this.known = new DottedOrderMemory(options.rememberMs, options.rememberMax, this.now);
-    this.aliases = new TtlMap(options.rememberMs, options.rememberMax, this.now);
+    this.aliases = new UuidMap(options.rememberMs, options.rememberMax, this.now);
     this.dropped = new TtlMap(options.rememberMs, options.rememberMax, this.now);
   }
 
