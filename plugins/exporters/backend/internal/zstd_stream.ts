@@ -115,10 +115,10 @@ export class ZstdStreamCompressor {
    * Writes `prefix`, the UTF-8 length of `text` in decimal, `infix`, then `text` (all ASCII but
    * `text`): a part head that states the length of the body after it. The length is what encoding
    * `text` returns, not a `Buffer.byteLength` pass over it beforehand, which on text with non-ASCII
-   * characters walks it as slowly as encoding does: the encode stage of bench/pipeline/stages.ts went
-   * from 17.3 to 16.7 µs per span (realistic payload, median of three alternated runs). `text` is encoded
-   * into the stage behind room for the longest head, then the head is written in front of it and
-   * the text moved down against the head (a memmove).
+   * characters walks it as slowly as encoding does: the encode stage of bench/pipeline/stages.ts
+   * went from 17.3 to 16.7 µs per span (realistic payload, median of three alternated runs).
+   * `text` is encoded into the stage behind room for the longest head, then the head is written in
+   * front of it and the text moved down against the head (a memmove).
    */
   writeWithLength(prefix: string, infix: string, text: string): void {
     if (!this.context) throw new Error('the compressor is finished');
