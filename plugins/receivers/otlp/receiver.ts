@@ -17,6 +17,7 @@ import { DurableIntake, IntakeUnavailableError, JournalRecordTooLargeError } fro
 import type { Admission } from '../../../src/journal/intake.ts';
 import type { ComponentDescription, ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
 import { errorMessage, isPermanent, isThrottle } from '../../../src/pipeline/errors.ts';
+import type { ThrottleError } from '../../../src/pipeline/errors.ts';
 import type { OtlpReceiverConfig } from './config.ts';
 import { BodyAbortedError, BodyCodingError, BodyTooLargeError, readBody } from './internal/body.ts';
 import { SUPPORTED_CODINGS, SUPPORTED_CONTENT_TYPES, codingOf, encodingOf } from './internal/media.ts';
@@ -275,9 +276,7 @@ export class OtlpReceiver implements Receiver {
       return this.intake.admit(declaredLength);
     } catch (error) {
       if (!isThrottle(error)) throw error;
-      throw new HttpAnswer(429, `the pipeline is full, retry later: ${errorMessage(error)}`, {
-        'retry-after': String(retryAfterSeconds(error.retryAfterMs)),
-      });
+      throw pipelineFull(error);
     }
   }
 
@@ -304,11 +303,7 @@ export class OtlpReceiver implements Receiver {
       }
       if (error instanceof JournalRecordTooLargeError) throw new HttpAnswer(413, message);
       if (isPermanent(error)) throw new HttpAnswer(400, `the pipeline refused the data: ${message}`);
-      if (isThrottle(error)) {
-        throw new HttpAnswer(429, `the pipeline is full, retry later: ${message}`, {
-          'retry-after': String(retryAfterSeconds(error.retryAfterMs)),
-        });
-      }
+      if (isThrottle(error)) throw pipelineFull(error);
       // Anything unclassified counts as retryable: only PermanentError is a refusal of the data
       // (docs/writing-a-plugin.md, "consume(batch, context)").
       this.settings.telemetry.logger.warn(
@@ -349,6 +344,13 @@ export class OtlpReceiver implements Receiver {
       .header('content-type', CONTENT_TYPES[encoding])
       .send(encodeStatus(encoding, statusCode, message));
   }
+}
+
+/** The 429 answer to a ThrottleError: the client retries after the error's delay. */
+function pipelineFull(error: ThrottleError): HttpAnswer {
+  return new HttpAnswer(429, `the pipeline is full, retry later: ${errorMessage(error)}`, {
+    'retry-after': String(retryAfterSeconds(error.retryAfterMs)),
+  });
 }
 
 function retryAfterSeconds(ms: number): number {
