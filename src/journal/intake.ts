@@ -327,14 +327,16 @@ export class DurableIntake<T extends DataType, H> {
     signal: AbortSignal,
   ) {
     let backoff = REPLAY_BACKOFF_MS.initial;
+    // What a live request is admitted at before the pipeline takes it (see admit).
+    const admitted = bytes * DECODED_EXPANSION;
     while (!signal.aborted) {
       // Replay shares the memory bound with live traffic.
-      if (this.overMemoryLimit(bytes * DECODED_EXPANSION)) {
+      if (this.overMemoryLimit(admitted)) {
         await sleep(REPLAY_BACKOFF_MS.initial, undefined, { signal }).catch(() => undefined);
         continue;
       }
       try {
-        const admission = new Admission(this.memory, bytes * DECODED_EXPANSION);
+        const admission = new Admission(this.memory, admitted);
         await this.dispatch(request.data, request.context, admission, entry);
         admission.resize(bytes);
         this.metrics.replayed(countItems(request.data));
