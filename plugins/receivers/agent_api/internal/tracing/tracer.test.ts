@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { Command, MemorySaver } from '@langchain/langgraph';
+import { HumanMessage } from '@langchain/core/messages';
 import { Sink } from '../../../../../src/pipeline/testing.ts';
 import { ThrottleError } from '../../../../../src/pipeline/errors.ts';
 import { StatusCode, findAttribute } from '../../../../../src/model/spans.ts';
@@ -426,5 +427,15 @@ describe('trace ids and bounded payloads', () => {
     const long = boundedJson('x'.repeat(MAX_ATTRIBUTE_CHARS * 2));
     assert.match(long, /…\[truncated \d+ chars\]$/);
     assert.equal(boundedJson(10n), '"10"');
+  });
+
+  it('writes LangChain messages compactly wherever they are nested', () => {
+    const human = new HumanMessage({ content: 'hi', id: 'm1' });
+    assert.equal(boundedJson(human), '{"role":"user","content":"hi","id":"m1"}');
+    assert.deepEqual(JSON.parse(boundedJson({ messages: [human], last: human, deep: [{ message: human }] })), {
+      messages: [{ role: 'user', content: 'hi', id: 'm1' }],
+      last: { role: 'user', content: 'hi', id: 'm1' },
+      deep: [{ message: { role: 'user', content: 'hi', id: 'm1' } }],
+    });
   });
 });
