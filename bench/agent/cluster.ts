@@ -23,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Client } from '@langchain/langgraph-sdk';
 import pg from 'pg';
+import { tracepipeArgs } from '../tracepipe-command.ts';
 import { repoRoot } from './servers.ts';
 import { drive, quantile } from './stats.ts';
 
@@ -82,8 +83,7 @@ async function startInstance(
   const child = spawn(
     process.execPath,
     [
-      ...(count ? ['--import', countPreload] : []),
-      join(repoRoot, 'bin/tracepipe.js'),
+      ...tracepipeArgs(count ? ['--import', countPreload] : []),
       '--config',
       config,
       ...overrides.flatMap((override) => ['--set', override]),

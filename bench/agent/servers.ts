@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { tracepipeArgs } from '../tracepipe-command.ts';
 
 export const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const examplesDir = join(repoRoot, 'examples/graphs');
@@ -178,7 +179,7 @@ export async function startTracepipe(
   const child = startChild(
     'tracepipe',
     process.execPath,
-    [...(options.nodeArgs ?? []), join(repoRoot, 'bin/tracepipe.js'), '--config', config],
+    [...tracepipeArgs(options.nodeArgs), '--config', config],
     dir,
     options.env ?? {},
     logFile,

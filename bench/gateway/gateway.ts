@@ -22,6 +22,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { tracepipeArgs } from '../tracepipe-command.ts';
 import { makeRequest } from '../pipeline/workload.ts';
 
 const { values } = parseArgs({
@@ -81,7 +82,7 @@ interface RunFigures {
 async function oneRun(): Promise<RunFigures> {
   const standIns = await Promise.all(Array.from({ length: endpointCount }, startStandIn));
   const dir = await mkdtemp(join(tmpdir(), 'tp-bench-gateway-'));
-  const args = [join(root, 'bin/tracepipe.js'), '--config', join(root, 'configs/gateway.yaml')];
+  const args = [...tracepipeArgs(), '--config', join(root, 'configs/gateway.yaml')];
   args.push('--set', `exporters.loadbalancing.protocol.otlp.compression=${values.compression}`);
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'inherit'],

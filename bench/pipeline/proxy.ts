@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { tracepipeArgs } from '../tracepipe-command.ts';
 import { PAYLOADS, makeBatch } from './workload.ts';
 import type { Payload } from './workload.ts';
 import { encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
@@ -46,7 +47,7 @@ const { values } = parseArgs({
     journal: { type: 'string', default: 'on' },
     /** The receiver's memory_limit_bytes (default: the receiver's default). */
     'memory-limit': { type: 'string' },
-    /** Extra Node.js/V8 flags for the proxy process, space-separated (e.g. "--max-semi-space-size=8"). */
+    /** Node.js/V8 flags for the proxy process after bin/tracepipe.js's own, space-separated (e.g. "--max-semi-space-size=16"). */
     'node-flags': { type: 'string', default: '' },
     /** Write a V8 CPU profile of the proxy into this directory. */
     profile: { type: 'string' },
@@ -170,9 +171,10 @@ async function startProxy(endpoint: string, dir: string) {
   const nodeFlags = values['node-flags'].split(' ').filter((flag) => flag !== '');
   const profile = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`] : [];
   const heapProfile = values['heap-profile'] ? ['--heap-prof', `--heap-prof-dir=${values['heap-profile']}`] : [];
+  // As the `tracepipe` command starts it (with its shebang's flags), --node-flags after them.
   const child = spawn(
     process.execPath,
-    [...nodeFlags, ...profile, ...heapProfile, join(root, 'bin/tracepipe.js'), '--config', configPath],
+    [...tracepipeArgs([...nodeFlags, ...profile, ...heapProfile]), '--config', configPath],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const port = await new Promise<number>((resolve, reject) => {
