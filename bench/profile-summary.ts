@@ -1,8 +1,9 @@
-// Summarises a V8 `.cpuprofile` (as `run.ts --cpu-prof DIR` writes) by self and inclusive time,
-// per function and per module (an npm package, or a file of this repository), so that what a run
-// spends its CPU time on can be read without a profile viewer.
+// Summarises a V8 `.cpuprofile` (as `bench/agent/run.ts --cpu-prof DIR` and
+// `bench/pipeline/proxy.ts --profile DIR` write) by self and inclusive time, per function and per
+// module (an npm package, or a file of this repository), so that what a run or a span spends its
+// CPU time on can be read without a profile viewer.
 //
-//   node --import tsx bench/agent/profile-summary.ts FILE.cpuprofile [--top 40] [--per N]
+//   node --import tsx bench/profile-summary.ts FILE.cpuprofile [--top 40] [--per N]
 //        [--match TEXT]   # also: who calls the functions whose name or module contains TEXT
 //        [--after-ms MS]  # only samples taken MS after the profile started (skips the start-up)
 //
