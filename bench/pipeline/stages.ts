@@ -7,8 +7,14 @@
 // the difference from proxy.ts's CPU per span is that, and the process's other work.
 //
 //   node --import tsx bench/pipeline/stages.ts [--payload realistic|small] [--requests 300] [--per-request 100]
-//                                              [--rounds 5] [--level 3]
+//                                              [--rounds 5] [--level 3] [--allocations]
+//
+// `--allocations` also samples every allocation (V8's sampling heap profiler, keeping the objects
+// the garbage collector has already freed) and prints the bytes allocated per span, per stage and
+// by the functions that allocate most: what the young generation has to absorb, and so what drives
+// the collector's work and the process's peak memory.
 
+import { Session } from 'node:inspector/promises';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { RunBatch } from '../../src/model/runs.ts';
@@ -28,6 +34,7 @@ const { values } = parseArgs({
     'per-request': { type: 'string', default: '100' },
     rounds: { type: 'string', default: '5' },
     level: { type: 'string', default: '3' },
+    allocations: { type: 'boolean', default: false },
   },
 });
 const payload = values.payload as Payload;
@@ -46,6 +53,16 @@ function cpuMs(): number {
 
 const stages = ['decode', 'genai', 'batch', 'encode'] as const;
 const costs: Record<(typeof stages)[number], number[]> = { decode: [], genai: [], batch: [], encode: [] };
+
+const inspector = values.allocations ? new Session() : undefined;
+if (inspector) {
+  inspector.connect();
+  await inspector.post('HeapProfiler.startSampling', {
+    samplingInterval: 1024,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+}
 
 for (let round = 0; round < rounds; round++) {
   const bodies = Array.from({ length: requests }, (_, i) =>
@@ -124,3 +141,46 @@ for (const stage of stages)
   );
 const best = stages.reduce((sum, stage) => sum + Math.min(...costs[stage]), 0);
 console.log(`sum      ${best.toFixed(2).padStart(5)}  (${Math.round(1e6 / best)} spans/s per core, without HTTP)`);
+
+if (inspector) printAllocations(await inspector.post('HeapProfiler.stopSampling'), rounds * requests * perRequest);
+
+interface SamplingNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+/** Bytes allocated per span: by stage (the first stage entry point on the stack) and by function. */
+function printAllocations({ profile }: { profile: { head: SamplingNode } }, spans: number): void {
+  const entryPoints = new Map([
+    ['makeRequest', 'workload'], // the benchmark's own request bodies, not the proxy's
+    ['decodeTraceRequestProtobuf', 'decode'],
+    ['translate', 'genai'],
+    ['consume', 'batch'],
+    ['addRun', 'encode'],
+    ['finish', 'encode'],
+  ]);
+  const byStage = new Map<string, number>();
+  const byFunction = new Map<string, number>();
+  let total = 0;
+  const visit = (node: SamplingNode, stage: string) => {
+    const frame = node.callFrame;
+    const here = stage === 'other' ? (entryPoints.get(frame.functionName) ?? stage) : stage;
+    if (node.selfSize > 0) {
+      total += node.selfSize;
+      byStage.set(here, (byStage.get(here) ?? 0) + node.selfSize);
+      const file = frame.url.slice(frame.url.lastIndexOf('/') + 1);
+      const name = `${frame.functionName || '(anonymous)'} ${file}:${frame.lineNumber + 1}`;
+      byFunction.set(name, (byFunction.get(name) ?? 0) + node.selfSize);
+    }
+    for (const child of node.children) visit(child, here);
+  };
+  visit(profile.head, 'other');
+  const perSpan = (bytes: number) => `${(bytes / spans).toFixed(0).padStart(7)} B`;
+  console.log(`\nallocated per span (sampled, freed objects included): ${perSpan(total)}`);
+  for (const [stage, bytes] of [...byStage].sort((a, b) => b[1] - a[1]))
+    console.log(`  ${stage.padEnd(8)} ${perSpan(bytes)}`);
+  console.log('by function (self):');
+  for (const [name, bytes] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 25))
+    console.log(`  ${perSpan(bytes)}  ${name}`);
+}

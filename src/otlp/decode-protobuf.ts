@@ -439,7 +439,7 @@ function decodeKeyValue(reader: ProtoReader, end: number, depth: number): Attrib
     switch (tag >>> 3) {
       case 1:
         reader.expect(tag, WIRE_LEN, 'key');
-        key = reader.string(end);
+        key = reader.key(end);
         break;
       case 2:
         reader.expect(tag, WIRE_LEN, 'value');

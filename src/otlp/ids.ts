@@ -5,14 +5,17 @@
 export const TRACE_ID_BYTES = 16;
 export const SPAN_ID_BYTES = 8;
 
-const HEX_BYTE: string[] = [];
-for (let i = 0; i < 256; i++) HEX_BYTE.push(i.toString(16).padStart(2, '0'));
+type HexSliceable = Buffer & { hexSlice(start: number, end: number): string };
 
-/** Lowercase hex of `bytes[start, end)`; a lookup table beats Buffer#toString for 8–16 bytes. */
+/**
+ * Lowercase hex of `bytes[start, end)`. Buffer's own hexSlice (what toString('hex') ends in, without
+ * its argument checks) makes one flat string; a lookup table joined in JS made a chain of cons
+ * strings per id, which the first Map lookup or charCodeAt then had to flatten (bench/pipeline
+ * stages.ts, `--allocations`).
+ */
 export function bytesToHex(bytes: Uint8Array, start = 0, end = bytes.length): string {
-  let hex = '';
-  for (let i = start; i < end; i++) hex += HEX_BYTE[bytes[i]!];
-  return hex;
+  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return (buffer as HexSliceable).hexSlice(start, end);
 }
 
 /** The bytes of an even-length hex string (the caller has checked it with `isHex`). */

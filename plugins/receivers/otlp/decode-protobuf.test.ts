@@ -12,6 +12,7 @@ import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts
 import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../../src/otlp/encode.ts';
 import { OtlpDecodeError } from '../../../src/otlp/errors.ts';
 import { ProtoWriter } from '../../../src/otlp/protobuf-writer.ts';
+import { makeBatch, plainSpan, stringAttr } from '../../../src/testkit/spans.ts';
 import { expectedBatch, sdkSpans, spanBatch } from './testing/arbitraries.ts';
 
 const asReadable = (spans: unknown) => spans as ReadableSpan[];
@@ -163,6 +164,23 @@ describe('protobuf decoding', () => {
       () => decodeTraceRequestProtobuf(request),
       /resourceSpans\[0\]: schemaUrl: wire type varint, expected length-delimited/,
     );
+  });
+
+  it('decodes attribute keys exactly when the key table collides or meets non-ASCII keys', () => {
+    // 20,000 distinct ASCII keys of one length overflow the decoder's table of known keys many times
+    // over; the non-ASCII pairs have the same byte values read as Latin-1 ("é" is C3 A9, "Ã©" is
+    // C3 83 C2 A9), which a table comparing char codes with bytes must never confuse.
+    const keys = [
+      ...Array.from({ length: 20_000 }, (_, i) => `key.${String(i).padStart(6, '0')}`),
+      'é',
+      'Ã©',
+      'gen_ai.€',
+      '',
+      'x'.repeat(200),
+    ];
+    const batch = makeBatch([plainSpan({ attributes: keys.map((key, i) => stringAttr(key, String(i))) })]);
+    const bytes = encodeTraceRequestProtobuf(batch);
+    for (let pass = 0; pass < 2; pass++) assert.deepEqual(decodeTraceRequestProtobuf(bytes), { batch, rejected: 0 });
   });
 
   it('decodes an empty body as an empty request', () => {
