@@ -7,6 +7,9 @@
 // The estimate counts every character of every string as one byte and no escapes: it is exact for
 // ASCII text without quotes, backslashes or control characters, and below the UTF-8 size by the
 // extra bytes of other characters and of escapes. Where a limit must hold exactly, serialise.
+// A value shared by many runs (src/model/shared-json.ts) counts the characters of its JSON text.
+
+import { sharedJsonText } from './shared-json.ts';
 
 /** Approximate byte length of `JSON.stringify(value)` (0 for a value JSON leaves out). */
 export function estimateJsonBytes(value: unknown): number {
@@ -19,10 +22,13 @@ export function estimateJsonBytes(value: unknown): number {
       return value ? 4 : 5;
     case 'bigint':
       return numberBytes(Number(value));
-    case 'object':
+    case 'object': {
       if (value === null) return 4;
+      const shared = sharedJsonText(value);
+      if (shared !== undefined) return shared.length;
       if (Array.isArray(value)) return arrayBytes(value);
       return objectBytes(value as Record<string, unknown>);
+    }
     default:
       return 0; // undefined, functions and symbols have no JSON form
   }

@@ -4,6 +4,7 @@
 // root, which spans were filtered out) are made by the processor, not here.
 
 import type { Run, RunType } from '../../../src/model/runs.ts';
+import { shareJson } from '../../../src/model/shared-json.ts';
 import type { InstrumentationScope, Resource, Span } from '../../../src/model/spans.ts';
 import { StatusCode } from '../../../src/model/spans.ts';
 import { AttributeMap, toJson } from './internal/attributes.ts';
@@ -145,14 +146,14 @@ export function translateSpan(
 }
 
 // The resource's attributes as JSON, made once per resource and shared by the runs of its spans
-// (frozen, since they share it): a request's spans mostly come from one resource, and building it
+// (see src/model/shared-json.ts): a request's spans mostly come from one resource, and building it
 // per span cost about 1 µs of a span's CPU and its own copy in every held run.
 const resourceJsonCache = new WeakMap<Resource, Readonly<Record<string, unknown>>>();
 
 function resourceJson(resource: Resource): Readonly<Record<string, unknown>> {
   let json = resourceJsonCache.get(resource);
   if (json === undefined) {
-    json = Object.freeze(
+    json = shareJson(
       Object.fromEntries(resource.attributes.map((attribute) => [attribute.key, toJson(attribute.value)])),
     );
     resourceJsonCache.set(resource, json);

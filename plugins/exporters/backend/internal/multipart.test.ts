@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { decompress } from 'zstd-napi';
 import type { Run } from '../../../../src/model/runs.ts';
+import { shareJson } from '../../../../src/model/shared-json.ts';
 import { makeRun } from '../../../../src/testkit/runs.ts';
 import { MultipartFormatError, boundaryOf, parseMultipart, runsFromParts } from './multipart_reader.ts';
 import { BOUNDARY_PREFIX, MultipartZstdWriter, UnencodableRunError, multipartContentType } from './multipart_writer.ts';
@@ -21,7 +22,8 @@ describe('multipart body', () => {
     const encoded = encode([run]);
     const text = decompress(encoded.body).toString('utf8');
     assert.ok(encoded.boundary.startsWith(BOUNDARY_PREFIX));
-    const post = JSON.stringify((({ inputs: _i, outputs: _o, ...rest }) => rest)(run));
+    // The post part is the run without inputs and outputs, `extra` written last.
+    const post = JSON.stringify((({ inputs: _i, outputs: _o, extra, ...rest }) => ({ ...rest, extra }))(run));
     const inputs = JSON.stringify(run.inputs);
     const outputs = JSON.stringify(run.outputs);
     const part = (name: string, json: string) =>
@@ -36,6 +38,25 @@ describe('multipart body', () => {
     );
     assert.equal(encoded.rawBytes, Buffer.byteLength(text));
     assert.equal(boundaryOf(multipartContentType(encoded.boundary)), encoded.boundary);
+  });
+
+  it('writes the values runs share as they are, from their recorded text', () => {
+    const resource = shareJson({ 'service.name': 'sales-assistant' });
+    const tools = shareJson([{ name: 'search', parameters: { type: 'object' } }]);
+    const runs = [1, 2].map((n) =>
+      makeRun({
+        id: `00000000-0000-0000-0000-00000000000${n}`,
+        extra: { metadata: { n }, invocation_params: { model: 'gpt-4o-mini', tools }, resource },
+      }),
+    );
+    const encoded = encode(runs);
+    const posts = parseMultipart(decompress(encoded.body), encoded.boundary).filter((p) =>
+      /^post\.[^.]+$/.test(p.name),
+    );
+    assert.deepEqual(
+      posts.map((p) => JSON.parse(p.body.toString()) as unknown),
+      runs.map(({ inputs: _i, outputs: _o, ...rest }) => rest),
+    );
   });
 
   it('strips inputs and outputs from the post part and omits absent ones', () => {

@@ -2,6 +2,7 @@
 // reads from `extra.metadata` (`ls_provider`, `ls_model_name`).
 
 import type { AttributeMap } from './attributes.ts';
+import { SharedJsonCache } from '../../../../src/model/shared-json.ts';
 import { arrayOf, objectOf, parseJson } from './attributes.ts';
 
 const PROVIDER_KEYS = ['gen_ai.provider.name', 'gen_ai.system', 'llm.provider', 'llm.system', 'ai.model.provider'];
@@ -75,9 +76,15 @@ export function invocationParamsOf(attributes: AttributeMap): Record<string, unk
   return Object.keys(params).length > 0 ? params : undefined;
 }
 
+// An application sends the same tool definitions with every model call: parsed once, and shared by
+// the runs (src/model/shared-json.ts). 256 texts of up to 64 KiB: a few MB at worst.
+const toolDefinitions = new SharedJsonCache(256, 65_536);
+const parseArray = (text: string) => arrayOf({ type: 'string', value: text });
+
 /** Tool definitions: `gen_ai.tool.definitions`, OpenInference `llm.tools.N.tool.json_schema`, `tools`. */
-function toolsOf(attributes: AttributeMap): unknown[] | undefined {
-  const definitions = arrayOf(attributes.value('gen_ai.tool.definitions'));
+function toolsOf(attributes: AttributeMap): readonly unknown[] | undefined {
+  const value = attributes.value('gen_ai.tool.definitions');
+  const definitions = value?.type === 'string' ? toolDefinitions.get(value.value, parseArray) : arrayOf(value);
   if (definitions) return definitions;
   const indexed: unknown[] = [];
   for (let n = 0; attributes.has(`llm.tools.${n}.tool.json_schema`); n++) {

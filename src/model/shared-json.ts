@@ -1,0 +1,95 @@
+// JSON values that many runs share — the attributes of the resource their spans came from, the tool
+// definitions an application sends with every model call — frozen, with their JSON text made once.
+// The batch processor sizes every run and the backend exporter serialises it; for the parts runs
+// share, both take the text made here instead of walking the same objects run after run.
+//
+// A shared value is frozen, since every run holding it sees any change: a processor that edits runs
+// declares `mutatesData` and is handed copies (src/pipeline/service.ts), which are plain objects.
+
+const texts = new WeakMap<object, string>();
+
+/** Freezes `value` (deeply) and records its JSON text; returns `value`. */
+export function shareJson<T extends object>(value: T): Readonly<T> {
+  if (texts.has(value)) return value;
+  const text = JSON.stringify(value) as string | undefined;
+  deepFreeze(value);
+  if (text !== undefined) texts.set(value, text);
+  return value;
+}
+
+/** The JSON text of a value made by `shareJson`, or undefined for any other value. */
+export function sharedJsonText(value: object): string | undefined {
+  return texts.get(value);
+}
+
+/**
+ * JSON text of `value` as JSON.stringify writes it, except that the members of objects down to
+ * `depth` levels are written one by one, so that shared values among them are copied in as text.
+ * Objects deeper down, arrays and objects with `toJSON` go to JSON.stringify whole. Returns
+ * undefined where JSON.stringify would (a function, a symbol, undefined); throws where it throws (a
+ * bigint, a cycle).
+ */
+export function jsonWithShared(value: unknown, depth: number): string | undefined {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) as string | undefined;
+  const shared = texts.get(value);
+  if (shared !== undefined) return shared;
+  if (depth === 0 || Array.isArray(value) || typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    return JSON.stringify(value);
+  }
+  const object = value as Record<string, unknown>;
+  let text = '';
+  for (const key of Object.keys(object)) {
+    const member = jsonWithShared(object[key], depth - 1);
+    if (member === undefined) continue;
+    text += (text === '' ? '{' : ',') + quotedKey(key) + member;
+  }
+  return text === '' ? '{}' : text + '}';
+}
+
+// Member names as JSON writes them (`"name":`), since the same few names recur in every run;
+// bounded, in case a span's attributes bring ever new names.
+const quotedKeys = new Map<string, string>();
+
+function quotedKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = `${JSON.stringify(key)}:`;
+    if (quotedKeys.size >= 1024) quotedKeys.clear();
+    quotedKeys.set(key, quoted);
+  }
+  return quoted;
+}
+
+/**
+ * Parsed JSON texts that spans repeat word for word (an application's tool definitions), kept as
+ * shared values: a repeat costs a Map lookup (hashing and comparing the text) instead of a parse,
+ * and its runs share one frozen value with its text. Bounded in entries and in text length; when
+ * full it starts over, so a stream of distinct texts costs a parse each, as without it.
+ */
+export class SharedJsonCache {
+  private readonly values = new Map<string, Readonly<object> | null>();
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly maxTextLength: number,
+  ) {}
+
+  /** The shared result of `parse(text)`, or undefined when it returns undefined. */
+  get<T extends object>(text: string, parse: (text: string) => T | undefined): Readonly<T> | undefined {
+    if (text.length > this.maxTextLength) return parse(text);
+    const known = this.values.get(text);
+    if (known !== undefined) return (known ?? undefined) as Readonly<T> | undefined;
+    const parsed = parse(text);
+    if (this.values.size >= this.maxEntries) this.values.clear();
+    this.values.set(text, parsed === undefined ? null : shareJson(parsed));
+    return parsed;
+  }
+}
+
+// Only ever given JSON data whose text was just made, so it has no cycles.
+function deepFreeze(value: object): void {
+  Object.freeze(value);
+  for (const member of Object.values(value)) {
+    if (typeof member === 'object' && member !== null) deepFreeze(member);
+  }
+}
