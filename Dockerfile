@@ -56,6 +56,5 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
 # drains receivers and flushes within service.shutdown_timeout_ms (SHUTDOWN_TIMEOUT_MS, 10 s);
 # give `docker stop -t` / terminationGracePeriodSeconds more than that.
 STOPSIGNAL SIGTERM
-# The V8 flag is bin/tracepipe.js's (see its first lines): running the file with node skips its shebang.
-ENTRYPOINT ["node", "--max-semi-space-size=32", "/app/node_modules/tracepipe/bin/tracepipe.js"]
+ENTRYPOINT ["node", "/app/node_modules/tracepipe/bin/tracepipe.js"]
 CMD ["--config", "/app/node_modules/tracepipe/configs/proxy.yaml"]

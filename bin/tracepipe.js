@@ -1,13 +1,9 @@
-#!/usr/bin/env -S node --max-semi-space-size=32
+#!/usr/bin/env node
 // Entry point of the `tracepipe` command.
 //
-// The young generation is twice Node's default (32 MiB semi-spaces instead of 16): under a steady
-// load the proxy's requests then die young instead of being promoted and collected by full
-// collections. At 10,000 spans/s offered for 30 s (bench/pipeline/README.md, "2026-11-24, night"):
-// proxy CPU per span 62–65 µs instead of 72–76, peak RSS 171–182 MB instead of 200–300, ingest
-// p99 24–27 ms instead of 41–848 (over 60 s the gain is smaller; the agent server's RSS is ~30 MB
-// higher). V8 reads the size only at start, so it is a flag here (and in the Dockerfile's
-// ENTRYPOINT), not something main() can set.
+// It starts with Node's default young generation. A larger one (32 MiB semi-spaces) paid while the
+// proxy allocated ~26 KB per span; since the decoder and the run writer allocate less, it costs
+// CPU and ~30 MB of RSS instead (bench/pipeline/README.md, "2026-11-24, late night").
 //
 // It runs the compiled JavaScript in dist/ — built by `npm install` (the `prepare` script) in a
 // checkout and by `npm pack` for the package — so a start compiles nothing. In a checkout whose

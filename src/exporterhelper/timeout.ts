@@ -20,14 +20,16 @@ export async function withTimeout<T>(
 ): Promise<T> {
   if (parent?.aborted) throw parent.reason;
   const controller = new AbortController();
-  const timeout = new TimeoutError(timeoutMs);
-  const timer = setTimeout(() => controller.abort(timeout), timeoutMs);
+  // Made when it fires, not up front: capturing an Error's stack for every attempt showed in the
+  // proxy's CPU profile (0.5 %), and almost every attempt ends in time.
+  let timeout: TimeoutError | undefined;
+  const timer = setTimeout(() => controller.abort((timeout = new TimeoutError(timeoutMs))), timeoutMs);
   const onParentAbort = () => controller.abort(parent?.reason);
   parent?.addEventListener('abort', onParentAbort, { once: true });
   try {
     return await work(controller.signal);
   } catch (error) {
-    if (controller.signal.aborted && controller.signal.reason === timeout) throw timeout;
+    if (timeout !== undefined && controller.signal.reason === timeout) throw timeout;
     throw error;
   } finally {
     clearTimeout(timer);
