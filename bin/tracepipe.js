@@ -25,11 +25,15 @@ const stamp = join(root, 'dist/.build-stamp');
 const SOURCE_ROOTS = ['src', 'plugins', 'distribution'];
 
 /** The newest modification time (ms) under the source roots, skipping node_modules. */
+/** What the build leaves out (scripts/build.mjs): editing a test or a README leaves dist/ current. */
+const NOT_BUILT_DIRS = new Set(['node_modules', 'testdata', 'fixtures', 'testing']);
+const NOT_BUILT_FILE = /\.(test\.ts|md)$/;
+
 function newestSource() {
   let newest = 0;
   const walk = (dir) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name === 'node_modules') continue;
+      if (NOT_BUILT_DIRS.has(entry.name) || NOT_BUILT_FILE.test(entry.name)) continue;
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
       else newest = Math.max(newest, statSync(path).mtimeMs);
