@@ -3,8 +3,9 @@
 // The batch processor sizes every run and the backend exporter serialises it; for the parts runs
 // share, both take the text made here instead of walking the same objects run after run.
 //
-// A shared value is frozen, since every run holding it sees any change: a processor that edits runs
-// declares `mutatesData` and is handed copies (src/pipeline/service.ts), which are plain objects.
+// A shared value is frozen, since every run holding it would see a change: a processor that edits
+// runs replaces it with a copy instead of writing into it (docs/writing-a-plugin.md, `mutatesData`).
+// A structuredClone of a run (what a fan-out hands a mutating consumer) is plain objects again.
 
 const texts = new WeakMap<object, string>();
 
