@@ -14,45 +14,26 @@
 //
 // Either way, the user's TypeScript — plugins, graphs — is compiled on demand by tsx.
 
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const compiled = join(root, 'dist/distribution/main.js');
 const stamp = join(root, 'dist/.build-stamp');
-/** What the build compiles: a change to any of these makes dist/ stale. */
-const SOURCE_ROOTS = ['src', 'plugins', 'distribution'];
 
-/** The newest modification time (ms) under the source roots, skipping node_modules. */
-/** What the build leaves out (scripts/build.mjs): editing a test or a README leaves dist/ current. */
-const NOT_BUILT_DIRS = new Set(['node_modules', 'testdata', 'fixtures', 'testing']);
-const NOT_BUILT_FILE = /\.(test\.ts|md)$/;
-
-function newestSource() {
-  let newest = 0;
-  const walk = (dir) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (NOT_BUILT_DIRS.has(entry.name) || NOT_BUILT_FILE.test(entry.name)) continue;
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else newest = Math.max(newest, statSync(path).mtimeMs);
-    }
-  };
-  for (const dir of SOURCE_ROOTS) if (existsSync(join(root, dir))) walk(join(root, dir));
-  return newest;
-}
-
-function runFromSource() {
+async function runFromSource() {
   if (process.env.TRACEPIPE_FROM_SOURCE === '1') return true;
   if (process.env.TRACEPIPE_FROM_SOURCE === '0' && existsSync(compiled)) return false;
   // An installed package ships dist/ and no sources: nothing to compare.
   if (!existsSync(join(root, 'src'))) return false;
   if (!existsSync(compiled) || !existsSync(stamp)) return true;
-  return newestSource() > statSync(stamp).mtimeMs;
+  // Only a checkout gets here; the walk is shared with the build, so both agree on what it reads.
+  const { newestBuildInput } = await import('../scripts/build-inputs.mjs');
+  return newestBuildInput(root) > statSync(stamp).mtimeMs;
 }
 
-if (runFromSource()) {
+if (await runFromSource()) {
   const { register } = await import('tsx/esm/api');
   register();
   // Plugins that import `tracepipe/plugin` (through the package's exports) get the sources too,

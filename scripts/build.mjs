@@ -13,54 +13,22 @@
 // `npm install` runs it (`prepare`: --if-stale), and so does `npm pack` (`prepack`: --if-stale --strict).
 
 import { spawnSync } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SOURCE_ROOTS, newestBuildInput, walkBuildInputs } from './build-inputs.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
 const stamp = join(dist, '.build-stamp');
 const buildInfo = join(root, '.tsbuild/build.tsbuildinfo');
-const SOURCE_ROOTS = ['src', 'plugins', 'distribution'];
-/** Not needed at run time: tests, their data, documentation. */
-const SKIP_DIRS = new Set(['node_modules', 'testdata', 'fixtures', 'testing']);
-const SKIP_FILE = /\.(test\.ts|md)$/;
-
-function walk(dir, visit) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (!SKIP_DIRS.has(entry.name)) walk(path, visit);
-    } else visit(path);
-  }
-}
-
-function newestSource() {
-  let newest = 0;
-  for (const dir of SOURCE_ROOTS) {
-    walk(join(root, dir), (path) => (newest = Math.max(newest, statSync(path).mtimeMs)));
-  }
-  for (const file of ['tsconfig.json', 'tsconfig.build.json'])
-    newest = Math.max(newest, statSync(join(root, file)).mtimeMs);
-  return newest;
-}
-
 if (!existsSync(join(root, 'src'))) {
   // An installed package: dist/ came in the tarball.
   process.exit(0);
 }
-if (process.argv.includes('--if-stale') && existsSync(stamp) && statSync(stamp).mtimeMs >= newestSource()) {
+if (process.argv.includes('--if-stale') && existsSync(stamp) && statSync(stamp).mtimeMs >= newestBuildInput(root)) {
   process.exit(0);
 }
 
@@ -97,9 +65,9 @@ const clean = result.status === 0;
 
 // Copy run-time assets.
 for (const dir of SOURCE_ROOTS) {
-  walk(join(root, dir), (path) => {
+  walkBuildInputs(join(root, dir), (path) => {
     const relativePath = relative(root, path);
-    if (path.endsWith('.ts') || SKIP_FILE.test(path)) return;
+    if (path.endsWith('.ts')) return;
     const target = join(dist, relativePath);
     mkdirSync(dirname(target), { recursive: true });
     copyFileSync(path, target);
@@ -116,7 +84,7 @@ const builtins = new Set(builtinModules);
 const problems = [];
 for (const dir of SOURCE_ROOTS) {
   if (!existsSync(join(dist, dir))) continue;
-  walk(join(dist, dir), (path) => {
+  walkBuildInputs(join(dist, dir), (path) => {
     const relativePath = relative(dist, path);
     if (!expected.has(relativePath)) {
       rmSync(path);
