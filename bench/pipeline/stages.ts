@@ -87,6 +87,7 @@ for (let round = 0; round < rounds; round++) {
       orphan_policy: 'attach_to_root',
       dotted_order_ttl_ms: 300_000,
       max_remembered_runs: 500_000,
+      max_remembered_bytes: 16 * 1024 * 1024,
     },
     { mutatesData: false, consume: async (batch) => void uploads.push(batch) },
   );

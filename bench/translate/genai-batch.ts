@@ -115,6 +115,7 @@ async function measure(label: string, withBatcher: boolean): Promise<void> {
       orphan_policy: 'attach_to_root',
       dotted_order_ttl_ms: 300_000,
       max_remembered_runs: 500_000,
+      max_remembered_bytes: 16 * 1024 * 1024,
     },
     sinkConsumer,
   );

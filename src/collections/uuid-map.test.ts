@@ -106,6 +106,33 @@ describe('UuidMap', () => {
     );
   });
 
+  it('tells a byte budget its held bytes and oldest write, and forgets its oldest on demand, skipping dead records', () => {
+    const time = clock();
+    const map = new UuidMap(1000, 100, time.now, { minSlots: 16, chunkRecords: 4 });
+    assert.equal(map.oldestWrittenAt(), undefined);
+    const table = map.heldBytes;
+    const ids = Array.from({ length: 4 }, () => randomUUID());
+    ids.forEach((id, i) => {
+      time.state.now = 1_700_000_000_000 + i;
+      map.set(id, id);
+    });
+    assert.equal(map.heldBytes, table + 4 * 40);
+    assert.equal(map.oldestWrittenAt(), 1_700_000_000_000);
+    map.forgetOldest();
+    map.delete(ids[1]!);
+    assert.equal(map.oldestWrittenAt(), 1_700_000_000_002);
+    assert.equal(map.heldBytes, table + 2 * 40);
+    assert.deepEqual(
+      ids.map((id) => map.get(id)),
+      [undefined, undefined, ids[2], ids[3]],
+    );
+    map.forgetOldest();
+    map.forgetOldest();
+    map.forgetOldest(); // nothing left: no-op
+    assert.equal(map.oldestWrittenAt(), undefined);
+    assert.equal(map.heldBytes, table);
+  });
+
   it('finds keys whose hashes collide, after deletes in the middle of their probe run', () => {
     // Keys that all land in the same slot of a 4096-slot table.
     const colliding: string[] = [];

@@ -97,6 +97,32 @@ export class UuidMap {
     return this.chunks.length * this.chunkRecords * RECORD_WORDS * 4 + this.slots.byteLength;
   }
 
+  /**
+   * What a byte budget counts: the records from the oldest to the newest (dead ones between them
+   * included, until compaction) and the table. Within a chunk of `externalBytes`; pairs kept as
+   * text are not counted.
+   */
+  get heldBytes(): number {
+    return (this.tail - this.head) * RECORD_WORDS * 4 + this.slots.byteLength;
+  }
+
+  /** Write time of the oldest live record, expired or not; undefined when there is none. */
+  oldestWrittenAt(): number | undefined {
+    while (this.head < this.tail) {
+      const written = this.timeAt(this.head);
+      if (written !== DEAD) return written;
+      this.advanceHead();
+    }
+    return undefined;
+  }
+
+  /** Forgets the oldest record: how a byte budget shared with other memories is kept. */
+  forgetOldest(): void {
+    while (this.head < this.tail) {
+      if (this.advanceHead()) return;
+    }
+  }
+
   /** The value, or undefined when absent or expired. */
   get(key: string): string | undefined {
     if (parseWholeUuid(key, keyWords, 0)) {
@@ -142,7 +168,7 @@ export class UuidMap {
     if (this.slots[slot] === EMPTY) this.usedSlots++;
     const index = this.append();
     this.slots[slot] = index >>> 0;
-    while (this.live > this.maxEntries || this.tail - this.head > MAX_SPAN) this.evictOldest();
+    while (this.live > this.maxEntries || this.tail - this.head > MAX_SPAN) this.forgetOldest();
 
     const dead = this.tail - this.head - this.live;
     if (dead > this.live && dead > this.chunkRecords) this.rebuild(true);
@@ -283,12 +309,6 @@ export class UuidMap {
       this.firstChunk++;
     }
     return live;
-  }
-
-  private evictOldest(): void {
-    while (this.head < this.tail) {
-      if (this.advanceHead()) return;
-    }
   }
 
   /** Copies the live records, oldest first, to fresh chunks starting at the next chunk boundary. */

@@ -219,6 +219,41 @@ describe('batch: trace order', () => {
     checkInvariants(sink, { batchSize: 1, maxBytes: DEFAULT_LIMITS.maxBytes });
   });
 
+  it('forgets the oldest sent orders past max_remembered_bytes: a late child of a forgotten parent falls back as an orphan', async () => {
+    const budget = 1024 * 1024;
+    const { processor, sink, metric } = create({
+      max_remembered_bytes: budget,
+      flush_interval_ms: 10,
+      orphan_timeout_ms: 30,
+    });
+    await processor.start(new AbortController().signal);
+    // 40,000 one-run traces: 36 bytes of packed order each, more than the budget holds.
+    const roots = 40_000;
+    for (let first = 1; first <= roots; first += 1000) {
+      const runs = Array.from({ length: 1000 }, (_, i) => run(rid(first + i), undefined, { trace: rid(first + i) }));
+      await processor.consume(batch(runs), TENANT_A);
+    }
+    await sink.waitFor(() => delivered(sink).length === roots);
+    const remembered = await metric('tracepipe_batch_remembered_bytes');
+    assert.ok(remembered > budget / 2 && remembered <= budget, `${remembered} bytes remembered`);
+
+    // The newest root is still remembered: its late child is placed at once, under it.
+    const newest = rid(roots);
+    await processor.consume(batch([run(rid(0x100000), newest, { trace: newest, startMs: 5 })]), TENANT_A);
+    // The oldest was forgotten: its late child waits, then falls back under a stand-in of its root.
+    const oldest = rid(1);
+    await processor.consume(batch([run(rid(0x100001), oldest, { trace: oldest, startMs: 5 })]), TENANT_A);
+    await sink.waitFor(() => delivered(sink).length === roots + 2);
+    const byId = new Map(delivered(sink).map((item) => [item.id, item]));
+    assert.equal(
+      byId.get(rid(0x100000))!.dotted_order,
+      `20231114T221320000000Z${newest}.20231114T221320005000Z${rid(0x100000)}`,
+    );
+    assert.equal(byId.get(rid(0x100001))!.parent_run_id, oldest);
+    assert.equal(await metric('tracepipe_batch_orphans_total', { policy: 'attach_to_root' }), 1);
+    await processor.shutdown(Date.now() + 1000);
+  });
+
   it('re-parents children waiting for a run the translator filtered out', async () => {
     const { processor, sink } = create();
     const dropped = rid(0x10);

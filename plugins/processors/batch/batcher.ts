@@ -49,6 +49,10 @@ export class BatchProcessor implements Processor<'runs'> {
         help: 'Runs the batch processor holds: waiting for their parent, or buffered and awaiting delivery.',
         labelNames: ['state'],
       }),
+      remembered: meter.gauge({
+        name: 'tracepipe_batch_remembered_bytes',
+        help: 'Memory of the dotted orders and root aliases remembered for late children (bounded by max_remembered_bytes).',
+      }),
       orphans: meter.counter({
         name: 'tracepipe_batch_orphans_total',
         help: 'Runs whose parent did not arrive within orphan_timeout_ms (or before shutdown), placed by the orphan policy.',
@@ -72,6 +76,7 @@ export class BatchProcessor implements Processor<'runs'> {
         orphanPolicy: config.orphan_policy,
         rememberMs: config.dotted_order_ttl_ms,
         rememberMax: config.max_remembered_runs,
+        rememberBytes: config.max_remembered_bytes,
       },
       (held) => this.released(held),
       () => {
@@ -202,6 +207,7 @@ export class BatchProcessor implements Processor<'runs'> {
   private updateGauges(): void {
     this.metrics.held.set({ state: 'waiting' }, this.tree.waitingRuns);
     this.metrics.held.set({ state: 'buffered' }, this.outbox.runs);
+    this.metrics.remembered.set(this.tree.rememberedBytes);
   }
 
   shutdown(deadline: number): Promise<void> {

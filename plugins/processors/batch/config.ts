@@ -68,6 +68,13 @@ export const configSchema = {
       description:
         'Upper bound on remembered dotted orders (and root aliases, filtered ids); the oldest are forgotten first.',
     },
+    max_remembered_bytes: {
+      type: 'integer',
+      minimum: 1048576,
+      default: 16777216,
+      description:
+        'Upper bound on the memory of remembered dotted orders and root aliases together; the oldest are forgotten first.',
+    },
   },
 } as const;
 

@@ -212,6 +212,35 @@ describe('DottedOrderMemory', () => {
     );
   });
 
+  it('tells a byte budget its held bytes and oldest write, and forgets its oldest on demand, skipping dead records', () => {
+    const time = clock();
+    const memory = new DottedOrderMemory(TTL, 100, time.now, { minSlots: 16 });
+    assert.equal(memory.oldestWrittenAt(), undefined);
+    const table = memory.heldBytes;
+    const [a, b, c] = Array.from({ length: 3 }, () => randomUUID());
+    memory.set(a!, rootOrder(a!));
+    time.state.now += 1;
+    const child = { dotted: `${rootOrder(a!).dotted}.20231114T221320200000Z${b}`, traceId: a! };
+    memory.set(b!, child);
+    time.state.now += 1;
+    memory.set(c!, rootOrder(c!));
+    // A root is a header (3 words) and a segment (6); a child of a root has two segments.
+    assert.equal(memory.heldBytes, table + (9 + 15 + 9) * 4);
+    assert.equal(memory.oldestWrittenAt(), 1_700_000_000_000);
+    memory.delete(a!);
+    assert.equal(memory.oldestWrittenAt(), 1_700_000_000_001);
+    assert.equal(memory.heldBytes, table + (15 + 9) * 4);
+    memory.forgetOldest();
+    assert.deepEqual(
+      [a!, b!, c!].map((id) => memory.get(id)?.dotted),
+      [undefined, undefined, rootOrder(c!).dotted],
+    );
+    memory.forgetOldest();
+    memory.forgetOldest(); // nothing left: no-op
+    assert.equal(memory.oldestWrittenAt(), undefined);
+    assert.equal(memory.size, 0);
+  });
+
   it('lets the real root overwrite a stand-in root, keeping children placed under the stand-in', () => {
     const memory = new DottedOrderMemory(TTL, 100);
     const [trace, child] = [randomUUID(), randomUUID()];

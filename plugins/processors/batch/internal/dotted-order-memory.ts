@@ -182,7 +182,7 @@ export class DottedOrderMemory {
     if (!this.prefixUsed) this.remember(runId, position, order);
     if (isUuid) this.slots[slot] = position >>> 0;
     else this.textKeys.set(runId, position);
-    while (this.liveEntries > this.maxEntries || this.tail - this.head > MAX_SPAN_WORDS) this.evictOldest();
+    while (this.liveEntries > this.maxEntries || this.tail - this.head > MAX_SPAN_WORDS) this.forgetOldest();
 
     const deadWords = this.tail - this.head - this.liveWords;
     if (deadWords > this.liveWords && deadWords > this.compactAfterWords) this.rebuild(true);
@@ -224,6 +224,32 @@ export class DottedOrderMemory {
   /** Bytes held outside the JS heap (arena and table), for measurements. */
   get externalBytes(): number {
     return this.chunks.length * CHUNK_WORDS * 4 + this.slots.byteLength;
+  }
+
+  /**
+   * What a byte budget counts: the records from the oldest to the newest (dead ones between them
+   * included, until compaction) and the table. Within a chunk of `externalBytes`; text records'
+   * strings are not counted.
+   */
+  get heldBytes(): number {
+    return (this.tail - this.head) * 4 + this.slots.byteLength;
+  }
+
+  /** Write time of the oldest live entry, expired or not; undefined when there is none. */
+  oldestWrittenAt(): number | undefined {
+    while (this.head < this.tail) {
+      const header = this.word(this.head);
+      if ((header & KIND) !== END && (header & DEAD) === 0) return this.writtenAt(this.head);
+      this.advanceHead(); // a dead record or a chunk's unused end: nothing to keep
+    }
+    return undefined;
+  }
+
+  /** Forgets the oldest entry: how a byte budget shared with other memories is kept. */
+  forgetOldest(): void {
+    while (this.head < this.tail) {
+      if (this.advanceHead()) return;
+    }
   }
 
   // --- lookup ---
@@ -436,12 +462,6 @@ export class DottedOrderMemory {
       this.firstChunk++;
     }
     return evicted;
-  }
-
-  private evictOldest(): void {
-    while (this.head < this.tail) {
-      if (this.advanceHead()) return;
-    }
   }
 
   /**

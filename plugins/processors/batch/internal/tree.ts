@@ -19,7 +19,10 @@ export interface TreeOptions {
   readonly orphanPolicy: OrphanPolicy;
   /** How long a released run's dotted order is remembered for late children. */
   readonly rememberMs: number;
+  /** At most this many orders, and as many root aliases and filtered ids, are remembered. */
   readonly rememberMax: number;
+  /** Bytes the remembered orders and root aliases may take together; the oldest go first. */
+  readonly rememberBytes: number;
   readonly now?: () => number;
 }
 
@@ -76,6 +79,11 @@ export class RunTree {
     return this.heldBytes;
   }
 
+  /** Bytes the remembered orders and root aliases take (what `rememberBytes` bounds). */
+  get rememberedBytes(): number {
+    return this.known.heldBytes + this.aliases.heldBytes;
+  }
+
   /** Whether a batch brings a parent (or a root alias, or a filtered run) that runs wait for. */
   unblocks(runIds: readonly string[], hints: RunTreeHints | undefined): boolean {
     const keys = [...runIds, ...Object.keys(hints?.rootAliases ?? {}), ...Object.keys(hints?.droppedRuns ?? {})];
@@ -86,6 +94,7 @@ export class RunTree {
   applyHints(hints: RunTreeHints | undefined): void {
     for (const [alias, rootId] of Object.entries(hints?.rootAliases ?? {})) {
       this.aliases.set(alias, rootId);
+      this.keepRememberedWithinBytes();
       this.moveWaiting(alias, rootId);
     }
     for (const [id, parent] of Object.entries(hints?.droppedRuns ?? {})) {
@@ -122,6 +131,22 @@ export class RunTree {
     this.known.sweep();
     this.aliases.sweep();
     this.dropped.sweep();
+  }
+
+  /**
+   * Forgets the oldest of the remembered orders and root aliases, whichever was written first, until
+   * both fit in `rememberBytes` together. The count caps alone let them reach ~60 MB at the defaults,
+   * the largest thing a busy proxy holds; a byte bound keeps the full TTL at moderate rates and the newest
+   * runs at high ones, where a late child of a forgotten parent falls back as an orphan.
+   */
+  private keepRememberedWithinBytes(): void {
+    while (this.known.heldBytes + this.aliases.heldBytes > this.options.rememberBytes) {
+      const order = this.known.oldestWrittenAt();
+      const alias = this.aliases.oldestWrittenAt();
+      if (order === undefined && alias === undefined) return; // only the empty tables are left
+      if (alias === undefined || (order !== undefined && order <= alias)) this.known.forgetOldest();
+      else this.aliases.forgetOldest();
+    }
   }
 
   /** Falls back everything still waiting (shutdown: nothing held may be lost). */
@@ -161,6 +186,7 @@ export class RunTree {
       const { run } = item.held;
       run.dotted_order = item.dotted;
       this.known.set(run.id, item);
+      this.keepRememberedWithinBytes();
       this.release(item.held);
       const children = this.takeWaiting(run.id);
       // Reversed so that children leave in arrival order.
@@ -244,7 +270,10 @@ export class RunTree {
       // runs falling back (a root starts no later than its descendants), remembered so that every
       // orphan of the trace agrees on it until the real root replaces it.
       let root = this.known.get(traceId);
-      if (!root) this.known.set(traceId, (root = { dotted: `${earliest}${traceId}`, traceId }));
+      if (!root) {
+        this.known.set(traceId, (root = { dotted: `${earliest}${traceId}`, traceId }));
+        this.keepRememberedWithinBytes();
+      }
       run.parent_run_id = traceId;
       this.releaseUnder(held, root);
     }
