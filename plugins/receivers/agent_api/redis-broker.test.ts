@@ -167,6 +167,8 @@ describe('Redis stream broker across instances', { skip: available ? false : `no
       // A log with no event yet (an opener that sent no first event) gets it from the next opener.
       const resumed = randomUUID();
       a.open(resumed);
+      // As when a run is created on A and executed on B: A's open has reached Redis first.
+      await until(async () => (await env.buses[1].command.exists(`${env.prefix}run:{${resumed}}:open`)) === 1);
       b.open(resumed, metadataEvent(resumed));
       b.finish(resumed);
       assert.deepEqual(

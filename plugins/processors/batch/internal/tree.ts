@@ -134,10 +134,11 @@ export class RunTree {
   }
 
   /**
-   * Forgets the oldest of the remembered orders and root aliases, whichever was written first, until
-   * both fit in `rememberBytes` together. The count caps alone let them reach ~60 MB at the defaults,
-   * the largest thing a busy proxy holds; a byte bound keeps the full TTL at moderate rates and the newest
-   * runs at high ones, where a late child of a forgotten parent falls back as an orphan.
+   * Forgets the oldest of the remembered orders and root aliases, whichever was written first,
+   * until both fit in `rememberBytes` together. The count caps alone let them reach ~60 MB at the
+   * defaults, the largest thing a busy proxy holds. A byte bound keeps the full TTL at moderate
+   * rates and the newest runs at high ones; a late child of a forgotten parent falls back as an
+   * orphan.
    */
   private keepRememberedWithinBytes(): void {
     while (this.known.heldBytes + this.aliases.heldBytes > this.options.rememberBytes) {
