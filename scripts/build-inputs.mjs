@@ -14,16 +14,23 @@ const CONFIG_FILES = ['tsconfig.json', 'tsconfig.build.json'];
 const NOT_BUILT_DIRS = new Set(['node_modules', 'testdata', 'fixtures', 'testing']);
 const NOT_BUILT_FILE = /\.(test\.ts|md)$/;
 
-/** Calls `visit` with the path of every file under `dir` that the build reads. */
-export function walkBuildInputs(dir, visit) {
+/** Calls `visit` with the path of every file under `dir`, outside the directories of tests. */
+export function walkFiles(dir, visit) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (!NOT_BUILT_DIRS.has(entry.name)) walkBuildInputs(path, visit);
-    } else if (!NOT_BUILT_FILE.test(entry.name)) {
+      if (!NOT_BUILT_DIRS.has(entry.name)) walkFiles(path, visit);
+    } else {
       visit(path);
     }
   }
+}
+
+/** Calls `visit` with the path of every file under `dir` that the build reads. */
+export function walkBuildInputs(dir, visit) {
+  walkFiles(dir, (path) => {
+    if (!NOT_BUILT_FILE.test(path)) visit(path);
+  });
 }
 
 /** The newest modification time (ms) of the files the build reads in the checkout at `root`. */

@@ -18,7 +18,7 @@ import { createRequire } from 'node:module';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SOURCE_ROOTS, newestBuildInput, walkBuildInputs } from './build-inputs.mjs';
+import { SOURCE_ROOTS, newestBuildInput, walkBuildInputs, walkFiles } from './build-inputs.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
@@ -84,7 +84,9 @@ const builtins = new Set(builtinModules);
 const problems = [];
 for (const dir of SOURCE_ROOTS) {
   if (!existsSync(join(dist, dir))) continue;
-  walkBuildInputs(join(dist, dir), (path) => {
+  // Every output file (outside test directories, which the build never writes): what it did not
+  // just produce is left over.
+  walkFiles(join(dist, dir), (path) => {
     const relativePath = relative(dist, path);
     if (!expected.has(relativePath)) {
       rmSync(path);
