@@ -66,7 +66,6 @@ const idleMs = Number(values.idle) * 1000;
 const level = Number(values.level);
 const journal = values.journal !== 'off';
 const memoryLimit = values['memory-limit'] === undefined ? '' : `, memory_limit_bytes: ${values['memory-limit']}`;
-const root = join(import.meta.dirname, '..', '..');
 
 interface ProcStat {
   cpuSeconds: number;
