@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { nopSettings } from '../pipeline/testing.ts';
 import { eventually } from '../testkit/eventually.ts';
 import { makeBatch, plainSpan } from '../testkit/spans.ts';
 import { DurableIntake, IntakeUnavailableError, JournalRecordTooLargeError } from './intake.ts';
+import { Journal } from './journal.ts';
 import type { JournalConfig } from './schema.ts';
 
 const directories: string[] = [];
@@ -47,6 +49,13 @@ function nameOf(batch: SpanBatch): string {
   return batch.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.name;
 }
 
+/** Whether one of the journal's segment files holds `bytes`. */
+function segmentsHold(directory: string, bytes: Buffer): boolean {
+  return readdirSync(directory)
+    .filter((name) => name.endsWith('.journal'))
+    .some((name) => readFileSync(join(directory, name)).includes(bytes));
+}
+
 async function journalConfig(overrides: Partial<JournalConfig> = {}): Promise<JournalConfig> {
   const directory = await mkdtemp(join(tmpdir(), 'tp-intake-'));
   directories.push(directory);
@@ -65,7 +74,20 @@ function intake(next: Consumer<'spans'>, journal: JournalConfig | undefined, mem
 }
 
 async function accept(target: ReturnType<typeof intake>, name: string, bodyBytes = name.length): Promise<void> {
-  await target.accept({ name, project: 'p' }, Buffer.alloc(bodyBytes, name), batchNamed(name), { project: 'p' });
+  await target.accept({ name, project: 'p' }, Buffer.alloc(bodyBytes, name), () => batchNamed(name), { project: 'p' });
+}
+
+/** How many requests the journal holds unsettled: what the next start would replay. */
+async function unsettledRequests(journal: JournalConfig): Promise<number> {
+  const reader = new Journal({
+    directory: journal.directory,
+    maxBytes: journal.max_bytes,
+    segmentBytes: journal.segment_bytes,
+    fsyncIntervalMs: 0,
+  });
+  const { records } = await reader.open();
+  await reader.close();
+  return records;
 }
 
 describe('durable intake', () => {
@@ -129,11 +151,7 @@ describe('durable intake', () => {
     await assert.rejects(accept(target, 'refused'), ThrottleError);
     next.refuse = undefined;
     await target.shutdown();
-    const replayed = new HoldingConsumer();
-    const restarted = intake(replayed, journal);
-    await restarted.start();
-    await restarted.shutdown();
-    assert.deepEqual(replayed.taken, []);
+    assert.equal(await unsettledRequests(journal), 0);
   });
 
   it('answers a full journal with IntakeUnavailableError and accepts again once it has room', async () => {
@@ -147,6 +165,30 @@ describe('durable intake', () => {
     next.holds[0]!();
     await accept(target, 'x2', 25_000);
     next.releaseAll();
+    await target.shutdown();
+  });
+
+  it('answers bad input and empty requests as such when the journal is full', async () => {
+    const journal = await journalConfig({ max_bytes: 65536, segment_bytes: 4096 });
+    const next = new HoldingConsumer();
+    const target = intake(next, journal, 1 << 20);
+    await target.start();
+    for (let i = 0; i < 2; i++) await accept(target, `x${i}`, 25_000);
+    const body = Buffer.alloc(25_000);
+    const malformed = () => {
+      throw new Error('malformed body');
+    };
+    await assert.rejects(
+      target.accept({ name: 'm', project: 'p' }, body, malformed, { project: 'p' }),
+      /malformed body/,
+    );
+    let decodes = 0;
+    await target.accept({ name: 'e', project: 'p' }, body, () => void decodes++, { project: 'p' });
+    assert.equal(decodes, 1);
+    await assert.rejects(accept(target, 'x2', 25_000), IntakeUnavailableError);
+    assert.equal(next.taken.length, 2);
+    next.releaseAll();
+    target.admit(1 << 19).abandon(); // nothing is held in memory
     await target.shutdown();
   });
 
@@ -175,7 +217,9 @@ describe('durable intake', () => {
     second.abandon();
     reading.abandon();
     // Once the pipeline has taken a request, it holds its own size until delivered.
-    await target.accept({ name: 'taken', project: 'p' }, Buffer.alloc(150), batchNamed('taken'), { project: 'p' });
+    await target.accept({ name: 'taken', project: 'p' }, Buffer.alloc(150), () => batchNamed('taken'), {
+      project: 'p',
+    });
     target.admit(170).abandon(); // 150 + 850 fits
     assert.throws(() => target.admit(171), ThrottleError);
     next.releaseAll();
@@ -190,11 +234,55 @@ describe('durable intake', () => {
     next.refuse = new Error('downstream is broken');
     const admission = target.admit(100);
     await assert.rejects(
-      target.accept({ name: 'x', project: 'p' }, Buffer.alloc(100), batchNamed('x'), { project: 'p' }, admission),
+      target.accept({ name: 'x', project: 'p' }, Buffer.alloc(100), () => batchNamed('x'), { project: 'p' }, admission),
       /downstream is broken/,
     );
     admission.abandon(); // the intake released it already: not released twice
     target.admit(200).abandon(); // the whole limit is free again
     await target.shutdown();
+  });
+
+  it('decodes a request only once its body is in the journal', async () => {
+    const journal = await journalConfig();
+    const next = new HoldingConsumer();
+    const target = intake(next, journal);
+    await target.start();
+    const body = Buffer.from('the body of a request');
+    let journaledBeforeDecode = false;
+    await target.accept(
+      { name: 'x', project: 'p' },
+      body,
+      () => {
+        journaledBeforeDecode = segmentsHold(journal.directory, body);
+        return batchNamed('x');
+      },
+      { project: 'p' },
+    );
+    assert.equal(journaledBeforeDecode, true);
+    next.releaseAll();
+    await target.shutdown();
+  });
+
+  it('settles at once a journaled request that fails to decode or holds nothing: never replayed', async () => {
+    const journal = await journalConfig();
+    const next = new HoldingConsumer();
+    const target = intake(next, journal, 1000);
+    await target.start();
+    await assert.rejects(
+      target.accept(
+        { name: 'malformed', project: 'p' },
+        Buffer.alloc(100),
+        () => {
+          throw new Error('malformed body');
+        },
+        { project: 'p' },
+      ),
+      /malformed body/,
+    );
+    await target.accept({ name: 'empty', project: 'p' }, Buffer.alloc(100), () => undefined, { project: 'p' });
+    assert.deepEqual(next.taken, []);
+    target.admit(200).abandon(); // both admissions were given back: the whole limit is free
+    await target.shutdown();
+    assert.equal(await unsettledRequests(journal), 0);
   });
 });

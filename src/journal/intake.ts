@@ -3,6 +3,7 @@
 //
 //   accept(request) ── memory over its limit? ──► ThrottleError (429: the client retries)
 //        │ journal append ── full / failing? ──► IntakeUnavailableError (503: the client retries)
+//        │ decode ── malformed? ──► the decoder's error (400); the journaled copy is settled
 //        ▼
 //   next.consume(data, { ...context, delivery })      the receiver answers 2xx when this resolves
 //        │
@@ -135,24 +136,41 @@ export class DurableIntake<T extends DataType, H> {
   /**
    * Takes one request: resolves once it is journaled and the pipeline accepted it — the moment
    * the receiver may acknowledge it. Rejects with ThrottleError (memory limit), IntakeUnavailableError
-   * (journal), JournalRecordTooLargeError, or what the pipeline rejected with.
+   * (journal), JournalRecordTooLargeError, what `decode` threw, or what the pipeline rejected with.
+   *
+   * `decode` turns the body into data once the body is journaled, not before: requests wait for
+   * the journal while the event loop is busy, and a waiting body is one buffer outside the heap,
+   * where its decoded spans would be thousands of objects that live long enough to be promoted to
+   * V8's old generation, which then has to grow and be collected (bench/pipeline/README.md,
+   * "decoding after the journal"). It returns undefined when there is nothing to deliver (no
+   * spans, or every span rejected); that request, like one `decode` throws for, is settled at
+   * once and never replayed.
    */
   async accept(
     header: H,
     body: Buffer,
-    data: DataOf[T],
+    decode: () => DataOf[T] | undefined,
     context: RequestContext,
     admission: Admission = this.admit(0),
   ): Promise<void> {
     admission.takeOver();
     let entry: JournalEntry | undefined;
+    let data: DataOf[T] | undefined;
+    // `append` may have to decode the body already (when the journal cannot take it).
+    let decoded: { data: DataOf[T] | undefined } | undefined;
+    const decodeOnce = () => (decoded ??= { data: decode() }).data;
     try {
       admission.resize(body.length * DECODED_EXPANSION);
-      entry = await this.append(header, body);
-    } catch (error) {
-      admission.release();
-      throw error;
+      entry = await this.append(header, body, decodeOnce);
+      data = decodeOnce();
+    } finally {
+      // Refused, malformed, or without spans: nothing to deliver, nothing to keep.
+      if (data === undefined) {
+        if (entry) this.journal!.settle(entry);
+        admission.release();
+      }
     }
+    if (data === undefined) return;
     try {
       // From here the delivery releases the admission, whatever the pipeline does.
       await this.dispatch(data, context, admission, entry);
@@ -210,7 +228,17 @@ export class DurableIntake<T extends DataType, H> {
       );
   }
 
-  private async append(header: H, body: Buffer): Promise<JournalEntry | undefined> {
+  /**
+   * Journals a request (nothing without a journal). When the journal cannot take it, `decode`
+   * judges it first: bad input is still answered as bad input (its error is thrown), and a request
+   * with nothing to deliver as accepted (undefined is returned): a client must not retry what
+   * there is nothing to keep of.
+   */
+  private async append(
+    header: H,
+    body: Buffer,
+    decode: () => DataOf[T] | undefined,
+  ): Promise<JournalEntry | undefined> {
     if (!this.journal) return undefined;
     try {
       const entry = await this.journal.append(header, body);
@@ -218,6 +246,7 @@ export class DurableIntake<T extends DataType, H> {
       if (this.outage && Date.now() - this.outage.lastRefusalAt >= OUTAGE_QUIET_MS) this.endOutage();
       return entry;
     } catch (error) {
+      if (decode() === undefined) return undefined;
       if (error instanceof JournalRecordTooLargeError) throw error;
       if (error instanceof JournalFullError || error instanceof JournalWriteError) {
         this.noteOutage(error);

@@ -3,7 +3,9 @@
 
 import assert from 'node:assert/strict';
 import type { Host } from '../../../src/pipeline/component.ts';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
@@ -664,6 +666,41 @@ describe('otlp receiver: bad input', () => {
     assert.equal(statuses.filter((s) => s === 200).length, 6);
     assert.equal(server.sink.batches.length, 6);
     for (const { data } of server.sink.batches) assert.deepEqual(data, sampleBatch(5));
+  });
+});
+
+describe('otlp receiver: bad input with the journal on', () => {
+  // The journal takes a body before it is decoded; the answers must be those of the journal off.
+  let directory: string;
+  let server: RunningReceiver;
+  before(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'tp-otlp-journal-'));
+    server = await startReceiver({ journal: { enabled: true, directory, max_bytes: 65536 } });
+  });
+  after(async () => {
+    await server.close();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('answers a malformed body 400 and an empty one 200, and passes on only valid spans', async () => {
+    server.sink.batches.length = 0;
+    const malformed = await post(server.tracesUrl, '{"resourceSpans": [', JSON_HEADERS);
+    assert.equal(malformed.status, 400);
+    assert.match(String(malformed.json().message), /^malformed JSON ExportTraceServiceRequest: /);
+    assert.equal((await post(server.tracesUrl, '{}', JSON_HEADERS)).status, 200);
+    assert.equal((await post(server.tracesUrl, protoBody(), PROTO_HEADERS)).status, 200);
+    assert.equal(server.sink.batches.length, 1);
+  });
+
+  it('still answers 400 and 200 to bodies too large for the journal, and 413 to spans it cannot keep', async () => {
+    const padding = ' '.repeat(70_000); // past the journal's 65,536 bytes
+    const malformed = await post(server.tracesUrl, `{"resourceSpans": [${padding}`, JSON_HEADERS);
+    assert.equal(malformed.status, 400);
+    assert.match(String(malformed.json().message), /^malformed JSON ExportTraceServiceRequest: /);
+    assert.equal((await post(server.tracesUrl, `{}${padding}`, JSON_HEADERS)).status, 200);
+    const spans = await post(server.tracesUrl, `${jsonBody()}${padding}`, JSON_HEADERS);
+    assert.equal(spans.status, 413);
+    assert.match(String(spans.json().message), /can never fit under the journal's 65536-byte cap/);
   });
 });
 

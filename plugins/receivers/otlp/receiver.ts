@@ -220,11 +220,8 @@ export class OtlpReceiver implements Receiver {
       let decoded: DecodedTraceRequest;
       try {
         const body = await this.readBody(request, coding);
-        decoded = this.decode(encoding, body);
-        if (decoded.rejected > 0) this.noteRejections(decoded);
-        if (countSpans(decoded.batch) === 0) admission.release();
         // The intake takes the admission over, and releases it once the request is delivered.
-        else await this.deliver(encoding, body, decoded, context, admission);
+        decoded = await this.deliver(encoding, body, context, admission);
       } catch (error) {
         admission.abandon();
         throw error;
@@ -283,18 +280,28 @@ export class OtlpReceiver implements Receiver {
   private async deliver(
     encoding: OtlpEncoding,
     body: Buffer,
-    decoded: DecodedTraceRequest,
     context: ReturnType<typeof resolveRequestContext>,
     admission: Admission,
-  ): Promise<void> {
+  ): Promise<DecodedTraceRequest> {
     const journaled: JournaledRequest = {
       encoding,
       project: context.project,
       ...(context.apiKey ? { apiKey: context.apiKey } : {}),
     };
+    let decoded: DecodedTraceRequest | undefined;
+    // Called by the intake once the body is journaled; a request without spans is not delivered.
+    const decode = () => {
+      decoded = this.decode(encoding, body);
+      if (decoded.rejected > 0) this.noteRejections(decoded);
+      return countSpans(decoded.batch) === 0 ? undefined : decoded.batch;
+    };
     try {
-      await this.intake.accept(journaled, body, decoded.batch, context, admission);
+      await this.intake.accept(journaled, body, decode, context, admission);
+      // accept resolves only after calling decode.
+      return decoded!;
     } catch (error) {
+      // A malformed body (400) or an unsupported field.
+      if (error instanceof HttpAnswer) throw error;
       const message = errorMessage(error);
       if (error instanceof IntakeUnavailableError) {
         throw new HttpAnswer(503, `the proxy cannot store the request now, retry later: ${message}`, {
