@@ -180,6 +180,42 @@ describe('Redis stream broker across instances', { skip: available ? false : `no
     }
   });
 
+  it('yields what another instance appended, end marker included, between a reader’s empty read and its completeness check', async () => {
+    const env = instances();
+    try {
+      await env.ready();
+      const [a, b] = env.brokers;
+      const run = randomUUID();
+      b.open(run);
+      await until(async () => (await env.buses[0].command.exists(`${env.prefix}run:{${run}}:open`)) === 1);
+      // A's first read finds the stream empty; before A looks whether the run has ended, B writes the
+      // run's only event and its end (which also clears the open marker).
+      const command = env.buses[0].command;
+      const xrange = command.xrange.bind(command) as (...args: unknown[]) => Promise<unknown>;
+      let overtaken = false;
+      Object.assign(command, {
+        async xrange(...args: unknown[]) {
+          const entries = await xrange(...args);
+          if (!overtaken) {
+            overtaken = true;
+            b.publish(run, 'values', { n: 1 });
+            b.finish(run);
+            await until(async () => (await env.buses[1].command.xlen(`${env.prefix}run:{${run}}:events`)) === 2);
+          }
+          return entries;
+        },
+      });
+      const events = await within(collect(a.subscribe(run, -1)));
+      assert.equal(overtaken, true);
+      assert.deepEqual(
+        events.map((event) => [event.id, event.event]),
+        [[0, 'values']],
+      );
+    } finally {
+      await env.cleanup();
+    }
+  });
+
   it('continues a retried run after the events already sent', async () => {
     const env = instances();
     try {

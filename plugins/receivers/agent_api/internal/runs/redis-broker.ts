@@ -241,12 +241,16 @@ export class RedisStreamBroker implements EventBroker {
             }
             continue;
           }
-          // Nothing after the cursor: the stream is complete if it ended (or never existed).
-          const [top] = (await this.call(() => this.bus.command.xrevrange(key, '+', '-', 'COUNT', 1))) as Entry[];
+          // Nothing after the cursor: the stream is complete if it ended (or never existed). The last
+          // entry and the open marker are read in one transaction, and an entry past the cursor is
+          // read first: between the empty read above and this check, another instance may have
+          // appended the run's last events and its end marker (which also deletes the open marker).
+          const [top, open] = await this.call(() => this.topAndOpen(runId));
+          if (top && positionOf(top[0]) > cursor) continue;
           if (top) {
             const kind = fieldsOf(top[1]).k;
             if (kind === 'end' || kind === 'discard') return;
-          } else if ((await this.call(() => this.bus.command.exists(this.key(runId, 'open')))) === 0) {
+          } else if (!open) {
             return;
           }
           if (!woken) {
@@ -269,6 +273,19 @@ export class RedisStreamBroker implements EventBroker {
     } finally {
       unlisten();
     }
+  }
+
+  /** The stream's last entry and whether the run is marked open, as one atomic snapshot. */
+  private async topAndOpen(runId: string): Promise<[Entry | undefined, boolean]> {
+    const results = await this.bus.command
+      .multi()
+      .xrevrange(this.key(runId, 'events'), '+', '-', 'COUNT', 1)
+      .exists(this.key(runId, 'open'))
+      .exec();
+    if (!results) throw new BrokerUnavailableError('The run event broker (Redis) aborted a read; retry shortly.');
+    for (const [error] of results) if (error) throw error;
+    const [[, entries], [, open]] = results as [[null, Entry[]], [null, number]];
+    return [entries[0], open > 0];
   }
 
   /** Waits (until `deadline`) for buffered appends to be written, then stops writing. */
