@@ -93,8 +93,7 @@ export class RunTree {
   /** Records what the translator knows about the tree; call before adding the batch's runs. */
   applyHints(hints: RunTreeHints | undefined): void {
     for (const [alias, rootId] of Object.entries(hints?.rootAliases ?? {})) {
-      this.aliases.set(alias, rootId);
-      this.keepRememberedWithinBytes();
+      this.rememberAlias(alias, rootId);
       this.moveWaiting(alias, rootId);
     }
     for (const [id, parent] of Object.entries(hints?.droppedRuns ?? {})) {
@@ -131,6 +130,18 @@ export class RunTree {
     this.known.sweep();
     this.aliases.sweep();
     this.dropped.sweep();
+  }
+
+  // The only writers of the remembered orders and root aliases: every write is followed by the
+  // byte bound, so that none can escape it.
+  private rememberOrder(runId: string, order: RememberedOrder): void {
+    this.known.set(runId, order);
+    this.keepRememberedWithinBytes();
+  }
+
+  private rememberAlias(alias: string, rootId: string): void {
+    this.aliases.set(alias, rootId);
+    this.keepRememberedWithinBytes();
   }
 
   /**
@@ -186,8 +197,7 @@ export class RunTree {
       const item = stack.pop()!;
       const { run } = item.held;
       run.dotted_order = item.dotted;
-      this.known.set(run.id, item);
-      this.keepRememberedWithinBytes();
+      this.rememberOrder(run.id, item);
       this.release(item.held);
       const children = this.takeWaiting(run.id);
       // Reversed so that children leave in arrival order.
@@ -272,8 +282,7 @@ export class RunTree {
       // orphan of the trace agrees on it until the real root replaces it.
       let root = this.known.get(traceId);
       if (!root) {
-        this.known.set(traceId, (root = { dotted: `${earliest}${traceId}`, traceId }));
-        this.keepRememberedWithinBytes();
+        this.rememberOrder(traceId, (root = { dotted: `${earliest}${traceId}`, traceId }));
       }
       run.parent_run_id = traceId;
       this.releaseUnder(held, root);
