@@ -35,10 +35,16 @@ RUN mkdir -p /app && cp /tmp/pack/tracepipe-*.tgz /app/ \
 
 # ---- runtime ----
 FROM node:${NODE_VERSION}-bookworm-slim
+# MALLOC_MMAP_THRESHOLD_: glibc's allocator then serves every block of 64 KiB and more with mmap,
+# given back to the system when freed. By default it raises that threshold to the size of each
+# large block freed and serves later ones from its heap, whose free space it rarely gives back:
+# 10-12 MB more RSS, idle and after a load, for the same CPU
+# (bench/pipeline/README.md, "2026-11-24, glibc's mmap threshold").
 ENV NODE_ENV=production \
     DATA_DIR=/var/lib/tracepipe \
     HTTP_HOST=0.0.0.0 \
-    HTTP_PORT=4318
+    HTTP_PORT=4318 \
+    MALLOC_MMAP_THRESHOLD_=65536
 WORKDIR /app
 COPY --from=build /app /app
 # The queue, the receiver's journal and (for the agent server) its SQLite files live here.

@@ -14,6 +14,17 @@ export function tracepipeNodeFlags(): string[] {
   return first.startsWith('#!') ? first.split(' ').filter((word) => word.startsWith('--')) : [];
 }
 
+/**
+ * The allocator settings the container image runs tracepipe with: the Dockerfile's `MALLOC_*=value`
+ * variables (glibc reads them when the process starts, so they must be in a child's environment).
+ */
+export function imageAllocatorEnv(): Record<string, string> {
+  const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
+  return Object.fromEntries(
+    [...dockerfile.matchAll(/\b(MALLOC_[A-Z_]+)=(\S+)/g)].map(([, name, value]) => [name, value]),
+  );
+}
+
 /** Arguments for `process.execPath` that run bin/tracepipe.js as the command does, extra node flags after its own. */
 export function tracepipeArgs(extraNodeFlags: readonly string[] = []): string[] {
   return [...tracepipeNodeFlags(), ...extraNodeFlags, bin];

@@ -15,6 +15,10 @@
 //   node --import tsx bench/pipeline/proxy.ts [--payload realistic|small] [--per-request 100]
 //       [--clients 8] [--duration 10 | --spans N] [--rate N] [--idle 60] [--level 3]
 //       [--journal on|off] [--memory-limit bytes] [--node-flags "..."] [--profile <dir>] [--heap-profile <dir>]
+//       [--allocator image|glibc-default]
+//
+// `--allocator image` (the default) starts the proxy with the container image's allocator settings
+// (the Dockerfile's MALLOC_* variables); `glibc-default` without them.
 //
 // The load generator and the stub (which decompresses and parses every upload) run in this process
 // and share the machine's cores with the proxy, as a sidecar's neighbours would.
@@ -28,7 +32,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { tracepipeArgs } from '../tracepipe-command.ts';
+import { imageAllocatorEnv, tracepipeArgs } from '../tracepipe-command.ts';
 import { PAYLOADS, makeBatch } from './workload.ts';
 import type { Payload } from './workload.ts';
 import { encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
@@ -49,6 +53,7 @@ const { values } = parseArgs({
     'memory-limit': { type: 'string' },
     /** Node.js/V8 flags for the proxy process after bin/tracepipe.js's own, space-separated (e.g. "--max-semi-space-size=16"). */
     'node-flags': { type: 'string', default: '' },
+    allocator: { type: 'string', default: 'image' },
     /** Write a V8 CPU profile of the proxy into this directory. */
     profile: { type: 'string' },
     /** Write a V8 sampling heap profile of the proxy into this directory. */
@@ -65,6 +70,9 @@ const offeredRate = values.rate === undefined ? undefined : Number(values.rate);
 const idleMs = Number(values.idle) * 1000;
 const level = Number(values.level);
 const journal = values.journal !== 'off';
+if (values.allocator !== 'image' && values.allocator !== 'glibc-default')
+  throw new Error(`--allocator: image or glibc-default, not ${values.allocator}`);
+const allocatorEnv = values.allocator === 'image' ? imageAllocatorEnv() : {};
 const memoryLimit = values['memory-limit'] === undefined ? '' : `, memory_limit_bytes: ${values['memory-limit']}`;
 
 interface ProcStat {
@@ -174,7 +182,7 @@ async function startProxy(endpoint: string, dir: string) {
   const child = spawn(
     process.execPath,
     [...tracepipeArgs([...nodeFlags, ...profile, ...heapProfile]), '--config', configPath],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...allocatorEnv } },
   );
   const port = await new Promise<number>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
@@ -347,6 +355,7 @@ async function main(): Promise<void> {
     spans_per_request: perRequest,
     compression_level: level,
     journal,
+    allocator_env: allocatorEnv,
     load_seconds: round(loadSeconds),
     offered_spans: load.offered,
     accepted_spans: load.accepted,
