@@ -4,6 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readImageStart } from '../scripts/dockerfile.ts';
 
 const repoRoot = join(import.meta.dirname, '..');
 const bin = join(repoRoot, 'bin/tracepipe.js');
@@ -15,13 +16,12 @@ export function tracepipeNodeFlags(): string[] {
 }
 
 /**
- * The allocator settings the container image runs tracepipe with: the Dockerfile's `MALLOC_*=value`
- * variables (glibc reads them when the process starts, so they must be in a child's environment).
+ * The allocator settings the container image runs tracepipe with: its `MALLOC_*` variables (glibc
+ * reads them when the process starts, so they must be in a child's environment).
  */
 export function imageAllocatorEnv(): Record<string, string> {
-  const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
   return Object.fromEntries(
-    [...dockerfile.matchAll(/\b(MALLOC_[A-Z_]+)=(\S+)/g)].map(([, name, value]) => [name, value]),
+    Object.entries(readImageStart(repoRoot).env).filter(([name]) => name.startsWith('MALLOC_')),
   );
 }
 

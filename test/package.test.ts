@@ -18,6 +18,7 @@ import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../src/testkit/files.ts';
 import { writeAppLock } from '../scripts/app-lock.mjs';
+import { readImageStart } from '../scripts/dockerfile.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const work = tempDir('tracepipe-package-');
@@ -62,27 +63,6 @@ before(async () => {
   }
 });
 
-/** The final stage of the Dockerfile: its WORKDIR, ENV, ENTRYPOINT, CMD and HEALTHCHECK command. */
-function dockerfile() {
-  const text = readFileSync(join(root, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
-  const stages = text.split(/^FROM /m);
-  const final = stages.at(-1)!;
-  const instruction = (name: string) =>
-    [...final.matchAll(new RegExp(`^${name}\\s+(.*)$`, 'gm'))].map((match) => match[1]!.trim());
-  const env: Record<string, string> = {};
-  for (const line of instruction('ENV')) for (const [, key, value] of line.matchAll(/(\w+)=(\S+)/g)) env[key!] = value!;
-  const healthcheck = instruction('HEALTHCHECK')[0]!;
-  return {
-    workdir: instruction('WORKDIR').at(-1)!,
-    env,
-    entrypoint: JSON.parse(instruction('ENTRYPOINT')[0]!) as string[],
-    cmd: JSON.parse(instruction('CMD')[0]!) as string[],
-    healthcheck: JSON.parse(healthcheck.slice(healthcheck.indexOf('CMD') + 3).trim()) as string[],
-    user: instruction('USER').at(-1),
-    volumes: instruction('VOLUME'),
-  };
-}
-
 /** Starts a tracepipe process; resolves with its listening port once everything is ready. */
 function startTracepipe(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
   const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -124,7 +104,7 @@ describe('the packed package, installed with production dependencies only', () =
 
   it('starts with the container’s entry command, answers /live, /ready and the HEALTHCHECK, and stops cleanly', async (t) => {
     if (skipReason) return t.skip(skipReason);
-    const image = dockerfile();
+    const image = readImageStart(root);
     assert.equal(image.entrypoint[0], 'node', 'node itself is the entry point, so SIGTERM reaches tracepipe');
     assert.ok(image.user && image.user !== 'root', 'the image runs as a non-root user');
     assert.ok(
