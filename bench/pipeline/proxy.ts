@@ -15,7 +15,7 @@
 //   node --import tsx bench/pipeline/proxy.ts [--payload realistic|small] [--per-request 100]
 //       [--clients 8] [--duration 10 | --spans N] [--rate N] [--idle 60] [--level 3]
 //       [--journal on|off] [--memory-limit bytes] [--node-flags "..."] [--profile <dir>] [--heap-profile <dir>]
-//       [--allocator image|glibc-default]
+//       [--allocator image|glibc-default] [--remembered-ttl-ms N] [--remembered-bytes N]
 //
 // `--allocator image` (the default) starts the proxy with the container image's allocator settings
 // (the Dockerfile's MALLOC_* variables); `glibc-default` without them.
@@ -51,6 +51,10 @@ const { values } = parseArgs({
     journal: { type: 'string', default: 'on' },
     /** The receiver's memory_limit_bytes (default: the receiver's default). */
     'memory-limit': { type: 'string' },
+    /** What configs/proxy.yaml's REMEMBERED_TTL_MS sets: genai's root_cache_ttl_ms and batch's dotted_order_ttl_ms. */
+    'remembered-ttl-ms': { type: 'string' },
+    /** batch's max_remembered_bytes (MAX_REMEMBERED_BYTES). */
+    'remembered-bytes': { type: 'string' },
     /** Node.js/V8 flags for the proxy process after bin/tracepipe.js's own, space-separated (e.g. "--max-semi-space-size=16"). */
     'node-flags': { type: 'string', default: '' },
     allocator: { type: 'string', default: 'image' },
@@ -74,6 +78,14 @@ if (values.allocator !== 'image' && values.allocator !== 'glibc-default')
   throw new Error(`--allocator: image or glibc-default, not ${values.allocator}`);
 const allocatorEnv = values.allocator === 'image' ? imageAllocatorEnv() : {};
 const memoryLimit = values['memory-limit'] === undefined ? '' : `, memory_limit_bytes: ${values['memory-limit']}`;
+const rememberedTtl = values['remembered-ttl-ms'];
+const genaiConfig = rememberedTtl === undefined ? '{}' : `{ root_cache_ttl_ms: ${rememberedTtl} }`;
+const batchConfig = `{ ${[
+  rememberedTtl === undefined ? '' : `dotted_order_ttl_ms: ${rememberedTtl}`,
+  values['remembered-bytes'] === undefined ? '' : `max_remembered_bytes: ${values['remembered-bytes']}`,
+]
+  .filter((setting) => setting !== '')
+  .join(', ')} }`;
 
 interface ProcStat {
   cpuSeconds: number;
@@ -161,8 +173,8 @@ async function startProxy(endpoint: string, dir: string) {
       'receivers:',
       `  otlp: { host: 127.0.0.1, port: 0, api_key: bench-key, metrics: { enabled: false }, journal: { enabled: ${journal}, directory: ./journal }${memoryLimit} }`,
       'processors:',
-      '  genai: {}',
-      '  batch: {}',
+      `  genai: ${genaiConfig}`,
+      `  batch: ${batchConfig}`,
       'exporters:',
       '  backend:',
       `    endpoint: ${endpoint}`,
@@ -356,6 +368,7 @@ async function main(): Promise<void> {
     compression_level: level,
     journal,
     allocator_env: allocatorEnv,
+    remembered: { ttl_ms: rememberedTtl ?? 'default', bytes: values['remembered-bytes'] ?? 'default' },
     load_seconds: round(loadSeconds),
     offered_spans: load.offered,
     accepted_spans: load.accepted,

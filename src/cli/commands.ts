@@ -14,6 +14,7 @@ import { TracepipeError } from '../errors.ts';
 import { errorMessage } from '../pipeline/errors.ts';
 import { Service } from '../pipeline/service.ts';
 import { ListenError, createHttpServer, listen, listenerUrl } from '../http/server.ts';
+import { startIdleCollection } from '../runtime/idle-collection.ts';
 import { enableTypeScript } from '../runtime/user_modules.ts';
 import type { LogLevel } from '../telemetry/levels.ts';
 import { createLogger } from '../telemetry/logger.ts';
@@ -163,7 +164,10 @@ export async function runConfig(options: RunOptions, catalog: Catalog): Promise<
     await new Promise<void>((resolve) => logger.flush(() => resolve()));
     process.stdout.write(formatBanner(described, bannerOptions));
   } else logReady(logger, described, bannerOptions);
+  // Memory a burst left behind goes back to the system once the process is quiet again.
+  const stopIdleCollection = startIdleCollection(logger);
   const code = await stopped;
+  stopIdleCollection();
   clearInterval(keepAlive);
   logger.flush?.();
   return code;

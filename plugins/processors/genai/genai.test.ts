@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { SpanStatusCode, context, trace } from '@opentelemetry/api';
@@ -95,6 +96,31 @@ describe('genai: tree facts across batches', () => {
     );
     assert.equal(runsOf(sink).runs[0]!.parent_run_id, '01020304-0506-0708-090a-0b0c0d0e0f10');
     assert.equal(runsOf(sink).hints, undefined);
+  });
+
+  it('gives back the memory of remembered roots once their TTL has passed, with no data arriving', async () => {
+    const { processor, sink, settings } = create({ root_cache_ttl_ms: 1000 });
+    const remembered = async () =>
+      (await settings.host.metrics.getSingleMetric('tracepipe_genai_remembered_bytes')!.get()).values[0]?.value ?? 0;
+    const until = async (condition: (bytes: number) => boolean) => {
+      for (let attempt = 0; attempt < 200 && !condition(await remembered()); attempt++) await sleep(50);
+      return remembered();
+    };
+    await processor.start(new AbortController().signal);
+    // 5,000 traces' roots: 40 bytes each, and a hash table grown for them.
+    const roots = Array.from({ length: 5000 }, (_, i) =>
+      span({ traceId: (i + 1).toString(16).padStart(32, '0'), spanId: (i + 1).toString(16).padStart(16, '0') }),
+    );
+    await processor.consume(batchOf(...roots), CONTEXT);
+    const held = await until((bytes) => bytes > 5000 * 40);
+    assert.ok(held > 5000 * 40, `${held} bytes remembered`);
+    // Nothing is consumed from here on: only the processor's own sweep can forget the roots. What
+    // is left is an empty map's smallest hash table (1,024 slots of 4 bytes).
+    assert.equal(await until((bytes) => bytes <= 4096), 4096);
+    const lateChild = span({ traceId: roots[0]!.traceId, spanId: 'aaaaaaaaaaaaaaaa', parentSpanId: roots[0]!.spanId });
+    await processor.consume(batchOf(lateChild), CONTEXT);
+    assert.equal(sink.batches.at(-1)!.data.runs[0]!.parent_run_id, idToUuid(roots[0]!.spanId));
+    await processor.shutdown(Date.now() + 1000);
   });
 
   it('a child translated before its root keeps the root span UUID, and the root brings the alias', async () => {

@@ -16,6 +16,11 @@ import { InvalidSpanIdError, translateSpan } from './translator.ts';
 
 // A filtered chain longer than this is treated as a cycle (a span can name itself as parent).
 const MAX_ANCESTOR_WALK = 1000;
+/**
+ * How often expired roots are dropped when no data arrives (consume drops them too). Without it,
+ * what a burst left stayed until the next request, however long after its TTL that came.
+ */
+const MAX_SWEEP_INTERVAL_MS = 5000;
 
 export class GenAiProcessor implements Processor<'spans'> {
   readonly mutatesData = false;
@@ -28,6 +33,8 @@ export class GenAiProcessor implements Processor<'spans'> {
   /** Filtered run id → its parent run id (null for a filtered root). */
   private readonly droppedParents: TtlMap<string, string | null>;
   private readonly filtered;
+  private readonly rememberedBytes;
+  private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly settings: ComponentSettings,
@@ -41,9 +48,17 @@ export class GenAiProcessor implements Processor<'spans'> {
       name: 'tracepipe_genai_spans_filtered_total',
       help: 'Spans the genai processor left out because they carry no GenAI convention (filter_non_genai).',
     });
+    this.rememberedBytes = settings.telemetry.meter.gauge({
+      name: 'tracepipe_genai_remembered_bytes',
+      help: 'Memory of the root spans remembered for later children (root_cache_ttl_ms, root_cache_max_entries).',
+    });
   }
 
-  async start(_signal: AbortSignal): Promise<void> {}
+  async start(_signal: AbortSignal): Promise<void> {
+    const interval = Math.min(MAX_SWEEP_INTERVAL_MS, this.config.root_cache_ttl_ms / 2);
+    this.sweepTimer = setInterval(() => this.sweep(), interval);
+    this.sweepTimer.unref();
+  }
 
   async consume(batch: SpanBatch, context: RequestContext): Promise<void> {
     if (this.stopped) throw new Error('genai processor is shut down');
@@ -54,8 +69,7 @@ export class GenAiProcessor implements Processor<'spans'> {
 
   /** The synchronous part of `consume`, so that batches reach the batcher in arrival order. */
   translate(batch: SpanBatch, context: RequestContext): RunBatch {
-    this.traceOwners.sweep();
-    this.droppedParents.sweep();
+    this.sweep();
 
     const translated: Translated[] = [];
     let invalid = 0;
@@ -166,7 +180,16 @@ export class GenAiProcessor implements Processor<'spans'> {
   /** Nothing is buffered here: shutting down only refuses further data and forgets the caches. */
   async shutdown(_deadline?: number): Promise<void> {
     this.stopped = true;
+    clearInterval(this.sweepTimer);
     this.traceOwners.clear();
     this.droppedParents.clear();
+    this.rememberedBytes.set(0);
+  }
+
+  /** Drops expired entries (cheap: each map stops at its first live one) and reports what is left. */
+  private sweep(): void {
+    this.traceOwners.sweep();
+    this.droppedParents.sweep();
+    this.rememberedBytes.set(this.traceOwners.heldBytes);
   }
 }

@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { IdleCollectionPolicy, fullCollection } from './idle-collection.ts';
+
+describe('idle collection', () => {
+  it('collects once the loop has been busy and then quiet for the quiet period, once per quiet period', () => {
+    const policy = new IdleCollectionPolicy(10_000);
+    const decisions = [0.5, 0.6, 0.01, 0.0, 0.0, 0.0, 0.0].map((utilization) => policy.observe(utilization, 5000));
+    // Busy, busy, then quiet: due after 10 s of quiet, not again while it stays quiet.
+    assert.deepEqual(decisions, [false, false, false, true, false, false, false]);
+    // A new burst, then quiet again: due once more.
+    assert.deepEqual(
+      [0.3, 0.0, 0.0].map((utilization) => policy.observe(utilization, 5000)),
+      [false, false, true],
+    );
+  });
+
+  it('never collects a process that was never busy, nor during a load', () => {
+    const quiet = new IdleCollectionPolicy(10_000);
+    assert.ok([0, 0.01, 0, 0, 0].every((utilization) => !quiet.observe(utilization, 5000)));
+    const loaded = new IdleCollectionPolicy(10_000);
+    assert.ok([0.9, 0.2, 0.06, 0.5, 0.05].every((utilization) => !loaded.observe(utilization, 5000)));
+  });
+
+  it('a quiet spell shorter than the quiet period does not count; the next load starts over', () => {
+    const policy = new IdleCollectionPolicy(10_000);
+    assert.ok([0.5, 0.0, 0.5, 0.0].every((utilization) => !policy.observe(utilization, 5000)));
+    assert.equal(policy.observe(0.0, 5000), true);
+  });
+
+  it('gets a real full collection that frees unreachable memory', async () => {
+    const collect = fullCollection();
+    assert.equal(typeof collect, 'function');
+    // The main context's globals are left as they were.
+    assert.equal((globalThis as { gc?: unknown }).gc, undefined);
+    let freed = false;
+    const registry = new FinalizationRegistry(() => (freed = true));
+    (() => registry.register({ payload: new Array(1000).fill(0) }, 'garbage'))();
+    collect!();
+    // The registry's callback runs in a later task.
+    for (let attempt = 0; attempt < 100 && !freed; attempt++) await sleep(20);
+    assert.ok(freed, 'the garbage was collected');
+  });
+});
