@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { SpanStatusCode, context, trace } from '@opentelemetry/api';
@@ -21,6 +20,7 @@ import type { AnyValue, Attribute, Span, SpanBatch } from '../../../src/model/sp
 import type { RequestContext } from '../../../src/pipeline/data.ts';
 import { ThrottleError } from '../../../src/pipeline/errors.ts';
 import { Sink, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
+import { eventually } from '../../../src/testkit/eventually.ts';
 import { makeBatch, plainSpan, stringAttr } from '../../../src/testkit/spans.ts';
 import type { GenAiProcessorConfig } from './config.ts';
 import { configSchema } from './config.ts';
@@ -102,21 +102,16 @@ describe('genai: tree facts across batches', () => {
     const { processor, sink, settings } = create({ root_cache_ttl_ms: 1000 });
     const remembered = async () =>
       (await settings.host.metrics.getSingleMetric('tracepipe_genai_remembered_bytes')!.get()).values[0]?.value ?? 0;
-    const until = async (condition: (bytes: number) => boolean) => {
-      for (let attempt = 0; attempt < 200 && !condition(await remembered()); attempt++) await sleep(50);
-      return remembered();
-    };
     await processor.start(new AbortController().signal);
     // 5,000 traces' roots: 40 bytes each, and a hash table grown for them.
     const roots = Array.from({ length: 5000 }, (_, i) =>
       span({ traceId: (i + 1).toString(16).padStart(32, '0'), spanId: (i + 1).toString(16).padStart(16, '0') }),
     );
     await processor.consume(batchOf(...roots), CONTEXT);
-    const held = await until((bytes) => bytes > 5000 * 40);
-    assert.ok(held > 5000 * 40, `${held} bytes remembered`);
+    await eventually(async () => assert.ok((await remembered()) > 5000 * 40, 'the roots are remembered'));
     // Nothing is consumed from here on: only the processor's own sweep can forget the roots. What
     // is left is an empty map's smallest hash table (1,024 slots of 4 bytes).
-    assert.equal(await until((bytes) => bytes <= 4096), 4096);
+    await eventually(async () => assert.equal(await remembered(), 4096));
     const lateChild = span({ traceId: roots[0]!.traceId, spanId: 'aaaaaaaaaaaaaaaa', parentSpanId: roots[0]!.spanId });
     await processor.consume(batchOf(lateChild), CONTEXT);
     assert.equal(sink.batches.at(-1)!.data.runs[0]!.parent_run_id, idToUuid(roots[0]!.spanId));
