@@ -7,11 +7,10 @@ import { join } from 'node:path';
 import { readImageStart } from '../scripts/dockerfile.ts';
 
 const repoRoot = join(import.meta.dirname, '..');
-const bin = join(repoRoot, 'bin/tracepipe.js');
 
-/** The node flags of bin/tracepipe.js's shebang line. */
-export function tracepipeNodeFlags(): string[] {
-  const first = readFileSync(bin, 'utf8').split('\n', 1)[0]!;
+/** The node flags of bin/tracepipe.js's shebang line (of the checkout at `root`). */
+export function tracepipeNodeFlags(root = repoRoot): string[] {
+  const first = readFileSync(join(root, 'bin/tracepipe.js'), 'utf8').split('\n', 1)[0]!;
   return first.startsWith('#!') ? first.split(' ').filter((word) => word.startsWith('--')) : [];
 }
 
@@ -25,7 +24,11 @@ export function imageAllocatorEnv(): Record<string, string> {
   );
 }
 
-/** Arguments for `process.execPath` that run bin/tracepipe.js as the command does, extra node flags after its own. */
-export function tracepipeArgs(extraNodeFlags: readonly string[] = []): string[] {
-  return [...tracepipeNodeFlags(), ...extraNodeFlags, bin];
+/**
+ * Arguments for `process.execPath` that run bin/tracepipe.js as the command does, extra node flags
+ * after its own. `root` picks another checkout (built, with its own node_modules), so that a
+ * benchmark can set an earlier commit against this one on the same machine.
+ */
+export function tracepipeArgs(extraNodeFlags: readonly string[] = [], root = repoRoot): string[] {
+  return [...tracepipeNodeFlags(root), ...extraNodeFlags, join(root, 'bin/tracepipe.js')];
 }

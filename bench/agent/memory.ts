@@ -1,7 +1,9 @@
 // The agent server's memory over many runs: starts the real server process (as run.ts does, with
 // tracing through genai → batch → debug), runs `--warmup` runs, then `--runs` more, and samples the
-// server's resident set size (VmRSS in /proc/<pid>/status) and its heap after a forced collection
-// every `--every` runs. Each run is `runs.wait` of the offline chat graph on a fresh thread
+// server's resident set size (VmRSS in /proc/<pid>/status) every `--every` runs, and after a forced
+// collection its RSS again (split into anonymous memory and mapped files) and its heap (used and
+// committed). The RSS before the collection depends on when V8 last collected; the figures after
+// it are what the server holds. Each run is `runs.wait` of the offline chat graph on a fresh thread
 // (created just before, untimed), `--clients` in flight. What grows after the warm-up is what the
 // server keeps per run.
 //
@@ -47,15 +49,21 @@ interface Sample {
   /** RSS right after the forced collection (what the server holds, less uncollected garbage). */
   rssAfterGcMb: number;
   heapUsedMb: number;
+  /** V8's heap as committed after the collection: what of the RSS the JavaScript heap accounts for. */
+  heapTotalMb: number;
   externalMb: number;
+  /** RSS after the collection split as /proc reports it: anonymous memory (heaps: V8's, malloc's) and mapped files. */
+  rssAnonMb: number;
+  rssFileMb: number;
   seconds: number;
 }
 
 const MB = 1024 * 1024;
 
-function rssOf(pid: number): number {
+/** A `kB` field of /proc/<pid>/status, in MB. */
+function statusMb(pid: number, field: 'VmRSS' | 'RssAnon' | 'RssFile'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? Number.NaN);
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(status)?.[1] ?? Number.NaN);
   return (kb * 1024) / MB;
 }
 
@@ -64,7 +72,7 @@ async function heapOf(
   pid: number,
   file: string,
   probe: number,
-): Promise<{ heapUsed: number; external: number; rss: number }> {
+): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
   process.kill(pid, 'SIGUSR2');
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
@@ -73,8 +81,8 @@ async function heapOf(
       const report = JSON.parse(readFileSync(file, 'utf8')) as {
         probe: number;
         heapUsed: number;
+        heapTotal: number;
         external: number;
-        rss: number;
       };
       if (report.probe >= probe) return report;
     } catch {
@@ -104,14 +112,20 @@ try {
   const sample = async (done: number) => {
     // Let the last runs' deferred work (trace batches, finished-run timers) settle first.
     await sleep(1000);
-    const rssMb = rssOf(pid);
+    const rssMb = statusMb(pid, 'VmRSS');
     const heap = await heapOf(pid, heapFile, ++probes);
+    // V8 hands the pages a collection freed back from a background thread: read the RSS once that
+    // has happened, not the figure the probe takes at the end of gc() (up to ~35 MB higher here).
+    await sleep(500);
     const row = {
       runs: done,
       rssMb,
-      rssAfterGcMb: heap.rss / MB,
+      rssAfterGcMb: statusMb(pid, 'VmRSS'),
       heapUsedMb: heap.heapUsed / MB,
+      heapTotalMb: heap.heapTotal / MB,
       externalMb: heap.external / MB,
+      rssAnonMb: statusMb(pid, 'RssAnon'),
+      rssFileMb: statusMb(pid, 'RssFile'),
       seconds: (performance.now() - started) / 1000,
     };
     samples.push(row);
@@ -141,6 +155,7 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
+const signed = (mb: number) => `${mb >= 0 ? '+' : ''}${mb.toFixed(1)}`;
 const base = samples.find((row) => row.runs === warmup)!;
 const last = samples[samples.length - 1]!;
 const summary = {
@@ -151,6 +166,8 @@ const summary = {
   clients,
   failures,
   rssGrowthMb: last.rssMb - base.rssMb,
+  rssAfterGcGrowthMb: last.rssAfterGcMb - base.rssAfterGcMb,
+  anonymousGrowthMb: last.rssAnonMb - base.rssAnonMb,
   heapGrowthMb: last.heapUsedMb - base.heapUsedMb,
   rssGrowthPer1000Mb: ((last.rssMb - base.rssMb) / runs) * 1000,
   heapGrowthPer1000Mb: ((last.heapUsedMb - base.heapUsedMb) / runs) * 1000,
@@ -161,12 +178,16 @@ else {
   process.stdout.write(
     `${summary.machine}\ntracing ${summary.tracing ? 'on' : 'off'}, ${clients} clients, ${warmup} warm-up runs, then ${runs}; ${failures} failures\n\n`,
   );
-  process.stdout.write('| runs | RSS MB | RSS after GC MB | heap after GC MB | external MB |\n|--:|--:|--:|--:|--:|\n');
+  process.stdout.write(
+    '| runs | RSS MB | RSS after GC MB | anonymous / files MB | heap after GC: used / committed MB | external MB |\n|--:|--:|--:|--:|--:|--:|\n',
+  );
   for (const row of samples)
     process.stdout.write(
-      `| ${row.runs} | ${row.rssMb.toFixed(1)} | ${row.rssAfterGcMb.toFixed(1)} | ${row.heapUsedMb.toFixed(1)} | ${row.externalMb.toFixed(1)} |\n`,
+      `| ${row.runs} | ${row.rssMb.toFixed(1)} | ${row.rssAfterGcMb.toFixed(1)} | ${row.rssAnonMb.toFixed(1)} / ${row.rssFileMb.toFixed(1)} | ${row.heapUsedMb.toFixed(1)} / ${row.heapTotalMb.toFixed(1)} | ${row.externalMb.toFixed(1)} |\n`,
     );
   process.stdout.write(
-    `\nafter the warm-up: RSS ${summary.rssGrowthMb >= 0 ? '+' : ''}${summary.rssGrowthMb.toFixed(1)} MB (${summary.rssGrowthPer1000Mb.toFixed(2)} MB per 1000 runs), heap ${summary.heapGrowthMb >= 0 ? '+' : ''}${summary.heapGrowthMb.toFixed(1)} MB (${summary.heapGrowthPer1000Mb.toFixed(2)} MB per 1000 runs)\n`,
+    `\nafter the warm-up: RSS ${signed(summary.rssGrowthMb)} MB (${summary.rssGrowthPer1000Mb.toFixed(2)} MB per 1000 runs), ` +
+      `after a collection ${signed(summary.rssAfterGcGrowthMb)} MB (anonymous ${signed(summary.anonymousGrowthMb)} MB), ` +
+      `heap ${signed(summary.heapGrowthMb)} MB (${summary.heapGrowthPer1000Mb.toFixed(2)} MB per 1000 runs)\n`,
   );
 }

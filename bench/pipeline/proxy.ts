@@ -15,10 +15,12 @@
 //   node --import tsx bench/pipeline/proxy.ts [--payload realistic|small] [--per-request 100]
 //       [--clients 8] [--duration 10 | --spans N] [--rate N] [--idle 60] [--level 3]
 //       [--journal on|off] [--memory-limit bytes] [--node-flags "..."] [--profile <dir>] [--heap-profile <dir>]
-//       [--allocator image|glibc-default] [--remembered-ttl-ms N] [--remembered-bytes N]
+//       [--allocator image|glibc-default] [--remembered-ttl-ms N] [--remembered-bytes N] [--root DIR]
 //
 // `--allocator image` (the default) starts the proxy with the container image's allocator settings
-// (the Dockerfile's MALLOC_* variables); `glibc-default` without them.
+// (the Dockerfile's MALLOC_* variables); `glibc-default` without them. `--root DIR` runs the proxy of
+// another checkout (built, e.g. a `git worktree` of an earlier commit) with this benchmark's load,
+// stub and settings, for a before/after on one machine.
 //
 // The load generator and the stub (which decompresses and parses every upload) run in this process
 // and share the machine's cores with the proxy, as a sidecar's neighbours would.
@@ -62,6 +64,8 @@ const { values } = parseArgs({
     profile: { type: 'string' },
     /** Write a V8 sampling heap profile of the proxy into this directory. */
     'heap-profile': { type: 'string' },
+    /** Run the proxy of this checkout instead of this one's (built; its config must take the settings above). */
+    root: { type: 'string' },
   },
 });
 const payload = values.payload as Payload;
@@ -193,7 +197,7 @@ async function startProxy(endpoint: string, dir: string) {
   // As the `tracepipe` command starts it (with its shebang's flags), --node-flags after them.
   const child = spawn(
     process.execPath,
-    [...tracepipeArgs([...nodeFlags, ...profile, ...heapProfile]), '--config', configPath],
+    [...tracepipeArgs([...nodeFlags, ...profile, ...heapProfile], values.root), '--config', configPath],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...allocatorEnv } },
   );
   const port = await new Promise<number>((resolve, reject) => {
@@ -368,6 +372,7 @@ async function main(): Promise<void> {
     compression_level: level,
     journal,
     allocator_env: allocatorEnv,
+    proxy_root: values.root ?? 'this checkout',
     remembered: { ttl_ms: rememberedTtl ?? 'default', bytes: values['remembered-bytes'] ?? 'default' },
     load_seconds: round(loadSeconds),
     offered_spans: load.offered,
