@@ -46,7 +46,7 @@ const input = { messages: [{ role: 'user', content: 'hello from the memory bench
 interface Sample {
   runs: number;
   rssMb: number;
-  /** RSS right after the forced collection (what the server holds, less uncollected garbage). */
+  /** RSS after the forced collection, once V8 has given the freed pages back (what the server holds). */
   rssAfterGcMb: number;
   heapUsedMb: number;
   /** V8's heap as committed after the collection: what of the RSS the JavaScript heap accounts for. */
