@@ -24,6 +24,7 @@ import type { Storage } from './internal/storage/storage.ts';
 import { deleteKeys, killRedisClients, redisAvailable } from './testing/redis.ts';
 import { readFrames } from './testing/sse-client.ts';
 import { startTestServer } from './testing/test-server.ts';
+import { eventually } from '../../../src/testkit/eventually.ts';
 
 const REDIS_URI = process.env.TEST_REDIS_URI ?? 'redis://127.0.0.1:6379';
 const silent = pino({ level: 'silent' });
@@ -75,12 +76,9 @@ async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[
   return events;
 }
 
+/** Waits for a condition of the Redis state or the runs, `ms` at most (a bound on a hang). */
 const until = async (check: () => boolean | Promise<boolean>, ms = 3000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await eventually(check, { timeoutMs: ms, message: 'the condition awaited' });
 };
 
 describe('Redis stream broker across instances', { skip: available ? false : `no Redis at ${REDIS_URI}` }, () => {

@@ -5,8 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -20,15 +19,12 @@ import type { SqliteMigration } from './internal/storage/sqlite-file.ts';
 import { SqliteStore } from './internal/storage/store.ts';
 import type { Storage } from './internal/storage/storage.ts';
 import { run, storageContract } from './testing/storage-contract.ts';
+import { tempDir } from '../../../src/testkit/files.ts';
 
 const run$ = promisify(execFile);
 
-function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'agent-api-storage-'));
-}
-
 storageContract('SQLite', async () => {
-  const dir = tempDir();
+  const dir = tempDir('agent-api-storage-');
   const path = join(dir, 'agent.sqlite');
   const handles: Storage[] = [openSqliteStorage(path)];
   return {
@@ -81,7 +77,7 @@ function recordedVersions(path: string): number[] {
 
 describe('agent_api SQLite migrations', () => {
   it('creates a new file at the last version, and applies nothing on the next open', () => {
-    const dir = tempDir();
+    const dir = tempDir('agent-api-storage-');
     try {
       const path = join(dir, 'agent.sqlite');
       const first = openSqliteFile(path, AGENT_MIGRATIONS);
@@ -100,7 +96,7 @@ describe('agent_api SQLite migrations', () => {
   });
 
   it('adopts agent.sqlite made before versions were recorded, keeping its schema and data', async () => {
-    const dir = tempDir();
+    const dir = tempDir('agent-api-storage-');
     try {
       const path = unversionedFile(dir, 'agent');
       const before = schemaOf(path);
@@ -139,7 +135,7 @@ describe('agent_api SQLite migrations', () => {
   });
 
   it('adopts store.sqlite made before versions were recorded, keeping its items', async () => {
-    const dir = tempDir();
+    const dir = tempDir('agent-api-storage-');
     try {
       const path = unversionedFile(dir, 'store');
       const before = schemaOf(path);
@@ -157,7 +153,7 @@ describe('agent_api SQLite migrations', () => {
   });
 
   it('migrates a file once when several processes open it at the same moment', async () => {
-    const dir = tempDir();
+    const dir = tempDir('agent-api-storage-');
     try {
       const path = join(dir, 'agent.sqlite');
       const startAt = Date.now() + 1500;
@@ -181,7 +177,7 @@ describe('agent_api SQLite migrations', () => {
   });
 
   it('refuses a file a newer server migrated further', () => {
-    const dir = tempDir();
+    const dir = tempDir('agent-api-storage-');
     try {
       const path = join(dir, 'agent.sqlite');
       const newer: SqliteMigration[] = [

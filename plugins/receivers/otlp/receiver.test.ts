@@ -3,9 +3,8 @@
 
 import assert from 'node:assert/strict';
 import type { Host } from '../../../src/pipeline/component.ts';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
@@ -23,6 +22,7 @@ import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../../src
 import { PermanentError, ThrottleError } from '../../../src/pipeline/errors.ts';
 import { Sink, nopHost, runComponentConformance } from '../../../src/pipeline/testing.ts';
 import { eventually } from '../../../src/testkit/eventually.ts';
+import { tempDir } from '../../../src/testkit/files.ts';
 import { intAttr, makeBatch, plainSpan, stringAttr } from '../../../src/testkit/spans.ts';
 import { otlpReceiverFactory } from './index.ts';
 import type { SdkLikeSpan } from './testing/arbitraries.ts';
@@ -674,7 +674,7 @@ describe('otlp receiver: bad input with the journal on', () => {
   let directory: string;
   let server: RunningReceiver;
   before(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'tp-otlp-journal-'));
+    directory = tempDir('tp-otlp-journal-');
     server = await startReceiver({ journal: { enabled: true, directory, max_bytes: 65536 } });
   });
   after(async () => {
