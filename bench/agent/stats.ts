@@ -32,6 +32,35 @@ export async function drive(
   return { latenciesMs, wallMs: performance.now() - started, failures, firstError };
 }
 
+/**
+ * Runs `operation` with `concurrency` in flight until `seconds` have passed (each one in flight
+ * then finishes); returns how many ran and how many failed. For warming a server up by time, so
+ * that a fast and a slow server get the same time to reach their steady state.
+ */
+export async function driveFor(
+  seconds: number,
+  concurrency: number,
+  operation: (index: number) => Promise<unknown>,
+): Promise<{ count: number; failures: number; firstError?: unknown }> {
+  const deadline = performance.now() + seconds * 1000;
+  let next = 0;
+  let failures = 0;
+  let firstError: unknown;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        try {
+          await operation(next++);
+        } catch (error) {
+          failures++;
+          firstError ??= error;
+        }
+      }
+    }),
+  );
+  return { count: next, failures, firstError };
+}
+
 /** The q-quantile (0..1) by the nearest-rank method. */
 export function quantile(values: readonly number[], q: number): number {
   if (values.length === 0) return Number.NaN;
