@@ -309,7 +309,8 @@ for (const name of args.servers!.split(',')) {
 }
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}`;
-if (args.json) process.stdout.write(`${JSON.stringify({ machine, iterations, rows }, null, 2)}\n`);
+if (args.json)
+  process.stdout.write(`${JSON.stringify({ machine, iterations, warmupSeconds, warmup, rows }, null, 2)}\n`);
 else
   process.stdout.write(
     `${machine}\ngraph: ${GRAPH} (offline local model), ${iterations} operations per cell after ${warmupSeconds} s of runs and ${warmup} warm-up operations\n\n${table(rows)}\n`,
