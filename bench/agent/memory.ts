@@ -60,14 +60,15 @@ interface Sample {
 
 const MB = 1024 * 1024;
 
-/** A `kB` field of /proc/<pid>/status, in MB. */
-function statusMb(pid: number, field: 'VmRSS' | 'RssAnon' | 'RssFile'): number {
+/** The resident set of /proc/<pid>/status in MB: in all, and split into anonymous memory and mapped files. */
+function residentMb(pid: number): { rss: number; anon: number; file: number } {
+  // One read, so that the three figures describe the same moment (with shared memory, they add up to the RSS).
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(status)?.[1] ?? Number.NaN);
-  return (kb * 1024) / MB;
+  const field = (name: string) =>
+    (Number(new RegExp(`${name}:\\s+(\\d+)\\s+kB`).exec(status)?.[1] ?? Number.NaN) * 1024) / MB;
+  return { rss: field('VmRSS'), anon: field('RssAnon'), file: field('RssFile') };
 }
 
-/** Asks the server's heap probe to collect garbage and report; waits for its answer. */
 async function heapOf(
   pid: number,
   file: string,
@@ -112,20 +113,21 @@ try {
   const sample = async (done: number) => {
     // Let the last runs' deferred work (trace batches, finished-run timers) settle first.
     await sleep(1000);
-    const rssMb = statusMb(pid, 'VmRSS');
+    const rssMb = residentMb(pid).rss;
     const heap = await heapOf(pid, heapFile, ++probes);
     // V8 hands the pages a collection freed back from a background thread: read the RSS once that
     // has happened, not the figure the probe takes at the end of gc() (up to ~35 MB higher here).
     await sleep(500);
+    const afterGc = residentMb(pid);
     const row = {
       runs: done,
       rssMb,
-      rssAfterGcMb: statusMb(pid, 'VmRSS'),
+      rssAfterGcMb: afterGc.rss,
       heapUsedMb: heap.heapUsed / MB,
       heapTotalMb: heap.heapTotal / MB,
       externalMb: heap.external / MB,
-      rssAnonMb: statusMb(pid, 'RssAnon'),
-      rssFileMb: statusMb(pid, 'RssFile'),
+      rssAnonMb: afterGc.anon,
+      rssFileMb: afterGc.file,
       seconds: (performance.now() - started) / 1000,
     };
     samples.push(row);
