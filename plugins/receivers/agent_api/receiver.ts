@@ -52,6 +52,7 @@ import { registerGlobalRunTracing } from './internal/tracing/global.ts';
 import { createRunTracer } from './internal/tracing/tracer.ts';
 import type { RunTracer } from './internal/tracing/tracer.ts';
 import { watchGraphs, watchedFolders } from './internal/graphs/watch.ts';
+import { registerSdkLogger } from './internal/graphs/sdk-logger.ts';
 
 export class AgentApiReceiver implements Receiver {
   private app?: FastifyInstance;
@@ -66,6 +67,7 @@ export class AgentApiReceiver implements Receiver {
   private studioLinked = false;
   private stopping?: Promise<void>;
   private stopWatching?: () => void;
+  private unregisterSdkLogger?: () => void;
   private readonly tracingWarning: ThrottledWarning;
   /** What `describe()` reports, set once listening. */
   private started?: { database: string; graphs: GraphRegistry; auth: string; watching?: string };
@@ -108,6 +110,8 @@ export class AgentApiReceiver implements Receiver {
     if (env.applied.length > 0 || env.kept.length > 0) {
       logger.info(env, 'Applied the langgraph.json env (variables the process already had keep their value).');
     }
+    // Before any graph module is imported: graphs may call the SDK's getLogger() at import time.
+    this.unregisterSdkLogger = registerSdkLogger(logger.child({ source: 'graph' }));
     const graphs = await GraphRegistry.load(parseGraphSpecs(graphInput, baseDir));
     const authSpec = findAuthHandler({ ...graphInput, authPath: config.auth.path }, baseDir);
     const customAuth = authSpec ? await CustomAuth.load(authSpec) : undefined;
@@ -491,5 +495,6 @@ export class AgentApiReceiver implements Receiver {
     }
     await this.messaging?.close(deadline);
     await this.database?.close();
+    this.unregisterSdkLogger?.();
   }
 }

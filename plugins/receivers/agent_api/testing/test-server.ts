@@ -27,6 +27,8 @@ const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..
 export const EXAMPLES_LANGGRAPH_JSON = join(repoRoot, 'examples/graphs/langgraph.json');
 /** The example graphs under the same ids, plus `gate` (./graphs/gate.ts). */
 export const TEST_LANGGRAPH_JSON = fileURLToPath(new URL('./graphs/langgraph.json', import.meta.url));
+/** Graphs written as deployments for the LangGraph platform are (./graphs/compat). */
+export const COMPAT_LANGGRAPH_JSON = fileURLToPath(new URL('./graphs/compat/langgraph.json', import.meta.url));
 
 export interface TestServer {
   readonly receiver: AgentApiReceiver;
