@@ -245,14 +245,19 @@ export class ThreadService {
     options: { subgraphs?: boolean; checkpoint?: CheckpointSelector | null; checkpoint_id?: string },
   ): Promise<ThreadState> {
     const threadId = thread.thread_id;
+    const requested = options.checkpoint_id ?? options.checkpoint?.checkpoint_id;
+    const checkpointNotFound = () => notFound(`Checkpoint ${requested} not found in thread ${threadId}`);
     const graph = await this.graphOf(thread);
-    if (!graph) return { ...EMPTY_STATE };
+    if (!graph) {
+      // A thread no graph ran yet has no checkpoints: any checkpoint asked for is unknown.
+      if (requested) throw checkpointNotFound();
+      return { ...EMPTY_STATE };
+    }
     const config = this.configFor(threadId, options.checkpoint, options.checkpoint_id);
     const snapshot = await graph.getState(config, { subgraphs: options.subgraphs ?? false });
     // LangGraph answers an unknown checkpoint with an empty snapshot echoing the requested id; only
     // a saved checkpoint has a creation time.
-    const requested = options.checkpoint_id ?? options.checkpoint?.checkpoint_id;
-    if (requested && !snapshot?.createdAt) throw notFound(`Checkpoint ${requested} not found in thread ${threadId}`);
+    if (requested && !snapshot?.createdAt) throw checkpointNotFound();
     const parent = snapshot.parentConfig ? await graph.getState(snapshot.parentConfig) : undefined;
     return snapshotToThreadState(snapshot, parent);
   }

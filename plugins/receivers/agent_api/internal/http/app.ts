@@ -9,6 +9,7 @@ import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifySchemaVa
 import { TracepipeError } from '../../../../../src/errors.ts';
 import { AuthRefusal } from '../auth/custom.ts';
 import { GraphLoadError, GraphNotFoundError } from '../graphs/registry.ts';
+import { classifyGraphInputError } from '../graphs/input-errors.ts';
 import { parseJsonBody } from './json-body.ts';
 import { registerAssistantRoutes } from './routes-assistants.ts';
 import { registerCronRoutes } from './routes-crons.ts';
@@ -107,6 +108,12 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
           .send(errorBody(503, 'TP_ERR_API_UNAVAILABLE', error.message));
       if (error instanceof GraphNotFoundError)
         return reply.code(404).send(errorBody(404, 'TP_ERR_API_NOT_FOUND', error.message));
+      // Bad input only the graph library could judge (an unknown checkpoint namespace, ...).
+      const graphInput = classifyGraphInputError(error);
+      if (graphInput)
+        return reply
+          .code(graphInput.statusCode)
+          .send(errorBody(graphInput.statusCode, graphInput.code, graphInput.message));
       if (error instanceof GraphLoadError) {
         services.logger.warn({ err: error, url: request.url }, 'A graph could not be built for a request.');
         const failure = new TracepipeError('TP_ERR_API_GRAPH', [error.message]);
