@@ -2,7 +2,7 @@
 // share its event loop: either the `otlp` receiver with a no-op pipeline, or a bare Node HTTP
 // server that only reads the body (the ceiling on this machine). Prints its port on stdout.
 //
-//   node --import tsx bench/ingest/server.ts receiver|bare
+//   node --import tsx --conditions=tracepipe-source bench/ingest/server.ts receiver|bare
 
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

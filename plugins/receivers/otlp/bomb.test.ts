@@ -1,7 +1,7 @@
 // Decompression bombs against the real CLI: a body of 32 KB – 1 MB that inflates to 1 GiB is
 // answered 413 while the process's peak RSS (VmHWM, read from /proc) grows by less than 50 MB — with
 // max_body_bytes at its 200 MiB default, so the bound comes from inflating in bounded steps and not
-// keeping large outputs (internal/body.ts), not from a small limit. Also: broken zstd bodies do not
+// keeping large outputs (src/http/body.ts), not from a small limit. Also: broken zstd bodies do not
 // harm the next request. Each encoding gets its own process, so that one bomb's peak cannot hide
 // the next one's. Linux only (/proc).
 

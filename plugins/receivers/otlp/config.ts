@@ -4,7 +4,7 @@ import type { ConfigOf } from '../../../src/config/config-of.ts';
 
 import { corsSchema } from '../../../src/http/cors.ts';
 import { listenerSchema } from '../../../src/http/server.ts';
-import { journalSchema, memoryLimitSchema } from '../../../src/journal/schema.ts';
+import { journalSchema, memoryLimitSchema } from 'tracepipe/receiverhelper';
 
 export const DEFAULT_MAX_BODY_BYTES = 209_715_200;
 

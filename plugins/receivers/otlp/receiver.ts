@@ -13,14 +13,23 @@ import type { DecodedTraceRequest } from '../../../src/otlp/decoded.ts';
 import { OtlpDecodeError } from '../../../src/otlp/errors.ts';
 import type { OtlpEncoding } from '../../../src/otlp/response.ts';
 import { CONTENT_TYPES, encodeExportResponse, encodeStatus } from '../../../src/otlp/response.ts';
-import { DurableIntake, IntakeUnavailableError, JournalRecordTooLargeError } from '../../../src/journal/intake.ts';
-import type { Admission } from '../../../src/journal/intake.ts';
+import {
+  BodyAbortedError,
+  BodyCodingError,
+  BodyTooLargeError,
+  DurableIntake,
+  IntakeUnavailableError,
+  JournalRecordTooLargeError,
+  SUPPORTED_CODINGS,
+  codingOf,
+  readBody,
+} from 'tracepipe/receiverhelper';
+import type { Admission, BodyCoding } from 'tracepipe/receiverhelper';
 import type { ComponentDescription, ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
 import { errorMessage, isPermanent, isThrottle } from '../../../src/pipeline/errors.ts';
 import type { ThrottleError } from '../../../src/pipeline/errors.ts';
 import type { OtlpReceiverConfig } from './config.ts';
-import { BodyAbortedError, BodyCodingError, BodyTooLargeError, readBody } from './internal/body.ts';
-import { SUPPORTED_CODINGS, SUPPORTED_CONTENT_TYPES, codingOf, encodingOf } from './internal/media.ts';
+import { SUPPORTED_CONTENT_TYPES, encodingOf } from './internal/media.ts';
 import type { ReceiverMetrics } from './internal/metrics.ts';
 import { receiverMetrics } from './internal/metrics.ts';
 import { resolveRequestContext } from './internal/request-context.ts';
@@ -242,7 +251,7 @@ export class OtlpReceiver implements Receiver {
     }
   }
 
-  private async readBody(request: FastifyRequest, coding: Parameters<typeof readBody>[1]): Promise<Buffer> {
+  private async readBody(request: FastifyRequest, coding: BodyCoding): Promise<Buffer> {
     try {
       return await readBody(request.raw, coding, this.config.max_body_bytes);
     } catch (error) {

@@ -1,8 +1,10 @@
-// Reads a request body into memory, decompressing it on the way, and stops as soon as either the
+// Reads a request body into memory, decompressing it on the way (the Content-Encodings HTTP receivers
+// take: identity, gzip, deflate, zstd), and stops as soon as either the
 // bytes sent or the bytes they decompress to exceed the limit — so that a small compressed "bomb"
 // costs megabytes of memory, never its full decompressed size, nor even `maxBytes`.
 //
-// Three things bound the memory of one request (measured in ../README.md, "Compressed bodies"):
+// Three things bound the memory of one request (measured in plugins/receivers/otlp/README.md,
+// "Compressed bodies"):
 //
 // - Bounded steps. Every decompressor produces at most STEP_BYTES per step and the limit is checked
 //   after each step. zstd-napi's `DecompressStream` cannot do this: its `_transform` inflates a
@@ -25,7 +27,6 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createInflate } from 'node:zlib';
 import type * as ZstdBinding from 'zstd-napi/binding.js';
-import type { BodyCoding } from './media.ts';
 
 // The binding is CommonJS with enums; loading it through require keeps its runtime values typed
 // (as plugins/exporters/backend/internal/zstd_stream.ts does).
@@ -41,6 +42,29 @@ const WINDOW_LOG_MAX = 23;
 const STEPS_PER_TURN = 64;
 /** zstd decoders kept for reuse (see acquireDecoder). */
 const DECODER_POOL_LIMIT = 8;
+
+export type BodyCoding = 'identity' | 'gzip' | 'deflate' | 'zstd';
+
+const CODINGS: Record<string, BodyCoding> = {
+  identity: 'identity',
+  gzip: 'gzip',
+  'x-gzip': 'gzip',
+  deflate: 'deflate',
+  zstd: 'zstd',
+};
+
+export const SUPPORTED_CODINGS: readonly BodyCoding[] = ['identity', 'gzip', 'deflate', 'zstd'];
+
+/**
+ * The coding named by a Content-Encoding header; undefined when it is unsupported. Stacked codings
+ * (`gzip, zstd`) are unsupported: no exporter or SDK sends them.
+ */
+export function codingOf(header: string | undefined): BodyCoding | undefined {
+  if (header === undefined) return 'identity';
+  const name = header.trim().toLowerCase();
+  if (name === '') return 'identity';
+  return Object.hasOwn(CODINGS, name) ? CODINGS[name] : undefined;
+}
 
 /** The body, as sent or decompressed, is larger than the limit. Answered with 413. */
 export class BodyTooLargeError extends Error {
@@ -142,7 +166,7 @@ async function inflateZlib(
 ): Promise<void> {
   // Node's zlib stream writes at most `chunkSize` bytes per native call and, when its reader is
   // behind, waits for the next read before inflating more of the same input chunk, so a bomb is
-  // inflated one step at a time as the loop below pulls (measured: ../README.md). HTTP's `deflate`
+  // inflated one step at a time as the loop below pulls (measured: plugins/receivers/otlp/README.md). HTTP's `deflate`
   // is the zlib format (RFC 9110 §8.4.1.2), which is what OTLP exporters send.
   const options = { chunkSize: STEP_BYTES };
   const inflater = coding === 'gzip' ? createGunzip(options) : createInflate(options);
