@@ -13,6 +13,7 @@
 import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import type { Run } from '../../../src/model/runs.ts';
+import { storedUuidForm } from '../../../src/model/uuid-forms.ts';
 
 export interface TraceSummary {
   readonly traceId: string;
@@ -46,7 +47,7 @@ export interface TraceSummary {
 
 export const TRACE_SORT_FIELDS = ['start_time', 'duration', 'total_tokens', 'name', 'run_count'] as const;
 export type TraceSortField = (typeof TRACE_SORT_FIELDS)[number];
-export const TRACE_STATUSES = ['success', 'error', 'pending'] as const;
+export const TRACE_STATUSES = ['success', 'error', 'interrupted', 'pending'] as const;
 
 export interface ListTracesQuery {
   readonly project?: string;
@@ -381,7 +382,9 @@ export class LocalTraceStore {
     }));
   }
 
-  getTrace(traceId: string): StoredTrace | undefined {
+  /** One trace by its id, in the stored (dashed) form or as OTLP's 32 hex digits. */
+  getTrace(id: string): StoredTrace | undefined {
+    const traceId = storedUuidForm(id);
     const row = this.db.prepare('SELECT * FROM traces WHERE trace_id = ?').get(traceId) as TraceRow | undefined;
     if (!row) return undefined;
     const runs = (
@@ -578,7 +581,7 @@ export class LocalTraceStore {
         trace_id: traceId,
         project: rootRow?.project ?? agg.project,
         name: root?.name ?? null,
-        status: root ? (root.status ?? (root.error ? 'error' : null)) : null,
+        status: root ? traceStatus(root) : null,
         root_run_id: root?.id ?? null,
         start_us: agg.start_us,
         start_time: times.start_time,
@@ -642,9 +645,28 @@ export function usageOf(run: Run): { prompt: number; completion: number; total: 
   return { prompt, completion, total, ...(cost !== undefined ? { cost } : {}) };
 }
 
-/** A short text of inputs or outputs: the last message's text, a single text field, or JSON. */
+/**
+ * A trace's status, its root run's: `interrupted` when the run stopped at an interrupt (a graph
+ * run that paused for a person ends without an error; the agent server marks its root run's
+ * metadata), else the run's own status.
+ */
+function traceStatus(root: Run): string | null {
+  const status = root.status ?? (root.error ? 'error' : null);
+  const metadata = root.extra?.metadata as Record<string, unknown> | undefined;
+  return status === 'success' && metadata?.interrupted === true ? 'interrupted' : status;
+}
+
+/**
+ * A short text of inputs or outputs: what a run that resumed an interrupt was resumed with, the
+ * last message's text, a single text field, or JSON.
+ */
 function preview(value: Record<string, unknown> | undefined): string | null {
   if (!value) return null;
+  // LangGraph's `Command` as a run's input, serialized (`lg_name`): the resume value is the input.
+  if (value.lg_name === 'Command' && value.resume !== undefined && value.resume !== null) {
+    const resume = value.resume;
+    return `Resumed with: ${typeof resume === 'string' ? resume : JSON.stringify(resume)}`.slice(0, 200);
+  }
   const lastMessage = (list: unknown) => (Array.isArray(list) && list.length > 0 ? list[list.length - 1] : undefined);
   const messages = value.messages ?? (value.choices as { message?: unknown }[] | undefined)?.map((c) => c?.message);
   const message = lastMessage(Array.isArray(messages) && Array.isArray(messages[0]) ? messages.at(-1) : messages) as

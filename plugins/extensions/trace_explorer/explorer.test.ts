@@ -254,6 +254,14 @@ service:
     assert.equal(rebinding.status, 403);
   });
 
+  it('finds a trace by its id in either form: OTLP’s 32 hex digits or the stored UUID', async () => {
+    for (const id of [TRACE_HEX, TRACE_UUID, TRACE_HEX.toUpperCase()]) {
+      const response = await fetch(`${explorer}/api/traces/${id}`);
+      assert.equal(response.status, 200, id);
+      assert.equal(((await response.json()) as { trace: { trace_id: string } }).trace.trace_id, TRACE_UUID);
+    }
+  });
+
   describe('in a browser', { skip: noChromium }, () => {
     let browser: Browser;
     let page: Page;
@@ -395,6 +403,26 @@ service:
       } finally {
         viewer.linkStudio(undefined);
       }
+    });
+
+    it('opens a trace whose link carries its id as 32 hex digits', async () => {
+      await page.goto(`${explorer}/ui/traces/${TRACE_HEX}`);
+      await eventually(async () => assert.equal(await page.locator('.wf-row').count(), 3));
+      assert.match(await page.locator('#trace-title').innerText(), /weather agent/);
+    });
+
+    it('keeps what someone types in the search box while the list refreshes itself', async () => {
+      await page.goto(`${explorer}/ui/traces`);
+      await page.getByRole('link', { name: 'weather agent' }).waitFor();
+      await page.getByLabel('Search').fill('weath');
+      // Two of the list's live refreshes after the typing, without submitting the search.
+      for (let refresh = 0; refresh < 2; refresh++) {
+        await page.waitForResponse((response) => new URL(response.url()).pathname === '/api/traces');
+      }
+      assert.equal(await page.getByLabel('Search').inputValue(), 'weath');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await eventually(async () => assert.match(page.url(), /q=weath/));
+      assert.equal(await page.getByRole('link', { name: 'weather agent' }).count(), 1);
     });
   });
 });

@@ -109,13 +109,14 @@ describe('agent_api studio', { skip: noChromium }, () => {
     assert.equal(await page.locator('.message[data-role="tool"]').count(), 0);
     await page.locator('.message[data-role="assistant"]').filter({ hasText: 'The tool says: 5' }).waitFor();
 
-    // The run history lists the run with a link to its trace (the run id's 16 bytes).
+    // The run history lists the run with a link to its trace: the run id's 16 bytes, written in
+    // the UUID form the trace store keys traces by.
     const threadId = await threadIdOnPage();
     const [run] = await server.client.runs.list(threadId);
     const item = page.locator(`.run-list li[data-run-id="${run!.run_id}"]`);
     await item.waitFor();
     const link = await item.getByRole('link', { name: /View trace/ }).getAttribute('href');
-    assert.equal(link, `${TRACES}/${run!.run_id.replace(/-/g, '')}?run=${run!.run_id}`);
+    assert.equal(link, `${TRACES}/${run!.run_id}?run=${run!.run_id}`);
     await screenshot('02-tool-call');
   });
 
@@ -295,6 +296,21 @@ describe('agent_api studio', { skip: noChromium }, () => {
       .locator('.tool-call[data-tool="get_weather"] .tool-result-text', { hasText: 'sunny in Paris' })
       .waitFor();
     await runStatus('success');
+  });
+
+  it('shows a failed run as failed, not as paused at a breakpoint', async () => {
+    await openStudio('error');
+    await page.getByRole('button', { name: 'New thread' }).click();
+    await page.getByTestId('thread-id').waitFor();
+    await send('hello');
+    await runStatus('error');
+    const threadId = await threadIdOnPage();
+    // The failed node is still the thread's next step, but no breakpoint stopped it.
+    assert.deepEqual((await server.client.threads.getState(threadId)).next, ['fail']);
+    await page.getByRole('alert').filter({ hasText: 'Boo!' }).first().waitFor();
+    assert.equal(await page.getByRole('heading', { name: /Paused before/ }).count(), 0);
+    assert.equal(await page.getByText('The run stopped at a breakpoint').count(), 0);
+    await screenshot('11-failed-run');
   });
 
   it('is usable at phone width', async () => {

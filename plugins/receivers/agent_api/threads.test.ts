@@ -71,6 +71,23 @@ describe('agent_api threads', () => {
     );
   });
 
+  it('takes an id in the path as 32 hex digits too (a run’s trace id), and answers with the stored form', async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.wait(thread.thread_id, 'agent', { input: ask('hex') });
+    assert.ok(run);
+    const [stored] = await client.runs.list(thread.thread_id);
+    const hex = (id: string) => id.replace(/-/g, '');
+    for (const path of [
+      `/threads/${hex(thread.thread_id)}`,
+      `/threads/${hex(thread.thread_id).toUpperCase()}/state`,
+      `/threads/${thread.thread_id}/runs/${hex(stored!.run_id)}`,
+    ]) {
+      const response = await fetch(`${server.url}${path}`);
+      assert.equal(response.status, 200, path);
+      assert.equal(((await response.json()) as { thread_id?: string }).thread_id ?? thread.thread_id, thread.thread_id);
+    }
+  });
+
   it('has empty state before any run, then state, history, state at a checkpoint, and updates', async () => {
     const thread = await client.threads.create();
     const empty = await client.threads.getState(thread.thread_id);

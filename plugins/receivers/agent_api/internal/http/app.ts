@@ -7,6 +7,7 @@ import swagger from '@fastify/swagger';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifySchemaValidationError } from 'fastify';
 import { TracepipeError } from '../../../../../src/errors.ts';
+import { storedUuidForm } from '../../../../../src/model/uuid-forms.ts';
 import { AuthRefusal } from '../auth/custom.ts';
 import { GraphLoadError, GraphNotFoundError } from '../graphs/registry.ts';
 import { classifyGraphInputError } from '../graphs/input-errors.ts';
@@ -151,6 +152,16 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
       reply
         .code(404)
         .send(errorBody(404, 'TP_ERR_API_NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
+    });
+
+    // An id in the path may be written as 32 hex digits, as OpenTelemetry writes a run's trace id
+    // (its run id's 16 bytes); routes see the stored form, before the schema checks it.
+    app.addHook('preValidation', async (request) => {
+      const params = request.params as Record<string, string> | undefined;
+      if (!params) return;
+      for (const [name, value] of Object.entries(params)) {
+        if (typeof value === 'string') params[name] = storedUuidForm(value);
+      }
     });
 
     // Collects the routes registered below (their schemas) into the OpenAPI document.

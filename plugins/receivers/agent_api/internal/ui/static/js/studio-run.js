@@ -47,14 +47,16 @@ export async function streamRun(threadId, body, dispatch, signal) {
 }
 
 /**
- * The trace id of a run, as the server derives it (`traceIdFromRunId`): the run id's 16 bytes
- * in hex. Runs of this server have UUID ids; anything else has no link.
+ * The trace id of a run as the trace store keys it: the server derives a run's trace id from its
+ * 16 bytes (`traceIdFromRunId`), and the store writes trace ids in the UUID form, so it is the run
+ * id itself, lowercase. Runs of this server have UUID ids; anything else has no link.
  * @param {string} runId
  * @returns {string | undefined}
  */
 export function traceIdOfRun(runId) {
   const hex = runId.replace(/-/g, '').toLowerCase();
-  return /^[0-9a-f]{32}$/.test(hex) && !/^0+$/.test(hex) ? hex : undefined;
+  if (!/^[0-9a-f]{32}$/.test(hex) || /^0+$/.test(hex)) return undefined;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /**
