@@ -278,6 +278,9 @@ describe('run tracer', () => {
     assert.equal(attr(review, 'langgraph.interrupted'), true);
     assert.ok(review.events.some((event) => event.name === 'langgraph.interrupt'));
     assert.ok(!first.some((span) => span.status.code === StatusCode.ERROR));
+    // The graph run ends normally around the interrupt; its root span says it stopped there.
+    const root = first.find((span) => span.parentSpanId === undefined || span.parentSpanId === '')!;
+    assert.equal(attr(root, 'langsmith.metadata.interrupted'), true, `root ${root.name}`);
 
     await runOnce(new Command({ resume: 'approve' }));
     const second = sink.batches[1]!.data.resourceSpans[0]!.scopeSpans[0]!.spans;
@@ -290,6 +293,7 @@ describe('run tracer', () => {
           attr(span, 'langgraph.interrupted') === undefined,
       ),
     );
+    assert.ok(second.every((span) => attr(span, 'langsmith.metadata.interrupted') === undefined));
   });
 
   it('never fails the run when the pipeline refuses the spans, and reports the refusal', async () => {

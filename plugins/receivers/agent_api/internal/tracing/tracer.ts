@@ -105,6 +105,8 @@ class GraphRunTracer extends BaseCallbackHandler implements RunContextSource {
   private readonly contextOfRun = new Map<string, Context>();
   private rootContext: Context | undefined;
   private recording = true;
+  /** A node stopped at an interrupt: the run ends paused, and its root span says so. */
+  private interrupted = false;
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: RunTracerOptions) {
@@ -324,6 +326,11 @@ class GraphRunTracer extends BaseCallbackHandler implements RunContextSource {
     const open = this.open.get(runId);
     if (!open) return; // hidden, dropped, or already ended
     if (attributes) open.span.setAttributes(attributes(open.model));
+    // An interrupt stops a node, and the graph run around it ends normally; the root span carries
+    // the outcome as run metadata, so that a trace list can show the run as interrupted.
+    if (this.interrupted && this.rootContext && trace.getSpan(this.rootContext) === open.span) {
+      open.span.setAttributes({ 'langgraph.interrupted': true, 'langsmith.metadata.interrupted': true });
+    }
     this.open.delete(runId);
     open.span.end();
   }
@@ -332,6 +339,7 @@ class GraphRunTracer extends BaseCallbackHandler implements RunContextSource {
     const open = this.open.get(runId);
     if (!open) return;
     const marked = failure(err);
+    if (marked.attributes['langgraph.interrupted'] === true) this.interrupted = true;
     open.span.setAttributes(marked.attributes);
     if (marked.status) open.span.setStatus(marked.status);
     open.span.addEvent(marked.event.name, marked.event.attributes);

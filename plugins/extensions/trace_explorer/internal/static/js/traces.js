@@ -48,6 +48,11 @@ export function TracesPage({ params }) {
   const [loaded, setLoaded] = useState(false);
   const [projects, setProjects] = useState(/** @type {string[]} */ ([]));
   const key = String(params);
+  // The search box keeps its own text: the list re-renders on every live refresh, and a value
+  // bound to the URL would put back the URL's text over what someone is typing. A new URL (a
+  // submitted search, a link, back) sets it again.
+  const [searchText, setSearchText] = useState(params.get('q') ?? '');
+  useEffect(() => setSearchText(params.get('q') ?? ''), [params.get('q')]);
 
   useEffect(() => {
     listProjects().then(
@@ -132,7 +137,7 @@ export function TracesPage({ params }) {
       <div class="filters">
         <form class="search" role="search" onSubmit=${search}>
           <label for="trace-search">Search</label>
-          <input id="trace-search" name="q" type="search" placeholder="Text in names, inputs, outputs, errors" value=${params.get('q') ?? ''} />
+          <input id="trace-search" name="q" type="search" placeholder="Text in names, inputs, outputs, errors" value=${searchText} onInput=${(/** @type {FieldEvent} */ e) => setSearchText(e.currentTarget.value)} />
           <button type="submit">Search</button>
         </form>
         <label>Time range
@@ -150,7 +155,7 @@ export function TracesPage({ params }) {
         </label>
         <label>Status
           <select value=${params.get('status') ?? ''} onChange=${(/** @type {FieldEvent} */ e) => setFilter('status', e.currentTarget.value)}>
-            <option value="">Any</option><option value="success">Success</option><option value="error">Error</option><option value="pending">Pending</option>
+            <option value="">Any</option><option value="success">Success</option><option value="error">Error</option><option value="interrupted">Interrupted</option><option value="pending">Pending</option>
           </select>
         </label>
         <label class="check"><input type="checkbox" checked=${params.get('error') === 'true'} onChange=${(/** @type {FieldEvent} */ e) => setFilter('error', /** @type {HTMLInputElement} */ (e.currentTarget).checked ? 'true' : '')} /> With errors</label>

@@ -270,6 +270,19 @@ export function pendingInterrupts(state) {
   return (state?.tasks ?? []).flatMap((task) => task.interrupts ?? []);
 }
 
+/**
+ * The nodes a thread is paused before at a breakpoint: its next nodes, unless one of them failed
+ * (a failed node stays next, and the run ended in an error, not at a breakpoint) or an interrupt
+ * waits for an answer.
+ * @param {ThreadState | null | undefined} state
+ * @returns {string[]}
+ */
+export function pausedBefore(state) {
+  const tasks = state?.tasks ?? [];
+  if (tasks.some((task) => task.error || (task.interrupts ?? []).length > 0)) return [];
+  return state?.next ?? [];
+}
+
 const LAST_ASSISTANT = 'tracepipe.studio.assistant';
 
 /** The assistant the studio showed last in this browser, if any. */

@@ -24,6 +24,7 @@ import {
   DEFAULT_STREAM_MODES,
   initialState,
   lastAssistant,
+  pausedBefore,
   pendingInterrupts,
   rememberAssistant,
   startingAssistant,
@@ -208,7 +209,7 @@ export function StudioPage({ initialAssistantId, initialThreadId, announce }) {
         const after = await loadThread(target);
         // The token stream is not read aloud as it arrives; the outcome is.
         if (pendingInterrupts(after).length > 0) announce('The run paused: it waits for your answer.');
-        else if (after?.next?.length) announce(`The run paused before ${after.next.join(', ')}.`);
+        else if (pausedBefore(after).length) announce(`The run paused before ${pausedBefore(after).join(', ')}.`);
         else if (finished) announce(`Run finished: ${finished.status}.`);
       } else await loadThread(target);
     } catch (failure) {
@@ -360,7 +361,7 @@ export function StudioPage({ initialAssistantId, initialThreadId, announce }) {
         <div class="chat-log" aria-busy=${streaming ? 'true' : 'false'}>
           <${Conversation} messages=${messages} streaming=${streaming} hasState=${Boolean(threadState?.checkpoint || threadState?.metadata)} />
         </div>
-        <${InterruptPanel} interrupts=${interrupts} next=${interrupts.length ? [] : next} busy=${streaming} onResume=${resume} onContinue=${continueRun} />
+        <${InterruptPanel} interrupts=${interrupts} next=${streaming ? [] : pausedBefore(threadState)} busy=${streaming} onResume=${resume} onContinue=${continueRun} />
         <form class="composer" onSubmit=${send}>
           ${
             state.fork &&

@@ -147,6 +147,7 @@
  * @typedef {object} StateTask
  * @property {string} id
  * @property {string} name
+ * @property {string | null} [error] Set when the task failed: the thread's run ended in an error.
  * @property {Interrupt[]} [interrupts]
  */
 

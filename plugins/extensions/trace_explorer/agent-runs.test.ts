@@ -1,0 +1,102 @@
+// The trace list over the agent server's own runs, as someone who runs the example
+// human-in-the-loop graph sees it: a run that stopped at an interrupt is listed as `interrupted`
+// (not `success`), and the run that resumed it shows what it was resumed with as its input (not the
+// serialized `Command`). A real agent server, pipeline, trace store and explorer, in process.
+
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@langchain/langgraph-sdk';
+import { parseConfigText, validateConfig } from '../../../src/config/load.ts';
+import { Registry } from '../../../src/pipeline/registry.ts';
+import { Service } from '../../../src/pipeline/service.ts';
+import { silentLogger } from '../../../src/telemetry/logger.ts';
+import { createMetricsRegistry } from '../../../src/telemetry/metrics.ts';
+import { eventually } from '../../../src/testkit/eventually.ts';
+import { tempDir } from '../../../src/testkit/files.ts';
+import { localExporterFactory } from '../../exporters/local/index.ts';
+import { batchProcessorFactory } from '../../processors/batch/index.ts';
+import { genAiProcessorFactory } from '../../processors/genai/index.ts';
+import { agentApiReceiverFactory } from '../../receivers/agent_api/index.ts';
+import { traceExplorerExtensionFactory } from './index.ts';
+
+const GRAPHS = fileURLToPath(new URL('../../../examples/graphs/langgraph.json', import.meta.url));
+
+interface Summary {
+  trace_id: string;
+  status: string;
+  input_preview?: string;
+}
+
+describe('the trace list of agent server runs', () => {
+  const dir = tempDir('tracepipe-explorer-runs-');
+  let service: Service;
+  let client: Client;
+  let explorer: string;
+
+  before(async () => {
+    const yaml = `
+receivers:
+  agent_api: { port: 0, langgraph_config: ${GRAPHS}, data_dir: ${dir}/agent, tracing: { enabled: true } }
+processors: { genai: {}, batch: { flush_interval_ms: 50 } }
+exporters: { local: { path: ${dir}/traces.db } }
+extensions: { trace_explorer: { port: 0, path: ${dir}/traces.db } }
+service:
+  extensions: [trace_explorer]
+  pipelines: { traces: { receivers: [agent_api], processors: [genai, batch], exporters: [local] } }
+`;
+    const registry = new Registry([
+      agentApiReceiverFactory,
+      genAiProcessorFactory,
+      batchProcessorFactory,
+      localExporterFactory,
+      traceExplorerExtensionFactory,
+    ]);
+    const { config, errors } = validateConfig(parseConfigText(yaml), registry, dir);
+    assert.deepEqual(errors, []);
+    service = new Service(config!, {
+      logger: silentLogger(),
+      metrics: createMetricsRegistry({ processMetrics: false }),
+    });
+    await service.start();
+    const described = service.describe();
+    client = new Client({ apiUrl: described.find((d) => d.id === 'agent_api')!.endpoints![0]!.url.replace(/\/$/, '') });
+    explorer = described.find((d) => d.id === 'trace_explorer')!.endpoints![0]!.url.replace(/\/ui\/traces$/, '');
+  });
+
+  after(async () => {
+    await service?.shutdown();
+  });
+
+  const listed = async (traceId: string): Promise<Summary> =>
+    eventually(async () => {
+      const body = (await (await fetch(`${explorer}/api/traces`)).json()) as { traces: Summary[] };
+      const summary = body.traces.find((trace) => trace.trace_id === traceId);
+      assert.ok(summary && summary.status !== 'pending', `trace ${traceId} listed`);
+      return summary;
+    });
+
+  it('lists a run stopped at an interrupt as interrupted, and its resumption with what it resumed with', async () => {
+    const thread = await client.threads.create();
+    const first = await client.runs.create(thread.thread_id, 'interrupt', {
+      input: { messages: [{ role: 'user', content: 'hello' }] },
+    });
+    await client.runs.join(thread.thread_id, first.run_id);
+    // The run itself succeeded (as on LangGraph Platform); its thread waits for the review.
+    assert.equal((await client.threads.get(thread.thread_id)).status, 'interrupted');
+    const paused = await listed(first.run_id);
+    assert.equal(paused.status, 'interrupted');
+    assert.equal(paused.input_preview, 'hello');
+    const filtered = (await (await fetch(`${explorer}/api/traces?status=interrupted`)).json()) as { traces: Summary[] };
+    assert.deepEqual(
+      filtered.traces.map((trace) => trace.trace_id),
+      [first.run_id],
+    );
+
+    const second = await client.runs.create(thread.thread_id, 'interrupt', { command: { resume: 'approve' } });
+    await client.runs.join(thread.thread_id, second.run_id);
+    const resumed = await listed(second.run_id);
+    assert.equal(resumed.status, 'success');
+    assert.equal(resumed.input_preview, 'Resumed with: approve');
+  });
+});
