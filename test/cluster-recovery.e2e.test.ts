@@ -40,7 +40,7 @@ function startInstance(database: TestDatabase, keyPrefix: string): Promise<Insta
     env: {
       DATABASE_URI: database.uri,
       REDIS_URI,
-      LANGGRAPH_CONFIG: join(REPO_ROOT, 'examples/graphs/langgraph.json'),
+      LANGGRAPH_JSON: join(REPO_ROOT, 'examples/graphs/langgraph.json'),
     },
   });
 }

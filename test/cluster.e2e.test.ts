@@ -60,7 +60,7 @@ async function startInstance(name: string, databaseUri: string, keyPrefix: strin
     env: {
       DATABASE_URI: databaseUri,
       REDIS_URI,
-      LANGGRAPH_CONFIG: join(REPO_ROOT, 'examples/graphs/langgraph.json'),
+      LANGGRAPH_JSON: join(REPO_ROOT, 'examples/graphs/langgraph.json'),
     },
   });
   return { ...instance, name };

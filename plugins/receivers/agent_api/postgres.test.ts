@@ -425,7 +425,7 @@ describe('configs/cluster.yaml', { skip }, () => {
         REDIS_URI: 'redis://127.0.0.1:6379',
         AGENT_API_PORT: String(port),
         HTTP_PORT: String(await freePort()),
-        LANGGRAPH_CONFIG: join(repo, 'examples/graphs/langgraph.json'),
+        LANGGRAPH_JSON: join(repo, 'examples/graphs/langgraph.json'),
         DATA_DIR: dataDir,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -53,6 +53,7 @@ import { createRunTracer } from './internal/tracing/tracer.ts';
 import type { RunTracer } from './internal/tracing/tracer.ts';
 import { watchGraphs, watchedFolders } from './internal/graphs/watch.ts';
 import { registerSdkLogger } from './internal/graphs/sdk-logger.ts';
+import { readPlatformConfig } from './internal/graphs/platform-defaults.ts';
 
 export class AgentApiReceiver implements Receiver {
   private app?: FastifyInstance;
@@ -104,12 +105,15 @@ export class AgentApiReceiver implements Receiver {
     const { logger } = settings.telemetry;
     const dataDir = join(host.resolvePath(config.data_dir), 'agent');
 
-    const graphInput = config.graphs ? { graphs: { ...config.graphs } } : { langgraph_config: config.langgraph_config };
     const baseDir = host.resolvePath('.');
+    const graphInput = this.graphInput(baseDir);
     const env = applyDeploymentEnv(parseGraphEnv(graphInput, baseDir));
     if (env.applied.length > 0 || env.kept.length > 0) {
       logger.info(env, 'Applied the langgraph.json env (variables the process already had keep their value).');
     }
+    // Read once the langgraph.json env is applied: deployments usually set it there.
+    const platformConfig = readPlatformConfig(process.env.LANGGRAPH_CONFIG, baseDir);
+    const assistantDefaults = platformConfig.kind === 'defaults' ? platformConfig.byGraph : new Map();
     // Before any graph module is imported: graphs may call the SDK's getLogger() at import time.
     this.unregisterSdkLogger = registerSdkLogger(logger.child({ source: 'graph' }));
     const graphs = await GraphRegistry.load(parseGraphSpecs(graphInput, baseDir));
@@ -227,7 +231,7 @@ export class AgentApiReceiver implements Receiver {
       },
     );
 
-    await assistants.ensureSystemAssistants();
+    await assistants.ensureSystemAssistants(assistantDefaults);
     await this.recover(storage, coordinator, recovery, database.kind === 'sqlite');
     const clock = () => this.options.clock ?? systemClock;
     const cronScheduler = (this.cronScheduler = new CronScheduler({ storage, runs, clock, logger }));
@@ -333,6 +337,27 @@ export class AgentApiReceiver implements Receiver {
         'The agent server is reachable from other machines without authentication: set auth.api_keys (AGENT_API_KEY) or a custom auth handler.',
       );
     }
+  }
+
+  /**
+   * Where the graphs are named: inline `graphs`, or the langgraph.json of `langgraph_config`.
+   * `LANGGRAPH_CONFIG` holding the path of a file is the variable's former meaning here (it is
+   * the assistants' default config on the LangGraph platform): unless LANGGRAPH_JSON is set, that
+   * file is read as before, with a warning, and the variable is removed from the process
+   * environment so that graphs and the langgraph.json's own `env` never see a path there.
+   */
+  private graphInput(baseDir: string): { graphs: Record<string, string> } | { langgraph_config: string } {
+    const { config } = this;
+    if (config.graphs) return { graphs: { ...config.graphs } };
+    const platformConfig = readPlatformConfig(process.env.LANGGRAPH_CONFIG, baseDir);
+    if (platformConfig.kind !== 'legacy_path') return { langgraph_config: config.langgraph_config };
+    delete process.env.LANGGRAPH_CONFIG;
+    const path = process.env.LANGGRAPH_JSON === undefined ? platformConfig.path : config.langgraph_config;
+    this.settings.telemetry.logger.warn(
+      { langgraph_config: path, ignored: platformConfig.path === path ? undefined : platformConfig.path },
+      'LANGGRAPH_CONFIG holds the path of a file: name the langgraph.json with LANGGRAPH_JSON instead. LANGGRAPH_CONFIG is the JSON default config of the assistants, as on the LangGraph platform; the path is read this once.',
+    );
+    return { langgraph_config: path };
   }
 
   /**

@@ -8,6 +8,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { v7 as uuid7 } from 'uuid';
 import type { RequestPayload, assistantCreate, assistantPatch } from '../http/schemas.ts';
 import { systemAssistantId } from '../graphs/registry.ts';
+import type { AssistantDefaults } from '../graphs/platform-defaults.ts';
 import type { Assistant, AssistantQuery, AssistantVersion, JsonObject, Storage } from '../storage/storage.ts';
 import { matchesAuthFilters } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
@@ -49,9 +50,13 @@ export class AssistantService {
     return new Set(this.graphs.ids().map(systemAssistantId));
   }
 
-  /** Creates the system assistant of every loaded graph that lacks one; existing ones are kept. */
-  async ensureSystemAssistants(): Promise<void> {
+  /**
+   * Creates each graph's system assistant that does not exist yet, with its `defaults` (the
+   * deployment's `LANGGRAPH_CONFIG`); an existing one is left as it is.
+   */
+  async ensureSystemAssistants(defaults: ReadonlyMap<string, AssistantDefaults> = new Map()): Promise<void> {
     for (const graphId of this.graphs.ids()) {
+      const graphDefaults = defaults.get(graphId);
       const assistantId = systemAssistantId(graphId);
       await this.storage.transaction(async (tx) => {
         if (await tx.getAssistant(assistantId)) return;
@@ -62,8 +67,8 @@ export class AssistantService {
           name: graphId,
           description: null,
           version: 1,
-          config: {},
-          context: {},
+          config: graphDefaults?.config ?? {},
+          context: graphDefaults?.context ?? {},
           metadata: { created_by: 'system' },
           created_at: now,
           updated_at: now,
