@@ -12,7 +12,7 @@
 //     Prints what was accepted and refused, and the proxy's RSS: idle before, peak, at the end of the
 //     load and after the idle period.
 //
-//   node --import tsx bench/pipeline/proxy.ts [--payload realistic|small] [--per-request 100]
+//   node --import tsx bench/pipeline/proxy.ts [--payload realistic|<shape>[,<shape>…]|all] [--per-request 100]
 //       [--clients 8] [--duration 10 | --spans N] [--rate N] [--idle 60] [--level 3]
 //       [--journal on|off] [--memory-limit bytes] [--node-flags "..."] [--profile <dir>] [--heap-profile <dir>]
 //       [--allocator image|glibc-default] [--remembered-ttl-ms N] [--remembered-bytes N] [--root DIR]
@@ -21,6 +21,9 @@
 // (the Dockerfile's MALLOC_* variables); `glibc-default` without them. `--root DIR` runs the proxy of
 // another checkout (built, e.g. a `git worktree` of an earlier commit) with this benchmark's load,
 // stub and settings, for a before/after on one machine.
+//
+// `--payload all` (or a comma-separated list of workload.ts's shapes) runs the benchmark once per
+// shape, each with a proxy of its own, and ends with a table of the shapes' CPU per span.
 //
 // The load generator and the stub (which decompresses and parses every upload) run in this process
 // and share the machine's cores with the proxy, as a sidecar's neighbours would.
@@ -35,7 +38,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { imageAllocatorEnv, tracepipeArgs } from '../tracepipe-command.ts';
-import { PAYLOADS, makeBatch } from './workload.ts';
+import { makeBatch, payloadsOf } from './workload.ts';
 import type { Payload } from './workload.ts';
 import { encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
 import { BackendStub } from '../../plugins/exporters/backend/testing/backend_stub.ts';
@@ -68,8 +71,7 @@ const { values } = parseArgs({
     root: { type: 'string' },
   },
 });
-const payload = values.payload as Payload;
-if (!PAYLOADS.includes(payload)) throw new Error(`--payload must be one of ${PAYLOADS.join(', ')}`);
+const payloads = payloadsOf(values.payload);
 const perRequest = Number(values['per-request']);
 const clients = Number(values.clients);
 const durationMs = Number(values.duration) * 1000;
@@ -139,9 +141,12 @@ class RequestFactory {
   private readonly templates: { body: Buffer; ids: { length: number; offsets: number[] }[] }[] = [];
   private next = 0;
 
-  constructor(count: number) {
+  constructor(
+    count: number,
+    private readonly payload: Payload,
+  ) {
     for (let i = 0; i < count; i++) {
-      const batch = makeBatch(perRequest, i, payload);
+      const batch = makeBatch(perRequest, i, this.payload);
       const body = Buffer.from(encodeTraceRequestProtobuf(batch));
       const hexIds = new Set<string>();
       for (const resource of batch.resourceSpans)
@@ -310,12 +315,12 @@ async function openLoad(url: string, factory: RequestFactory, rate: number, rss:
   return { latencies, accepted, refusals, offered, slowest };
 }
 
-async function main(): Promise<void> {
+async function measure(payload: Payload) {
   const stub = new BackendStub({ record: false });
   const endpoint = await stub.start();
   const dir = await mkdtemp(join(tmpdir(), 'tp-bench-'));
   const { child, url } = await startProxy(endpoint, dir);
-  const factory = new RequestFactory(64);
+  const factory = new RequestFactory(64, payload);
 
   // Warm-up (JIT, connections), not measured.
   for (let i = 0; i < 3; i++) await Promise.all(Array.from({ length: clients }, () => send(url, factory.make())));
@@ -412,6 +417,19 @@ async function main(): Promise<void> {
     proxy_exit_code: exitCode,
   };
   console.log(JSON.stringify(figures, null, 2));
+  return figures;
 }
 
-await main();
+const results = [];
+for (const payload of payloads) results.push(await measure(payload));
+if (results.length > 1) {
+  console.log('\npayload        bytes/span  proxy CPU µs/span  sustained spans/s  peak RSS MB  lost');
+  for (const figures of results)
+    console.log(
+      `${figures.payload.padEnd(14)} ${String(figures.bytes_per_span).padStart(10)}  ${figures.proxy_cpu_us_per_span
+        .toFixed(1)
+        .padStart(17)}  ${String(figures.spans_per_second_sustained).padStart(17)}  ${String(
+        figures.proxy_rss_mb.peak,
+      ).padStart(11)}  ${figures.lost_spans}`,
+    );
+}

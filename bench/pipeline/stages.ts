@@ -6,8 +6,11 @@
 // best and the median of the rounds. HTTP (the receiver's server, the uploads) is not included:
 // the difference from proxy.ts's CPU per span is that, and the process's other work.
 //
-//   node --import tsx bench/pipeline/stages.ts [--payload realistic|small] [--requests 300] [--per-request 100]
-//                                              [--rounds 5] [--level 3] [--allocations]
+//   node --import tsx bench/pipeline/stages.ts [--payload realistic|<shape>[,<shape>…]|all] [--requests 300]
+//                                              [--per-request 100] [--rounds 5] [--level 3] [--allocations]
+//
+// `--payload all` (or a comma-separated list) measures each shape of workload.ts in turn and ends
+// with a table of every shape's stages, median of the rounds.
 //
 // `--allocations` also samples every allocation (V8's sampling heap profiler, keeping the objects
 // the garbage collector has already freed) and prints the bytes allocated per span, per stage and
@@ -24,7 +27,7 @@ import { nopSettings } from '../../src/pipeline/testing.ts';
 import { MultipartZstdWriter } from '../../plugins/exporters/backend/internal/multipart_writer.ts';
 import { BatchProcessor } from '../../plugins/processors/batch/batcher.ts';
 import { GenAiProcessor } from '../../plugins/processors/genai/processor.ts';
-import { PAYLOADS, makeRequest } from './workload.ts';
+import { makeRequest, payloadsOf } from './workload.ts';
 import type { Payload } from './workload.ts';
 
 const { values } = parseArgs({
@@ -37,8 +40,7 @@ const { values } = parseArgs({
     allocations: { type: 'boolean', default: false },
   },
 });
-const payload = values.payload as Payload;
-if (!PAYLOADS.includes(payload)) throw new Error(`--payload must be one of ${PAYLOADS.join(', ')}`);
+const payloads = payloadsOf(values.payload);
 const requests = Number(values.requests);
 const perRequest = Number(values['per-request']);
 const rounds = Number(values.rounds);
@@ -52,7 +54,7 @@ function cpuMs(): number {
 }
 
 const stages = ['decode', 'genai', 'batch', 'encode'] as const;
-const costs: Record<(typeof stages)[number], number[]> = { decode: [], genai: [], batch: [], encode: [] };
+type Stage = (typeof stages)[number];
 
 const inspector = values.allocations ? new Session() : undefined;
 if (inspector) {
@@ -64,86 +66,105 @@ if (inspector) {
   });
 }
 
-for (let round = 0; round < rounds; round++) {
-  const bodies = Array.from({ length: requests }, (_, i) =>
-    Buffer.from(makeRequest(perRequest, round * requests + i, payload)),
-  );
-  // The defaults of configs/proxy.yaml, as the proxy runs them.
-  const genai = new GenAiProcessor(
-    nopSettings('processor', 'genai'),
-    { filter_non_genai: false, generic_otel: false, root_cache_ttl_ms: 300_000, root_cache_max_entries: 100_000 },
-    { mutatesData: false, consume: async () => {} },
-  );
-  const uploads: RunBatch[] = [];
-  const batcher = new BatchProcessor(
-    nopSettings('processor', 'batch'),
-    {
-      batch_size: 100,
-      flush_interval_ms: 1000,
-      max_buffer_bytes: 10_485_760,
-      max_held_runs: 100_000,
-      max_held_bytes: 268_435_456,
-      orphan_timeout_ms: 30_000,
-      orphan_policy: 'attach_to_root',
-      dotted_order_ttl_ms: 300_000,
-      max_remembered_runs: 500_000,
-      max_remembered_bytes: 16 * 1024 * 1024,
-    },
-    { mutatesData: false, consume: async (batch) => void uploads.push(batch) },
-  );
-  const spent = { decode: 0, genai: 0, batch: 0, encode: 0 };
-  const encodeUploads = () => {
-    for (const upload of uploads.splice(0)) {
-      const writer = new MultipartZstdWriter(level);
-      for (const run of upload.runs) writer.addRun(run);
-      writer.finish();
+/** µs of CPU per span of each stage, one entry per round. */
+async function measure(payload: Payload): Promise<Record<Stage, number[]>> {
+  const costs: Record<Stage, number[]> = { decode: [], genai: [], batch: [], encode: [] };
+  for (let round = 0; round < rounds; round++) {
+    const bodies = Array.from({ length: requests }, (_, i) =>
+      Buffer.from(makeRequest(perRequest, round * requests + i, payload)),
+    );
+    // The defaults of configs/proxy.yaml, as the proxy runs them.
+    const genai = new GenAiProcessor(
+      nopSettings('processor', 'genai'),
+      { filter_non_genai: false, generic_otel: false, root_cache_ttl_ms: 300_000, root_cache_max_entries: 100_000 },
+      { mutatesData: false, consume: async () => {} },
+    );
+    const uploads: RunBatch[] = [];
+    const batcher = new BatchProcessor(
+      nopSettings('processor', 'batch'),
+      {
+        batch_size: 100,
+        flush_interval_ms: 1000,
+        max_buffer_bytes: 10_485_760,
+        max_held_runs: 100_000,
+        max_held_bytes: 268_435_456,
+        orphan_timeout_ms: 30_000,
+        orphan_policy: 'attach_to_root',
+        dotted_order_ttl_ms: 300_000,
+        max_remembered_runs: 500_000,
+        max_remembered_bytes: 16 * 1024 * 1024,
+      },
+      { mutatesData: false, consume: async (batch) => void uploads.push(batch) },
+    );
+    const spent = { decode: 0, genai: 0, batch: 0, encode: 0 };
+    const encodeUploads = () => {
+      for (const upload of uploads.splice(0)) {
+        const writer = new MultipartZstdWriter(level);
+        for (const run of upload.runs) writer.addRun(run);
+        writer.finish();
+      }
+    };
+    // One request at a time through every stage, as the proxy handles it, so that each request's
+    // data dies young as it does there (timing a stage over all requests at once would charge the
+    // garbage collector's work on everything still held to it).
+    for (const body of bodies) {
+      const t0 = cpuMs();
+      const spans: SpanBatch = decodeTraceRequestProtobuf(body).batch;
+      const t1 = cpuMs();
+      const runs = genai.translate(spans, context);
+      const t2 = cpuMs();
+      await batcher.consume(runs, context);
+      await new Promise((resolve) => setImmediate(resolve)); // Lets the batcher hand over sealed batches.
+      const t3 = cpuMs();
+      encodeUploads();
+      const t4 = cpuMs();
+      spent.decode += t1 - t0;
+      spent.genai += t2 - t1;
+      spent.batch += t3 - t2;
+      spent.encode += t4 - t3;
     }
-  };
-  // One request at a time through every stage, as the proxy handles it, so that each request's
-  // data dies young as it does there (timing a stage over all requests at once would charge the
-  // garbage collector's work on everything still held to it).
-  for (const body of bodies) {
-    const t0 = cpuMs();
-    const spans: SpanBatch = decodeTraceRequestProtobuf(body).batch;
-    const t1 = cpuMs();
-    const runs = genai.translate(spans, context);
-    const t2 = cpuMs();
-    await batcher.consume(runs, context);
-    await new Promise((resolve) => setImmediate(resolve)); // Lets the batcher hand over sealed batches.
-    const t3 = cpuMs();
+    const t5 = cpuMs();
+    await batcher.shutdown(Date.now() + 60_000);
     encodeUploads();
-    const t4 = cpuMs();
-    spent.decode += t1 - t0;
-    spent.genai += t2 - t1;
-    spent.batch += t3 - t2;
-    spent.encode += t4 - t3;
+    spent.batch += cpuMs() - t5;
+    const spans = requests * perRequest;
+    for (const stage of stages) costs[stage].push((spent[stage] * 1000) / spans);
   }
-  const t5 = cpuMs();
-  await batcher.shutdown(Date.now() + 60_000);
-  encodeUploads();
-  spent.batch += cpuMs() - t5;
-  const spans = requests * perRequest;
-  for (const stage of stages) costs[stage].push((spent[stage] * 1000) / spans);
+  return costs;
 }
 
 const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
+const fixed = (value: number, width: number) => value.toFixed(2).padStart(width);
 console.log(
   `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}`,
 );
-console.log(
-  `${requests} requests of ${perRequest} ${payload} spans, ${rounds} rounds, zstd level ${level}; µs of CPU per span:`,
-);
-console.log('stage    best   median');
-for (const stage of stages)
+const medians = new Map<Payload, Record<Stage, number>>();
+for (const payload of payloads) {
+  const costs = await measure(payload);
   console.log(
-    `${stage.padEnd(8)} ${Math.min(...costs[stage])
-      .toFixed(2)
-      .padStart(5)}  ${median(costs[stage]).toFixed(2).padStart(6)}`,
+    `\n${requests} requests of ${perRequest} ${payload} spans, ${rounds} rounds, zstd level ${level}; µs of CPU per span:`,
   );
-const best = stages.reduce((sum, stage) => sum + Math.min(...costs[stage]), 0);
-console.log(`sum      ${best.toFixed(2).padStart(5)}  (${Math.round(1e6 / best)} spans/s per core, without HTTP)`);
+  console.log('stage    best   median');
+  for (const stage of stages)
+    console.log(`${stage.padEnd(8)} ${fixed(Math.min(...costs[stage]), 5)}  ${fixed(median(costs[stage]), 6)}`);
+  const best = stages.reduce((sum, stage) => sum + Math.min(...costs[stage]), 0);
+  console.log(`sum      ${fixed(best, 5)}  (${Math.round(1e6 / best)} spans/s per core, without HTTP)`);
+  medians.set(
+    payload,
+    Object.fromEntries(stages.map((stage) => [stage, median(costs[stage])])) as Record<Stage, number>,
+  );
+}
+if (payloads.length > 1) {
+  console.log(`\nmedian of ${rounds} rounds, µs of CPU per span:`);
+  console.log(`${'payload'.padEnd(14)}${stages.map((stage) => stage.padStart(8)).join('')}     sum`);
+  for (const [payload, cost] of medians) {
+    const sum = stages.reduce((total, stage) => total + cost[stage], 0);
+    console.log(`${payload.padEnd(14)}${stages.map((stage) => fixed(cost[stage], 8)).join('')}${fixed(sum, 8)}`);
+  }
+}
 
-if (inspector) printAllocations(await inspector.post('HeapProfiler.stopSampling'), rounds * requests * perRequest);
+if (inspector)
+  printAllocations(await inspector.post('HeapProfiler.stopSampling'), payloads.length * rounds * requests * perRequest);
 
 interface SamplingNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
