@@ -13,6 +13,8 @@
 // has (`{$eq: ""}` compares with the empty string rather than matching everything), and a filter
 // of any other shape is refused when the handler returns it (see `checkAuthFilters`).
 
+import { forbidden } from '../domain/api-errors.ts';
+
 export type AuthFilterValue = string | number | boolean | null | { $eq?: unknown; $contains?: unknown };
 export type AuthFilters = Record<string, AuthFilterValue>;
 
@@ -38,6 +40,19 @@ export function matchesAuthFilters(
     }
   }
   return true;
+}
+
+/**
+ * After a write under `filters`: what the write leaves must still pass them, else the write is
+ * refused (403) before anything is stored. A handler that filters by `owner` but does not stamp
+ * it on updates would otherwise let a user hand a resource to another — a write into that user's
+ * account.
+ */
+export function requireWritable(
+  written: Readonly<Record<string, unknown>> | null | undefined,
+  filters: AuthFilters | undefined,
+): void {
+  if (!matchesAuthFilters(written, filters)) throw forbidden('Not authorized');
 }
 
 /**

@@ -7,7 +7,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { v7 as uuid7 } from 'uuid';
 import type { AuthContext } from '../auth/custom.ts';
-import { matchesAuthFilters } from '../auth/filters.ts';
+import { matchesAuthFilters, requireWritable } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
 import { invalid, notFound } from '../domain/api-errors.ts';
 import type { AssistantService } from '../domain/assistants.ts';
@@ -161,6 +161,7 @@ export class Crons {
     this.checkWebhook(body.webhook);
     const nowMs = this.clock().now();
     const metadata = isObject(body.metadata) ? { ...cron.metadata, ...body.metadata } : cron.metadata;
+    requireWritable(metadata, filters);
     const payload: JsonObject = { ...cron.payload };
     for (const [key, value] of given) {
       if (value === null) delete payload[key];

@@ -8,3 +8,4 @@ export const conflict = (message: string): TracepipeError => new TracepipeError(
 export const invalid = (message: string): TracepipeError => new TracepipeError('TP_ERR_API_INVALID', [message]);
 export const unauthorized = (message: string): TracepipeError =>
   new TracepipeError('TP_ERR_API_UNAUTHORIZED', [message]);
+export const forbidden = (message: string): TracepipeError => new TracepipeError('TP_ERR_API_FORBIDDEN', [message]);

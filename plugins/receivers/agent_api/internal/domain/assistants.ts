@@ -10,7 +10,7 @@ import type { RequestPayload, assistantCreate, assistantPatch } from '../http/sc
 import { systemAssistantId } from '../graphs/registry.ts';
 import type { AssistantDefaults } from '../graphs/platform-defaults.ts';
 import type { Assistant, AssistantQuery, AssistantVersion, JsonObject, Storage } from '../storage/storage.ts';
-import { matchesAuthFilters } from '../auth/filters.ts';
+import { matchesAuthFilters, requireWritable } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
 import { conflict, invalid, notFound } from './api-errors.ts';
 import { isoNow } from './clock.ts';
@@ -152,6 +152,7 @@ export class AssistantService {
       const metadata: JsonObject = { ...(patch.metadata ?? {}) };
       for (const key of Object.keys(options.visible ?? {}))
         if (!(key in metadata) && key in current.metadata) metadata[key] = current.metadata[key];
+      requireWritable(metadata, options.visible);
       const now = isoNow();
       const next: Assistant = {
         ...current,

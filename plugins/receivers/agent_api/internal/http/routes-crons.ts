@@ -70,12 +70,17 @@ export function registerCronRoutes(app: FastifyInstance, services: AgentServices
     async (request) => {
       const { cron_id } = request.params;
       const body = request.body ?? {};
-      const filters = await access.authorize(request, 'crons:update', {
+      // As for threads and assistants, the handler sees the metadata and may stamp it (`owner`);
+      // what it leaves is what the update merges in.
+      const value = {
         cron_id,
         payload: { ...body } as Record<string, unknown>,
         schedule: body.schedule ?? null,
-      });
-      return publicCron(await crons.update(cron_id, body, filters));
+        metadata: (body.metadata ? { ...body.metadata } : undefined) as Record<string, unknown> | null | undefined,
+      };
+      const filters = await access.authorize(request, 'crons:update', value);
+      const metadata = value.metadata ?? body.metadata;
+      return publicCron(await crons.update(cron_id, { ...body, ...(metadata ? { metadata } : {}) }, filters));
     },
   );
 

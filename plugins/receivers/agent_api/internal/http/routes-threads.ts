@@ -5,6 +5,7 @@
 import type { FastifyRequest } from 'fastify';
 import { v7 as uuid7 } from 'uuid';
 import type { JsonObject, ThreadQuery } from '../storage/storage.ts';
+import { requireWritable } from '../auth/filters.ts';
 import { authorizeThread, visibleForCreate } from './access.ts';
 import { isTrue, pathParameter, requestParameter, selectFields, setPagination, withoutNulls } from './request-body.ts';
 import {
@@ -90,7 +91,8 @@ export function registerThreadRoutes(app: AgentApp, services: AgentServices): vo
   app.patch('/threads/:thread_id', { schema: { params: threadIdParams, body: threadPatch } }, async (request) => {
     const { thread_id: threadId } = request.params;
     const value = { thread_id: threadId, metadata: request.body.metadata };
-    await authorizeThread(services, request, 'threads:update', threadId, value);
+    const { filters, thread } = await authorizeThread(services, request, 'threads:update', threadId, value);
+    if (thread) requireWritable({ ...thread.metadata, ...value.metadata }, filters);
     return threads.patch(threadId, value.metadata ?? {});
   });
 

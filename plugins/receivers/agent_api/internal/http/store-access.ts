@@ -4,8 +4,7 @@
 // on a field of the value. An item a filter hides is, for a read, an item that does not exist.
 
 import type { Item } from '@langchain/langgraph';
-import { TracepipeError } from '../../../../../src/errors.ts';
-import { matchesAuthFilters } from '../auth/filters.ts';
+import { matchesAuthFilters, requireWritable } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
 import { notFound } from '../domain/api-errors.ts';
 
@@ -40,5 +39,5 @@ export function checkStoreWrite(
 ): void {
   if (!filters) return;
   if (existing && !itemVisible(filters)(existing)) throw notFound('Item not found');
-  if (!matchesAuthFilters(written, filters)) throw new TracepipeError('TP_ERR_API_FORBIDDEN', ['Not authorized']);
+  requireWritable(written, filters);
 }
