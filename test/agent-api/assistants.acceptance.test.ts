@@ -83,7 +83,8 @@ describe('assistants', () => {
     });
     assert.equal(updated.name, 'Crud 2');
     assert.equal(updated.description, 'second');
-    assert.deepEqual(updated.metadata, { b: 2 });
+    // Sent metadata is merged into the current one, as the reference server and the SDK document.
+    assert.deepEqual(updated.metadata, { a: 1, b: 2 });
     assert.equal(updated.version, 2);
     assert.equal(updated.graph_id, 'chat');
     const deleted = await request(url, 'DELETE', `/assistants/${created.assistant_id}`);

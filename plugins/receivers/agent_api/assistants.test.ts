@@ -1,5 +1,6 @@
 // Assistants through the real SDK: create with context, versions (update makes a new active
-// version from the supplied data alone, set latest brings an older one back), search and count
+// version; fields it does not send keep their value, sent metadata is merged; set latest brings
+// an older one back), search and count
 // with `select`, delete, and the exact error bodies. System assistants, if_exists and the graph
 // and schemas are in test/agent-api/assistants.acceptance.test.ts.
 
@@ -21,6 +22,39 @@ describe('agent_api assistants', () => {
     client = started.client;
   });
 
+  it('an update keeps every field it does not send, and merges the metadata it sends', async () => {
+    const created = await client.assistants.create({
+      graphId: 'chat',
+      name: 'Keeper',
+      description: 'kept',
+      config: { configurable: { model_name: 'gpt' } },
+      context: { system_prompt: 'Stay.' },
+      metadata: { team: 'a', tier: 1 },
+    });
+    const kept = {
+      name: 'Keeper',
+      description: 'kept',
+      config: { configurable: { model_name: 'gpt' } },
+      context: { system_prompt: 'Stay.' },
+    };
+    const renamed = await client.assistants.update(created.assistant_id, { name: 'Renamed' });
+    assert.deepEqual(
+      { name: renamed.name, description: renamed.description, config: renamed.config, context: renamed.context },
+      { ...kept, name: 'Renamed' },
+    );
+    assert.deepEqual(renamed.metadata, { team: 'a', tier: 1 });
+    const tagged = await client.assistants.update(created.assistant_id, { metadata: { tier: 2, region: 'eu' } });
+    assert.deepEqual(tagged.metadata, { team: 'a', tier: 2, region: 'eu' });
+    const reconfigured = await client.assistants.update(created.assistant_id, { config: { tags: ['x'] } });
+    assert.deepEqual(reconfigured.config, { tags: ['x'] });
+    assert.deepEqual(reconfigured.context, kept.context);
+    assert.equal(reconfigured.description, 'kept');
+    const read = await client.assistants.get(created.assistant_id);
+    assert.equal(read.version, 4);
+    assert.deepEqual(read.config, { tags: ['x'] });
+    assert.equal(read.name, 'Renamed');
+  });
+
   it('an assistant with context, updated to version 2, set back to version 1, then deleted', async () => {
     const created = await client.assistants.create({
       graphId: 'chat',
@@ -35,11 +69,14 @@ describe('agent_api assistants', () => {
     let reply = await client.runs.wait(null, created.assistant_id, { input: ask('hi') });
     assert.equal(messagesOf(reply).at(-1)?.content, '(Talk like a pirate.) You said: hi');
 
-    // Update: a new version from the supplied data alone, made active; nothing is inherited.
-    const updated = await client.assistants.update(created.assistant_id, { context: { system_prompt: 'Be brief.' } });
+    // Update: a new version, made active; what it sends replaces (metadata: merges), the rest stays.
+    const updated = await client.assistants.update(created.assistant_id, {
+      context: { system_prompt: 'Be brief.' },
+      metadata: { team: 'b' },
+    });
     assert.equal(updated.version, 2);
     assert.deepEqual(updated.context, { system_prompt: 'Be brief.' });
-    assert.deepEqual(updated.metadata, {});
+    assert.deepEqual(updated.metadata, { team: 'b' });
     assert.equal(updated.name, 'Pirate');
     assert.equal((await client.assistants.get(created.assistant_id)).version, 2);
     reply = await client.runs.wait(null, created.assistant_id, { input: ask('hi') });

@@ -149,18 +149,18 @@ export class AssistantService {
       const current = await tx.getAssistant(assistantId);
       if (!current || !matchesAuthFilters(current.metadata, options.visible))
         throw notFound(`Assistant ${idOrGraph} not found`);
-      const metadata: JsonObject = { ...(patch.metadata ?? {}) };
-      for (const key of Object.keys(options.visible ?? {}))
-        if (!(key in metadata) && key in current.metadata) metadata[key] = current.metadata[key];
+      // As the reference server: a field not sent keeps its value, and metadata sent is merged
+      // into the current metadata (keys not sent stay, the auth handler's filter keys included).
+      const metadata: JsonObject = { ...current.metadata, ...patch.metadata };
       requireWritable(metadata, options.visible);
       const now = isoNow();
       const next: Assistant = {
         ...current,
         graph_id: patch.graph_id ?? current.graph_id,
         name: patch.name || current.name,
-        description: patch.description ?? null,
-        config: patch.config ?? {},
-        context: patch.context ?? {},
+        description: patch.description ?? current.description,
+        config: patch.config ?? current.config,
+        context: patch.context ?? current.context,
         metadata,
         version: (await tx.maxAssistantVersion(assistantId)) + 1,
         updated_at: now,
