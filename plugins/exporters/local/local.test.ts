@@ -86,6 +86,7 @@ describe('local exporter', () => {
       promptTokens: 36,
       completionTokens: 9,
       totalTokens: 45,
+      model: 'gpt-4o-mini',
       tags: [],
       metadata: t1.root.extra!.metadata,
       inputPreview: 'What is the capital of France?',

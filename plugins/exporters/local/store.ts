@@ -37,6 +37,10 @@ export interface TraceSummary {
   readonly totalTokens: number;
   /** Sum of the costs the runs reported themselves (`usage_metadata.total_cost`), if any did. */
   readonly reportedCost?: number;
+  /** The conversation this trace is a turn of (see `threadIdOf`). */
+  readonly threadId?: string;
+  /** The model that used most of the trace's tokens. */
+  readonly model?: string;
   /** The root run's tags and `extra.metadata`. */
   readonly tags: string[];
   readonly metadata: Record<string, unknown>;
@@ -64,8 +68,15 @@ export interface ListTracesQuery {
   readonly tag?: string;
   /** The root run's `extra.metadata` has these keys with these values (compared as text). */
   readonly metadata?: Readonly<Record<string, string>>;
-  /** Text anywhere in the trace: names, inputs, outputs, errors, metadata (case-insensitive). */
+  /**
+   * Words anywhere in the trace: names, inputs, outputs, errors, metadata values, tags (full-text
+   * search; each word matches words it begins, case- and accent-insensitive; all must occur).
+   */
   readonly text?: string;
+  /** The model that used most of the trace's tokens. */
+  readonly model?: string;
+  /** Turns of this conversation (thread) only. */
+  readonly threadId?: string;
   readonly sort?: TraceSortField;
   readonly order?: 'asc' | 'desc';
   /** At most this many (default 50, at most 1000). */
@@ -92,8 +103,79 @@ export interface StoredTrace {
 export interface ModelUsage {
   readonly traceId: string;
   readonly model: string;
+  /** `extra.metadata.ls_provider` of the runs, if they named one. */
+  readonly provider?: string;
+  /** The earliest start of these runs (RFC 3339): prices can change with the date. */
+  readonly startTime: string;
+  /** Input tokens, including the cached ones counted below. */
   readonly promptTokens: number;
   readonly completionTokens: number;
+  readonly cacheReadTokens: number;
+  readonly cacheWriteTokens: number;
+}
+
+export const STATS_GROUPS = ['project', 'model', 'name'] as const;
+export type StatsGroup = (typeof STATS_GROUPS)[number];
+
+export interface StatsQuery {
+  /** The time range [startUs, endUs) in epoch microseconds, cut into buckets of bucketUs. */
+  readonly startUs: number;
+  readonly endUs: number;
+  readonly bucketUs: number;
+  /** One series per project, per model or per root name; one series (group null) without. */
+  readonly groupBy?: StatsGroup;
+  readonly project?: string;
+}
+
+/** Trace figures of one bucket and group (`traceStats`). */
+export interface TraceStatsRow {
+  /** The bucket's index from the range's start. */
+  readonly bucket: number;
+  readonly group: string | null;
+  readonly traces: number;
+  /** Traces with at least one failed run. */
+  readonly errors: number;
+  /** Latency percentiles of the finished traces, in ms (null when none finished). */
+  readonly p50: number | null;
+  readonly p95: number | null;
+  readonly p99: number | null;
+}
+
+/** Token usage of one bucket, group and model, by the runs' start (`usageStats`). */
+export interface UsageStatsRow {
+  readonly bucket: number;
+  readonly group: string | null;
+  readonly model: string | null;
+  readonly provider: string | null;
+  readonly totalTokens: number;
+  /** Costs the runs reported themselves (null when none did). */
+  readonly reportedCost: number | null;
+  /** Tokens of the runs that reported no cost, to be priced. */
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly cacheReadTokens: number;
+  readonly cacheWriteTokens: number;
+}
+
+export interface ThreadSummary {
+  readonly threadId: string;
+  readonly project: string;
+  readonly turns: number;
+  /** The first turn's start and the last turn's start (RFC 3339). */
+  readonly startTime: string;
+  readonly lastTime: string;
+  readonly errorTurns: number;
+  readonly totalTokens: number;
+  /** The sum of the turns' latencies in ms. */
+  readonly durationMs: number;
+  /** The first turn's input and the last turn's output. */
+  readonly inputPreview?: string;
+  readonly outputPreview?: string;
+}
+
+export interface ThreadPage {
+  readonly threads: ThreadSummary[];
+  readonly nextCursor?: string;
 }
 
 export interface RetentionLimits {
@@ -126,7 +208,7 @@ export class InvalidCursorError extends Error {
   override readonly name = 'InvalidCursorError';
 }
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -170,6 +252,10 @@ const RUN_COLUMNS: Record<string, string> = {
   total_tokens: 'INTEGER NOT NULL DEFAULT 0',
   cost: 'REAL',
   bytes: 'INTEGER NOT NULL DEFAULT 0',
+  // Version 3: what pricing needs besides the model (cached input tokens have their own price).
+  provider: 'TEXT',
+  cache_read_tokens: 'INTEGER NOT NULL DEFAULT 0',
+  cache_write_tokens: 'INTEGER NOT NULL DEFAULT 0',
 };
 const TRACE_COLUMNS: Record<string, string> = {
   last_us: 'INTEGER NOT NULL DEFAULT 0',
@@ -184,13 +270,33 @@ const TRACE_COLUMNS: Record<string, string> = {
   metadata: "TEXT NOT NULL DEFAULT '{}'",
   input_preview: 'TEXT',
   output_preview: 'TEXT',
+  // Version 3: the conversation the trace is a turn of, and the model that used most of its tokens.
+  thread_id: 'TEXT',
+  model: 'TEXT',
 };
+// The stats indexes cover every column their queries read: `runs.data` comes before the columns
+// added later in each row, so a lookup into the table would read a run's JSON (often overflow
+// pages) to reach them.
 const INDEXES = `
 CREATE INDEX IF NOT EXISTS traces_by_last ON traces (last_us);
 CREATE INDEX IF NOT EXISTS traces_by_duration ON traces (duration_us, trace_id);
 CREATE INDEX IF NOT EXISTS traces_by_tokens ON traces (total_tokens, trace_id);
 CREATE INDEX IF NOT EXISTS deleted_by_time ON deleted_traces (deleted_us);
+CREATE INDEX IF NOT EXISTS traces_by_thread ON traces (thread_id, start_us) WHERE thread_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS traces_stats ON traces (start_us, project, model, name, duration_us, error_count);
+CREATE INDEX IF NOT EXISTS runs_usage_by_time ON runs (start_us, project, model, provider, trace_id, prompt_tokens,
+  completion_tokens, cache_read_tokens, cache_write_tokens, total_tokens, cost) WHERE total_tokens > 0 OR cost IS NOT NULL;
+CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value);
 `;
+// Free-text search: one row per run (rowid = the run's rowid) holding the text of its name,
+// inputs, outputs, error, metadata and tags. Contentless (the text is in runs.data already), with
+// deletes allowed so that a replaced or deleted run leaves no stale entry.
+const SEARCH_SCHEMA = `
+CREATE VIRTUAL TABLE IF NOT EXISTS runs_fts USING fts5(text, content='', contentless_delete=1,
+  tokenize='unicode61 remove_diacritics 2');
+`;
+/** `store_meta` key: runs whose rowid is at most this are not in runs_fts yet (a store of version 2). */
+const SEARCH_BACKLOG = 'search_backlog_rowid';
 
 interface TraceRow {
   trace_id: string;
@@ -212,6 +318,8 @@ interface TraceRow {
   metadata: string;
   input_preview: string | null;
   output_preview: string | null;
+  thread_id: string | null;
+  model: string | null;
 }
 
 /** The SQL expression each sort field orders by (NULLs as the smallest value). */
@@ -230,6 +338,7 @@ export class LocalTraceStore {
   private readonly db: SqliteDatabase;
   private readonly now: () => number;
   private readonly upsertRun: Statement;
+  private readonly indexSearch: Statement<[number | bigint, string]>;
   private readonly isDeleted: Statement<[string]>;
   private readonly insertMany: (runs: readonly Run[], project: string) => number;
 
@@ -239,18 +348,23 @@ export class LocalTraceStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
-    if (!options.readonly) this.migrate();
+    const version = options.readonly ? SCHEMA_VERSION : this.migrateSchema();
     this.upsertRun = this.db.prepare(`
       INSERT INTO runs (id, trace_id, project, dotted_order, start_us, data, parent_run_id, end_us, name, status,
-        model, prompt_tokens, completion_tokens, total_tokens, cost, bytes)
+        model, prompt_tokens, completion_tokens, total_tokens, cost, bytes, provider, cache_read_tokens,
+        cache_write_tokens)
       VALUES (@id, @trace_id, @project, @dotted_order, @start_us, @data, @parent_run_id, @end_us, @name, @status,
-        @model, @prompt_tokens, @completion_tokens, @total_tokens, @cost, @bytes)
+        @model, @prompt_tokens, @completion_tokens, @total_tokens, @cost, @bytes, @provider, @cache_read_tokens,
+        @cache_write_tokens)
       ON CONFLICT (id) DO UPDATE SET trace_id = excluded.trace_id, project = excluded.project,
         dotted_order = excluded.dotted_order, start_us = excluded.start_us, data = excluded.data,
         parent_run_id = excluded.parent_run_id, end_us = excluded.end_us, name = excluded.name,
         status = excluded.status, model = excluded.model, prompt_tokens = excluded.prompt_tokens,
         completion_tokens = excluded.completion_tokens, total_tokens = excluded.total_tokens,
-        cost = excluded.cost, bytes = excluded.bytes`);
+        cost = excluded.cost, bytes = excluded.bytes, provider = excluded.provider,
+        cache_read_tokens = excluded.cache_read_tokens, cache_write_tokens = excluded.cache_write_tokens
+      RETURNING rowid`);
+    this.indexSearch = this.db.prepare('INSERT OR REPLACE INTO runs_fts (rowid, text) VALUES (?, ?)');
     this.isDeleted = this.db.prepare('SELECT 1 FROM deleted_traces WHERE trace_id = ?');
     this.insertMany = this.db.transaction((runs: readonly Run[], project: string) => {
       const touched = new Set<string>();
@@ -266,6 +380,7 @@ export class LocalTraceStore {
       for (const traceId of touched) this.summarize(traceId);
       return dropped;
     });
+    if (!options.readonly) this.migrateData(version);
   }
 
   /**
@@ -324,11 +439,32 @@ export class LocalTraceStore {
       params[`metaPath${index}`] = `$."${key.replace(/["\\]/g, '')}"`;
       params[`metaValue${index}`] = value;
     });
-    if (query.text !== undefined && query.text !== '') {
-      conditions.push(
-        "(name LIKE @text ESCAPE '\\' OR EXISTS (SELECT 1 FROM runs WHERE runs.trace_id = traces.trace_id AND runs.data LIKE @text ESCAPE '\\'))",
-      );
-      params.text = `%${likeEscape(query.text)}%`;
+    if (query.model !== undefined) {
+      conditions.push('model = @model');
+      params.model = query.model;
+    }
+    if (query.threadId !== undefined) {
+      conditions.push('thread_id = @threadId');
+      params.threadId = query.threadId;
+    }
+    if (query.text !== undefined) {
+      const match = ftsQuery(query.text);
+      if (match !== undefined) {
+        // Runs of a store of version 2 not indexed yet are searched the old way until they are.
+        const backlog = this.searchBacklog();
+        conditions.push(
+          `(trace_id IN (SELECT runs.trace_id FROM runs_fts JOIN runs ON runs.rowid = runs_fts.rowid WHERE runs_fts MATCH @match)${
+            backlog > 0
+              ? " OR EXISTS (SELECT 1 FROM runs WHERE runs.trace_id = traces.trace_id AND runs.rowid <= @backlog AND runs.data LIKE @text ESCAPE '\\')"
+              : ''
+          })`,
+        );
+        params.match = match;
+        if (backlog > 0) {
+          params.backlog = backlog;
+          params.text = `%${likeEscape(query.text)}%`;
+        }
+      }
     }
     if (query.cursor !== undefined) {
       const cursor = decodeCursor(query.cursor, sort, order);
@@ -369,17 +505,226 @@ export class LocalTraceStore {
     if (traceIds.length === 0) return [];
     const rows = this.db
       .prepare(
-        `SELECT trace_id, model, SUM(prompt_tokens) AS p, SUM(completion_tokens) AS c FROM runs
+        `SELECT trace_id, model, provider, MIN(start_us) AS start_us, SUM(prompt_tokens) AS p,
+           SUM(completion_tokens) AS c, SUM(cache_read_tokens) AS cr, SUM(cache_write_tokens) AS cw FROM runs
          WHERE trace_id IN (SELECT value FROM json_each(?)) AND model IS NOT NULL AND cost IS NULL
-         GROUP BY trace_id, model`,
+         GROUP BY trace_id, model, provider`,
       )
-      .all(JSON.stringify(traceIds)) as { trace_id: string; model: string; p: number; c: number }[];
+      .all(JSON.stringify(traceIds)) as {
+      trace_id: string;
+      model: string;
+      provider: string | null;
+      start_us: number;
+      p: number;
+      c: number;
+      cr: number;
+      cw: number;
+    }[];
     return rows.map((row) => ({
       traceId: row.trace_id,
       model: row.model,
+      ...(row.provider !== null ? { provider: row.provider } : {}),
+      startTime: fromMicros(row.start_us),
       promptTokens: row.p,
       completionTokens: row.c,
+      cacheReadTokens: row.cr,
+      cacheWriteTokens: row.cw,
     }));
+  }
+
+  /**
+   * Trace count, failed traces and latency percentiles per bucket (by the trace's start) and
+   * group, from the `traces_stats` index alone.
+   */
+  traceStats(query: StatsQuery): TraceStatsRow[] {
+    const group = query.groupBy === undefined ? 'NULL' : query.groupBy;
+    const rows = this.db
+      .prepare(
+        `SELECT CAST((start_us - @start) / @bucket AS INTEGER) AS bucket, ${group} AS grp, COUNT(*) AS traces,
+           SUM(error_count > 0) AS errors, percentile(duration_us, 50) AS p50, percentile(duration_us, 95) AS p95,
+           percentile(duration_us, 99) AS p99
+         FROM traces INDEXED BY traces_stats
+         WHERE start_us >= @start AND start_us < @end${query.project !== undefined ? ' AND project = @project' : ''}
+         GROUP BY bucket, grp ORDER BY bucket`,
+      )
+      .all(statsParams(query)) as {
+      bucket: number;
+      grp: string | null;
+      traces: number;
+      errors: number;
+      p50: number | null;
+      p95: number | null;
+      p99: number | null;
+    }[];
+    // Whole microseconds, as stored (interpolation leaves float noise: 3849.9999999999995).
+    const ms = (us: number | null) => (us === null ? null : Math.round(us) / 1000);
+    return rows.map((row) => ({
+      bucket: row.bucket,
+      group: row.grp,
+      traces: row.traces,
+      errors: row.errors,
+      p50: ms(row.p50),
+      p95: ms(row.p95),
+      p99: ms(row.p99),
+    }));
+  }
+
+  /**
+   * Token usage per bucket (by the run's start), group and model, from the `runs_usage_by_time`
+   * index (grouped by root name, each run's trace row is read too).
+   */
+  usageStats(query: StatsQuery): UsageStatsRow[] {
+    const group =
+      query.groupBy === undefined
+        ? 'NULL'
+        : query.groupBy === 'name'
+          ? '(SELECT name FROM traces WHERE traces.trace_id = runs.trace_id)'
+          : `runs.${query.groupBy}`;
+    const rows = this.db
+      .prepare(
+        `SELECT CAST((start_us - @start) / @bucket AS INTEGER) AS bucket, ${group} AS grp, model, provider,
+           SUM(total_tokens) AS total, SUM(cost) AS reported,
+           SUM(CASE WHEN cost IS NULL THEN prompt_tokens ELSE 0 END) AS p,
+           SUM(CASE WHEN cost IS NULL THEN completion_tokens ELSE 0 END) AS c,
+           SUM(CASE WHEN cost IS NULL THEN cache_read_tokens ELSE 0 END) AS cr,
+           SUM(CASE WHEN cost IS NULL THEN cache_write_tokens ELSE 0 END) AS cw
+         FROM runs INDEXED BY runs_usage_by_time
+         WHERE (total_tokens > 0 OR cost IS NOT NULL) AND start_us >= @start AND start_us < @end${
+           query.project !== undefined ? ' AND project = @project' : ''
+         }
+         GROUP BY bucket, grp, model, provider ORDER BY bucket`,
+      )
+      .all(statsParams(query)) as {
+      bucket: number;
+      grp: string | null;
+      model: string | null;
+      provider: string | null;
+      total: number;
+      reported: number | null;
+      p: number;
+      c: number;
+      cr: number;
+      cw: number;
+    }[];
+    return rows.map((row) => ({
+      bucket: row.bucket,
+      group: row.grp,
+      model: row.model,
+      provider: row.provider,
+      totalTokens: row.total,
+      reportedCost: row.reported,
+      promptTokens: row.p,
+      completionTokens: row.c,
+      cacheReadTokens: row.cr,
+      cacheWriteTokens: row.cw,
+    }));
+  }
+
+  /** Conversations (traces sharing a thread id), the latest activity first. */
+  listThreads(query: { project?: string; limit?: number; cursor?: string } = {}): ThreadPage {
+    const limit = Math.min(Math.max(Math.trunc(query.limit ?? 50), 1), 1000);
+    const params: Record<string, unknown> = { limit: limit + 1 };
+    const having: string[] = [];
+    if (query.project !== undefined) params.project = query.project;
+    if (query.cursor !== undefined) {
+      const cursor = decodeCursor(query.cursor, 'threads', 'desc');
+      having.push('(last_us < @cursorValue OR (last_us = @cursorValue AND thread_id < @cursorId))');
+      params.cursorValue = cursor.value;
+      params.cursorId = cursor.id;
+    }
+    const rows = this.db
+      .prepare(
+        `SELECT thread_id, MIN(project) AS project, COUNT(*) AS turns, MIN(start_us) AS first_us, MAX(start_us) AS last_us,
+           SUM(error_count > 0) AS error_turns, SUM(total_tokens) AS total_tokens, SUM(COALESCE(duration_us, 0)) AS duration_us
+         FROM traces INDEXED BY traces_by_thread
+         WHERE thread_id IS NOT NULL${query.project !== undefined ? ' AND project = @project' : ''}
+         GROUP BY thread_id ${having.length > 0 ? `HAVING ${having.join(' AND ')}` : ''}
+         ORDER BY last_us DESC, thread_id DESC LIMIT @limit`,
+      )
+      .all(params) as ThreadRow[];
+    const more = rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    const last = page.at(-1);
+    return {
+      threads: page.map((row) => this.threadSummaryOf(row)),
+      ...(more && last ? { nextCursor: encodeCursor('threads', 'desc', last.last_us, last.thread_id) } : {}),
+    };
+  }
+
+  /** One conversation: its summary and its turns (trace summaries), oldest first. */
+  getThread(threadId: string): { thread: ThreadSummary; turns: TraceSummary[] } | undefined {
+    const row = this.db
+      .prepare(
+        `SELECT thread_id, MIN(project) AS project, COUNT(*) AS turns, MIN(start_us) AS first_us, MAX(start_us) AS last_us,
+           SUM(error_count > 0) AS error_turns, SUM(total_tokens) AS total_tokens, SUM(COALESCE(duration_us, 0)) AS duration_us
+         FROM traces WHERE thread_id = ? GROUP BY thread_id`,
+      )
+      .get(threadId) as ThreadRow | undefined;
+    if (!row) return undefined;
+    const turns = (
+      this.db
+        .prepare('SELECT * FROM traces WHERE thread_id = ? ORDER BY start_us, trace_id LIMIT 10000')
+        .all(threadId) as TraceRow[]
+    ).map(summaryOf);
+    return { thread: this.threadSummaryOf(row), turns };
+  }
+
+  /** The runs of these traces as stored (parents before children within a trace), trace by trace. */
+  *exportRuns(traceIds: readonly string[]): Generator<Run> {
+    const statement = this.db.prepare('SELECT data FROM runs WHERE trace_id = ? ORDER BY dotted_order, start_us');
+    for (const traceId of traceIds) {
+      for (const row of statement.iterate(traceId) as Iterable<{ data: string }>) yield JSON.parse(row.data) as Run;
+    }
+  }
+
+  /**
+   * Indexes for search up to `maxRuns` runs a store of version 2 holds from before search was
+   * indexed (newest first); returns how many remain. Searching is correct meanwhile (those runs are
+   * searched without the index), only slower.
+   */
+  indexSearchBacklog(maxRuns = 2000): number {
+    return this.db.transaction(() => {
+      const backlog = this.searchBacklog();
+      if (backlog <= 0) return 0;
+      const rows = this.db
+        .prepare('SELECT rowid, data FROM runs WHERE rowid <= ? ORDER BY rowid DESC LIMIT ?')
+        .all(backlog, maxRuns) as { rowid: number; data: string }[];
+      for (const row of rows) this.indexSearch.run(row.rowid, searchText(JSON.parse(row.data) as Run));
+      const next = rows.length < maxRuns ? 0 : rows.at(-1)!.rowid - 1;
+      if (next <= 0) this.db.prepare('DELETE FROM store_meta WHERE key = ?').run(SEARCH_BACKLOG);
+      else this.db.prepare('UPDATE store_meta SET value = ? WHERE key = ?').run(next, SEARCH_BACKLOG);
+      return next <= 0
+        ? 0
+        : (this.db.prepare('SELECT COUNT(*) AS n FROM runs WHERE rowid <= ?').get(next) as { n: number }).n;
+    })();
+  }
+
+  /** The highest rowid of the runs not yet indexed for search (0: none). */
+  private searchBacklog(): number {
+    const row = this.db.prepare('SELECT value FROM store_meta WHERE key = ?').get(SEARCH_BACKLOG) as
+      { value: number } | undefined;
+    return row?.value ?? 0;
+  }
+
+  private threadSummaryOf(row: ThreadRow): ThreadSummary {
+    const previews = this.db
+      .prepare(
+        `SELECT (SELECT input_preview FROM traces WHERE thread_id = @t ORDER BY start_us ASC LIMIT 1) AS input,
+                (SELECT output_preview FROM traces WHERE thread_id = @t ORDER BY start_us DESC LIMIT 1) AS output`,
+      )
+      .get({ t: row.thread_id }) as { input: string | null; output: string | null };
+    return {
+      threadId: row.thread_id,
+      project: row.project,
+      turns: row.turns,
+      startTime: fromMicros(row.first_us),
+      lastTime: fromMicros(row.last_us),
+      errorTurns: row.error_turns,
+      totalTokens: row.total_tokens,
+      durationMs: row.duration_us / 1000,
+      ...(previews.input !== null ? { inputPreview: previews.input } : {}),
+      ...(previews.output !== null ? { outputPreview: previews.output } : {}),
+    };
   }
 
   /** One trace by its id, in the stored (dashed) form or as OTLP's 32 hex digits. */
@@ -470,6 +815,11 @@ export class LocalTraceStore {
   private deleteTraces(ids: readonly string[], nowUs: number): number {
     return this.db.transaction(() => {
       const list = JSON.stringify(ids);
+      this.db
+        .prepare(
+          'DELETE FROM runs_fts WHERE rowid IN (SELECT rowid FROM runs WHERE trace_id IN (SELECT value FROM json_each(?)))',
+        )
+        .run(list);
       const { changes } = this.db
         .prepare('DELETE FROM runs WHERE trace_id IN (SELECT value FROM json_each(?))')
         .run(list);
@@ -481,13 +831,13 @@ export class LocalTraceStore {
     })();
   }
 
-  private migrate(): void {
+  /** Creates or upgrades the tables and indexes; returns the file's version before. */
+  private migrateSchema(): number {
     const version = this.db.pragma('user_version', { simple: true }) as number;
-    if (version >= SCHEMA_VERSION) return;
+    if (version >= SCHEMA_VERSION) return version;
     const fresh = !this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'runs'").get();
     // Only a new file can switch to incremental vacuum (it needs to be set before the first table).
     if (fresh) this.db.pragma('auto_vacuum = INCREMENTAL');
-    this.db.exec(SCHEMA);
     const addMissing = (table: string, columns: Record<string, string>) => {
       const existing = new Set(
         (this.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name),
@@ -497,15 +847,39 @@ export class LocalTraceStore {
       }
     };
     this.db.transaction(() => {
+      this.db.exec(SCHEMA);
       addMissing('runs', RUN_COLUMNS);
       addMissing('traces', TRACE_COLUMNS);
       this.db.exec(INDEXES);
-      if (!fresh) {
-        // A file of version 1: fill the new columns from the runs' JSON.
+      this.db.exec(SEARCH_SCHEMA);
+    })();
+    return fresh ? SCHEMA_VERSION : version;
+  }
+
+  /** Fills what a file of an older version lacks, then marks it current. */
+  private migrateData(version: number): void {
+    if (version >= SCHEMA_VERSION) return;
+    this.db.transaction(() => {
+      if (version <= 1) {
+        // Version 1: every derived column from the runs' JSON (which also indexes them for search).
         const all = this.db.prepare('SELECT data, project FROM runs').all() as { data: string; project: string }[];
         for (const row of all) this.insertOne(JSON.parse(row.data) as Run, row.project);
         const ids = this.db.prepare('SELECT DISTINCT trace_id FROM runs').all() as { trace_id: string }[];
         for (const { trace_id } of ids) this.summarize(trace_id);
+      } else {
+        // Version 2: the new columns in SQL (runs with usage only; threads from the roots'
+        // metadata); the search index is built in the background (`indexSearchBacklog`), since
+        // parsing every run's JSON at open would keep the writer waiting on a large store.
+        this.db.exec(`
+          UPDATE runs SET provider = json_extract(data, '$.extra.metadata.ls_provider'),
+            cache_read_tokens = COALESCE(json_extract(data, '$.outputs.usage_metadata.input_token_details.cache_read'), 0),
+            cache_write_tokens = COALESCE(json_extract(data, '$.outputs.usage_metadata.input_token_details.cache_creation'), 0)
+          WHERE model IS NOT NULL OR total_tokens > 0;
+          UPDATE traces SET thread_id = ${THREAD_ID_SQL},
+            model = (SELECT model FROM runs WHERE runs.trace_id = traces.trace_id AND model IS NOT NULL
+              GROUP BY model ORDER BY SUM(total_tokens) DESC, MIN(start_us) LIMIT 1);
+          INSERT OR REPLACE INTO store_meta (key, value) SELECT '${SEARCH_BACKLOG}', MAX(rowid) FROM runs HAVING MAX(rowid) > 0;
+        `);
       }
       this.db.pragma(`user_version = ${SCHEMA_VERSION}`);
     })();
@@ -516,7 +890,7 @@ export class LocalTraceStore {
     const usage = usageOf(run);
     const metadata = (run.extra?.metadata ?? {}) as Record<string, unknown>;
     const model = typeof metadata.ls_model_name === 'string' ? metadata.ls_model_name : null;
-    this.upsertRun.run({
+    const { rowid } = this.upsertRun.get({
       id: run.id,
       trace_id: run.trace_id,
       project: run.session_name ?? project,
@@ -532,8 +906,12 @@ export class LocalTraceStore {
       total_tokens: usage.total,
       cost: usage.cost ?? null,
       bytes: Buffer.byteLength(data),
+      provider: typeof metadata.ls_provider === 'string' ? metadata.ls_provider : null,
+      cache_read_tokens: usage.cacheRead,
+      cache_write_tokens: usage.cacheWrite,
       data,
-    });
+    }) as { rowid: number | bigint };
+    this.indexSearch.run(rowid, searchText(run));
   }
 
   /** Recomputes a trace's summary row from its runs' columns (and the root's JSON). */
@@ -568,14 +946,20 @@ export class LocalTraceStore {
       .prepare('SELECT data, project FROM runs WHERE trace_id = ? AND parent_run_id IS NULL ORDER BY start_us LIMIT 1')
       .get(traceId) as { data: string; project: string } | undefined;
     const root = rootRow ? (JSON.parse(rootRow.data) as Run) : undefined;
+    const model = this.db
+      .prepare(
+        `SELECT model FROM runs WHERE trace_id = ? AND model IS NOT NULL
+         GROUP BY model ORDER BY SUM(total_tokens) DESC, MIN(start_us) LIMIT 1`,
+      )
+      .get(traceId) as { model: string } | undefined;
     this.db
       .prepare(
         `INSERT OR REPLACE INTO traces (trace_id, project, name, status, root_run_id, start_us, start_time, end_us, end_time,
            run_count, last_us, duration_us, error_count, prompt_tokens, completion_tokens, total_tokens, cost, bytes,
-           tags, metadata, input_preview, output_preview)
+           tags, metadata, input_preview, output_preview, thread_id, model)
          VALUES (@trace_id, @project, @name, @status, @root_run_id, @start_us, @start_time, @end_us, @end_time,
            @run_count, @last_us, @duration_us, @error_count, @prompt_tokens, @completion_tokens, @total_tokens, @cost,
-           @bytes, @tags, @metadata, @input_preview, @output_preview)`,
+           @bytes, @tags, @metadata, @input_preview, @output_preview, @thread_id, @model)`,
       )
       .run({
         trace_id: traceId,
@@ -600,6 +984,8 @@ export class LocalTraceStore {
         metadata: JSON.stringify(root?.extra?.metadata ?? {}),
         input_preview: root ? preview(root.inputs) : null,
         output_preview: root ? preview(root.outputs) : null,
+        thread_id: root ? (threadIdOf(root.extra?.metadata as Record<string, unknown> | undefined) ?? null) : null,
+        model: model?.model ?? null,
       });
   }
 }
@@ -633,16 +1019,105 @@ function decodeCursor(cursor: string, sort: string, order: string): { value: num
   return { value: parsed[2] as number | string, id: parsed[3] };
 }
 
+export interface RunUsage {
+  /** Input tokens, the cached ones included. */
+  readonly prompt: number;
+  readonly completion: number;
+  readonly total: number;
+  /** Input tokens read from / written to the provider's prompt cache. */
+  readonly cacheRead: number;
+  readonly cacheWrite: number;
+  /** The cost the run reported itself (`usage_metadata.total_cost`). */
+  readonly cost?: number;
+}
+
 /** Token counts and a reported cost from `outputs.usage_metadata` (LangChain's usage shape). */
-export function usageOf(run: Run): { prompt: number; completion: number; total: number; cost?: number } {
+export function usageOf(run: Run): RunUsage {
   const usage = run.outputs?.usage_metadata as Record<string, unknown> | undefined;
   const num = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
-  if (!usage || typeof usage !== 'object') return { prompt: 0, completion: 0, total: 0 };
+  if (!usage || typeof usage !== 'object') return { prompt: 0, completion: 0, total: 0, cacheRead: 0, cacheWrite: 0 };
   const prompt = num(usage.input_tokens ?? usage.prompt_tokens);
   const completion = num(usage.output_tokens ?? usage.completion_tokens);
   const total = num(usage.total_tokens) || prompt + completion;
+  const details = (usage.input_token_details ?? {}) as Record<string, unknown>;
   const cost = typeof usage.total_cost === 'number' ? usage.total_cost : undefined;
-  return { prompt, completion, total, ...(cost !== undefined ? { cost } : {}) };
+  return {
+    prompt,
+    completion,
+    total,
+    cacheRead: num(details.cache_read),
+    cacheWrite: num(details.cache_creation),
+    ...(cost !== undefined ? { cost } : {}),
+  };
+}
+
+/** Metadata keys naming the conversation a trace belongs to, by precedence (LangSmith's). */
+export const THREAD_KEYS = ['thread_id', 'session_id', 'conversation_id'] as const;
+// The same in SQL, over a summary's `metadata` column (for the upgrade of a version 2 file).
+const THREAD_ID_SQL = `COALESCE(${THREAD_KEYS.map(
+  (key) =>
+    `CASE WHEN json_type(metadata, '$.${key}') IN ('integer', 'real') OR json_extract(metadata, '$.${key}') != '' THEN CAST(json_extract(metadata, '$.${key}') AS TEXT) END`,
+).join(', ')})`;
+
+/** The conversation id of a root run's metadata: its thread_id, session_id or conversation_id. */
+export function threadIdOf(metadata: Record<string, unknown> | undefined): string | undefined {
+  for (const key of THREAD_KEYS) {
+    const value = metadata?.[key];
+    if ((typeof value === 'string' && value !== '') || typeof value === 'number') return String(value);
+  }
+  return undefined;
+}
+
+/**
+ * The words a run is found by: its name, error and tags, and the texts inside its inputs, outputs
+ * and metadata (text values only: JSON keys such as "role" would match every message, and token
+ * counts every number).
+ */
+export function searchText(run: Run): string {
+  const parts: string[] = [run.name ?? '', run.error ?? '', ...(run.tags ?? [])];
+  const walk = (value: unknown, depth: number) => {
+    if (typeof value === 'string') parts.push(value);
+    else if (value && typeof value === 'object' && depth < 64) {
+      for (const item of Array.isArray(value) ? value : Object.values(value)) walk(item, depth + 1);
+    }
+  };
+  walk(run.inputs, 0);
+  walk(run.outputs, 0);
+  walk(run.extra?.metadata, 0);
+  return parts.filter((part) => part !== '').join('\n');
+}
+
+/**
+ * A user's search text as an FTS5 query: each whitespace-separated term a quoted phrase (so that
+ * FTS5 syntax in it is plain text) matching words it begins, all terms required; undefined when
+ * nothing searchable is left.
+ */
+export function ftsQuery(text: string): string | undefined {
+  const terms = text
+    .split(/\s+/)
+    .filter((term) => /[\p{L}\p{N}]/u.test(term))
+    .map((term) => `"${term.replace(/"/g, '""')}"*`);
+  return terms.length > 0 ? terms.join(' ') : undefined;
+}
+
+interface ThreadRow {
+  thread_id: string;
+  project: string;
+  turns: number;
+  first_us: number;
+  last_us: number;
+  error_turns: number;
+  total_tokens: number;
+  duration_us: number;
+}
+
+function statsParams(query: StatsQuery): Record<string, unknown> {
+  return {
+    start: query.startUs,
+    end: query.endUs,
+    bucket: query.bucketUs,
+    ...(query.project !== undefined ? { project: query.project } : {}),
+  };
 }
 
 /**
@@ -712,6 +1187,8 @@ function summaryOf(row: TraceRow): TraceSummary {
     ...(row.cost !== null ? { reportedCost: row.cost } : {}),
     ...(row.input_preview !== null ? { inputPreview: row.input_preview } : {}),
     ...(row.output_preview !== null ? { outputPreview: row.output_preview } : {}),
+    ...(row.thread_id !== null ? { threadId: row.thread_id } : {}),
+    ...(row.model !== null ? { model: row.model } : {}),
   };
 }
 
@@ -722,4 +1199,11 @@ export function toMicros(time: string): number {
   if (!match || Number.isNaN(seconds)) throw new InvalidTimeError(`not an RFC 3339 time: ${JSON.stringify(time)}`);
   const fraction = (match[2] ?? '').padEnd(6, '0').slice(0, 6);
   return seconds * 1000 + Number(fraction);
+}
+
+/** Epoch microseconds → RFC 3339 with microseconds. */
+export function fromMicros(us: number): string {
+  const ms = Math.floor(us / 1000);
+  const micros = String(us - ms * 1000).padStart(3, '0');
+  return new Date(ms).toISOString().replace(/Z$/, `${micros}Z`);
 }

@@ -24,7 +24,7 @@ export const configSchema = {
       type: 'object',
       default: {},
       description:
-        'Prices per model name (`extra.metadata.ls_model_name`), in any currency per million tokens: `{gpt-4o-mini: {input: 0.15, output: 0.6}}`. Traces show a cost when every priced run has a price or reports `usage_metadata.total_cost`.',
+        'Prices per model name (`extra.metadata.ls_model_name`), in any currency per million tokens: `{gpt-4o-mini: {input: 0.15, output: 0.6, cache_read: 0.075}}`. They win over the bundled price table (`@pydantic/genai-prices`), which prices the models it knows; a cost the app reports (`usage_metadata.total_cost`) wins over both.',
       additionalProperties: {
         type: 'object',
         additionalProperties: false,
@@ -32,6 +32,11 @@ export const configSchema = {
         properties: {
           input: { type: 'number', minimum: 0, description: 'Price of a million input tokens.' },
           output: { type: 'number', minimum: 0, description: 'Price of a million output tokens.' },
+          cache_read: {
+            type: 'number',
+            minimum: 0,
+            description: 'Price of a million input tokens read from the prompt cache (default: the input price).',
+          },
         },
       },
     },

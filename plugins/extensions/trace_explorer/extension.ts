@@ -12,7 +12,8 @@ import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Run } from '../../../src/model/runs.ts';
 import { splitList } from '../../../src/http/cors.ts';
 import { createHttpServer, listen, listenerUrl } from '../../../src/http/server.ts';
 import { contentSecurityPolicy, registerBrowserModules, securityHeaders } from '../../../src/http/webui.ts';
@@ -24,7 +25,17 @@ import type {
 } from '../../../src/pipeline/component.ts';
 import { InvalidCursorError, InvalidTimeError, LocalTraceStore } from '../../exporters/local/store.ts';
 import type { TraceExplorerConfig } from './config.ts';
-import { QueryError, parseTraceQuery, traceBody, tracePage } from './internal/api.ts';
+import {
+  QueryError,
+  parseThreadQuery,
+  parseTraceQuery,
+  threadDetail,
+  threadPage,
+  traceBody,
+  tracePage,
+} from './internal/api.ts';
+import { parseStatsQuery, statsBody } from './internal/stats.ts';
+import { Pricer } from './internal/pricing.ts';
 
 const STATIC_DIR = fileURLToPath(new URL('./internal/static/', import.meta.url));
 const OPENAPI = fileURLToPath(new URL('./openapi.json', import.meta.url));
@@ -36,6 +47,8 @@ export class TraceExplorer implements Extension, TraceViewer {
   private baseUrl?: string;
   private studioUrl?: string;
   private readonly path: string;
+  private readonly pricer: Pricer;
+  private backlogTimer?: NodeJS.Timeout;
   private stopped = false;
 
   constructor(
@@ -43,12 +56,14 @@ export class TraceExplorer implements Extension, TraceViewer {
     private readonly config: TraceExplorerConfig,
   ) {
     this.path = config.path === ':memory:' ? config.path : settings.host.resolvePath(config.path);
+    this.pricer = new Pricer(config.prices);
   }
 
   async start(_signal?: AbortSignal): Promise<void> {
     if (this.stopped || this.app) return;
     if (this.path !== ':memory:') await mkdir(dirname(this.path), { recursive: true });
     this.store = new LocalTraceStore(this.path);
+    this.indexSearchBacklog();
     const app = createHttpServer({
       logger: this.settings.telemetry.logger,
       host: this.settings.host,
@@ -91,10 +106,34 @@ export class TraceExplorer implements Extension, TraceViewer {
 
   async shutdown(_deadline?: number): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.backlogTimer);
     await this.app?.close();
     this.app = undefined;
     this.store?.close();
     this.store = undefined;
+  }
+
+  /**
+   * Builds the search index of the runs a store of an older version holds, a step at a time
+   * (each a short write transaction, so that the exporter writing the same file is not held up);
+   * searches are correct meanwhile, only slower.
+   */
+  private indexSearchBacklog(): void {
+    const step = () => {
+      this.backlogTimer = undefined;
+      if (!this.store || this.stopped) return;
+      let left: number;
+      try {
+        left = this.store.indexSearchBacklog(2000);
+      } catch (error) {
+        // Busy with another writer past the timeout: try again later.
+        this.settings.telemetry.logger.warn({ err: error }, 'Search index build paused.');
+        left = 1;
+      }
+      if (left > 0) this.backlogTimer = setTimeout(step, 50);
+      else this.settings.telemetry.logger.debug('Search index complete.');
+    };
+    step();
   }
 
   /** On loopback, only loopback Host names (and the configured ones): no DNS rebinding. */
@@ -127,37 +166,43 @@ export class TraceExplorer implements Extension, TraceViewer {
       reply.header('cache-control', 'no-cache').send({ studio_url: this.studioUrl ?? null }),
     );
     app.get('/api/projects', async () => ({ projects: this.requireStore().projects() }));
-    app.get('/api/traces', async (request, reply) => {
-      try {
-        const query = parseTraceQuery(request.query as Record<string, string | string[] | undefined>);
-        return tracePage(this.requireStore(), query, this.config.prices);
-      } catch (error) {
-        if (error instanceof QueryError || error instanceof InvalidCursorError || error instanceof InvalidTimeError) {
-          const field =
-            error instanceof QueryError ? error.field : error instanceof InvalidCursorError ? 'cursor' : undefined;
-          return reply.code(422).send({
-            statusCode: 422,
-            error: 'Unprocessable Entity',
-            code: 'TP_ERR_API_INVALID',
-            message: field && !error.message.startsWith(field) ? `${field}: ${error.message}` : error.message,
-            ...(field ? { field } : {}),
-          });
-        }
-        throw error;
-      }
-    });
+    type Query = Record<string, string | string[] | undefined>;
+    app.get('/api/traces', async (request, reply) =>
+      answer(reply, () => tracePage(this.requireStore(), parseTraceQuery(request.query as Query), this.pricer)),
+    );
     app.get('/api/traces/:traceId', async (request, reply) => {
       const { traceId } = request.params as { traceId: string };
       const trace = this.requireStore().getTrace(traceId);
-      if (!trace) {
-        return reply.code(404).send({
-          statusCode: 404,
-          error: 'Not Found',
-          code: 'TP_ERR_API_NOT_FOUND',
-          message: `no trace ${traceId} in the store`,
-        });
-      }
-      return traceBody(this.requireStore(), trace, this.config.prices);
+      if (!trace) return notFound(reply, `no trace ${traceId} in the store`);
+      return traceBody(this.requireStore(), trace, this.pricer);
+    });
+    // Downloads in the run model the backend exporter uploads, as the body of a batch upload
+    // (`{post: [runs]}`): a file another tracing backend can ingest.
+    app.get('/api/traces/:traceId/export', async (request, reply) => {
+      const { traceId } = request.params as { traceId: string };
+      // Either id form is accepted; the file is named by the stored one.
+      const stored = this.requireStore().getTrace(traceId)?.summary.traceId;
+      if (!stored) return notFound(reply, `no trace ${traceId} in the store`);
+      return download(reply, `trace-${stored}.json`, this.requireStore().exportRuns([stored]));
+    });
+    app.get('/api/export', async (request, reply) =>
+      answer(reply, () => {
+        // Without a limit, the most a page holds: a download is rarely meant to be the first 50.
+        const page = this.requireStore().queryTraces({ limit: 1000, ...parseTraceQuery(request.query as Query) });
+        if (page.nextCursor) reply.header('x-next-cursor', page.nextCursor);
+        return download(reply, 'traces.json', this.requireStore().exportRuns(page.traces.map((t) => t.traceId)));
+      }),
+    );
+    app.get('/api/stats', async (request, reply) =>
+      answer(reply, () => statsBody(this.requireStore(), parseStatsQuery(request.query as Query), this.pricer)),
+    );
+    app.get('/api/threads', async (request, reply) =>
+      answer(reply, () => threadPage(this.requireStore(), parseThreadQuery(request.query as Query))),
+    );
+    app.get('/api/threads/:threadId', async (request, reply) => {
+      const { threadId } = request.params as { threadId: string };
+      const body = threadDetail(this.requireStore(), threadId, this.pricer);
+      return body ?? notFound(reply, `no thread ${threadId} in the store`);
     });
   }
 
@@ -189,4 +234,44 @@ export class TraceExplorer implements Extension, TraceViewer {
       ui.get('/', async (_request, reply) => reply.redirect('/ui/traces'));
     });
   }
+}
+
+/** Answers with `body()`, or 422 naming the parameter when the query is bad. */
+function answer(reply: FastifyReply, body: () => unknown) {
+  try {
+    return body();
+  } catch (error) {
+    if (error instanceof QueryError || error instanceof InvalidCursorError || error instanceof InvalidTimeError) {
+      const field =
+        error instanceof QueryError ? error.field : error instanceof InvalidCursorError ? 'cursor' : undefined;
+      return reply.code(422).send({
+        statusCode: 422,
+        error: 'Unprocessable Entity',
+        code: 'TP_ERR_API_INVALID',
+        message: field && !error.message.startsWith(field) ? `${field}: ${error.message}` : error.message,
+        ...(field ? { field } : {}),
+      });
+    }
+    throw error;
+  }
+}
+
+function notFound(reply: FastifyReply, message: string) {
+  return reply.code(404).send({ statusCode: 404, error: 'Not Found', code: 'TP_ERR_API_NOT_FOUND', message });
+}
+
+/** A JSON file to save: `{"post": [...runs]}`, written run by run. */
+function download(reply: FastifyReply, filename: string, runs: Iterable<Run>) {
+  const parts = ['{"post":['];
+  let first = true;
+  for (const run of runs) {
+    parts.push(first ? JSON.stringify(run) : `,${JSON.stringify(run)}`);
+    first = false;
+  }
+  parts.push(']}\n');
+  return reply
+    .header('content-disposition', `attachment; filename="${filename.replace(/[^\w.-]/g, '_')}"`)
+    .header('cache-control', 'no-store')
+    .type('application/json; charset=utf-8')
+    .send(parts.join(''));
 }

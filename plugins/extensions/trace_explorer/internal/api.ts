@@ -1,10 +1,19 @@
 // The trace query API's request parsing and response bodies: query-string filters checked one by
 // one (a bad value names its field), summaries in the API's snake_case with a cost where prices
-// are known, and a trace's runs with their durations, tokens and costs.
+// are known (and where each price comes from), and a trace's runs with their durations, tokens
+// and costs.
 
 import type { Run } from '../../../../src/model/runs.ts';
-import type { ListTracesQuery, LocalTraceStore, StoredTrace, TraceSummary } from '../../../exporters/local/store.ts';
+import type {
+  ListTracesQuery,
+  LocalTraceStore,
+  StoredTrace,
+  ThreadSummary,
+  TraceSummary,
+} from '../../../exporters/local/store.ts';
 import { TRACE_SORT_FIELDS, TRACE_STATUSES, toMicros, usageOf } from '../../../exporters/local/store.ts';
+import type { CostSource, Pricer, Quote } from './pricing.ts';
+import { REPORTED, combinedSource, sourceBody } from './pricing.ts';
 
 /** A query parameter with a value the API does not accept. */
 export class QueryError extends Error {
@@ -17,8 +26,6 @@ export class QueryError extends Error {
   }
 }
 
-export type Prices = Readonly<Record<string, { readonly input: number; readonly output: number }>>;
-
 const KNOWN = new Set([
   'project',
   'name',
@@ -29,6 +36,8 @@ const KNOWN = new Set([
   'tag',
   'metadata',
   'q',
+  'model',
+  'thread_id',
   'sort',
   'order',
   'limit',
@@ -36,9 +45,14 @@ const KNOWN = new Set([
 ]);
 
 /** The store query of `GET /api/traces`'s query string; throws QueryError naming the field. */
-export function parseTraceQuery(raw: Record<string, string | string[] | undefined>): ListTracesQuery {
+export function parseTraceQuery(
+  raw: Record<string, string | string[] | undefined>,
+  extra: readonly string[] = [],
+): ListTracesQuery {
   for (const key of Object.keys(raw)) {
-    if (!KNOWN.has(key)) throw new QueryError(key, `unknown parameter (known: ${[...KNOWN].join(', ')})`);
+    if (!KNOWN.has(key) && !extra.includes(key)) {
+      throw new QueryError(key, `unknown parameter (known: ${[...KNOWN, ...extra].join(', ')})`);
+    }
   }
   const one = (key: string): string | undefined => {
     const value = raw[key];
@@ -89,6 +103,10 @@ export function parseTraceQuery(raw: Record<string, string | string[] | undefine
   }
   const text = one('q');
   if (text !== undefined) query.text = text;
+  const model = one('model');
+  if (model !== undefined) query.model = model;
+  const threadId = one('thread_id');
+  if (threadId !== undefined) query.threadId = threadId;
   const sort = oneOf('sort', TRACE_SORT_FIELDS);
   if (sort) query.sort = sort;
   const order = oneOf('order', ['asc', 'desc'] as const);
@@ -106,9 +124,9 @@ export function parseTraceQuery(raw: Record<string, string | string[] | undefine
 }
 
 /** A page of `GET /api/traces`. */
-export function tracePage(store: LocalTraceStore, query: ListTracesQuery, prices: Prices) {
+export function tracePage(store: LocalTraceStore, query: ListTracesQuery, pricer: Pricer) {
   const page = store.queryTraces(query);
-  const costs = tracesCost(store, page.traces, prices);
+  const costs = tracesCost(store, page.traces, pricer);
   return {
     traces: page.traces.map((summary) => summaryBody(summary, costs.get(summary.traceId))),
     next_cursor: page.nextCursor ?? null,
@@ -116,15 +134,16 @@ export function tracePage(store: LocalTraceStore, query: ListTracesQuery, prices
 }
 
 /** `GET /api/traces/{trace_id}`: the summary and every run, parents first. */
-export function traceBody(store: LocalTraceStore, trace: StoredTrace, prices: Prices) {
-  const cost = tracesCost(store, [trace.summary], prices).get(trace.summary.traceId);
+export function traceBody(store: LocalTraceStore, trace: StoredTrace, pricer: Pricer) {
+  const cost = tracesCost(store, [trace.summary], pricer).get(trace.summary.traceId);
   return {
     trace: summaryBody(trace.summary, cost),
-    runs: trace.runs.map((run) => runBody(run, prices)),
+    runs: trace.runs.map((run) => runBody(run, pricer)),
   };
 }
 
-function summaryBody(summary: TraceSummary, cost: number | undefined) {
+/** A trace summary in the API's words. */
+export function summaryBody(summary: TraceSummary, cost: Quote | undefined) {
   return {
     trace_id: summary.traceId,
     project: summary.project,
@@ -139,7 +158,10 @@ function summaryBody(summary: TraceSummary, cost: number | undefined) {
     prompt_tokens: summary.promptTokens,
     completion_tokens: summary.completionTokens,
     total_tokens: summary.totalTokens,
-    cost: cost ?? null,
+    cost: cost?.cost ?? null,
+    cost_source: sourceBody(cost?.source),
+    model: summary.model ?? null,
+    thread_id: summary.threadId ?? null,
     tags: summary.tags,
     metadata: summary.metadata,
     input_preview: summary.inputPreview ?? null,
@@ -147,12 +169,27 @@ function summaryBody(summary: TraceSummary, cost: number | undefined) {
   };
 }
 
-function runBody(run: Run, prices: Prices) {
+function runBody(run: Run, pricer: Pricer) {
   const usage = usageOf(run);
-  const model = (run.extra?.metadata as Record<string, unknown> | undefined)?.ls_model_name;
-  const price = typeof model === 'string' ? prices[model] : undefined;
-  const cost =
-    usage.cost ?? (price ? (usage.prompt * price.input + usage.completion * price.output) / 1_000_000 : undefined);
+  const metadata = run.extra?.metadata as Record<string, unknown> | undefined;
+  const model = metadata?.ls_model_name;
+  const provider = typeof metadata?.ls_provider === 'string' ? metadata.ls_provider : undefined;
+  const quote: Quote | undefined =
+    usage.cost !== undefined
+      ? { cost: usage.cost, source: REPORTED }
+      : typeof model === 'string' && usage.total > 0
+        ? pricer.price(
+            model,
+            provider,
+            {
+              promptTokens: usage.prompt,
+              completionTokens: usage.completion,
+              cacheReadTokens: usage.cacheRead,
+              cacheWriteTokens: usage.cacheWrite,
+            },
+            run.start_time,
+          )
+        : undefined;
   const duration = run.end_time ? (toMicros(run.end_time) - toMicros(run.start_time)) / 1000 : null;
   return {
     ...run,
@@ -160,30 +197,101 @@ function runBody(run: Run, prices: Prices) {
     prompt_tokens: usage.prompt,
     completion_tokens: usage.completion,
     total_tokens: usage.total,
-    cost: cost ?? null,
+    cache_read_tokens: usage.cacheRead,
+    cost: quote?.cost ?? null,
+    cost_source: sourceBody(quote?.source),
   };
 }
 
 /**
- * Each trace's cost: what its runs reported plus their tokens at the configured prices; undefined
- * when a run with tokens has a model without a price (a partial sum would mislead) or nothing
- * is known.
+ * Each trace's cost: what its runs reported plus their tokens at known prices (configured, else
+ * the price table), with the sources; none when a run with tokens has a model nobody prices (a
+ * partial sum would mislead) or nothing is known.
  */
-function tracesCost(store: LocalTraceStore, traces: readonly TraceSummary[], prices: Prices): Map<string, number> {
-  const costs = new Map<string, number>();
+export function tracesCost(
+  store: LocalTraceStore,
+  traces: readonly TraceSummary[],
+  pricer: Pricer,
+): Map<string, Quote> {
+  const sums = new Map<string, { cost: number; sources: CostSource[] }>();
   const unknown = new Set<string>();
-  for (const summary of traces)
-    if (summary.reportedCost !== undefined) costs.set(summary.traceId, summary.reportedCost);
+  const add = (traceId: string, quote: Quote) => {
+    const sum = sums.get(traceId) ?? { cost: 0, sources: [] };
+    sum.cost += quote.cost;
+    sum.sources.push(quote.source);
+    sums.set(traceId, sum);
+  };
+  for (const summary of traces) {
+    if (summary.reportedCost !== undefined) add(summary.traceId, { cost: summary.reportedCost, source: REPORTED });
+  }
   for (const usage of store.modelUsage(traces.map((t) => t.traceId))) {
     if (usage.promptTokens + usage.completionTokens === 0) continue;
-    const price = prices[usage.model];
-    if (!price) {
-      unknown.add(usage.traceId);
-      continue;
-    }
-    const cost = (usage.promptTokens * price.input + usage.completionTokens * price.output) / 1_000_000;
-    costs.set(usage.traceId, (costs.get(usage.traceId) ?? 0) + cost);
+    const quote = pricer.price(usage.model, usage.provider, usage, usage.startTime);
+    if (quote) add(usage.traceId, quote);
+    else unknown.add(usage.traceId);
   }
-  for (const id of unknown) costs.delete(id);
+  const costs = new Map<string, Quote>();
+  for (const [traceId, sum] of sums) {
+    if (!unknown.has(traceId)) costs.set(traceId, { cost: sum.cost, source: combinedSource(sum.sources)! });
+  }
   return costs;
+}
+
+/** A conversation in the API's words, with its total cost when every turn's is known. */
+function threadBody(thread: ThreadSummary, cost: Quote | undefined) {
+  return {
+    thread_id: thread.threadId,
+    project: thread.project,
+    turns: thread.turns,
+    start_time: thread.startTime,
+    last_time: thread.lastTime,
+    error_turns: thread.errorTurns,
+    total_tokens: thread.totalTokens,
+    duration_ms: thread.durationMs,
+    cost: cost?.cost ?? null,
+    cost_source: sourceBody(cost?.source),
+    input_preview: thread.inputPreview ?? null,
+    output_preview: thread.outputPreview ?? null,
+  };
+}
+
+/** `GET /api/threads`: conversations, the latest activity first (no cost: it would price every turn). */
+export function threadPage(store: LocalTraceStore, query: { project?: string; limit?: number; cursor?: string }) {
+  const page = store.listThreads(query);
+  return {
+    threads: page.threads.map((thread) => threadBody(thread, undefined)),
+    next_cursor: page.nextCursor ?? null,
+  };
+}
+
+/** `GET /api/threads/{thread_id}`: the conversation and its turns, oldest first, with their costs. */
+export function threadDetail(store: LocalTraceStore, threadId: string, pricer: Pricer) {
+  const found = store.getThread(threadId);
+  if (!found) return undefined;
+  const costs = tracesCost(store, found.turns, pricer);
+  const known = found.turns.map((turn) => costs.get(turn.traceId));
+  const total = known.every((quote) => quote !== undefined)
+    ? { cost: known.reduce((sum, quote) => sum + quote.cost, 0), source: combinedSource(known.map((q) => q.source))! }
+    : undefined;
+  return {
+    thread: threadBody(found.thread, known.length > 0 ? total : undefined),
+    turns: found.turns.map((turn, index) => summaryBody(turn, known[index])),
+  };
+}
+
+/** The query of `GET /api/threads`; throws QueryError naming the field. */
+export function parseThreadQuery(raw: Record<string, string | string[] | undefined>) {
+  for (const key of Object.keys(raw)) {
+    if (!['project', 'limit', 'cursor'].includes(key)) {
+      throw new QueryError(key, 'unknown parameter (known: project, limit, cursor)');
+    }
+  }
+  const query = parseTraceQuery(Object.fromEntries(Object.entries(raw).filter(([key]) => key !== 'cursor')));
+  const cursor = raw.cursor;
+  if (Array.isArray(cursor)) throw new QueryError('cursor', 'give it once');
+  return {
+    ...(query.project !== undefined ? { project: query.project } : {}),
+    ...(query.limit !== undefined ? { limit: query.limit } : {}),
+    ...(cursor ? { cursor } : {}),
+  };
 }
