@@ -219,20 +219,47 @@ service:
     assert.equal(found.traceUrl(TRACE_UUID, 'r1'), `${explorer}/ui/traces/${TRACE_UUID}?run=r1`);
   });
 
+  it('exports a trace and a filtered list as runs, the body of a batch upload', async () => {
+    await eventually(async () => assert.equal((await fetch(`${explorer}/api/traces/${TRACE_UUID}`)).status, 200));
+    const one = await fetch(`${explorer}/api/traces/${TRACE_UUID}/export`);
+    assert.equal(one.status, 200);
+    assert.equal(one.headers.get('content-disposition'), `attachment; filename="trace-${TRACE_UUID}.json"`);
+    const body = (await one.json()) as { post: Record<string, unknown>[] };
+    assert.deepEqual(
+      body.post.map((run) => run.name),
+      ['weather agent', 'chat gpt-4o-mini', 'execute_tool get_weather'],
+    );
+    // As stored: the run model, without the API's derived fields.
+    assert.equal(body.post[1]!.run_type, 'llm');
+    assert.equal(body.post[1]!.trace_id, TRACE_UUID);
+    assert.equal(body.post[1]!.cost, undefined);
+    const list = (await (await fetch(`${explorer}/api/export?q=weather`)).json()) as { post: { trace_id: string }[] };
+    assert.ok(list.post.length >= 3);
+    assert.ok(list.post.some((run) => run.trace_id === TRACE_UUID));
+    const none = (await (await fetch(`${explorer}/api/export?q=nowhere`)).json()) as { post: unknown[] };
+    assert.deepEqual(none.post, []);
+    assert.equal((await fetch(`${explorer}/api/traces/00000000-0000-0000-0000-000000000000/export`)).status, 404);
+    assert.equal((await fetch(`${explorer}/api/export?sort=cost`)).status, 422);
+  });
+
   it('answers bad input with JSON errors naming the field, and an unknown trace with 404', async () => {
     const unknown = await fetch(`${explorer}/api/traces/00000000-0000-0000-0000-000000000000`);
     assert.equal(unknown.status, 404);
     assert.equal(((await unknown.json()) as { code: string }).code, 'TP_ERR_API_NOT_FOUND');
     for (const [query, field] of [
-      ['limit=0', 'limit'],
-      ['status=done', 'status'],
-      ['start_after=yesterday', 'start_after'],
-      ['sort=cost', 'sort'],
-      ['cursor=nonsense', 'cursor'],
-      ['metadata=novalue', 'metadata'],
-      ['colour=red', 'colour'],
+      ['traces?limit=0', 'limit'],
+      ['traces?status=done', 'status'],
+      ['traces?start_after=yesterday', 'start_after'],
+      ['traces?sort=cost', 'sort'],
+      ['traces?cursor=nonsense', 'cursor'],
+      ['traces?metadata=novalue', 'metadata'],
+      ['traces?colour=red', 'colour'],
+      ['stats?bucket=2m', 'bucket'],
+      ['stats?group_by=colour', 'group_by'],
+      ['threads?limit=5000', 'limit'],
+      ['threads?cursor=nonsense', 'cursor'],
     ]) {
-      const response = await fetch(`${explorer}/api/traces?${query}`);
+      const response = await fetch(`${explorer}/api/${query}`);
       assert.equal(response.status, 422, query);
       const body = (await response.json()) as { field: string; message: string; code: string };
       assert.equal(body.field, field, query);
@@ -240,7 +267,17 @@ service:
       assert.equal(body.code, 'TP_ERR_API_INVALID');
     }
     const openapi = (await (await fetch(`${explorer}/openapi.json`)).json()) as { paths: Record<string, unknown> };
-    assert.ok(openapi.paths['/api/traces/{trace_id}']);
+    for (const path of [
+      '/api/traces/{trace_id}',
+      '/api/stats',
+      '/api/threads',
+      '/api/threads/{thread_id}',
+      '/api/export',
+    ]) {
+      assert.ok(openapi.paths[path], path);
+    }
+    const unknownThread = await fetch(`${explorer}/api/threads/nope`);
+    assert.equal(unknownThread.status, 404);
     // fetch() cannot set Host; node:http can, as a DNS-rebinding page's browser would send it.
     const url = new URL(`${explorer}/api/traces`);
     const rebinding = await new Promise<{ status: number }>((resolve, reject) => {
