@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AIMessageChunk, HumanMessage } from '@langchain/core/messages';
-import type { BaseMessage } from '@langchain/core/messages';
+import type { AIMessage, BaseMessage } from '@langchain/core/messages';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { graph as chatGraph } from './chat.ts';
 import { graph as errorGraph } from './error.ts';
@@ -131,6 +131,28 @@ describe('tools graph', () => {
     assert.deepEqual(types, ['human', 'ai', 'tool', 'ai']);
     assert.equal((result.messages[2] as BaseMessage).content, "It's always sunny in Paris.");
     assert.equal((result.messages[3] as BaseMessage).content, "The tool says: It's always sunny in Paris.");
+  });
+
+  it('calls the arithmetic tool of the question’s operator, so that its answer is right', async () => {
+    for (const [question, tool, answer] of [
+      ['What is 17 * 23', 'multiply', '391'],
+      ['What is 17 times 23?', 'multiply', '391'],
+      ['What is 6 × 7?', 'multiply', '42'],
+      ['What is 2 plus 3?', 'add', '5'],
+      ['What is 2 + 40?', 'add', '42'],
+      ['What is 17 - 5?', 'add', '12'],
+    ] as const) {
+      const result = await withSaver(toolsGraph).invoke({ messages: [{ role: 'user', content: question }] }, thread());
+      const messages = result.messages as AIMessage[];
+      assert.equal(messages[1]!.tool_calls?.[0]?.name, tool, question);
+      assert.equal(messages.at(-1)!.content, `The tool says: ${answer}`, question);
+    }
+    const declined = await withSaver(toolsGraph).invoke(
+      { messages: [{ role: 'user', content: 'What is 10 / 4?' }] },
+      thread(),
+    );
+    assert.equal(declined.messages.length, 2);
+    assert.match(String((declined.messages[1] as BaseMessage).content), /but not that/);
   });
 
   it('streams updates from the agent, tools and agent nodes', async () => {

@@ -1,7 +1,9 @@
 // A tool-calling agent: the model asks for a tool, a ToolNode runs it, and the model answers from
 // the result. Offline, the local model decides deterministically: two numbers in the question call
-// `add`, anything else calls `get_weather` for the question's last capitalised word; a tool result
-// is answered by quoting it.
+// the tool of the question's operator (`multiply` for `*`, `×`, "times", "multiply", "product";
+// `add` for the rest, a subtraction adding the negated number; a division is declined), anything
+// else calls `get_weather` for the question's last capitalised word; a tool result is answered by
+// quoting it.
 
 import { SystemMessage } from '@langchain/core/messages';
 import type { BaseMessage, ToolCall } from '@langchain/core/messages';
@@ -27,7 +29,29 @@ export const add = tool(async ({ a, b }: { a: number; b: number }) => String(a +
   schema: z.object({ a: z.number(), b: z.number() }),
 });
 
-const TOOLS = [getWeather, add];
+export const multiply = tool(async ({ a, b }: { a: number; b: number }) => String(a * b), {
+  name: 'multiply',
+  description: 'Multiplies two numbers.',
+  schema: z.object({ a: z.number(), b: z.number() }),
+});
+
+const TOOLS = [getWeather, add, multiply];
+
+const MULTIPLICATION = /\*|×|\btimes\b|multipl|\bproduct\b/i;
+const SUBTRACTION = /\d\s+-\s*\d|\bminus\b|\bsubtract/i;
+const DIVISION = /\d\s*[/÷]\s*-?\d|\bdivided\b|\bdivide\b/i;
+
+/** The arithmetic tool call a question with two numbers asks for, by its operator. */
+function arithmeticCall(question: string, numbers: readonly string[], id: string, toolNames: readonly string[]) {
+  const [a, b] = [Number(numbers[0]), Number(numbers[1])];
+  if (MULTIPLICATION.test(question) && toolNames.includes('multiply')) {
+    return { id, name: 'multiply', args: { a, b }, type: 'tool_call' } satisfies ToolCall;
+  }
+  if (DIVISION.test(question) || !toolNames.includes('add')) return undefined;
+  // "17 - 5" reads as 17 and 5 (the minus sign is not the number's): add the negated number.
+  const subtrahend = SUBTRACTION.test(question) && b > 0 ? -b : b;
+  return { id, name: 'add', args: { a, b: subtrahend }, type: 'tool_call' } satisfies ToolCall;
+}
 
 /** The offline model's policy (exported for tests): call a tool for a question, answer a result. */
 export function toolScript(messages: readonly BaseMessage[], toolNames: readonly string[]): ScriptedReply {
@@ -38,8 +62,10 @@ export function toolScript(messages: readonly BaseMessage[], toolNames: readonly
   const id = `call_${messages.length}`;
   const numbers = question.match(/-?\d+(?:\.\d+)?/g);
   let call: ToolCall;
-  if (numbers && numbers.length >= 2 && toolNames.includes('add')) {
-    call = { id, name: 'add', args: { a: Number(numbers[0]), b: Number(numbers[1]) }, type: 'tool_call' };
+  if (numbers && numbers.length >= 2) {
+    const arithmetic = arithmeticCall(question, numbers, id, toolNames);
+    if (!arithmetic) return { content: 'I can add, subtract and multiply two numbers, but not that.' };
+    call = arithmetic;
   } else if (toolNames.includes('get_weather')) {
     const city = question.match(/[A-Z][a-zA-Z]+/g)?.pop() ?? 'San Francisco';
     call = { id, name: 'get_weather', args: { city }, type: 'tool_call' };

@@ -64,21 +64,21 @@ import { HumanMessage } from '@langchain/core/messages';
 import { MemorySaver } from '@langchain/langgraph';
 import { graph } from '../src/tools.ts';
 
-it('calls the add tool and answers from its result', async () => {
+it('calls the tool of the question’s operator and answers from its result', async () => {
   const agent = graph.withConfig({});
   agent.checkpointer = new MemorySaver();
-  const state = await agent.invoke(
-    { messages: [new HumanMessage('What is 2 plus 3?')] },
-    { configurable: { thread_id: 't1' } },
-  );
-  assert.equal(state.messages.at(-1)?.content, 'The tool says: 5');
+  const ask = async (question: string, thread: string) =>
+    (await agent.invoke({ messages: [new HumanMessage(question)] }, { configurable: { thread_id: thread } }))
+      .messages.at(-1)?.content;
+  assert.equal(await ask('What is 2 plus 3?', 't1'), 'The tool says: 5');
+  assert.equal(await ask('What is 17 * 23?', 't2'), 'The tool says: 391');
 });
 `,
     usage: `const thread = await client.threads.create();
 const state = await client.runs.wait(thread.thread_id, 'agent', {
-  input: { messages: [{ role: 'user', content: 'What is 2 plus 3?' }] },
+  input: { messages: [{ role: 'user', content: 'What is 17 * 23?' }] },
 });
-console.log(state); // offline: the add tool runs, then "The tool says: 5"`,
+console.log(state); // offline: the multiply tool runs, then "The tool says: 391" (add for "2 plus 3")`,
   },
   interrupt: {
     title: 'a human-in-the-loop graph: it drafts an answer and waits for a person to approve or replace it',
