@@ -20,6 +20,7 @@ export type {
   Factory,
   Host,
   Lifecycle,
+  NamedFile,
   PluginExport,
   Processor,
   ProcessorFactory,

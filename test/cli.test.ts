@@ -96,6 +96,33 @@ service: { pipelines: { traces: { receivers: [journal_source], exporters: [debug
     assert.match(missing.stderr, /cannot read config file .*nope\.yaml: ENOENT/);
   });
 
+  it('validate: every typo at once, no follow-on error suggesting a typo, and the files a config names', () => {
+    const dir = tempDir();
+    const local = readFileSync(join(root, 'configs/local.yaml'), 'utf8');
+    const typos = local
+      .replace('level: ${env:LOG_LEVEL:-info}', 'level: infoo')
+      .replace(/^ {2}genai: \{\}$/m, '  genia: {}')
+      .replace('flush_interval_ms: ${env:FLUSH_INTERVAL_MS:-1000}', 'flush_intervl_ms: 1000');
+    assert.notEqual(typos, local);
+    const graphs = `receivers.agent_api.langgraph_config=${join(root, 'examples/graphs/langgraph.json')}`;
+    const result = run(['validate', writeFile(dir, 'typos.yaml', typos), '--set', graphs]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /service\.telemetry\.logs\.level: must be one of .*; did you mean "info"\?/);
+    assert.match(result.stderr, /processors\.genia: unknown processor type "genia" .*; did you mean "genai"\?/);
+    assert.match(result.stderr, /processors\.batch\.flush_intervl_ms: unknown key/);
+    // The pipeline's "genai" is right; the section's key is the typo, and it is reported once.
+    assert.doesNotMatch(result.stderr, /is not defined|did you mean "genia"/);
+
+    // The same config copied to another folder: its relative langgraph.json is not there.
+    const copied = run(['validate', writeFile(dir, 'local.yaml', local)]);
+    assert.equal(copied.code, 1);
+    assert.match(
+      copied.stderr,
+      /receivers\.agent_api\.langgraph_config: cannot read .*examples\/graphs\/langgraph\.json \(ENOENT\)/,
+    );
+    assert.equal(run(['validate', join(root, 'configs/local.yaml')]).code, 0);
+  });
+
   it('runs until SIGTERM, then flushes held data and exits 0', async () => {
     const dir = tempDir();
     const config = writeFile(

@@ -134,8 +134,15 @@ describe('config: validation errors, all reported with their paths', () => {
         .replace('processors: [to_runs]', 'processors: [to_rnus]')
         .replace('service:', 'service:\n  telemetry: { logs: { level: inof } }'),
     );
+    // A mistake in the service's own settings does not hide the components' mistakes.
     assert.deepEqual(errors, [
       'service.telemetry.logs.level: must be one of "trace", "debug", "info", "warn", "error", "fatal", "silent"; did you mean "info"?',
+      'processors.to_rnus: unknown processor type "to_rnus" (known: spans_only, to_runs); did you mean "to_runs"?',
+    ]);
+    // The pipeline names the component right and its key is misspelt: reported once, at the key,
+    // never as "to_runs is not defined; did you mean to_rnus?".
+    assert.deepEqual(errorsOf(valid.replace('processors: { to_runs: {} }', 'processors: { to_rnus: {} }')), [
+      'processors.to_rnus: unknown processor type "to_rnus" (known: spans_only, to_runs); did you mean "to_runs"?',
     ]);
     const graph = errorsOf(
       valid

@@ -9,6 +9,7 @@ import { componentKey, loadFactories, referencedComponents } from '../pipeline/c
 import type { Factory } from '../pipeline/component.ts';
 import { configTable } from '../config/describe.ts';
 import type { LoadOptions, ServiceConfig } from '../config/load.ts';
+import { checkNamedFiles } from '../config/files.ts';
 import { loadPlugins, readConfigFile as readConfig, validateConfig } from '../config/load.ts';
 import { TracepipeError } from '../errors.ts';
 import { errorMessage } from '../pipeline/errors.ts';
@@ -91,7 +92,9 @@ async function loadConfig(path: string, catalog: Catalog, options: LoadOptions):
     unknown ? undefined : (entry) => referenced.has(componentKey(entry.kind, entry.type)),
   );
   const registry = new Registry([...builtins, ...plugins]);
-  const { config, errors } = validateConfig(data, registry, baseDir);
+  const validated = validateConfig(data, registry, baseDir);
+  const { config } = validated;
+  const errors = config ? checkNamedFiles(config) : validated.errors;
   if (errors.length > 0) {
     throw withHint(new TracepipeError('TP_ERR_CONFIG_INVALID', [errors.join('\n')]), conflictHint(errors, text));
   }

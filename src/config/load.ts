@@ -13,7 +13,7 @@ import { Registry } from '../pipeline/registry.ts';
 import { validateAgainst } from './ajv.ts';
 import { expandDocument } from './expand.ts';
 import { loadPlugin } from './plugins.ts';
-import { didYouMean } from './suggest.ts';
+import { closestName, didYouMean } from './suggest.ts';
 import type { PipelineConfig, RawConfig, ServiceSection } from './schema.ts';
 import { topLevelSchema } from './schema.ts';
 
@@ -46,7 +46,7 @@ export interface ServiceConfig {
 }
 
 export interface LoadOptions {
-  /** `key.path=value` overrides, applied before env expansion; the value is read as YAML. */
+  /** `key.path=value` overrides, applied before env expansion; the value is read as YAML, `null` removes the key. */
   readonly sets?: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
 }
@@ -74,7 +74,11 @@ export function parseConfigText(text: string, options: LoadOptions = {}, source 
       continue;
     }
     const path = assignment.slice(0, equals).split('.');
-    document.setIn(path, document.createNode(parseYaml(assignment.slice(equals + 1)) ?? null));
+    const value = parseYaml(assignment.slice(equals + 1)) ?? null;
+    // `key=null` removes the key, so that its default applies again, or an option the file sets
+    // can give way to one it excludes (`langgraph_config=null` beside `graphs=...`).
+    if (value === null) document.deleteIn(path);
+    else document.setIn(path, document.createNode(value));
   }
   for (const error of expandDocument(document, options.env ?? process.env)) {
     problems.push(`${error.path || '(root)'}: ${error.message}`);
@@ -149,7 +153,10 @@ export function validateConfig(
 ): { config?: ServiceConfig; errors: string[] } {
   const raw = structuredClone(data ?? {}) as RawConfig;
   const errors = validateAgainst(topLevelSchema as unknown as Record<string, unknown>, raw, '');
-  if (errors.length > 0) return { errors };
+  // A mistake in a setting of the service itself (its log level, its shutdown timeout) leaves the
+  // components and pipelines readable: they are checked too, so that every mistake shows at once.
+  // Any other top-level mistake (a section that is not a map, a malformed pipeline) stops here.
+  if (errors.some((error) => !SERVICE_SETTINGS.some((path) => error.startsWith(path)))) return { errors };
 
   const sections = {} as Record<ComponentKind, Map<string, ComponentConfig>>;
   // Components whose type is unknown: already reported, so the graph checks stay quiet about them.
@@ -198,6 +205,9 @@ export function validateConfig(
   };
 }
 
+/** Top-level paths whose mistakes do not keep the components and pipelines from being checked. */
+const SERVICE_SETTINGS = ['service.telemetry.', 'service.telemetry:', 'service.shutdown_timeout_ms:'];
+
 function prefixed(path: string, message: string): string {
   return message.startsWith(`${path}.`) || message.startsWith(`${path}:`) ? message : `${path}.${message}`;
 }
@@ -218,13 +228,18 @@ function checkGraph(
       used.add(`${kind}:${id}`);
       const found = sections[kind].get(id);
       if (!found && !unknownTypes.has(`${kind}:${id}`)) {
-        const defined = [
-          ...sections[kind].keys(),
-          ...[...unknownTypes].flatMap((key) => (key.startsWith(`${kind}:`) ? [key.slice(kind.length + 1)] : [])),
-        ];
-        errors.push(
-          `${base}.${SECTION_OF[kind]}.${index}: ${kind} "${id}" is not defined under ${SECTION_OF[kind]}${didYouMean(id, defined)}`,
+        const misspelt = [...unknownTypes].flatMap((key) =>
+          key.startsWith(`${kind}:`) ? [key.slice(kind.length + 1)] : [],
         );
+        const closest = closestName(id, [...sections[kind].keys(), ...misspelt]);
+        // The pipeline names a component whose definition's key is misspelt ("genia" for "genai"):
+        // that key's unknown-type error already suggests the pipeline's name; suggesting the
+        // misspelling here would point the wrong way.
+        if (closest === undefined || !misspelt.includes(closest)) {
+          errors.push(
+            `${base}.${SECTION_OF[kind]}.${index}: ${kind} "${id}" is not defined under ${SECTION_OF[kind]}${didYouMean(id, sections[kind].keys())}`,
+          );
+        }
       }
       return found;
     };

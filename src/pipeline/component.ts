@@ -145,6 +145,18 @@ interface FactoryBase<K extends ComponentKind, C> {
    * same port are reported before anything starts. Port 0 (any free port) never conflicts.
    */
   listenAddresses?(config: C): string[];
+  /**
+   * Files the config names that the component reads when it starts (`key` is the config key,
+   * `path` as written, relative to the config file's folder), so that `tracepipe validate` and
+   * the start report a missing one with its key before anything starts.
+   */
+  namedFiles?(config: C): NamedFile[];
+}
+
+/** A file a component's config names: its key in the config, and the path as written. */
+export interface NamedFile {
+  readonly key: string;
+  readonly path: string;
 }
 
 export interface ReceiverFactory<C = unknown, O extends DataType = DataType> extends FactoryBase<'receiver', C> {
