@@ -99,8 +99,34 @@ type Compressed = Exclude<BodyCoding, 'identity'>;
  */
 type Sink = (chunk: Buffer, owned: boolean) => void;
 
-export async function readBody(source: Readable, coding: BodyCoding, maxBytes: number): Promise<Buffer> {
-  if (coding === 'identity') return readPlain(source, maxBytes);
+export interface ReadBodyOptions {
+  /**
+   * Called with the body's size so far — decompressed, as it grows — after every chunk or
+   * decompression step, before more is read or inflated. It may throw to stop reading at once (a
+   * caller that reserves memory for the body refuses it here, long before a bomb is inflated);
+   * `readBody` then rejects with that same error.
+   */
+  readonly onGrow?: (bytes: number) => void;
+}
+
+export async function readBody(
+  source: Readable,
+  coding: BodyCoding,
+  maxBytes: number,
+  options: ReadBodyOptions = {},
+): Promise<Buffer> {
+  const { onGrow } = options;
+  // An error of the caller's own, thrown by onGrow: passed through unclassified.
+  let refusal: { error: unknown } | undefined;
+  const grown = (bytes: number) => {
+    try {
+      onGrow?.(bytes);
+    } catch (error) {
+      refusal = { error };
+      throw error;
+    }
+  };
+  if (coding === 'identity') return readPlain(source, maxBytes, grown);
 
   // The compressed bytes are kept (they are at most `maxBytes`) only when a second pass may be
   // needed, that is when the limit lets a body grow past KEEP_BYTES.
@@ -129,6 +155,7 @@ export async function readBody(source: Readable, coding: BodyCoding, maxBytes: n
     await inflate(coding, counted(), (chunk, owned) => {
       size += chunk.length;
       if (size > maxBytes) throw new BodyTooLargeError(maxBytes, true);
+      grown(size);
       if (!kept) return;
       if (size <= KEEP_BYTES) kept.push(owned ? chunk : Buffer.from(chunk));
       else kept = undefined; // Too large to keep twice: count on, and inflate again below.
@@ -149,6 +176,7 @@ export async function readBody(source: Readable, coding: BodyCoding, maxBytes: n
     if (written !== size) throw new Error('the second inflation produced fewer bytes than the first');
     return body;
   } catch (error) {
+    if (refusal) throw refusal.error;
     const classified = classify(error, sourceFailed);
     if (classified instanceof BodyCodingError) classified.message = `invalid ${coding} stream: ${classified.message}`;
     throw classified;
@@ -245,7 +273,7 @@ function decodeStep(context: ZstdBinding.DCtx, out: Buffer, input: Buffer): Zstd
 }
 
 /** The body without decompression, read with plain events: the common case, and the fastest. */
-function readPlain(source: Readable, maxBytes: number): Promise<Buffer> {
+function readPlain(source: Readable, maxBytes: number, grown: (bytes: number) => void): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let sent = 0;
@@ -261,8 +289,13 @@ function readPlain(source: Readable, maxBytes: number): Promise<Buffer> {
     };
     const onData = (chunk: Buffer) => {
       sent += chunk.length;
-      if (sent > maxBytes) finish(new BodyTooLargeError(maxBytes, false));
-      else chunks.push(chunk);
+      if (sent > maxBytes) return finish(new BodyTooLargeError(maxBytes, false));
+      try {
+        grown(sent);
+      } catch (error) {
+        return finish(error as Error);
+      }
+      chunks.push(chunk);
     };
     const onEnd = () => finish();
     const onError = (error: Error) =>

@@ -1,6 +1,6 @@
-// The HTTP server pieces shared by every HTTP receiver (`otlp`, `agent_api`): a Fastify instance
-// with the process's health and metrics routes, the listen/close lifecycle, and the schema
-// fragment for `host`/`port` config keys.
+// The HTTP server pieces shared by every HTTP receiver (`otlp`, `agent_api`) and the explorer: a
+// Fastify instance with the process's health and metrics routes, connections left clean after
+// every answer, the listen/close lifecycle, and the schema fragment for `host`/`port` config keys.
 
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
@@ -52,6 +52,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     return503OnClosing: false,
   }) as unknown as FastifyInstance;
   refuseWhileStopping(app, options.host, options.metricsPath ?? '/metrics');
+  settleUnreadBodies(app, options.bodyLimit);
   registerHealthRoutes(app, options.host, options.metricsPath ?? '/metrics', options.notReady);
   return app;
 }
@@ -71,6 +72,29 @@ function refuseWhileStopping(app: FastifyInstance, host: Host, metricsPath: stri
       .code(503)
       .headers({ 'retry-after': String(STOPPING_RETRY_AFTER_S), connection: 'close' })
       .send({ code: 14, message: 'the server is shutting down; retry later' });
+  });
+}
+
+/**
+ * Once a request is answered, whatever its route left of the body is read and discarded, so that
+ * the connection is clean for the client's next request. A route that answers before it has read
+ * the whole body (a refused media type, a gzip header on a body that is not gzip, a decoder that
+ * failed half-way) leaves the rest on the socket, paused; Node discards it only when no one began
+ * reading, so on a kept-alive connection the next request waited behind it, unparsed, forever.
+ * Past `bodyLimit` discarded bytes the connection is cut instead: draining is for the rest of a
+ * body the server could have taken, not for a stream without end. An answer that closes the
+ * connection (`Connection: close`) needs neither.
+ */
+function settleUnreadBodies(app: FastifyInstance, bodyLimit: number): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const body = request.raw;
+    if (body.complete || body.destroyed || reply.getHeader('connection') === 'close') return;
+    let discarded = 0;
+    body.on('data', (chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > bodyLimit) body.socket.destroy();
+    });
+    body.resume();
   });
 }
 

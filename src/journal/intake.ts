@@ -449,6 +449,15 @@ export class Admission {
     this.bytes = bytes;
   }
 
+  /**
+   * Grows the reservation to what a body of `bodyBytes` (decompressed) holds until it is
+   * delivered, as `accept` counts it; never shrinks it. Called as the body is read, so that a body
+   * that will not fit is refused (ThrottleError) while it is still being read or inflated.
+   */
+  reserveForBody(bodyBytes: number): void {
+    if (bodyBytes * DECODED_EXPANSION > this.bytes) this.resize(bodyBytes * DECODED_EXPANSION);
+  }
+
   /** The intake owns it from now on: it releases it when the request is delivered or refused. */
   takeOver(): void {
     this.taken = true;

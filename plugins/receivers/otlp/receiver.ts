@@ -228,7 +228,7 @@ export class OtlpReceiver implements Receiver {
       const admission = this.admit(declaredLength);
       let decoded: DecodedTraceRequest;
       try {
-        const body = await this.readBody(request, coding);
+        const body = await this.readBody(request, coding, admission);
         // The intake takes the admission over, and releases it once the request is delivered.
         decoded = await this.deliver(encoding, body, context, admission);
       } catch (error) {
@@ -251,10 +251,16 @@ export class OtlpReceiver implements Receiver {
     }
   }
 
-  private async readBody(request: FastifyRequest, coding: BodyCoding): Promise<Buffer> {
+  private async readBody(request: FastifyRequest, coding: BodyCoding, admission: Admission): Promise<Buffer> {
     try {
-      return await readBody(request.raw, coding, this.config.max_body_bytes);
+      // The memory bound grows with the body as it is read and inflated: a body that will not fit
+      // (a gzip bomb under max_body_bytes, a chunked body without Content-Length) is refused with
+      // 429 once its decompressed size passes what the bound has room for, not after inflating it.
+      return await readBody(request.raw, coding, this.config.max_body_bytes, {
+        onGrow: (bytes) => admission.reserveForBody(bytes),
+      });
     } catch (error) {
+      if (isThrottle(error)) throw pipelineFull(error);
       if (error instanceof BodyTooLargeError) throw new HttpAnswer(413, error.message, { connection: 'close' });
       if (error instanceof BodyCodingError) throw new HttpAnswer(400, error.message);
       if (error instanceof BodyAbortedError) throw new HttpAnswer(400, error.message, { connection: 'close' });
