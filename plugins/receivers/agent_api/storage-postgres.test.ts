@@ -8,7 +8,9 @@ import { describe, it } from 'node:test';
 import pg from 'pg';
 import { POSTGRES_MIGRATIONS, migratePostgres, openPostgresStorage } from './internal/storage/postgres.ts';
 import type { Storage } from './internal/storage/storage.ts';
+import { searchOracleContract } from './testing/search-oracle-contract.ts';
 import { storageContract } from './testing/storage-contract.ts';
+import type { ContractDatabase } from './testing/storage-contract.ts';
 import { ADMIN_URI, freshDatabase, postgresAvailable } from './testing/postgres.ts';
 
 const available = await postgresAvailable();
@@ -18,7 +20,7 @@ if (!available) {
     it('needs a PostgreSQL server (TEST_POSTGRES_URI)', { skip: `no server at ${ADMIN_URI}` }, () => {});
   });
 } else {
-  storageContract('PostgreSQL', async () => {
+  const openPostgresContract = async (): Promise<ContractDatabase> => {
     const database = await freshDatabase();
     const handles: Storage[] = [await openPostgresStorage(database.uri)];
     return {
@@ -33,6 +35,10 @@ if (!available) {
         await database.drop();
       },
     };
+  };
+  storageContract('PostgreSQL', openPostgresContract);
+  describe('PostgreSQL storage searches', () => {
+    searchOracleContract('PostgreSQL', openPostgresContract, { runs: 20, queriesPerData: 10 });
   });
 
   describe('agent_api PostgreSQL migrations', () => {

@@ -18,12 +18,15 @@ import { migrateSqlite, openSqliteFile } from './internal/storage/sqlite-file.ts
 import type { SqliteMigration } from './internal/storage/sqlite-file.ts';
 import { SqliteStore } from './internal/storage/store.ts';
 import type { Storage } from './internal/storage/storage.ts';
+import { searchOracleContract } from './testing/search-oracle-contract.ts';
 import { run, storageContract } from './testing/storage-contract.ts';
+import type { ContractDatabase } from './testing/storage-contract.ts';
 import { tempDir } from '../../../src/testkit/files.ts';
 
+const ALL_VERSIONS = AGENT_MIGRATIONS.map((migration) => migration.version);
 const run$ = promisify(execFile);
 
-storageContract('SQLite', async () => {
+const openSqliteContract = async (): Promise<ContractDatabase> => {
   const dir = tempDir('agent-api-storage-');
   const path = join(dir, 'agent.sqlite');
   const handles: Storage[] = [openSqliteStorage(path)];
@@ -39,6 +42,11 @@ storageContract('SQLite', async () => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+};
+
+storageContract('SQLite', openSqliteContract);
+describe('SQLite storage searches', () => {
+  searchOracleContract('SQLite', openSqliteContract, { runs: 60, queriesPerData: 10 });
 });
 
 /** A file made by the server before migrations were versioned (`testdata/storage/README.md`). */
@@ -81,7 +89,7 @@ describe('agent_api SQLite migrations', () => {
     try {
       const path = join(dir, 'agent.sqlite');
       const first = openSqliteFile(path, AGENT_MIGRATIONS);
-      assert.deepEqual(first.migrations, { applied: [1, 2], adopted: false });
+      assert.deepEqual(first.migrations, { applied: ALL_VERSIONS, adopted: false });
       assert.equal(first.db.pragma('journal_mode', { simple: true }), 'wal');
       assert.equal(first.db.pragma('busy_timeout', { simple: true }), 5000);
       assert.equal(first.db.pragma('foreign_keys', { simple: true }), 1);
@@ -89,7 +97,7 @@ describe('agent_api SQLite migrations', () => {
       const again = openSqliteFile(path, AGENT_MIGRATIONS);
       assert.deepEqual(again.migrations, { applied: [], adopted: false });
       again.db.close();
-      assert.deepEqual(recordedVersions(path), [1, 2]);
+      assert.deepEqual(recordedVersions(path), ALL_VERSIONS);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -108,7 +116,7 @@ describe('agent_api SQLite migrations', () => {
 
       // The later steps apply to it as to any file.
       const storage = openSqliteStorage(path);
-      assert.deepEqual(recordedVersions(path), [1, 2]);
+      assert.deepEqual(recordedVersions(path), ALL_VERSIONS);
       try {
         const assistant = await storage.getAssistant('a-legacy');
         assert.equal(assistant?.description, 'made before migrations');
@@ -167,10 +175,10 @@ describe('agent_api SQLite migrations', () => {
       );
       assert.deepEqual(
         outcomes.map((outcome) => outcome.applied.join(',')).sort(),
-        ['', '', '', '1,2'],
+        ['', '', '', ALL_VERSIONS.join(',')],
         'one process applied the migrations, the others found them applied',
       );
-      assert.deepEqual(recordedVersions(path), [1, 2]);
+      assert.deepEqual(recordedVersions(path), ALL_VERSIONS);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -185,7 +193,12 @@ describe('agent_api SQLite migrations', () => {
         { version: AGENT_MIGRATIONS.length + 1, name: 'a later step', sql: 'CREATE TABLE later (id TEXT);' },
       ];
       openSqliteFile(path, newer).db.close();
-      assert.throws(() => openSqliteStorage(path), /schema version 3, newer than this server knows \(2\)/);
+      assert.throws(
+        () => openSqliteStorage(path),
+        new RegExp(
+          `schema version ${ALL_VERSIONS.length + 1}, newer than this server knows \\(${ALL_VERSIONS.length}\\)`,
+        ),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -197,16 +210,16 @@ describe('agent_api SQLite migrations', () => {
       migrateSqlite(db, AGENT_MIGRATIONS);
       const broken: SqliteMigration[] = [
         ...AGENT_MIGRATIONS,
-        { version: 3, name: 'good', sql: 'CREATE TABLE extra (id TEXT);' },
-        { version: 4, name: 'bad', sql: 'CREATE TABLE extra (id TEXT);' },
+        { version: ALL_VERSIONS.length + 1, name: 'good', sql: 'CREATE TABLE extra (id TEXT);' },
+        { version: ALL_VERSIONS.length + 2, name: 'bad', sql: 'CREATE TABLE extra (id TEXT);' },
       ];
       assert.throws(() => migrateSqlite(db, broken), /already exists/);
       assert.equal(db.inTransaction, false);
       const tables = db.prepare("SELECT name FROM sqlite_master WHERE name = 'extra'").all();
-      assert.deepEqual(tables, [], 'step 3 was rolled back with step 4');
+      assert.deepEqual(tables, [], 'the good step was rolled back with the bad one');
       assert.deepEqual(
         (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
-        [1, 2],
+        ALL_VERSIONS,
       );
       assert.throws(
         () => migrateSqlite(db, [{ version: 2, name: 'gap', sql: '' }]),

@@ -2,24 +2,23 @@
 // several server processes sharing one database. Transactions keep the contract's "as if one at a
 // time": every transaction, and every operation that writes, holds one transaction-scoped advisory
 // lock, so writers are serialised across processes while reads run freely (they see committed
-// data). Filters, sorting and paging are applied in process as the SQLite backend does, so both
-// answer alike; pushing them into SQL (JSONB `@>`, `COLLATE "C"`) is a later step with the same cases.
+// data). Searches are single statements (`search-queries.ts`) answered from indexes: JSONB `@>`
+// on GIN, sort columns in byte order (`COLLATE "C"`), as the SQLite backend orders them.
 
 import pg from 'pg';
 import type { PoolClient } from 'pg';
 import type { CronQuery, CronRecord } from './crons.ts';
-import {
-  RecordCodec,
-  assistantsPage,
-  claimedRun,
-  cronsPage,
-  json,
-  runsPage,
-  str,
-  threadsPage,
-  versionsPage,
-} from './records.ts';
+import { RecordCodec, claimedRun, json, str } from './records.ts';
 import type { Row } from './records.ts';
+import {
+  assistantSearch,
+  cronSearch,
+  runSearch,
+  threadSearch,
+  totalFromPage,
+  versionSearch,
+} from './search-queries.ts';
+import type { SearchStatements } from './search-queries.ts';
 import { composeStorage, leaseExpiry } from './storage.ts';
 import type {
   Assistant,
@@ -91,6 +90,26 @@ CREATE INDEX store_items_updated ON store_items (updated_at);
 ALTER TABLE runs ADD COLUMN lease_owner TEXT;
 ALTER TABLE runs ADD COLUMN lease_expires_at TEXT COLLATE "C";
 CREATE INDEX runs_lease ON runs (status, lease_expires_at);
+`,
+  },
+  {
+    version: 4,
+    name: 'search indexes',
+    // The indexes of the searches (`search-queries.ts`): threads by each sort order, alone and after
+    // a status; containment (`@>`) on metadata and values through GIN (`jsonb_path_ops`: smaller,
+    // and `@>` is the only operator the searches use); ids compared in byte order.
+    sql: `
+CREATE INDEX threads_id ON threads (thread_id COLLATE "C");
+CREATE INDEX threads_created ON threads (created_at, thread_id COLLATE "C");
+CREATE INDEX threads_updated ON threads (updated_at, thread_id COLLATE "C");
+CREATE INDEX threads_status_id ON threads (status COLLATE "C", thread_id COLLATE "C");
+CREATE INDEX threads_status_created ON threads (status, created_at, thread_id COLLATE "C");
+CREATE INDEX threads_status_updated ON threads (status, updated_at, thread_id COLLATE "C");
+CREATE INDEX threads_metadata ON threads USING GIN (metadata jsonb_path_ops);
+CREATE INDEX threads_values ON threads USING GIN (state_values jsonb_path_ops);
+CREATE INDEX assistants_graph ON assistants (graph_id);
+CREATE INDEX assistants_metadata ON assistants USING GIN (metadata jsonb_path_ops);
+CREATE INDEX crons_metadata ON crons USING GIN (metadata jsonb_path_ops);
 `,
   },
 ];
@@ -168,18 +187,21 @@ class PostgresOps implements StorageOps {
     id: string,
     query: { metadata?: JsonObject; limit: number; offset: number },
   ): Promise<AssistantVersion[]> {
-    const rows = await this.rows('SELECT * FROM assistant_versions WHERE assistant_id = $1 ORDER BY version DESC', [
-      id,
-    ]);
-    return versionsPage(rows.map(records.toVersion), query);
+    const { sql, params } = versionSearch('postgres', id, query);
+    return (await this.rows(sql, params)).map(records.toVersion);
   }
 
   async searchAssistants(query: AssistantQuery): Promise<Page<Assistant>> {
-    const rows =
-      query.graph_id !== undefined
-        ? await this.rows('SELECT * FROM assistants WHERE graph_id = $1', [query.graph_id])
-        : await this.rows('SELECT * FROM assistants');
-    return assistantsPage(rows.map(records.toAssistant), query);
+    return this.page(assistantSearch('postgres', query), records.toAssistant);
+  }
+
+  /** A search's page, and its total (counted only when the page does not tell it). */
+  private async page<T>(search: SearchStatements, toRecord: (row: Row) => T): Promise<Page<T>> {
+    const rows = search.limit > 0 ? await this.rows(search.page.sql, search.page.params) : [];
+    const total =
+      totalFromPage(rows.length, search.limit, search.offset) ??
+      Number((await this.rows(search.count.sql, search.count.params))[0]?.total);
+    return { items: rows.map(toRecord), total };
   }
 
   async deleteAssistant(id: string): Promise<boolean> {
@@ -220,11 +242,7 @@ class PostgresOps implements StorageOps {
   }
 
   async searchThreads(query: ThreadQuery): Promise<Page<Thread>> {
-    const rows =
-      query.status !== undefined
-        ? await this.rows('SELECT * FROM threads WHERE status = $1', [query.status])
-        : await this.rows('SELECT * FROM threads');
-    return threadsPage(rows.map(records.toThread), query);
+    return this.page(threadSearch('postgres', query), records.toThread);
   }
 
   async threadIdsOfAssistant(assistantId: string): Promise<string[]> {
@@ -264,14 +282,8 @@ class PostgresOps implements StorageOps {
   }
 
   async listRuns(threadId: string, query: RunQuery): Promise<RunRecord[]> {
-    const rows =
-      query.status !== undefined
-        ? await this.rows('SELECT * FROM runs WHERE thread_id = $1 AND status = $2 ORDER BY seq', [
-            threadId,
-            query.status,
-          ])
-        : await this.rows('SELECT * FROM runs WHERE thread_id = $1 ORDER BY seq', [threadId]);
-    return runsPage(rows.map(records.toRun), query);
+    const { sql, params } = runSearch('postgres', threadId, query);
+    return (await this.rows(sql, params)).map(records.toRun);
   }
 
   async inflightRuns(threadId: string): Promise<RunRecord[]> {
@@ -415,7 +427,7 @@ class PostgresOps implements StorageOps {
   }
 
   async searchCrons(query: CronQuery): Promise<Page<CronRecord>> {
-    return cronsPage((await this.rows('SELECT * FROM crons')).map(records.toCron), query);
+    return this.page(cronSearch('postgres', query), records.toCron);
   }
 
   async dueCrons(now: string, limit: number): Promise<CronRecord[]> {

@@ -1,23 +1,10 @@
 // What both storage backends (`sqlite.ts` with `sqlite-crons.ts`, and `postgres.ts`) share apart
 // from their SQL and driver calls: records read from rows and written as statement parameters (the
-// column shapes agree; only how JSON and boolean columns travel differs, see `ColumnCodec`), and the
-// filtering, sorting and paging applied in process, so that both backends answer alike.
+// column shapes agree; only how JSON and boolean columns travel differs, see `ColumnCodec`). Their
+// searches are built once for both in `search-queries.ts`.
 
-import { matchesAuthFilters } from '../auth/filters.ts';
-import type { CronQuery, CronRecord } from './crons.ts';
-import { containsJson } from './json-match.ts';
-import type {
-  Assistant,
-  AssistantQuery,
-  AssistantVersion,
-  JsonObject,
-  Page,
-  RunQuery,
-  RunRecord,
-  RunStatus,
-  Thread,
-  ThreadQuery,
-} from './storage.ts';
+import type { CronRecord } from './crons.ts';
+import type { Assistant, AssistantVersion, JsonObject, RunRecord, RunStatus, Thread } from './storage.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -215,75 +202,4 @@ export function claimedRun(run: RunRecord, now: string): RunRecord {
   run.attempt += 1;
   run.updated_at = now;
   return run;
-}
-
-/** Assistants, threads and runs order by their text (byte order, as PostgreSQL's `COLLATE "C"`). */
-function compare(a: unknown, b: unknown): number {
-  return a === b ? 0 : String(a) < String(b) ? -1 : 1;
-}
-
-/** Crons order case-insensitively, missing values first. */
-function compareCron(a: unknown, b: unknown): number {
-  if (a === b) return 0;
-  if (a === null || a === undefined) return -1;
-  if (b === null || b === undefined) return 1;
-  return String(a).toLowerCase() < String(b).toLowerCase() ? -1 : 1;
-}
-
-function sortedPage<T>(
-  rows: T[],
-  query: { sort_by: keyof T; sort_order: 'asc' | 'desc'; limit: number; offset: number },
-  id: keyof T,
-  order: (a: unknown, b: unknown) => number,
-): Page<T> {
-  const sign = query.sort_order === 'asc' ? 1 : -1;
-  rows.sort((a, b) => sign * order(a[query.sort_by], b[query.sort_by]) || sign * order(a[id], b[id]));
-  return { items: rows.slice(query.offset, query.offset + query.limit), total: rows.length };
-}
-
-const hasMetadata = (record: { metadata: JsonObject }, metadata: JsonObject | undefined): boolean =>
-  !metadata || containsJson(record.metadata, metadata);
-
-/** The page of `versions` (newest first) whose metadata matches. */
-export function versionsPage(
-  versions: AssistantVersion[],
-  query: { metadata?: JsonObject; limit: number; offset: number },
-): AssistantVersion[] {
-  return versions.filter((v) => hasMetadata(v, query.metadata)).slice(query.offset, query.offset + query.limit);
-}
-
-/** The page of `runs` (in order) whose metadata matches; the status is filtered in SQL. */
-export function runsPage(runs: RunRecord[], query: RunQuery): RunRecord[] {
-  return runs.filter((r) => hasMetadata(r, query.metadata)).slice(query.offset, query.offset + query.limit);
-}
-
-/** The search's page of `assistants` (already of the query's graph, if it names one). */
-export function assistantsPage(assistants: Assistant[], query: AssistantQuery): Page<Assistant> {
-  const rows = assistants
-    .filter((a) => query.name === undefined || a.name.toLowerCase().includes(query.name.toLowerCase()))
-    .filter((a) => hasMetadata(a, query.metadata))
-    .filter((a) => matchesAuthFilters(a.metadata, query.auth));
-  return sortedPage(rows, query, 'assistant_id', compare);
-}
-
-/** The search's page of `threads` (already of the query's status, if it names one). */
-export function threadsPage(threads: Thread[], query: ThreadQuery): Page<Thread> {
-  const rows = threads
-    .filter((t) => !query.ids || query.ids.includes(t.thread_id))
-    .filter((t) => hasMetadata(t, query.metadata))
-    // Unlike the reference server, a values filter never matches a thread that has no values.
-    .filter((t) => !query.values || containsJson(t.values, query.values))
-    .filter((t) => matchesAuthFilters(t.metadata, query.auth));
-  return sortedPage(rows, query, 'thread_id', compare);
-}
-
-/** The search's page of `crons`. */
-export function cronsPage(crons: CronRecord[], query: CronQuery): Page<CronRecord> {
-  const rows = crons
-    .filter((c) => query.assistant_id === undefined || c.assistant_id === query.assistant_id)
-    .filter((c) => query.thread_id === undefined || c.thread_id === query.thread_id)
-    .filter((c) => query.enabled === undefined || c.enabled === query.enabled)
-    .filter((c) => hasMetadata(c, query.metadata))
-    .filter((c) => matchesAuthFilters(c.metadata, query.auth));
-  return sortedPage(rows, query, 'cron_id', compareCron);
 }

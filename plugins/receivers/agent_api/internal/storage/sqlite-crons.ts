@@ -4,10 +4,9 @@
 // processes, so exactly one claimer of a tick sees its row change.
 
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
-import type { CronQuery, CronRecord } from './crons.ts';
-import { RecordCodec, cronsPage, json } from './records.ts';
+import type { CronRecord } from './crons.ts';
+import { RecordCodec, json } from './records.ts';
 import type { Row } from './records.ts';
-import type { Page } from './storage.ts';
 
 export const CRON_SCHEMA = `
 CREATE TABLE IF NOT EXISTS crons (
@@ -75,10 +74,6 @@ export class SqliteCronOps {
 
   deleteCron(id: string): boolean {
     return this.prepare('DELETE FROM crons WHERE cron_id = ?').run(id).changes > 0;
-  }
-
-  searchCrons(query: CronQuery): Page<CronRecord> {
-    return cronsPage((this.prepare('SELECT * FROM crons').all() as Row[]).map(records.toCron), query);
   }
 
   dueCrons(now: string, limit: number): CronRecord[] {

@@ -1,14 +1,27 @@
 // The embedded storage: one SQLite file (better-sqlite3, WAL) holding assistants, their versions,
-// threads and runs. JSON columns hold the free-form objects; metadata filters are applied in
-// process, which suits the single-node, development-sized deployments this backend is for.
+// threads and runs. JSON columns hold the free-form objects. Searches are single statements
+// (`search-queries.ts`): the top-level scalars of threads' metadata and values are indexed in
+// `thread_fields`, which triggers keep in step with `threads`, and the rest of a filter is decided
+// by `tp_contains`/`tp_auth` (`sql-filters.ts`) on the rows the indexes leave.
 
 import { Mutex } from './mutex.ts';
-import { assistantsPage, claimedRun, json, runsPage, threadsPage, versionsPage } from './records.ts';
+import { claimedRun, json } from './records.ts';
 import type { Row } from './records.ts';
 import { CRON_SCHEMA, SqliteCronOps, records } from './sqlite-crons.ts';
 import { openSqliteFile } from './sqlite-file.ts';
 import type { SqliteMigration } from './sqlite-file.ts';
+import {
+  assistantSearch,
+  cronSearch,
+  runSearch,
+  threadSearch,
+  totalFromPage,
+  versionSearch,
+} from './search-queries.ts';
+import type { SearchStatements } from './search-queries.ts';
+import { registerSqliteFilterFunctions } from './sql-filters.ts';
 import { bindOperations, composeStorage, leaseExpiry } from './storage.ts';
+import type { CronQuery, CronRecord } from './crons.ts';
 import type {
   Assistant,
   AssistantQuery,
@@ -49,6 +62,54 @@ CREATE INDEX IF NOT EXISTS runs_status ON runs (status, created_at);
 CREATE INDEX IF NOT EXISTS runs_assistant ON runs (assistant_id);
 `;
 
+/** A top-level scalar of a JSON object as `thread_fields` keeps it (`j`: a row of `json_each`). */
+const FIELD = (source: 0 | 1, column: string, thread: string): string => `
+  SELECT ${thread}, ${source}, j.key,
+    CASE j.type WHEN 'text' THEN 's' WHEN 'integer' THEN 'n' WHEN 'real' THEN 'n' WHEN 'true' THEN 'b'
+      WHEN 'false' THEN 'b' ELSE 'z' END,
+    COALESCE(j.atom, 0)
+  FROM json_each(${column}) j
+  WHERE json_type(${column}) = 'object' AND j.type NOT IN ('object', 'array')`;
+
+const INSERT_FIELDS = 'INSERT OR IGNORE INTO thread_fields (thread_id, source, key, kind, value)';
+
+// The indexes of the searches (`search-queries.ts`): one per sort order of threads (alone and after
+// a status), and `thread_fields`, the top-level scalars of each thread's metadata (source 0) and
+// values (source 1) by key and value, which answers equality filters on them (a user's threads)
+// from an index. Triggers keep it in step with `threads`; the last statement fills it for the
+// threads a file already holds.
+const SEARCH_SCHEMA = `
+CREATE INDEX threads_created ON threads (created_at, thread_id);
+CREATE INDEX threads_updated ON threads (updated_at, thread_id);
+CREATE INDEX threads_status_id ON threads (status, thread_id);
+CREATE INDEX threads_status_created ON threads (status, created_at, thread_id);
+CREATE INDEX threads_status_updated ON threads (status, updated_at, thread_id);
+CREATE INDEX assistants_graph ON assistants (graph_id);
+CREATE TABLE thread_fields (
+  thread_id TEXT NOT NULL, source INTEGER NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, value NOT NULL,
+  PRIMARY KEY (source, key, kind, value, thread_id)) WITHOUT ROWID;
+CREATE INDEX thread_fields_thread ON thread_fields (thread_id, source);
+CREATE TRIGGER thread_fields_insert AFTER INSERT ON threads BEGIN
+  ${INSERT_FIELDS} ${FIELD(0, 'NEW.metadata', 'NEW.thread_id')};
+  ${INSERT_FIELDS} ${FIELD(1, 'NEW.state_values', 'NEW.thread_id')};
+END;
+CREATE TRIGGER thread_fields_metadata AFTER UPDATE OF metadata ON threads
+  WHEN OLD.metadata IS NOT NEW.metadata BEGIN
+  DELETE FROM thread_fields WHERE thread_id = OLD.thread_id AND source = 0;
+  ${INSERT_FIELDS} ${FIELD(0, 'NEW.metadata', 'NEW.thread_id')};
+END;
+CREATE TRIGGER thread_fields_values AFTER UPDATE OF state_values ON threads
+  WHEN OLD.state_values IS NOT NEW.state_values BEGIN
+  DELETE FROM thread_fields WHERE thread_id = OLD.thread_id AND source = 1;
+  ${INSERT_FIELDS} ${FIELD(1, 'NEW.state_values', 'NEW.thread_id')};
+END;
+CREATE TRIGGER thread_fields_delete AFTER DELETE ON threads BEGIN
+  DELETE FROM thread_fields WHERE thread_id = OLD.thread_id;
+END;
+${INSERT_FIELDS} ${FIELD(0, 't.metadata', 't.thread_id').replace('FROM json_each', 'FROM threads t, json_each')};
+${INSERT_FIELDS} ${FIELD(1, 't.state_values', 't.thread_id').replace('FROM json_each', 'FROM threads t, json_each')};
+`;
+
 /** The schema of `agent.sqlite`, step by step (see `sqlite-file.ts`). Append; never edit a step. */
 export const AGENT_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 1, name: 'assistants, threads, runs and crons', sql: BASELINE_SCHEMA + CRON_SCHEMA },
@@ -61,10 +122,24 @@ ALTER TABLE runs ADD COLUMN lease_expires_at TEXT;
 CREATE INDEX runs_lease ON runs (status, lease_expires_at);
 `,
   },
+  { version: 3, name: 'search indexes', sql: SEARCH_SCHEMA },
 ];
 
 /** The operations, synchronous (crons in `SqliteCronOps`); `openSqliteStorage` serialises access. */
 class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
+  searchCrons(query: CronQuery): Page<CronRecord> {
+    return this.page(cronSearch('sqlite', query), records.toCron);
+  }
+
+  /** A search's page, and its total (counted only when the page does not tell it). */
+  private page<T>(search: SearchStatements, toRecord: (row: Row) => T): Page<T> {
+    const rows = search.limit > 0 ? (this.prepare(search.page.sql).all(...search.page.params) as Row[]) : [];
+    const total =
+      totalFromPage(rows.length, search.limit, search.offset) ??
+      Number((this.prepare(search.count.sql).get(...search.count.params) as Row).total);
+    return { items: rows.map(toRecord), total };
+  }
+
   getAssistant(id: string): Assistant | undefined {
     const row = this.prepare('SELECT * FROM assistants WHERE assistant_id = ?').get(id) as Row | undefined;
     return row && records.toAssistant(row);
@@ -109,16 +184,12 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
     id: string,
     query: { metadata?: JsonObject; limit: number; offset: number },
   ): AssistantVersion[] {
-    const rows = this.prepare('SELECT * FROM assistant_versions WHERE assistant_id = ? ORDER BY version DESC').all(id);
-    return versionsPage((rows as Row[]).map(records.toVersion), query);
+    const { sql, params } = versionSearch('sqlite', id, query);
+    return (this.prepare(sql).all(...params) as Row[]).map(records.toVersion);
   }
 
   searchAssistants(query: AssistantQuery): Page<Assistant> {
-    const rows =
-      query.graph_id !== undefined
-        ? this.prepare('SELECT * FROM assistants WHERE graph_id = ?').all(query.graph_id)
-        : this.prepare('SELECT * FROM assistants').all();
-    return assistantsPage((rows as Row[]).map(records.toAssistant), query);
+    return this.page(assistantSearch('sqlite', query), records.toAssistant);
   }
 
   deleteAssistant(id: string): boolean {
@@ -152,11 +223,7 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
   }
 
   searchThreads(query: ThreadQuery): Page<Thread> {
-    const rows =
-      query.status !== undefined
-        ? this.prepare('SELECT * FROM threads WHERE status = ?').all(query.status)
-        : this.prepare('SELECT * FROM threads').all();
-    return threadsPage((rows as Row[]).map(records.toThread), query);
+    return this.page(threadSearch('sqlite', query), records.toThread);
   }
 
   threadIdsOfAssistant(assistantId: string): string[] {
@@ -190,11 +257,8 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
   }
 
   listRuns(threadId: string, query: RunQuery): RunRecord[] {
-    const rows =
-      query.status !== undefined
-        ? this.prepare('SELECT * FROM runs WHERE thread_id = ? AND status = ? ORDER BY seq').all(threadId, query.status)
-        : this.prepare('SELECT * FROM runs WHERE thread_id = ? ORDER BY seq').all(threadId);
-    return runsPage((rows as Row[]).map(records.toRun), query);
+    const { sql, params } = runSearch('sqlite', threadId, query);
+    return (this.prepare(sql).all(...params) as Row[]).map(records.toRun);
   }
 
   inflightRuns(threadId: string): RunRecord[] {
@@ -291,6 +355,7 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
  */
 export function openSqliteStorage(path: string): Storage {
   const { db } = openSqliteFile(path, AGENT_MIGRATIONS);
+  registerSqliteFilterFunctions(db);
   const mutex = new Mutex();
   const ops = new SqliteOps(db);
   const inside = bindOperations(ops, async (run) => run());
