@@ -110,6 +110,8 @@ CREATE INDEX threads_values ON threads USING GIN (state_values jsonb_path_ops);
 CREATE INDEX assistants_graph ON assistants (graph_id);
 CREATE INDEX assistants_metadata ON assistants USING GIN (metadata jsonb_path_ops);
 CREATE INDEX crons_metadata ON crons USING GIN (metadata jsonb_path_ops);
+CREATE INDEX store_items_newest ON store_items (updated_at, namespace, key);
+CREATE INDEX store_items_value ON store_items USING GIN (value jsonb_path_ops);
 `,
   },
 ];

@@ -1,5 +1,5 @@
 // The LangGraph store on PostgreSQL: the same items and the same answers as the SQLite store
-// (`store.ts`) — its filtering, paging and namespace listing are shared — in the `store_items`
+// (`store.ts`) — its search statement, paging and namespace listing are shared — in the `store_items`
 // table of the server's database (migration 2 of `postgres.ts`), on the server's pool.
 
 import { BaseStore } from '@langchain/langgraph';
@@ -11,7 +11,8 @@ import {
   namespacePage,
   namespacesOperation,
   searchOperation,
-  searchPage,
+  searchVisiblePage,
+  storeSearch,
   toItem,
 } from './store.ts';
 import type { NamespaceOptions, SearchOptions, ServerStore, StoreRow } from './store.ts';
@@ -31,7 +32,8 @@ export class PostgresItemStore extends BaseStore implements ServerStore {
 
   private async apply(operation: Operation): Promise<unknown> {
     return applyOperation<Promise<unknown>>(operation, {
-      search: async (search) => searchPage(await this.rowsUnder(search.namespacePrefix), search),
+      search: async (search) =>
+        (await this.rows(search.namespacePrefix, search.filter, search.limit ?? 10, search.offset ?? 0)).map(toItem),
       namespaces: async (list) => namespacePage(await this.namespaceNames(), list),
       put: (put) => this.putItem(put),
       get: (get) => this.getItem(get),
@@ -67,7 +69,11 @@ export class PostgresItemStore extends BaseStore implements ServerStore {
     options: SearchOptions,
     visible: (item: Item) => boolean,
   ): Promise<Item[]> {
-    return searchPage(await this.rowsUnder(namespacePrefix), searchOperation(namespacePrefix, options), visible);
+    return searchVisiblePage(
+      (limit, offset) => this.rows(namespacePrefix, options.filter, limit, offset),
+      searchOperation(namespacePrefix, options),
+      visible,
+    );
   }
 
   async listNamespacesVisible(
@@ -77,17 +83,15 @@ export class PostgresItemStore extends BaseStore implements ServerStore {
     return namespacePage(await this.namespaceNames(), namespacesOperation(options), visible);
   }
 
-  /** The items in the namespace `namespacePrefix` or below it, newest first. */
-  private async rowsUnder(namespacePrefix: readonly string[]): Promise<StoreRow[]> {
-    const prefix = joinNamespace(namespacePrefix);
-    const result =
-      prefix === ''
-        ? await this.pool.query('SELECT * FROM store_items ORDER BY updated_at DESC')
-        : await this.pool.query(
-            'SELECT * FROM store_items WHERE namespace = $1 OR starts_with(namespace, $2) ORDER BY updated_at DESC',
-            [prefix, `${prefix}.`],
-          );
-    return result.rows as StoreRow[];
+  /** A page of the items a search matches (`storeSearch`). */
+  private async rows(
+    namespacePrefix: readonly string[],
+    filter: Record<string, unknown> | undefined,
+    limit: number,
+    offset: number,
+  ): Promise<StoreRow[]> {
+    const { sql, params } = storeSearch('postgres', namespacePrefix, filter, limit, offset);
+    return (await this.pool.query(sql, params)).rows as StoreRow[];
   }
 
   private async namespaceNames(): Promise<string[]> {

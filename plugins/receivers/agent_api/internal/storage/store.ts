@@ -2,7 +2,8 @@
 // that it survives restarts like everything else (`store-postgres.ts` keeps the same items in
 // PostgreSQL). Supports get, put, delete, search by namespace prefix with equality filters, and
 // namespace listing; semantic (`query`) search is not indexed: a query is ignored and results come
-// newest first.
+// newest first. A search is one statement (`storeSearch`): the namespace prefix is a range on the
+// primary key, the filter runs in SQL, and only the page is read.
 
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { BaseStore } from '@langchain/langgraph';
@@ -18,6 +19,8 @@ import type {
 
 type SearchItem = Item & { score?: number };
 import { containsJson } from './json-match.ts';
+import { SqlWhere, hasNullMember } from './sql-filters.ts';
+import type { Dialect } from './sql-filters.ts';
 import { openSqliteFile } from './sqlite-file.ts';
 import type { SqliteMigration } from './sqlite-file.ts';
 
@@ -32,6 +35,12 @@ CREATE TABLE IF NOT EXISTS store_items (
   namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
   created_at TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (namespace, key));
 `,
+  },
+  {
+    version: 2,
+    name: 'newest first',
+    // A search without a prefix pages newest first straight from this index.
+    sql: 'CREATE INDEX store_items_updated ON store_items (updated_at, namespace, key);',
   },
 ];
 
@@ -59,19 +68,64 @@ export function toItem(row: StoreRow): Item {
   };
 }
 
-/** A search's page of `rows` (newest first): filters, then `visible`, then offset and limit. */
-export function searchPage(
-  rows: readonly StoreRow[],
+/**
+ * The statement of a search: items in the namespace `namespacePrefix` or below it whose value
+ * matches `filter` (each key's value contains the filter's, `containsJson`), newest first, then by
+ * namespace and key; `limit`/`offset` bound as its last two parameters. Labels cannot contain
+ * periods, so the items below `a.b` are the range [`a.b.`, `a.b/`) of the primary key (`/` follows
+ * `.`).
+ */
+export function storeSearch(
+  dialect: Dialect,
+  namespacePrefix: readonly string[],
+  filter: Record<string, unknown> | undefined,
+  limit: number,
+  offset: number,
+): { sql: string; params: unknown[] } {
+  const w = new SqlWhere(dialect);
+  const prefix = joinNamespace(namespacePrefix);
+  if (prefix !== '') {
+    w.add(
+      `(namespace = ${w.param(prefix)} OR (namespace >= ${w.param(`${prefix}.`)} AND namespace < ${w.param(`${prefix}/`)}))`,
+    );
+  }
+  if (filter && Object.keys(filter).length > 0) {
+    if (dialect === 'sqlite') w.add(`tp_store_filter(value, ${w.json(filter)})`);
+    // A null below the top level never matches (`containsJson`); at the top level it asks for a
+    // JSON null, as `@>` does.
+    else if (Object.values(filter).some(hasNullMember)) w.add('FALSE');
+    else w.add(`value @> ${w.json(filter)}`);
+  }
+  const sql = `SELECT * FROM store_items ${w.clause} ORDER BY updated_at DESC, namespace, key LIMIT ${w.param(limit)} OFFSET ${w.param(offset)}`;
+  return { sql, params: w.params };
+}
+
+/** Whether `value` passes a search's filter: each key's value contains the filter's. */
+export function matchesStoreFilter(value: Record<string, unknown>, filter: Record<string, unknown>): boolean {
+  return Object.entries(filter).every(([key, wanted]) => containsJson(value[key], wanted));
+}
+
+/** How many rows a search with a visibility check reads at a time. */
+const VISIBLE_BATCH = 500;
+
+/**
+ * A search's page of the items `visible` accepts, for a custom auth handler's filter (a function
+ * of the item, not pushed into SQL): the matching items are read in pages of `VISIBLE_BATCH`
+ * until `offset + limit` visible ones are found or the matches end.
+ */
+export async function searchVisiblePage(
+  read: (limit: number, offset: number) => Promise<StoreRow[]>,
   operation: SearchOperation,
-  visible: (item: Item) => boolean = () => true,
-): SearchItem[] {
-  const filter = operation.filter ?? {};
-  const items = rows
-    .map(toItem)
-    .filter((item) => Object.entries(filter).every(([key, value]) => containsJson(item.value[key], value)))
-    .filter(visible);
-  const offset = operation.offset ?? 0;
-  return items.slice(offset, offset + (operation.limit ?? 10));
+  visible: (item: Item) => boolean,
+): Promise<Item[]> {
+  const wanted = (operation.offset ?? 0) + (operation.limit ?? 10);
+  const found: Item[] = [];
+  for (let offset = 0; found.length < wanted; offset += VISIBLE_BATCH) {
+    const rows = await read(VISIBLE_BATCH, offset);
+    found.push(...rows.map(toItem).filter(visible));
+    if (rows.length < VISIBLE_BATCH) break;
+  }
+  return found.slice(operation.offset ?? 0, wanted);
 }
 
 /** A namespace listing's page of the stored (dot-joined) namespaces. */
@@ -172,6 +226,12 @@ export class SqliteStore extends BaseStore implements ServerStore {
   constructor(path: string) {
     super();
     this.db = openSqliteFile(path, STORE_MIGRATIONS).db;
+    const filterOf = new Map<string, Record<string, unknown>>();
+    this.db.function('tp_store_filter', { deterministic: true }, (value: string, filter: string) => {
+      if (!filterOf.has(filter)) filterOf.set(filter, JSON.parse(filter) as Record<string, unknown>);
+      if (filterOf.size > 64) filterOf.clear();
+      return Number(matchesStoreFilter(JSON.parse(value) as Record<string, unknown>, filterOf.get(filter)!));
+    });
   }
 
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
@@ -181,7 +241,8 @@ export class SqliteStore extends BaseStore implements ServerStore {
 
   private apply(operation: Operation): unknown {
     return applyOperation<unknown>(operation, {
-      search: (search) => searchPage(this.rowsUnder(search.namespacePrefix), search),
+      search: (search) =>
+        this.rows(search.namespacePrefix, search.filter, search.limit ?? 10, search.offset ?? 0).map(toItem),
       namespaces: (list) => namespacePage(this.namespaceNames(), list),
       put: (put) => this.putItem(put),
       get: (get) => this.getItem(get),
@@ -215,7 +276,11 @@ export class SqliteStore extends BaseStore implements ServerStore {
     options: SearchOptions,
     visible: (item: Item) => boolean,
   ): Promise<Item[]> {
-    return searchPage(this.rowsUnder(namespacePrefix), searchOperation(namespacePrefix, options), visible);
+    return searchVisiblePage(
+      async (limit, offset) => this.rows(namespacePrefix, options.filter, limit, offset),
+      searchOperation(namespacePrefix, options),
+      visible,
+    );
   }
 
   async listNamespacesVisible(
@@ -225,18 +290,15 @@ export class SqliteStore extends BaseStore implements ServerStore {
     return namespacePage(this.namespaceNames(), namespacesOperation(options), visible);
   }
 
-  /** The items in the namespace `namespacePrefix` or below it, newest first. */
-  private rowsUnder(namespacePrefix: readonly string[]): StoreRow[] {
-    const prefix = joinNamespace(namespacePrefix);
-    return (
-      prefix === ''
-        ? this.db.prepare('SELECT * FROM store_items ORDER BY updated_at DESC').all()
-        : this.db
-            .prepare(
-              'SELECT * FROM store_items WHERE namespace = ? OR substr(namespace, 1, ?) = ? ORDER BY updated_at DESC',
-            )
-            .all(prefix, prefix.length + 1, `${prefix}.`)
-    ) as StoreRow[];
+  /** A page of the items a search matches (`storeSearch`). */
+  private rows(
+    namespacePrefix: readonly string[],
+    filter: Record<string, unknown> | undefined,
+    limit: number,
+    offset: number,
+  ): StoreRow[] {
+    const { sql, params } = storeSearch('sqlite', namespacePrefix, filter, limit, offset);
+    return this.db.prepare(sql).all(...params) as StoreRow[];
   }
 
   private namespaceNames(): string[] {
