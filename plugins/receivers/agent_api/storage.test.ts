@@ -16,7 +16,7 @@ import { containsJson } from './internal/storage/json-match.ts';
 import { AGENT_MIGRATIONS, openSqliteStorage } from './internal/storage/sqlite.ts';
 import { migrateSqlite, openSqliteFile } from './internal/storage/sqlite-file.ts';
 import type { SqliteMigration } from './internal/storage/sqlite-file.ts';
-import { SqliteStore } from './internal/storage/store.ts';
+import { STORE_MIGRATIONS, SqliteStore } from './internal/storage/store.ts';
 import type { Storage } from './internal/storage/storage.ts';
 import { searchOracleContract } from './testing/search-oracle-contract.ts';
 import { run, storageContract } from './testing/storage-contract.ts';
@@ -147,14 +147,21 @@ describe('agent_api SQLite migrations', () => {
     try {
       const path = unversionedFile(dir, 'store');
       const before = schemaOf(path);
+      const adopted = openSqliteFile(path, STORE_MIGRATIONS.slice(0, 1));
+      assert.deepEqual(adopted.migrations, { applied: [1], adopted: true });
+      adopted.db.close();
+      assert.deepEqual(schemaOf(path), before, 'no table or index changed');
+      // The later steps apply to it as to any file.
       const store = new SqliteStore(path);
       try {
         assert.deepEqual((await store.get(['users', 'u1'], 'prefs'))?.value, { theme: 'dark' });
       } finally {
         await store.close();
       }
-      assert.deepEqual(schemaOf(path), before);
-      assert.deepEqual(recordedVersions(path), [1]);
+      assert.deepEqual(
+        recordedVersions(path),
+        STORE_MIGRATIONS.map((migration) => migration.version),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
