@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -155,6 +155,25 @@ it('reloads an edited graph without dropping the server or a thread’s state', 
       input: { messages: [{ role: 'user', content: 'three' }] },
     })) as Answer;
     assert.equal(third.messages.at(-1)!.content, 'v2: three');
+  });
+});
+
+it('reloads every save that replaces the file (sed -i, editors that write a copy and rename it), not only the first', async () => {
+  const dir = project({ 'graphs/graph.ts': graphSource('v1') });
+  const graphFile = join(dir, 'graphs/graph.ts');
+  await withWatchingServer(dir, async (client, nextLine) => {
+    const thread = await client.threads.create();
+    for (const version of ['v2', 'v3', 'v4']) {
+      const reloaded = nextLine(/"msg":"Graphs reloaded\."/);
+      // As `sed -i` saves: a new file beside the old one, renamed over it (a new inode).
+      writeFileSync(`${graphFile}.tmp`, graphSource(version));
+      renameSync(`${graphFile}.tmp`, graphFile);
+      await reloaded;
+      const answer = (await client.runs.wait(thread.thread_id, 'agent', {
+        input: { messages: [{ role: 'user', content: version }] },
+      })) as Answer;
+      assert.equal(answer.messages.at(-1)!.content, `${version}: ${version}`);
+    }
   });
 });
 
