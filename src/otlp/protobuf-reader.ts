@@ -25,7 +25,9 @@ const SHORT_STRING = 24;
 // compares char codes with bytes, which is exact only for ASCII); a collision just replaces the
 // slot, so hostile unique keys cost a decode each, as before, and the table never grows.
 const KEY_TABLE_SIZE = 4096; // a power of two
-const KEY_MAX_BYTES = 64;
+// OpenInference's longest keys (`llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments`,
+// 72 bytes) are in every model call that calls a tool: 64 left them out.
+const KEY_MAX_BYTES = 128;
 const keyTable: (string | undefined)[] = new Array<string | undefined>(KEY_TABLE_SIZE).fill(undefined);
 
 // Buffer#toString(encoding, start, end) validates its arguments and dispatches on the encoding on

@@ -1,10 +1,16 @@
 // Tests of how normalised chat messages leave out absent fields (internal/messages.ts): they are
 // copied without them rather than having them deleted, so the copy must keep every other field, in
-// order, including one that parsed JSON names `__proto__`.
+// order, including one that parsed JSON names `__proto__`. And of indexed messages read from
+// attributes grouped by index: they must be exactly what reading them key by key gives, whatever
+// the keys (indices out of order, with holes, written as `Number` reads them but not plainly).
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { otelMessages, vercelMessages } from './internal/messages.ts';
+import fc from 'fast-check';
+import type { AnyValue } from '../../../src/model/spans.ts';
+import { stringAttr } from '../../../src/testkit/spans.ts';
+import { AttributeMap } from './internal/attributes.ts';
+import { indexedMessages, indexedMessagesByKey, otelMessages, vercelMessages } from './internal/messages.ts';
 
 describe('normalised messages', () => {
   it('leave out absent fields and keep the others in order', () => {
@@ -23,5 +29,71 @@ describe('normalised messages', () => {
     assert.equal(JSON.stringify(messages), '[{"role":"user","__proto__":{"polluted":true},"name":"n"}]');
     assert.equal(Object.getPrototypeOf(messages[0]), Object.prototype);
     assert.equal((messages[0] as Record<string, unknown>).polluted, undefined);
+  });
+
+  it('read from indexed attributes grouped by index, the same as read key by key', () => {
+    const prefixes = ['gen_ai.prompt', 'gen_ai.completion', 'llm.input_messages', 'llm.output_messages'];
+    const segment = fc.constantFrom(
+      ...['0', '1', '2', '10', '01', '00', '', '-0', ' 1', '1e0', '0x1', '1a', 'x'],
+      ...['message', 'role', 'content', 'contents', 'message_content', 'text', 'image', 'url', 'name'],
+      ...['tool_call_id', 'finish_reason', 'tool_calls', 'tool_call', 'id', 'function', 'arguments'],
+    );
+    const key = fc
+      .tuple(fc.constantFrom(...prefixes), fc.array(segment, { minLength: 1, maxLength: 7 }))
+      .map(([prefix, segments]) => [prefix, ...segments].join('.'));
+    const value = fc.oneof(
+      fc.constantFrom('', 'user', 'hello', '{"a":1}').map((text): AnyValue => ({ type: 'string', value: text })),
+      fc.integer().map((n): AnyValue => ({ type: 'int', value: BigInt(n) })),
+      fc.constant<AnyValue>({ type: 'empty' }),
+    );
+    // Plain message fields, so that most cases have messages to compare, and anything else besides.
+    const plain = fc
+      .tuple(
+        fc.constantFrom(...prefixes),
+        fc.nat(3),
+        fc.constantFrom('role', 'content', 'message.role', 'message.content', 'tool_calls.0.id', 'tool_calls.1.name'),
+      )
+      .map(([prefix, index, field]) => `${prefix}.${index}.${field}`);
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.oneof(plain, key), value), { maxLength: 14 }), (entries) => {
+        const attributes = new AttributeMap(entries.map(([name, v]) => ({ key: name, value: v })));
+        for (const prefix of prefixes) {
+          const grouped = indexedMessages(attributes, prefix);
+          assert.deepEqual(grouped, indexedMessagesByKey(attributes, prefix));
+          assert.equal(JSON.stringify(grouped), JSON.stringify(indexedMessagesByKey(attributes, prefix)));
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('read by the index a key names, in order, OpenInference and Traceloop alike', () => {
+    const attributes = new AttributeMap([
+      stringAttr('llm.input_messages.1.message.role', 'user'),
+      stringAttr('llm.input_messages.1.message.contents.0.message_content.text', 'look'),
+      stringAttr('llm.input_messages.1.message.contents.1.message_content.image.image.url', 'https://x/y.png'),
+      stringAttr('llm.input_messages.0.message.role', 'system'),
+      stringAttr('llm.input_messages.0.message.content', 'Be brief.'),
+      stringAttr('gen_ai.completion.0.role', 'assistant'),
+      stringAttr('gen_ai.completion.0.tool_calls.0.name', 'search'),
+      stringAttr('gen_ai.completion.0.tool_calls.0.arguments', '{"q":"x"}'),
+      stringAttr('gen_ai.completion.0.tool_calls.0.id', 'call_1'),
+    ]);
+    assert.deepEqual(indexedMessages(attributes, 'llm.input_messages'), [
+      { role: 'system', content: 'Be brief.' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'look' },
+          { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+        ],
+      },
+    ]);
+    assert.deepEqual(indexedMessages(attributes, 'gen_ai.completion'), [
+      {
+        role: 'assistant',
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"q":"x"}' } }],
+      },
+    ]);
   });
 });

@@ -69,6 +69,27 @@ export class AttributeMap {
     return value === undefined ? undefined : toJson(value);
   }
 
+  /** Whether any key starts with `prefix`. */
+  hasKeyWithPrefix(prefix: string): boolean {
+    for (const key of this.byKey.keys()) if (key.startsWith(prefix)) return true;
+    return false;
+  }
+
+  /**
+   * The attributes `prefix` + `N` + `.rest`, grouped by N (ascending): what the indexed conventions
+   * (`gen_ai.prompt.N.role`, `llm.input_messages.N.message.content`) spread over many keys, in one
+   * pass over them. Undefined when an index is not written plainly (see `IndexedGroup`).
+   */
+  groupsByIndex(prefix: string): IndexedGroup[] | undefined {
+    let groups: IndexedGroup[] | undefined;
+    for (const key of this.byKey.keys()) {
+      if (!key.startsWith(prefix)) continue;
+      const added = addToGroup((groups ??= []), key, prefix.length, this.byKey.get(key)!);
+      if (!added) return undefined;
+    }
+    return groups === undefined ? [] : sortedGroups(groups);
+  }
+
   /** Keys that start with `prefix`, in attribute order. */
   keysWithPrefix(prefix: string): string[] {
     // Called about ten times per span (message indices, metadata and parameter namespaces), so it
@@ -78,6 +99,105 @@ export class AttributeMap {
     for (const key of this.byKey.keys()) if (key.startsWith(prefix)) keys.push(key);
     return keys;
   }
+}
+
+/**
+ * The attributes of one index N of an indexed convention, by what follows `prefix.N.` in their key
+ * (`role`, `message.content`, `tool_calls.0.id`): the fields of one message or one tool call.
+ *
+ * Kept as parallel lists and read by a linear search: a group holds a few keys, and reading a field
+ * then compares the tail of a key already decoded, where building `prefix.N.field` for a Map lookup
+ * made (and hashed) a new string per field, and finding the indices took a pass over every
+ * attribute per index. For a model call of five OpenInference or Traceloop messages, ~4 → ~1 µs.
+ *
+ * An index is read only where it is written plainly (decimal digits, no leading zero, at most 15):
+ * where a segment in an index position is something else that `Number` would read as an index
+ * (`01`, ` 1`, `1e0`, `-0`, an empty segment), `groupsByIndex` gives undefined, and the caller
+ * falls back to reading key by key with `Number`, as the translator always did.
+ */
+export class IndexedGroup {
+  readonly keys: string[] = [];
+  /** Where the field name starts in each key. */
+  readonly starts: number[] = [];
+  readonly values: AnyValue[] = [];
+
+  constructor(readonly index: number) {}
+
+  value(field: string): AnyValue | undefined {
+    const { keys, starts } = this;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      const start = starts[i]!;
+      if (key.length - start === field.length && key.startsWith(field, start)) return this.values[i];
+    }
+    return undefined;
+  }
+
+  /** A non-empty string value, as `AttributeMap.string`. */
+  string(field: string): string | undefined {
+    const value = this.value(field);
+    return value?.type === 'string' && value.value !== '' ? value.value : undefined;
+  }
+
+  json(field: string): unknown {
+    const value = this.value(field);
+    return value === undefined ? undefined : toJson(value);
+  }
+
+  hasFieldWithPrefix(prefix: string): boolean {
+    const { keys, starts } = this;
+    for (let i = 0; i < keys.length; i++) if (keys[i]!.startsWith(prefix, starts[i])) return true;
+    return false;
+  }
+
+  /** The fields `prefix` + `M` + `.rest` of this group, grouped by M (nested lists: contents, tool calls). */
+  groupsByIndex(prefix: string): IndexedGroup[] | undefined {
+    let groups: IndexedGroup[] | undefined;
+    const { keys, starts } = this;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      const start = starts[i]!;
+      if (!key.startsWith(prefix, start)) continue;
+      if (!addToGroup((groups ??= []), key, start + prefix.length, this.values[i]!)) return undefined;
+    }
+    return groups === undefined ? [] : sortedGroups(groups);
+  }
+}
+
+/**
+ * Adds `key` (whose index segment starts at `at`) to the group of its index; false when that segment
+ * is not a plain index but `Number` reads it as one. A key whose segment is no index at all is
+ * left out, as is a key that ends at its index (it names the index without a field).
+ */
+function addToGroup(groups: IndexedGroup[], key: string, at: number, value: AnyValue): boolean {
+  let end = at;
+  let index = 0;
+  while (end < key.length) {
+    const code = key.charCodeAt(end);
+    if (code < 0x30 || code > 0x39) break;
+    index = index * 10 + (code - 0x30);
+    end++;
+  }
+  const dot = end === key.length || key.charCodeAt(end) === 0x2e;
+  const plain = end > at && dot && (end - at === 1 || key.charCodeAt(at) !== 0x30) && end - at <= 15;
+  if (!plain) {
+    const segmentEnd = key.indexOf('.', at);
+    const number = Number(key.slice(at, segmentEnd < 0 ? key.length : segmentEnd));
+    return !(Number.isInteger(number) && number >= 0);
+  }
+  let group: IndexedGroup | undefined;
+  for (const candidate of groups) if (candidate.index === index) group = candidate;
+  if (group === undefined) groups.push((group = new IndexedGroup(index)));
+  if (end < key.length) {
+    group.keys.push(key);
+    group.starts.push(end + 1);
+    group.values.push(value);
+  }
+  return true;
+}
+
+function sortedGroups(groups: IndexedGroup[]): IndexedGroup[] {
+  return groups.length > 1 ? groups.sort((a, b) => a.index - b.index) : groups;
 }
 
 export function numberOf(value: AnyValue | undefined): number | undefined {

@@ -80,6 +80,11 @@ export function invocationParamsOf(attributes: AttributeMap): Record<string, unk
 // the runs (src/model/shared-json.ts). 256 texts of up to 64 KiB: a few MB at worst.
 const toolDefinitions = new SharedJsonCache(256, 65_536);
 const parseArray = (text: string) => arrayOf({ type: 'string', value: text });
+// OpenInference sends each tool's schema as JSON text of its own, as often as the definitions.
+const parseObject = (text: string) => {
+  const parsed = parseJson(text);
+  return typeof parsed === 'object' && parsed !== null ? parsed : undefined;
+};
 
 /** Tool definitions: `gen_ai.tool.definitions`, OpenInference `llm.tools.N.tool.json_schema`, `tools`. */
 function toolsOf(attributes: AttributeMap): readonly unknown[] | undefined {
@@ -89,9 +94,8 @@ function toolsOf(attributes: AttributeMap): readonly unknown[] | undefined {
   const indexed: unknown[] = [];
   for (let n = 0; attributes.has(`llm.tools.${n}.tool.json_schema`); n++) {
     const schema = attributes.string(`llm.tools.${n}.tool.json_schema`);
-    indexed.push(
-      schema === undefined ? attributes.json(`llm.tools.${n}.tool.json_schema`) : (parseJson(schema) ?? schema),
-    );
+    if (schema === undefined) indexed.push(attributes.json(`llm.tools.${n}.tool.json_schema`));
+    else indexed.push(toolDefinitions.get(schema, parseObject) ?? parseJson(schema) ?? schema);
   }
   if (indexed.length > 0) return indexed;
   if (!attributes.has('tools')) return undefined;

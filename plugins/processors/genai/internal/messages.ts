@@ -3,7 +3,7 @@
 // `{type: 'text', text}` / `{type: 'image_url', image_url: {url}}` parts and each tool call is
 // `{id, type: 'function', function: {name, arguments}}` with `arguments` as JSON text.
 
-import type { AttributeMap } from './attributes.ts';
+import type { AttributeMap, IndexedGroup } from './attributes.ts';
 import { isPlainObject, parseJson } from './attributes.ts';
 
 export interface ToolCall {
@@ -68,11 +68,111 @@ function compact<T extends object>(object: T): T {
 /**
  * Indexed messages: OpenLLMetry `gen_ai.prompt.N.{role,content,tool_calls.M.*}` and OpenInference
  * `llm.input_messages.N.message.{role,content,contents.M.message_content.*,tool_calls.M.tool_call.*}`.
+ *
+ * The attributes under `prefix` are grouped by index in one pass (`groupsByIndex`) and each message
+ * read from its own small group: reading them key by key took a pass over every attribute per
+ * index and per field list, and a key built per field, which made a model call of five messages
+ * cost more to translate than any other convention. Keys whose indices are not written plainly
+ * take the key-by-key path, which reads them as it always did.
  */
 export function indexedMessages(attributes: AttributeMap, prefix: string): Message[] {
+  return groupedMessages(attributes, prefix) ?? indexedMessagesByKey(attributes, prefix);
+}
+
+/** Undefined when an index is not written plainly (see `IndexedGroup`). */
+function groupedMessages(attributes: AttributeMap, prefix: string): Message[] | undefined {
+  const groups = attributes.groupsByIndex(`${prefix}.`);
+  if (groups === undefined) return undefined;
+  const messages: Message[] = [];
+  for (const fields of groups) {
+    // OpenInference nests each field under `.message.`; OpenLLMetry does not.
+    const names = fields.hasFieldWithPrefix('message.') ? NESTED_MESSAGE : MESSAGE;
+    let content: unknown;
+    if (fields.value(names.content)) content = fields.json(names.content);
+    else {
+      const parts = fields.groupsByIndex(names.contents);
+      if (parts === undefined) return undefined;
+      content = groupedContentParts(parts);
+    }
+    const message: Message = compact({
+      role: fields.string(names.role),
+      content,
+      name: fields.string(names.name),
+      tool_call_id: fields.string(names.toolCallId),
+      finish_reason: fields.string(names.finishReason),
+    });
+    const calls = fields.groupsByIndex(names.toolCalls);
+    if (calls === undefined) return undefined;
+    if (calls.length > 0) message.tool_calls = calls.map(groupedToolCall);
+    if (Object.keys(message).length > 0) messages.push(message);
+  }
+  return messages;
+}
+
+// The field names of one indexed message, without and with OpenInference's `message.` level.
+const MESSAGE = {
+  role: 'role',
+  content: 'content',
+  contents: 'contents.',
+  name: 'name',
+  toolCallId: 'tool_call_id',
+  finishReason: 'finish_reason',
+  toolCalls: 'tool_calls.',
+};
+const NESTED_MESSAGE = {
+  role: 'message.role',
+  content: 'message.content',
+  contents: 'message.contents.',
+  name: 'message.name',
+  toolCallId: 'message.tool_call_id',
+  finishReason: 'message.finish_reason',
+  toolCalls: 'message.tool_calls.',
+};
+
+/** `contents.M.message_content.{type,text,image.image.url}` of one grouped message. */
+function groupedContentParts(groups: IndexedGroup[]): unknown[] | undefined {
+  const parts: unknown[] = [];
+  for (const part of groups) {
+    const text = part.string('message_content.text');
+    const url = part.string('message_content.image.image.url');
+    if (text !== undefined) parts.push({ type: 'text', text });
+    else if (url !== undefined) parts.push({ type: 'image_url', image_url: { url } });
+  }
+  return parts.length > 0 ? parts : undefined;
+}
+
+/** `tool_calls.M.{id,name,arguments}` or `tool_calls.M.tool_call.{id,function.*}` of one grouped message. */
+function groupedToolCall(call: IndexedGroup): ToolCall {
+  const names = call.hasFieldWithPrefix('tool_call.') ? NESTED_TOOL_CALL : TOOL_CALL;
+  return {
+    ...compact({ id: call.string(names.id) }),
+    type: 'function',
+    function: compact({
+      name: call.string(names.functionName) ?? call.string(names.name),
+      arguments: textOf(call.json(names.functionArguments) ?? call.json(names.arguments)),
+    }),
+  };
+}
+
+const TOOL_CALL = {
+  id: 'id',
+  functionName: 'function.name',
+  name: 'name',
+  functionArguments: 'function.arguments',
+  arguments: 'arguments',
+};
+const NESTED_TOOL_CALL = {
+  id: 'tool_call.id',
+  functionName: 'tool_call.function.name',
+  name: 'tool_call.name',
+  functionArguments: 'tool_call.function.arguments',
+  arguments: 'tool_call.arguments',
+};
+
+/** `indexedMessages` key by key: any index `Number` reads, its fields looked up by the index written plainly. */
+export function indexedMessagesByKey(attributes: AttributeMap, prefix: string): Message[] {
   const messages: Message[] = [];
   for (const index of indicesUnder(attributes, prefix)) {
-    // OpenInference nests each field under `.message.`; OpenLLMetry does not.
     const base =
       attributes.keysWithPrefix(`${prefix}.${index}.message.`).length > 0
         ? `${prefix}.${index}.message`
