@@ -34,6 +34,8 @@ async function startTracepipe(dataDir: string): Promise<Started> {
     ...process.env,
     AGENT_API_PORT: '0',
     HTTP_PORT: '0',
+    GRPC_PORT: '0',
+    LANGSMITH_PORT: '0',
     TRACE_EXPLORER_PORT: '0',
     DATA_DIR: dataDir,
     FLUSH_INTERVAL_MS: '200',

@@ -37,6 +37,8 @@ function localEnv(): NodeJS.ProcessEnv {
   return {
     AGENT_API_PORT: '0',
     HTTP_PORT: '0',
+    GRPC_PORT: '0',
+    LANGSMITH_PORT: '0',
     TRACE_EXPLORER_PORT: '0',
     DATA_DIR: tempDir('tracepipe-first-run-'),
     LOG_LEVEL: 'info',

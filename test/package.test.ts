@@ -115,7 +115,15 @@ describe('the packed package, installed with production dependencies only', () =
     const local = (value: string) => value.replace(new RegExp(`^${image.workdir}(?=/|$)`), app);
     const dataDir = join(work, 'data');
     mkdirSync(dataDir);
-    const env = { ...process.env, ...image.env, DATA_DIR: dataDir, HTTP_PORT: '0', SERVICE_API_KEY: 'test-key' };
+    const env = {
+      ...process.env,
+      ...image.env,
+      DATA_DIR: dataDir,
+      HTTP_PORT: '0',
+      GRPC_PORT: '0',
+      LANGSMITH_PORT: '0',
+      SERVICE_API_KEY: 'test-key',
+    };
     const [command, ...args] = [...image.entrypoint, ...image.cmd].map(local);
     const proxy = startTracepipe(command!, args, { cwd: local(image.workdir), env });
     try {

@@ -83,7 +83,7 @@ async function startProxy(env: Record<string, string>) {
     process.execPath,
     [join(root, 'bin/tracepipe.js'), '--config', join(root, 'configs/proxy.yaml')],
     {
-      env: { ...process.env, HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', ...env },
+      env: { ...process.env, HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', GRPC_PORT: '0', LANGSMITH_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

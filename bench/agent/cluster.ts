@@ -95,6 +95,8 @@ async function startInstance(
         ...env,
         AGENT_API_PORT: '0',
         HTTP_PORT: '0',
+        GRPC_PORT: '0',
+        LANGSMITH_PORT: '0',
         TRACE_EXPLORER_PORT: '0',
         DATA_DIR: join(dir, 'data'),
         LOG_LEVEL: 'info',

@@ -90,6 +90,8 @@ async function oneRun(): Promise<RunFigures> {
       ...process.env,
       HTTP_HOST: '127.0.0.1',
       HTTP_PORT: '0',
+      GRPC_PORT: '0',
+      LANGSMITH_PORT: '0',
       DATA_DIR: dir,
       SERVICE_API_KEY: 'bench-key',
       PROXY_ENDPOINTS: standIns.map((s) => s.address).join(','),

@@ -48,12 +48,26 @@ const SCENARIOS: Record<string, Scenario> = {
   proxy: {
     args: (root) => ['--config', join(root, 'configs/proxy.yaml')],
     readyLine: /Everything is ready/,
-    env: (dataDir) => ({ HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', DATA_DIR: dataDir, SERVICE_API_KEY: 'bench' }),
+    env: (dataDir) => ({
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: '0',
+      GRPC_PORT: '0',
+      LANGSMITH_PORT: '0',
+      DATA_DIR: dataDir,
+      SERVICE_API_KEY: 'bench',
+    }),
   },
   local: {
     args: (root) => ['--config', join(root, 'configs/local.yaml')],
     readyLine: /Everything is ready/,
-    env: (dataDir) => ({ HTTP_PORT: '0', AGENT_API_PORT: '0', TRACE_EXPLORER_PORT: '0', DATA_DIR: dataDir }),
+    env: (dataDir) => ({
+      HTTP_PORT: '0',
+      GRPC_PORT: '0',
+      LANGSMITH_PORT: '0',
+      AGENT_API_PORT: '0',
+      TRACE_EXPLORER_PORT: '0',
+      DATA_DIR: dataDir,
+    }),
   },
 };
 

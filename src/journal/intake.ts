@@ -43,12 +43,17 @@ const REDELIVERY_DELAY_MS = 5000;
 /** Backoff of replaying a request that the pipeline could not take. */
 const REPLAY_BACKOFF_MS = { initial: 100, max: 5000 };
 
-/** The journal cannot take the request (disk full, cap reached, I/O error): answer 503. */
+/**
+ * The journal cannot take the request (disk full, cap reached, I/O error): answer 503 (gRPC:
+ * `RESOURCE_EXHAUSTED` when the journal is at its cap, `UNAVAILABLE` when it cannot be written).
+ */
 export class IntakeUnavailableError extends Error {
   override readonly name = 'IntakeUnavailableError';
   constructor(
     message: string,
     readonly retryAfterMs: number,
+    /** `journal_full`: the journal is at its `max_bytes` cap; `journal_write_failed`: the disk refused a write. */
+    readonly reason: 'journal_full' | 'journal_write_failed',
     options?: ErrorOptions,
   ) {
     super(message, options);
@@ -250,9 +255,12 @@ export class DurableIntake<T extends DataType, H> {
       if (error instanceof JournalRecordTooLargeError) throw error;
       if (error instanceof JournalFullError || error instanceof JournalWriteError) {
         this.noteOutage(error);
-        throw new IntakeUnavailableError(`cannot keep the request: ${error.message}`, UNAVAILABLE_RETRY_AFTER_MS, {
-          cause: error,
-        });
+        throw new IntakeUnavailableError(
+          `cannot keep the request: ${error.message}`,
+          UNAVAILABLE_RETRY_AFTER_MS,
+          error instanceof JournalFullError ? 'journal_full' : 'journal_write_failed',
+          { cause: error },
+        );
       }
       throw error;
     }

@@ -64,6 +64,8 @@ export interface ProxyOptions {
   readonly env?: Record<string, string>;
   /** How long start() waits for the port (a journal replay happens before listening). */
   readonly startTimeoutMs?: number;
+  /** Wait for the OTLP/gRPC listener too (configs/proxy.yaml has one), and read its port into `grpcPort`. */
+  readonly grpc?: boolean;
 }
 
 const running = new Set<ChildProcess>();
@@ -126,6 +128,8 @@ export class ProxyProcess {
   readonly lines: ProxyLogLine[] = [];
   stderr = '';
   port = 0;
+  /** The OTLP/gRPC port, when started with `grpc: true`. */
+  grpcPort = 0;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private constructor(
     readonly options: ProxyOptions,
@@ -163,6 +167,8 @@ export class ProxyProcess {
       SERVICE_API_KEY: 'test',
       HTTP_HOST: '127.0.0.1',
       HTTP_PORT: '0',
+      GRPC_PORT: '0',
+      LANGSMITH_PORT: '0',
       DATA_DIR: options.dataDir,
       LOG_LEVEL: options.logLevel ?? 'info',
       ...(options.shutdownTimeoutMs !== undefined ? { SHUTDOWN_TIMEOUT_MS: String(options.shutdownTimeoutMs) } : {}),
@@ -198,6 +204,11 @@ export class ProxyProcess {
           if (!line) return false;
           const address = line.entry!.address as string;
           proxy.port = Number(address.slice(address.lastIndexOf(':') + 1));
+          if (!options.grpc) return true;
+          const grpcLine = proxy.lines.find((l) => l.msg === 'Receiving OTLP traces over gRPC.');
+          if (!grpcLine) return false;
+          const grpcAddress = grpcLine.entry!.address as string;
+          proxy.grpcPort = Number(grpcAddress.slice(grpcAddress.lastIndexOf(':') + 1));
           return true;
         },
         {
@@ -336,6 +347,8 @@ export async function startTracepipe(options: TracepipeOptions): Promise<Tracepi
       AGENT_API_PORT: '0',
       HTTP_HOST: '127.0.0.1',
       HTTP_PORT: '0',
+      GRPC_PORT: '0',
+      LANGSMITH_PORT: '0',
       TRACE_EXPLORER_PORT: '0',
       LOG_LEVEL: 'info',
       ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}),

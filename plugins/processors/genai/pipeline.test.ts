@@ -1,10 +1,13 @@
-// The translation path end to end over real HTTP: the OpenTelemetry JS SDK exports each span as it
-// ends (children first, one request each) through the OTLP/HTTP exporters, JSON and protobuf, to
-// the `otlp` receiver on a loopback port, then `genai` → `batch` → a recording sink.
+// The translation path end to end over real HTTP and gRPC: the OpenTelemetry JS SDK exports each
+// span as it ends (children first, one request each) through the OTLP/HTTP exporters, JSON and
+// protobuf, and the OTLP/gRPC exporter, to the `otlp` receiver on loopback ports, then `genai` →
+// `batch` → a recording sink.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { context, trace } from '@opentelemetry/api';
+import { Metadata } from '@grpc/grpc-js';
+import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as HttpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as HttpProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -27,7 +30,7 @@ function configOf<C>(schema: Record<string, unknown>, values: Record<string, unk
   return config as C;
 }
 
-async function runPipeline(makeExporter: (url: string) => SpanExporter) {
+async function runPipeline(makeExporter: (url: string) => SpanExporter, protocol: 'http' | 'grpc') {
   const sink = new Sink<'runs'>();
   const batch = batchProcessorFactory.create(
     nopSettings('processor', 'batch'),
@@ -39,10 +42,14 @@ async function runPipeline(makeExporter: (url: string) => SpanExporter) {
     configOf<GenAiProcessorConfig>(genAiProcessorFactory.configSchema, {}),
     batch,
   );
-  const receiverConfig = configOf<OtlpReceiverConfig>(otlpReceiverFactory.configSchema, { port: 0, api_key: '' });
+  const receiverConfig = configOf<OtlpReceiverConfig>(otlpReceiverFactory.configSchema, {
+    port: 0,
+    api_key: '',
+    protocols: { grpc: { enabled: true, port: 0 } },
+  });
   const receiver = otlpReceiverFactory.create(nopSettings('receiver', 'otlp'), receiverConfig, genai) as ReturnType<
     typeof otlpReceiverFactory.create
-  > & { port: number };
+  > & { port: number; grpcPort: number };
   const controller = new AbortController();
   await batch.start(controller.signal);
   await genai.start(controller.signal);
@@ -50,7 +57,13 @@ async function runPipeline(makeExporter: (url: string) => SpanExporter) {
 
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'e2e-agent' }),
-    spanProcessors: [new SimpleSpanProcessor(makeExporter(`http://127.0.0.1:${receiver.port}/v1/traces`))],
+    spanProcessors: [
+      new SimpleSpanProcessor(
+        makeExporter(
+          protocol === 'grpc' ? `http://127.0.0.1:${receiver.grpcPort}` : `http://127.0.0.1:${receiver.port}/v1/traces`,
+        ),
+      ),
+    ],
   });
   const tracer = provider.getTracer('e2e');
   const root = tracer.startSpan('invoke_agent trip', { attributes: { 'gen_ai.operation.name': 'invoke_agent' } });
@@ -88,21 +101,36 @@ async function runPipeline(makeExporter: (url: string) => SpanExporter) {
   return { sink, traceId: root.spanContext().traceId, llmSpanId: llm.spanContext().spanId };
 }
 
+/** The tenant's key and project, as a gRPC exporter sends them: call metadata. */
+function grpcMetadata(): Metadata {
+  const metadata = new Metadata();
+  metadata.set('x-api-key', 'tenant-key');
+  metadata.set('service-project', 'trips');
+  return metadata;
+}
+
 describe('genai + batch behind the otlp receiver, fed by the OpenTelemetry JS SDK', () => {
-  for (const [label, makeExporter] of [
+  for (const [label, protocol, makeExporter] of [
     [
       'OTLP/HTTP JSON',
+      'http',
       (url: string) =>
         new HttpJsonExporter({ url, headers: { 'x-api-key': 'tenant-key', 'service-project': 'trips' } }),
     ],
     [
       'OTLP/HTTP protobuf',
+      'http',
       (url: string) =>
         new HttpProtoExporter({ url, headers: { 'x-api-key': 'tenant-key', 'service-project': 'trips' } }),
     ],
+    [
+      'OTLP/gRPC, gzip',
+      'grpc',
+      (url: string) => new GrpcExporter({ url, compression: 'gzip' as never, metadata: grpcMetadata() }),
+    ],
   ] as const) {
     it(`${label}: spans exported children first become one ordered trace`, async () => {
-      const { sink, traceId, llmSpanId } = await runPipeline(makeExporter);
+      const { sink, traceId, llmSpanId } = await runPipeline(makeExporter, protocol);
       const runs = sink.batches.flatMap((item) => item.data.runs);
       assert.ok(sink.batches.every((item) => item.context.apiKey === 'tenant-key'));
       const rootId = idToUuid(traceId)!;

@@ -434,6 +434,8 @@ describe('configs/local.yaml: AGENT_API_KEY and AGENT_API_CORS_ORIGINS', () => {
       AGENT_API_PORT: '0',
       TRACE_EXPLORER_PORT: '0',
       HTTP_PORT: '0',
+      GRPC_PORT: '0',
+      LANGSMITH_PORT: '0',
       DATA_DIR: dataDir,
       LOG_LEVEL: 'info',
     };

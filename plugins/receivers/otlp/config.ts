@@ -7,6 +7,11 @@ import { listenerSchema } from '../../../src/http/server.ts';
 import { journalSchema, memoryLimitSchema } from 'tracepipe/receiverhelper';
 
 export const DEFAULT_MAX_BODY_BYTES = 209_715_200;
+/**
+ * 16 MiB: four times gRPC's own default of 4 MiB (the Collector's `max_recv_msg_size_mib`), which a
+ * batch of 512 spans with long prompts and completions can pass.
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16_777_216;
 
 export const configSchema = {
   type: 'object',
@@ -47,6 +52,48 @@ export const configSchema = {
       description: 'Answer 401 to requests that have no key, neither in `X-API-Key` nor in `api_key`.',
     },
     cors: corsSchema({ maxAge: 7200, description: 'Cross-origin access for browser OTLP exporters.' }),
+    protocols: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description:
+        "Other protocols besides OTLP/HTTP (which the keys above configure: they are the Collector's `protocols.http`).",
+      properties: {
+        grpc: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          description:
+            'OTLP/gRPC (`TraceService/Export`), through the same journal, memory limit, decoder and request context as HTTP.',
+          properties: {
+            enabled: { type: 'boolean', default: false, description: 'Listen for OTLP/gRPC.' },
+            ...listenerSchema(4317),
+            max_message_bytes: {
+              type: 'integer',
+              minimum: 1,
+              default: DEFAULT_MAX_MESSAGE_BYTES,
+              description:
+                'Largest request message, in bytes, after decompression; larger ones get `RESOURCE_EXHAUSTED` (not retryable).',
+            },
+            tls: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['cert_file', 'key_file'],
+              description: 'Serve gRPC over TLS (absent: plaintext, as OTLP exporters with `insecure` expect).',
+              properties: {
+                cert_file: { type: 'string', minLength: 1, description: "The server's certificate chain (PEM)." },
+                key_file: { type: 'string', minLength: 1, description: "The server's private key (PEM)." },
+                client_ca_file: {
+                  type: 'string',
+                  minLength: 1,
+                  description: 'CA bundle (PEM) that client certificates must chain to; set: mutual TLS.',
+                },
+              },
+            },
+          },
+        },
+      },
+    },
     journal: journalSchema({ directory: 'data/journal' }),
     memory_limit_bytes: memoryLimitSchema,
     metrics: {

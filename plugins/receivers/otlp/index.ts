@@ -10,10 +10,13 @@ export const otlpReceiverFactory = Object.freeze({
   type: 'otlp',
   stability: 'beta',
   description:
-    'Receives OTLP/HTTP trace exports (protobuf or JSON; gzip, deflate or zstd) with per-request API key and project.',
+    'Receives OTLP trace exports over HTTP (protobuf or JSON; gzip, deflate or zstd) and gRPC, with per-request API key and project.',
   produces: 'spans',
   configSchema,
   validate: validateConfig,
-  listenAddresses: (config) => [`${config.host}:${config.port}`],
+  listenAddresses: (config) => [
+    `${config.host}:${config.port}`,
+    ...(config.protocols.grpc.enabled ? [`${config.protocols.grpc.host}:${config.protocols.grpc.port}`] : []),
+  ],
   create: (settings, config, next) => new OtlpReceiver(settings, config, next),
 } satisfies ReceiverFactory<OtlpReceiverConfig, 'spans'>);

@@ -3,6 +3,7 @@
 // pipeline, and answers only once the pipeline has accepted them — so that a full pipeline turns
 // into 429/503 answers that OTLP clients retry, instead of memory that grows.
 
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { corsEnabled, registerCors } from '../../../src/http/cors.ts';
 import { createHttpServer, listen, listenerUrl } from '../../../src/http/server.ts';
@@ -11,7 +12,7 @@ import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
 import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts';
 import type { DecodedTraceRequest } from '../../../src/otlp/decoded.ts';
 import { OtlpDecodeError } from '../../../src/otlp/errors.ts';
-import type { OtlpEncoding } from '../../../src/otlp/response.ts';
+import type { OtlpEncoding, PartialSuccess } from '../../../src/otlp/response.ts';
 import { CONTENT_TYPES, encodeExportResponse, encodeStatus } from '../../../src/otlp/response.ts';
 import {
   BodyAbortedError,
@@ -26,29 +27,21 @@ import {
 } from 'tracepipe/receiverhelper';
 import type { Admission, BodyCoding } from 'tracepipe/receiverhelper';
 import type { ComponentDescription, ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
+import type { RequestContext } from '../../../src/pipeline/data.ts';
 import { errorMessage, isPermanent, isThrottle } from '../../../src/pipeline/errors.ts';
 import type { ThrottleError } from '../../../src/pipeline/errors.ts';
 import type { OtlpReceiverConfig } from './config.ts';
+import { OtlpGrpcServer } from './grpc-server.ts';
+import { GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE, Refusal } from './internal/refusal.ts';
 import { SUPPORTED_CONTENT_TYPES, encodingOf } from './internal/media.ts';
 import type { ReceiverMetrics } from './internal/metrics.ts';
 import { receiverMetrics } from './internal/metrics.ts';
 import { resolveRequestContext } from './internal/request-context.ts';
 
-/** Retry-After for retryable failures that carry no delay of their own, in seconds. */
-const DEFAULT_RETRY_AFTER_S = 1;
+/** Retry delay for retryable failures that carry no delay of their own, in ms. */
+const DEFAULT_RETRY_AFTER_MS = 1000;
 /** At most one log line per this interval about refused spans; the metric counts every one. */
 const REJECTION_LOG_INTERVAL_MS = 10_000;
-
-/** An answer chosen before or instead of the pipeline: status, message and extra headers. */
-class HttpAnswer extends Error {
-  constructor(
-    readonly statusCode: number,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-}
 
 /** What the journal keeps of a request besides its (decompressed) body. */
 interface JournaledRequest {
@@ -62,8 +55,11 @@ export class OtlpReceiver implements Receiver {
   private readonly intake: DurableIntake<'spans', JournaledRequest>;
   private readonly metrics: ReceiverMetrics;
   private rejectionLog = { at: 0, spans: 0, requests: 0 };
+  private grpc?: OtlpGrpcServer;
   /** The port actually bound (differs from the config's when it is 0). */
   port?: number;
+  /** The OTLP/gRPC port actually bound, when gRPC is enabled. */
+  grpcPort?: number;
 
   constructor(
     private readonly settings: ComponentSettings,
@@ -141,12 +137,46 @@ export class OtlpReceiver implements Receiver {
       { address: `${config.host}:${this.port}`, path: config.traces_path },
       'Receiving OTLP traces.',
     );
+    const grpc = config.protocols.grpc;
+    if (grpc.enabled) {
+      const { host } = this.settings;
+      this.grpc = new OtlpGrpcServer({
+        host: grpc.host,
+        port: grpc.port,
+        maxMessageBytes: grpc.max_message_bytes,
+        tls: grpc.tls && {
+          cert_file: host.resolvePath(grpc.tls.cert_file),
+          key_file: host.resolvePath(grpc.tls.key_file),
+          ...(grpc.tls.client_ca_file ? { client_ca_file: host.resolvePath(grpc.tls.client_ca_file) } : {}),
+        },
+        logger: this.settings.telemetry.logger,
+        exportRequest: (body, headers) => this.exportGrpc(body, headers),
+      });
+      try {
+        this.grpcPort = await this.grpc.start();
+      } catch (error) {
+        throw new Error(`cannot listen for OTLP/gRPC on ${grpc.host}:${grpc.port}: ${errorMessage(error)}`, {
+          cause: error,
+        });
+      }
+      this.settings.telemetry.logger.info(
+        { address: `${grpc.host}:${this.grpcPort}`, tls: grpc.tls !== undefined },
+        'Receiving OTLP traces over gRPC.',
+      );
+    }
   }
 
   describe(): ComponentDescription {
     const { config } = this;
     if (this.port === undefined) return {};
     const endpoints = [{ url: listenerUrl(config.host, this.port, config.traces_path), purpose: 'OTLP/HTTP traces' }];
+    if (this.grpcPort !== undefined) {
+      const grpc = config.protocols.grpc;
+      const url = listenerUrl(grpc.host, this.grpcPort, '')
+        .replace(/\/$/, '')
+        .replace(/^http:/, grpc.tls ? 'https:' : 'http:');
+      endpoints.push({ url, purpose: 'OTLP/gRPC traces' });
+    }
     if (config.metrics.enabled) {
       endpoints.push({ url: listenerUrl(config.host, this.port, config.metrics.path), purpose: 'Prometheus metrics' });
     }
@@ -159,6 +189,10 @@ export class OtlpReceiver implements Receiver {
   async shutdown(deadline: number): Promise<void> {
     const app = this.app;
     this.app = undefined;
+    const grpc = this.grpc;
+    this.grpc = undefined;
+    // Calls in flight finish (until the deadline) before the journal closes.
+    await grpc?.shutdown(deadline);
     if (!app) {
       await this.intake.shutdown();
       return;
@@ -189,25 +223,15 @@ export class OtlpReceiver implements Receiver {
     // Errors are answered in the request's encoding when it has a supported one, else in JSON.
     const answerEncoding = encoding ?? 'json';
     try {
-      const context = resolveRequestContext(request.headers, {
-        apiKey: this.config.api_key,
-        project: this.config.project,
-        receiver: this.settings.id,
-      });
-      if (context.apiKey === undefined && this.config.require_api_key) {
-        throw new HttpAnswer(401, 'missing API key: send it in the X-API-Key header (or configure a default api_key)');
-      }
+      const context = this.requestContext(request.headers);
       if (encoding === undefined) {
         const got = contentType === undefined ? 'no Content-Type' : `Content-Type ${JSON.stringify(contentType)}`;
-        throw new HttpAnswer(
-          415,
-          `unsupported media type: got ${got}; use one of ${SUPPORTED_CONTENT_TYPES.join(', ')}`,
-        );
+        throw new Refusal(415, `unsupported media type: got ${got}; use one of ${SUPPORTED_CONTENT_TYPES.join(', ')}`);
       }
       const contentEncoding = request.headers['content-encoding'];
       const coding = codingOf(contentEncoding);
       if (coding === undefined) {
-        throw new HttpAnswer(
+        throw new Refusal(
           415,
           `unsupported Content-Encoding ${JSON.stringify(contentEncoding)}; use one of ${SUPPORTED_CODINGS.join(', ')}`,
         );
@@ -215,12 +239,10 @@ export class OtlpReceiver implements Receiver {
       const declaredLength = Number(request.headers['content-length'] ?? 0);
       if (declaredLength > this.config.max_body_bytes) {
         // Answer before reading: the connection is closed rather than drained.
-        throw new HttpAnswer(
+        throw new Refusal(
           413,
           `request body of ${declaredLength} bytes exceeds the ${this.config.max_body_bytes}-byte limit`,
-          {
-            connection: 'close',
-          },
+          { closeConnection: true },
         );
       }
       // Room in the memory bound is taken before the body is read: under overload a request is
@@ -235,20 +257,60 @@ export class OtlpReceiver implements Receiver {
         admission.abandon();
         throw error;
       }
-      const partial =
-        decoded.rejected > 0
-          ? { rejectedSpans: decoded.rejected, errorMessage: decoded.errorMessage ?? '' }
-          : undefined;
       this.metrics.request(encoding, 200);
       return reply
         .code(200)
         .header('content-type', CONTENT_TYPES[encoding])
-        .send(encodeExportResponse(encoding, partial));
+        .send(encodeExportResponse(encoding, partialSuccess(decoded)));
     } catch (error) {
-      if (error instanceof HttpAnswer)
-        return this.sendStatus(reply, answerEncoding, error.statusCode, error.message, error.headers);
+      if (error instanceof Refusal)
+        return this.sendStatus(reply, answerEncoding, error.statusCode, error.message, error.httpHeaders());
       throw error;
     }
+  }
+
+  /**
+   * One OTLP/gRPC `TraceService/Export` call: its protobuf request as received (gRPC has already
+   * decompressed it within `max_message_bytes`) and its metadata as headers. Resolves with the
+   * ExportTraceServiceResponse once the pipeline has the spans; throws a Refusal otherwise.
+   */
+  async exportGrpc(body: Buffer, headers: IncomingHttpHeaders): Promise<Buffer> {
+    try {
+      const state = this.settings.host.state();
+      if (state === 'draining' || state === 'stopped') {
+        throw new Refusal(503, 'the service is shutting down, retry later', { retryAfterMs: DEFAULT_RETRY_AFTER_MS });
+      }
+      const context = this.requestContext(headers);
+      const admission = this.admit(body.length);
+      let decoded: DecodedTraceRequest;
+      try {
+        decoded = await this.deliver('protobuf', body, context, admission);
+      } catch (error) {
+        admission.abandon();
+        throw error;
+      }
+      this.metrics.request('grpc', 200);
+      return encodeExportResponse('protobuf', partialSuccess(decoded));
+    } catch (error) {
+      this.metrics.request('grpc', error instanceof Refusal ? error.statusCode : 500);
+      throw error;
+    }
+  }
+
+  /** Who a request is for (its headers, else the defaults); a Refusal (401) when a key is required and missing. */
+  private requestContext(headers: IncomingHttpHeaders): RequestContext {
+    const context = resolveRequestContext(headers, {
+      apiKey: this.config.api_key,
+      project: this.config.project,
+      receiver: this.settings.id,
+    });
+    if (context.apiKey === undefined && this.config.require_api_key) {
+      throw new Refusal(
+        401,
+        'missing API key: send it in the X-API-Key header or x-api-key metadata (or configure a default api_key)',
+      );
+    }
+    return context;
   }
 
   private async readBody(request: FastifyRequest, coding: BodyCoding, admission: Admission): Promise<Buffer> {
@@ -261,9 +323,9 @@ export class OtlpReceiver implements Receiver {
       });
     } catch (error) {
       if (isThrottle(error)) throw pipelineFull(error);
-      if (error instanceof BodyTooLargeError) throw new HttpAnswer(413, error.message, { connection: 'close' });
-      if (error instanceof BodyCodingError) throw new HttpAnswer(400, error.message);
-      if (error instanceof BodyAbortedError) throw new HttpAnswer(400, error.message, { connection: 'close' });
+      if (error instanceof BodyTooLargeError) throw new Refusal(413, error.message, { closeConnection: true });
+      if (error instanceof BodyCodingError) throw new Refusal(400, error.message);
+      if (error instanceof BodyAbortedError) throw new Refusal(400, error.message, { closeConnection: true });
       throw error;
     }
   }
@@ -274,10 +336,10 @@ export class OtlpReceiver implements Receiver {
     } catch (error) {
       const what = encoding === 'json' ? 'JSON' : 'protobuf';
       if (error instanceof OtlpDecodeError)
-        throw new HttpAnswer(400, `malformed ${what} ExportTraceServiceRequest: ${error.message}`);
+        throw new Refusal(400, `malformed ${what} ExportTraceServiceRequest: ${error.message}`);
       // JSON.parse nests by recursion: absurdly deep input overflows the stack, which is still bad input.
       if (error instanceof RangeError)
-        throw new HttpAnswer(400, `malformed ${what} ExportTraceServiceRequest: nested too deeply`);
+        throw new Refusal(400, `malformed ${what} ExportTraceServiceRequest: nested too deeply`);
       throw error;
     }
   }
@@ -316,15 +378,18 @@ export class OtlpReceiver implements Receiver {
       return decoded!;
     } catch (error) {
       // A malformed body (400) or an unsupported field.
-      if (error instanceof HttpAnswer) throw error;
+      if (error instanceof Refusal) throw error;
       const message = errorMessage(error);
       if (error instanceof IntakeUnavailableError) {
-        throw new HttpAnswer(503, `the proxy cannot store the request now, retry later: ${message}`, {
-          'retry-after': String(retryAfterSeconds(error.retryAfterMs)),
+        throw new Refusal(503, `the proxy cannot store the request now, retry later: ${message}`, {
+          retryAfterMs: error.retryAfterMs,
+          // At its cap the journal is a resource used up (OTLP/gRPC: RESOURCE_EXHAUSTED, retryable
+          // because retry info comes with it); a failing disk is the service being unavailable.
+          grpcCode: error.reason === 'journal_full' ? GRPC_RESOURCE_EXHAUSTED : GRPC_UNAVAILABLE,
         });
       }
-      if (error instanceof JournalRecordTooLargeError) throw new HttpAnswer(413, message);
-      if (isPermanent(error)) throw new HttpAnswer(400, `the pipeline refused the data: ${message}`);
+      if (error instanceof JournalRecordTooLargeError) throw new Refusal(413, message);
+      if (isPermanent(error)) throw new Refusal(400, `the pipeline refused the data: ${message}`);
       if (isThrottle(error)) throw pipelineFull(error);
       // Anything unclassified counts as retryable: only PermanentError is a refusal of the data
       // (docs/writing-a-plugin.md, "consume(batch, context)").
@@ -332,8 +397,8 @@ export class OtlpReceiver implements Receiver {
         { err: error },
         'The pipeline failed to take a request; the client was asked to retry.',
       );
-      throw new HttpAnswer(503, `the pipeline is unavailable, retry later: ${message}`, {
-        'retry-after': String(DEFAULT_RETRY_AFTER_S),
+      throw new Refusal(503, `the pipeline is unavailable, retry later: ${message}`, {
+        retryAfterMs: DEFAULT_RETRY_AFTER_MS,
       });
     }
   }
@@ -368,13 +433,16 @@ export class OtlpReceiver implements Receiver {
   }
 }
 
-/** The 429 answer to a ThrottleError: the client retries after the error's delay. */
-function pipelineFull(error: ThrottleError): HttpAnswer {
-  return new HttpAnswer(429, `the pipeline is full, retry later: ${errorMessage(error)}`, {
-    'retry-after': String(retryAfterSeconds(error.retryAfterMs)),
-  });
+/** The partial success an export answer reports, when spans were rejected. */
+function partialSuccess(decoded: DecodedTraceRequest): PartialSuccess | undefined {
+  return decoded.rejected > 0
+    ? { rejectedSpans: decoded.rejected, errorMessage: decoded.errorMessage ?? '' }
+    : undefined;
 }
 
-function retryAfterSeconds(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
+/** The 429 answer to a ThrottleError: the client retries after the error's delay. */
+function pipelineFull(error: ThrottleError): Refusal {
+  return new Refusal(429, `the pipeline is full, retry later: ${errorMessage(error)}`, {
+    retryAfterMs: error.retryAfterMs,
+  });
 }

@@ -6,7 +6,7 @@ import type { ComponentMeter } from '../../../../src/telemetry/component.ts';
 export function receiverMetrics(meter: ComponentMeter) {
   const requests = meter.counter({
     name: 'tracepipe_otlp_receiver_requests_total',
-    help: 'OTLP export requests answered, by request encoding and HTTP status.',
+    help: 'OTLP export requests answered, by request encoding (`grpc` for OTLP/gRPC) and HTTP status (for gRPC, the HTTP status OTLP pairs with the gRPC code).',
     labelNames: ['encoding', 'status_code'],
   });
   return {

@@ -1,0 +1,187 @@
+// The `otlp` receiver's gRPC listener: `opentelemetry.proto.collector.trace.v1.TraceService/Export`
+// on @grpc/grpc-js. It is transport only. A request's bytes are kept as received — the method is
+// declared with pass-through (de)serializers, so no protobuf runtime decodes them here — and handed
+// with the call's metadata to the receiver, which journals, decodes and delivers them exactly as it
+// does an OTLP/HTTP protobuf body. What comes back is the encoded ExportTraceServiceResponse, or a
+// refusal that this module turns into a gRPC status, with google.rpc.RetryInfo in
+// `grpc-status-details-bin` when the client may retry (the OTLP specification's "retryable
+// RESOURCE_EXHAUSTED" and "UNAVAILABLE"). gzip and deflate request compression, and the size limit
+// after decompression, are grpc-js's own.
+
+import { readFile } from 'node:fs/promises';
+import type { IncomingHttpHeaders } from 'node:http';
+import * as grpc from '@grpc/grpc-js';
+import { errorMessage } from 'tracepipe/plugin';
+import type { TelemetrySettings } from 'tracepipe/plugin';
+import { Refusal } from './internal/refusal.ts';
+
+export const EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
+
+const identity = (bytes: Buffer): Buffer => bytes;
+
+/** The TraceService with its one method; requests and responses stay encoded protobuf bytes. */
+const traceService: grpc.ServiceDefinition = {
+  Export: {
+    path: EXPORT_PATH,
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  },
+};
+
+export interface GrpcTls {
+  readonly cert_file: string;
+  readonly key_file: string;
+  /** Set: clients must present a certificate signed by this CA (mutual TLS). */
+  readonly client_ca_file?: string;
+}
+
+export interface GrpcServerOptions {
+  readonly host: string;
+  readonly port: number;
+  /** Largest request message, after decompression; larger ones get RESOURCE_EXHAUSTED from grpc-js. */
+  readonly maxMessageBytes: number;
+  /** Paths already resolved; undefined: plaintext. */
+  readonly tls?: GrpcTls;
+  readonly logger: TelemetrySettings['logger'];
+  /** Takes one request: resolves with the response bytes, or rejects (a Refusal, or a failure of ours). */
+  readonly exportRequest: (body: Buffer, headers: IncomingHttpHeaders) => Promise<Buffer>;
+}
+
+export class OtlpGrpcServer {
+  private server?: grpc.Server;
+  /** The port bound (differs from the configured one when that is 0). */
+  port?: number;
+
+  constructor(private readonly options: GrpcServerOptions) {}
+
+  async start(): Promise<number> {
+    const { options } = this;
+    const server = new grpc.Server({
+      'grpc.max_receive_message_length': options.maxMessageBytes,
+      // The answers are tiny; this only keeps a bug from sending a huge one.
+      'grpc.max_send_message_length': 4 * 1024 * 1024,
+    });
+    server.addService(traceService, {
+      Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) =>
+        void this.handle(call, callback),
+    });
+    const credentials = await this.credentials();
+    const address = `${options.host.includes(':') ? `[${options.host}]` : options.host}:${options.port}`;
+    this.port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(address, credentials, (error, port) => (error ? reject(error) : resolve(port))),
+    );
+    this.server = server;
+    return this.port;
+  }
+
+  /** Stops taking calls and waits for those in flight until the deadline; then cuts them. */
+  async shutdown(deadline: number): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      timer = setTimeout(
+        () => {
+          server.forceShutdown();
+          resolve();
+        },
+        Math.max(0, deadline - Date.now()),
+      );
+      server.tryShutdown(() => resolve());
+    });
+    clearTimeout(timer);
+  }
+
+  private async credentials(): Promise<grpc.ServerCredentials> {
+    const { tls } = this.options;
+    if (!tls) return grpc.ServerCredentials.createInsecure();
+    const [cert, key, ca] = await Promise.all([
+      readFile(tls.cert_file),
+      readFile(tls.key_file),
+      tls.client_ca_file ? readFile(tls.client_ca_file) : undefined,
+    ]);
+    return grpc.ServerCredentials.createSsl(ca ?? null, [{ cert_chain: cert, private_key: key }], ca !== undefined);
+  }
+
+  private async handle(call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) {
+    try {
+      callback(null, await this.options.exportRequest(call.request, metadataHeaders(call.metadata)));
+    } catch (error) {
+      if (error instanceof Refusal) {
+        callback(grpcStatus(error.grpcCode, error.message, error.retryAfterMs));
+        return;
+      }
+      this.options.logger.error({ err: error, method: EXPORT_PATH }, 'Request failed.');
+      callback(grpcStatus(grpc.status.INTERNAL, errorMessage(error)));
+    }
+  }
+}
+
+/**
+ * The call's metadata as the HTTP headers the receiver reads (`x-api-key`, `service-project`):
+ * gRPC metadata keys are lower-case header names already. Binary (`-bin`) entries are left out.
+ */
+function metadataHeaders(metadata: grpc.Metadata): IncomingHttpHeaders {
+  const headers: IncomingHttpHeaders = {};
+  for (const [key, value] of Object.entries(metadata.getMap())) {
+    if (typeof value === 'string') headers[key] = value;
+  }
+  return headers;
+}
+
+function grpcStatus(code: grpc.status, message: string, retryAfterMs?: number): Partial<grpc.StatusObject> {
+  const metadata = new grpc.Metadata();
+  if (retryAfterMs !== undefined)
+    metadata.set('grpc-status-details-bin', encodeStatusWithRetryInfo(code, message, retryAfterMs));
+  return { code, details: message, metadata };
+}
+
+/**
+ * google.rpc.Status { code, message, details: [Any(google.rpc.RetryInfo { retry_delay })] }, the
+ * `grpc-status-details-bin` trailer that tells OTLP/gRPC clients how long to wait. Written by hand:
+ * three nested messages of one to three fields each do not justify a protobuf runtime and its
+ * generated code (the request path has none either).
+ */
+export function encodeStatusWithRetryInfo(code: number, message: string, retryAfterMs: number): Buffer {
+  const seconds = Math.floor(retryAfterMs / 1000);
+  const nanos = (retryAfterMs % 1000) * 1_000_000;
+  const duration = Buffer.concat([
+    seconds > 0 ? Buffer.concat([tag(1, 0), varint(seconds)]) : Buffer.alloc(0),
+    nanos > 0 ? Buffer.concat([tag(2, 0), varint(nanos)]) : Buffer.alloc(0),
+  ]);
+  const retryInfo = lengthDelimited(1, duration);
+  const any = Buffer.concat([
+    lengthDelimited(1, Buffer.from('type.googleapis.com/google.rpc.RetryInfo')),
+    lengthDelimited(2, retryInfo),
+  ]);
+  return Buffer.concat([
+    tag(1, 0),
+    varint(code),
+    lengthDelimited(2, Buffer.from(message, 'utf8')),
+    lengthDelimited(3, any),
+  ]);
+}
+
+function tag(field: number, wireType: number): Buffer {
+  return varint((field << 3) | wireType);
+}
+
+function varint(value: number): Buffer {
+  const bytes: number[] = [];
+  let rest = value;
+  while (rest >= 0x80) {
+    bytes.push((rest % 0x80) | 0x80);
+    rest = Math.floor(rest / 0x80);
+  }
+  bytes.push(rest);
+  return Buffer.from(bytes);
+}
+
+function lengthDelimited(field: number, bytes: Buffer): Buffer {
+  return Buffer.concat([tag(field, 2), varint(bytes.length), bytes]);
+}
