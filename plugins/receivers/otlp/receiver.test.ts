@@ -865,6 +865,18 @@ describe('otlp receiver: CORS', () => {
 
 describe('otlp receiver: factory', () => {
   it('declares its listen address so two receivers on one port are caught before start', () => {
-    assert.deepEqual(otlpReceiverFactory.listenAddresses({ host: '0.0.0.0', port: 4318 } as never), ['0.0.0.0:4318']);
+    const grpc = { enabled: false, host: '0.0.0.0', port: 4317 };
+    assert.deepEqual(
+      otlpReceiverFactory.listenAddresses({ host: '0.0.0.0', port: 4318, protocols: { grpc } } as never),
+      ['0.0.0.0:4318'],
+    );
+    assert.deepEqual(
+      otlpReceiverFactory.listenAddresses({
+        host: '0.0.0.0',
+        port: 4318,
+        protocols: { grpc: { ...grpc, enabled: true } },
+      } as never),
+      ['0.0.0.0:4318', '0.0.0.0:4317'],
+    );
   });
 });

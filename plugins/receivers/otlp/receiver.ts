@@ -223,7 +223,7 @@ export class OtlpReceiver implements Receiver {
     // Errors are answered in the request's encoding when it has a supported one, else in JSON.
     const answerEncoding = encoding ?? 'json';
     try {
-      const context = this.requestContext(request.headers);
+      const context = this.requestContext(request.headers, 'X-API-Key header');
       if (encoding === undefined) {
         const got = contentType === undefined ? 'no Content-Type' : `Content-Type ${JSON.stringify(contentType)}`;
         throw new Refusal(415, `unsupported media type: got ${got}; use one of ${SUPPORTED_CONTENT_TYPES.join(', ')}`);
@@ -280,7 +280,7 @@ export class OtlpReceiver implements Receiver {
       if (state === 'draining' || state === 'stopped') {
         throw new Refusal(503, 'the service is shutting down, retry later', { retryAfterMs: DEFAULT_RETRY_AFTER_MS });
       }
-      const context = this.requestContext(headers);
+      const context = this.requestContext(headers, 'x-api-key metadata');
       const admission = this.admit(body.length);
       let decoded: DecodedTraceRequest;
       try {
@@ -298,17 +298,14 @@ export class OtlpReceiver implements Receiver {
   }
 
   /** Who a request is for (its headers, else the defaults); a Refusal (401) when a key is required and missing. */
-  private requestContext(headers: IncomingHttpHeaders): RequestContext {
+  private requestContext(headers: IncomingHttpHeaders, keyCarrier: string): RequestContext {
     const context = resolveRequestContext(headers, {
       apiKey: this.config.api_key,
       project: this.config.project,
       receiver: this.settings.id,
     });
     if (context.apiKey === undefined && this.config.require_api_key) {
-      throw new Refusal(
-        401,
-        'missing API key: send it in the X-API-Key header or x-api-key metadata (or configure a default api_key)',
-      );
+      throw new Refusal(401, `missing API key: send it in the ${keyCarrier} (or configure a default api_key)`);
     }
     return context;
   }
