@@ -8,7 +8,9 @@
 #
 # The runtime image holds what `npm pack` ships (dist/, bin/, configs/, docs/, the example graphs)
 # installed as a dependency of /app with production dependencies only, at the versions of
-# package-lock.json — the same layout test/package.test.ts builds and starts.
+# package-lock.json — the same layout test/package.test.ts builds and starts — minus what no
+# program reads at run time (scripts/container/prune-runtime.sh). test/container/ runs the built
+# image; scripts/container/build.sh builds it where no container registry is reachable.
 
 ARG NODE_VERSION=20
 
@@ -21,17 +23,28 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY package.json package-lock.json ./
-# Everything, devDependencies included: tsc builds dist/ when packing. No install scripts here:
-# the addons are built once, for /app, below.
+# Everything, devDependencies included: tsc builds dist/ when packing. No install scripts here;
+# the next step builds the native addons on their own.
 RUN npm ci --ignore-scripts --no-audit --no-fund
+# The native addons, built (or fetched prebuilt) here: this layer and the one above depend on the
+# lock file alone, so a rebuild of the image after a change of the sources reuses them.
+RUN npm rebuild better-sqlite3 zstd-napi
 COPY . .
-RUN npm pack --pack-destination /tmp/pack
+RUN mkdir -p /tmp/pack && npm pack --pack-destination /tmp/pack
 # /app depends on the tarball (kept there, so that an image built FROM this one can `npm install`
 # plugins into /app); its lock is package-lock.json's production entries (scripts/app-lock.mjs).
+# The packages come from npm's cache (filled by `npm ci` above); the addons' compiled .node files
+# are copied from /src rather than built again. Then what no program reads at run time goes
+# (scripts/container/prune-runtime.sh: source maps, declarations, test suites, addon sources).
 RUN mkdir -p /app && cp /tmp/pack/tracepipe-*.tgz /app/ \
  && node scripts/app-lock.mjs /app /app/tracepipe-*.tgz \
  && cd /app \
- && npm ci --omit=dev --no-audit --no-fund
+ && npm ci --omit=dev --ignore-scripts --offline --no-audit --no-fund \
+ && for addon in better-sqlite3 zstd-napi; do \
+      mkdir -p node_modules/$addon/build/Release \
+      && cp /src/node_modules/$addon/build/Release/*.node node_modules/$addon/build/Release/; \
+    done \
+ && sh /src/scripts/container/prune-runtime.sh /app/node_modules
 
 # ---- runtime ----
 FROM node:${NODE_VERSION}-bookworm-slim

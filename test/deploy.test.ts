@@ -1,10 +1,15 @@
 // The deployment examples agree with what tracepipe does: probes on /live and /ready, a grace
 // period longer than preStop plus the shutdown timeout, the data directory on a volume, and the
-// image's own entry point (no npm or npx in between).
+// image's own entry point (no npm or npx in between). And every Kubernetes manifest is valid
+// against the Kubernetes API's schemas (kubernetes-models: the OpenAPI schemas of the API objects,
+// compiled to validators): field types, required fields and enumerated values.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { Service as ServiceModel } from 'kubernetes-models/v1/Service';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import { parse, parseAllDocuments } from 'yaml';
 
 // The parts of the manifests these tests read, typed as Kubernetes and Compose define them.
@@ -142,5 +147,38 @@ describe('deploy/gateway/kubernetes.yaml', () => {
       assert.ok(mount, `${name}: no volume mounted at ${dataDir}`);
       assert.ok(set.spec.volumeClaimTemplates.some((c) => c.metadata.name === mount.name));
     }
+  });
+});
+
+describe('the Kubernetes manifests, against the API schemas', () => {
+  // The kinds the manifests use; a manifest of another kind fails here until it is added.
+  const models: Record<string, new (data: never) => { validate(): void }> = {
+    'apps/v1/Deployment': Deployment,
+    'apps/v1/StatefulSet': StatefulSet,
+    'v1/Service': ServiceModel,
+  };
+  for (const path of ['deploy/kubernetes/deployment.yaml', 'deploy/gateway/kubernetes.yaml']) {
+    it(`${path}: every document is a valid API object`, () => {
+      const documents = parseAllDocuments(readFileSync(new URL(`../${path}`, import.meta.url), 'utf8'));
+      assert.ok(documents.length > 0);
+      for (const document of documents) {
+        assert.deepEqual(document.errors, []);
+        const object = document.toJS() as { apiVersion: string; kind: string; metadata: Named };
+        const Model = models[`${object.apiVersion}/${object.kind}`];
+        assert.ok(Model, `${path}: no schema for ${object.apiVersion} ${object.kind}`);
+        assert.doesNotThrow(() => new Model(object as never).validate(), `${object.kind} ${object.metadata.name}`);
+      }
+    });
+  }
+
+  it('the validator rejects what the API server would (a port as a string, a container without a name)', () => {
+    const deployment = read<Workload & { apiVersion: string }>('deploy/kubernetes/deployment.yaml');
+    const broken = structuredClone(deployment) as unknown as {
+      spec: { template: { spec: { containers: Record<string, unknown>[] } } };
+    };
+    broken.spec.template.spec.containers[1]!.ports = [{ name: 'otlp-http', containerPort: '4318' }];
+    assert.throws(() => new Deployment(broken as never).validate(), /containerPort must be integer/);
+    delete broken.spec.template.spec.containers[0]!.name;
+    assert.throws(() => new Deployment(broken as never).validate(), /containers\/0 must have required property name/);
   });
 });
