@@ -228,6 +228,47 @@ describe('genai: tree facts across batches', () => {
     });
   });
 
+  it('reads the same system instructions and tool schemas in every span that repeats them (parsed once, shared)', async () => {
+    const { processor, sink } = create();
+    const instructions = JSON.stringify([
+      { type: 'text', content: 'Be brief. ' },
+      { type: 'image', uri: 'https://example.com/logo.png' },
+    ]);
+    const schema = '{"type":"function","function":{"name":"search"}}';
+    const spans = ['1111111111111111', '2222222222222222', '3333333333333333'].map((spanId, n) =>
+      span({
+        spanId,
+        attributes: [
+          str('gen_ai.operation.name', 'chat'),
+          str('gen_ai.system_instructions', n === 2 ? 'Plain text instructions.' : instructions),
+          str('gen_ai.input.messages', JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: `q${n}` }] }])),
+          str('llm.tools.0.tool.json_schema', schema),
+          str('llm.tools.1.tool.json_schema', 'not json'),
+        ],
+      }),
+    );
+    await processor.consume(batchOf(spans[0]!), CONTEXT);
+    await processor.consume(batchOf(spans[1]!, spans[2]!), CONTEXT);
+    const runs = [...runsOf(sink, 0).runs, ...runsOf(sink, 1).runs];
+    const system = {
+      role: 'system',
+      content: [
+        { type: 'text', text: 'Be brief. ' },
+        { type: 'image', uri: 'https://example.com/logo.png' },
+      ],
+    };
+    for (const [n, run] of runs.entries()) {
+      assert.deepEqual(run.inputs, {
+        messages: [
+          n === 2 ? { role: 'system', content: 'Plain text instructions.' } : system,
+          { role: 'user', content: `q${n}` },
+        ],
+      });
+      assert.deepEqual((run.extra!.invocation_params as { tools: unknown }).tools, [JSON.parse(schema), 'not json']);
+    }
+    assert.equal(JSON.stringify(runs[0]!.inputs).replace('q0', 'q1'), JSON.stringify(runs[1]!.inputs));
+  });
+
   it('passes a downstream throttle error back to the caller', async () => {
     const { processor, sink } = create();
     sink.fail = () => new ThrottleError('full', 1000);

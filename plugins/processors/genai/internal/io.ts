@@ -2,6 +2,7 @@
 // messages before free text. See the README's mapping tables for the full precedence.
 
 import type { RunType } from '../../../../src/model/runs.ts';
+import { SharedJsonCache } from '../../../../src/model/shared-json.ts';
 import type { AttributeMap } from './attributes.ts';
 import { isPlainObject, objectOf, parseJson } from './attributes.ts';
 import type { EventFacts } from './events.ts';
@@ -60,18 +61,43 @@ export function inputsOf(attributes: AttributeMap, events: EventFacts, runType: 
 }
 
 function inputMessagesOf(attributes: AttributeMap, events: EventFacts): Message[] | undefined {
-  const system = systemInstructions(parseMaybeJson(attributes.json('gen_ai.system_instructions')));
-  const otel = otelMessages(parseMaybeJson(attributes.json('gen_ai.input.messages')));
-  const candidates: (Message[] | undefined)[] = [
-    otel,
-    events.inputMessages.length > 0 ? events.inputMessages : undefined,
-    indexedMessages(attributes, 'gen_ai.prompt'),
-    indexedMessages(attributes, 'llm.input_messages'),
-    vercelMessages(parseMaybeJson(attributes.json('ai.prompt.messages'))),
-  ];
-  const found = candidates.find((messages) => messages !== undefined && messages.length > 0);
+  const system = systemInstructions(systemInstructionsJson(attributes));
+  const found = firstInputMessages(attributes, events);
   if (system) return [system, ...(found ?? [])];
   return found;
+}
+
+// Each convention's input messages, in order of precedence; the first non-empty list wins. Read one
+// after the other rather than all first: a span that carries more than one convention (the Vercel
+// AI SDK's provider calls with `gen_ai.*` as well) had every one of them parsed and built.
+function firstInputMessages(attributes: AttributeMap, events: EventFacts): Message[] | undefined {
+  const otel = otelMessages(parseMaybeJson(attributes.json('gen_ai.input.messages')));
+  if (otel !== undefined && otel.length > 0) return otel;
+  if (events.inputMessages.length > 0) return events.inputMessages;
+  const traceloop = indexedMessages(attributes, 'gen_ai.prompt');
+  if (traceloop.length > 0) return traceloop;
+  const openInference = indexedMessages(attributes, 'llm.input_messages');
+  if (openInference.length > 0) return openInference;
+  const vercel = vercelMessages(parseMaybeJson(attributes.json('ai.prompt.messages')));
+  return vercel !== undefined && vercel.length > 0 ? vercel : undefined;
+}
+
+// An application sends the same system instructions with every model call: parsed once per text
+// and shared (src/model/shared-json.ts), as tool definitions are.
+const systemInstructionTexts = new SharedJsonCache(256, 65_536);
+const parseList = (text: string) => {
+  const parsed = parseJson(text);
+  return Array.isArray(parsed) ? parsed : undefined;
+};
+
+/** `gen_ai.system_instructions` as parsed JSON (a list of parts), or its value as it is. */
+function systemInstructionsJson(attributes: AttributeMap): unknown {
+  const value = attributes.value('gen_ai.system_instructions');
+  if (value?.type === 'string') {
+    const parts = systemInstructionTexts.get(value.value, parseList);
+    if (parts !== undefined) return parts;
+  }
+  return parseMaybeJson(attributes.json('gen_ai.system_instructions'));
 }
 
 /** Vercel AI SDK `ai.prompt`: JSON `{system?, prompt?, messages?}`. */
