@@ -59,6 +59,7 @@ export class AssistantService {
       const graphDefaults = defaults.get(graphId);
       const assistantId = systemAssistantId(graphId);
       await this.storage.transaction(async (tx) => {
+        await tx.lockAssistant(assistantId);
         if (await tx.getAssistant(assistantId)) return;
         const now = isoNow();
         await tx.insertAssistant({
@@ -97,6 +98,7 @@ export class AssistantService {
     this.checkGraph(body.graph_id);
     const assistantId = body.assistant_id ?? uuid7();
     return this.storage.transaction(async (tx) => {
+      await tx.lockAssistant(assistantId);
       const existing = await tx.getAssistant(assistantId);
       if (existing) {
         if (options.visible && !options.visible(existing.metadata))
@@ -146,6 +148,7 @@ export class AssistantService {
     if (patch.graph_id !== undefined) this.checkGraph(patch.graph_id);
     const assistantId = this.resolveId(idOrGraph);
     return this.storage.transaction(async (tx) => {
+      await tx.lockAssistant(assistantId);
       const current = await tx.getAssistant(assistantId);
       if (!current || !matchesAuthFilters(current.metadata, options.visible))
         throw notFound(`Assistant ${idOrGraph} not found`);
@@ -175,6 +178,7 @@ export class AssistantService {
   async setLatest(idOrGraph: string, version: number): Promise<Assistant> {
     const assistantId = this.resolveId(idOrGraph);
     return this.storage.transaction(async (tx) => {
+      await tx.lockAssistant(assistantId);
       const current = await tx.getAssistant(assistantId);
       if (!current) throw notFound(`Assistant ${idOrGraph} not found`);
       const row = await tx.getAssistantVersion(assistantId, version);

@@ -1,14 +1,16 @@
 // The PostgreSQL storage (`pg`, one pool): the same contract as the embedded SQLite one, for
-// several server processes sharing one database. Transactions keep the contract's "as if one at a
-// time": every transaction, and every operation that writes, holds one transaction-scoped advisory
-// lock, so writers are serialised across processes while reads run freely (they see committed
-// data). Searches are single statements (`search-queries.ts`) answered from indexes: JSONB `@>`
+// several server processes sharing one database. There is no lock per database: a transaction is
+// "as if one at a time" per thread (and per assistant), because its first operation on a thread
+// takes a transaction-scoped advisory lock on that thread's id (`lock`), which another transaction
+// on the same thread waits for; transactions on other threads run side by side. Operations outside
+// a transaction are single statements (or a few that commit together): run claims are one
+// `UPDATE … FOR UPDATE SKIP LOCKED`, cron ticks and lease recovery conditional updates. Searches are single statements (`search-queries.ts`) answered from indexes: JSONB `@>`
 // on GIN, sort columns in byte order (`COLLATE "C"`), as the SQLite backend orders them.
 
 import pg from 'pg';
 import type { PoolClient } from 'pg';
 import type { CronQuery, CronRecord } from './crons.ts';
-import { RecordCodec, claimedRun, json, str } from './records.ts';
+import { RecordCodec, json, str } from './records.ts';
 import type { Row } from './records.ts';
 import {
   assistantSearch,
@@ -116,9 +118,12 @@ CREATE INDEX store_items_value ON store_items USING GIN (value jsonb_path_ops);
   },
 ];
 
-/** Advisory lock keys (any fixed numbers, the same in every process). */
+/** The migration lock's key (an advisory lock; any fixed number, the same in every process). */
 const MIGRATION_LOCK = 7_351_001;
-const WRITE_LOCK = 7_351_002;
+
+/** SQLSTATE of a transaction PostgreSQL ended to break a deadlock; it is run again, at most this often. */
+const DEADLOCK_DETECTED = '40P01';
+const DEADLOCK_ATTEMPTS = 5;
 
 /** Records to and from PostgreSQL's rows: `pg` parses JSONB columns and reads booleans as such. */
 const records = new RecordCodec({
@@ -128,26 +133,69 @@ const records = new RecordCodec({
   writeBool: (value) => value,
 });
 
-/** Runs statements: on one transaction's client, or each operation in a transaction of its own. */
-type Session = <T>(write: boolean, fn: (client: PoolClient) => Promise<T>) => Promise<T>;
+/**
+ * Runs statements: on one transaction's client, or on a pooled client, in a transaction of their
+ * own when `together` (several statements that must commit together) and on their own otherwise.
+ */
+type Session = <T>(together: boolean, fn: (client: PoolClient) => Promise<T>) => Promise<T>;
+
+/**
+ * The locks a transaction holds (advisory, released at its end), by key: `thread:<id>`,
+ * `assistant:<id>`. Outside a transaction there are none: each operation is one statement, or
+ * several committed together.
+ */
+type HeldLocks = Set<string>;
 
 class PostgresOps implements StorageOps {
-  constructor(private readonly session: Session) {}
+  constructor(
+    private readonly session: Session,
+    private readonly held?: HeldLocks,
+  ) {}
 
   private async rows(sql: string, params: unknown[] = []): Promise<Row[]> {
     return this.session(false, async (client) => (await client.query(sql, params)).rows as Row[]);
   }
 
+  /** Statements that commit together. */
   private write<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
     return this.session(true, fn);
   }
 
+  /** One statement, atomic on its own. */
+  private one<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.session(false, fn);
+  }
+
+  /**
+   * In a transaction, takes the lock `key` until the transaction ends (once: a transaction holds
+   * each lock at most once); outside one, nothing. This is what keeps a transaction "as if one at
+   * a time" for the thread (or assistant) it reads and then writes: another transaction on the
+   * same thread waits here, before its first read of it, and reads what this one committed.
+   * `shared`: readers that only need the row to stay (runs created for an assistant) share it.
+   */
+  private async lock(key: string, shared = false): Promise<void> {
+    if (!this.held || this.held.has(key) || (shared && this.held.has(`${key}#shared`))) return;
+    this.held.add(shared ? `${key}#shared` : key);
+    const take = shared ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+    await this.session(false, (client) => client.query(`SELECT ${take}(hashtextextended($1, 0))`, [key]));
+  }
+
+  private lockThread(threadId: string): Promise<void> {
+    return this.lock(`thread:${threadId}`);
+  }
+
+  async lockAssistant(assistantId: string): Promise<void> {
+    await this.lock(`assistant:${assistantId}`);
+  }
+
   async getAssistant(id: string): Promise<Assistant | undefined> {
+    await this.lock(`assistant:${id}`, true);
     const [row] = await this.rows('SELECT * FROM assistants WHERE assistant_id = $1', [id]);
     return row && records.toAssistant(row);
   }
 
   async insertAssistant(a: Assistant): Promise<void> {
+    await this.lockAssistant(a.assistant_id);
     await this.write(async (client) => {
       await client.query(
         `INSERT INTO assistants (assistant_id, graph_id, name, description, version, config, context, metadata, created_at, updated_at)
@@ -159,7 +207,8 @@ class PostgresOps implements StorageOps {
   }
 
   async updateAssistant(a: Assistant): Promise<void> {
-    await this.write((client) =>
+    await this.lockAssistant(a.assistant_id);
+    await this.one((client) =>
       client.query(
         `UPDATE assistants SET graph_id = $1, name = $2, description = $3, version = $4, config = $5, context = $6,
          metadata = $7, updated_at = $8 WHERE assistant_id = $9`,
@@ -169,7 +218,8 @@ class PostgresOps implements StorageOps {
   }
 
   async insertAssistantVersion(v: AssistantVersion): Promise<void> {
-    await this.write((client) => insertVersion(client, v));
+    await this.lockAssistant(v.assistant_id);
+    await this.one((client) => insertVersion(client, v));
   }
 
   async getAssistantVersion(id: string, version: number): Promise<AssistantVersion | undefined> {
@@ -181,6 +231,7 @@ class PostgresOps implements StorageOps {
   }
 
   async maxAssistantVersion(id: string): Promise<number> {
+    await this.lockAssistant(id);
     const [row] = await this.rows('SELECT MAX(version) AS v FROM assistant_versions WHERE assistant_id = $1', [id]);
     return Number(row?.v ?? 0);
   }
@@ -207,16 +258,19 @@ class PostgresOps implements StorageOps {
   }
 
   async deleteAssistant(id: string): Promise<boolean> {
+    await this.lockAssistant(id);
     return this.write((client) => deleteAssistant(client, id));
   }
 
   async getThread(id: string): Promise<Thread | undefined> {
+    await this.lockThread(id);
     const [row] = await this.rows('SELECT * FROM threads WHERE thread_id = $1', [id]);
     return row && records.toThread(row);
   }
 
   async insertThread(t: Thread): Promise<void> {
-    await this.write((client) =>
+    await this.lockThread(t.thread_id);
+    await this.one((client) =>
       client.query(
         `INSERT INTO threads (thread_id, created_at, updated_at, metadata, status, config, state_values, interrupts)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
@@ -226,7 +280,8 @@ class PostgresOps implements StorageOps {
   }
 
   async updateThread(t: Thread): Promise<void> {
-    await this.write((client) =>
+    await this.lockThread(t.thread_id);
+    await this.one((client) =>
       client.query(
         `UPDATE threads SET updated_at = $1, metadata = $2, status = $3, config = $4, state_values = $5, interrupts = $6
          WHERE thread_id = $7`,
@@ -236,6 +291,7 @@ class PostgresOps implements StorageOps {
   }
 
   async deleteThread(id: string): Promise<boolean> {
+    await this.lockThread(id);
     return this.write(async (client) => {
       await client.query('DELETE FROM runs WHERE thread_id = $1', [id]);
       await client.query('DELETE FROM crons WHERE thread_id = $1', [id]);
@@ -255,11 +311,16 @@ class PostgresOps implements StorageOps {
 
   async getRun(id: string): Promise<RunRecord | undefined> {
     const [row] = await this.rows('SELECT * FROM runs WHERE run_id = $1', [id]);
-    return row && records.toRun(row);
+    if (!row || !this.held || this.held.has(`thread:${String(row.thread_id)}`)) return row && records.toRun(row);
+    // In a transaction, the run is read again once its thread is locked: what was read before
+    // may have been changed by the transaction that held the lock.
+    await this.lockThread(String(row.thread_id));
+    return this.getRun(id);
   }
 
   async insertRun(r: RunRecord): Promise<void> {
-    await this.write((client) =>
+    await this.lockThread(r.thread_id);
+    await this.one((client) =>
       client.query(
         `INSERT INTO runs (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
          multitask_strategy, error, attempt, temporary) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
@@ -269,7 +330,8 @@ class PostgresOps implements StorageOps {
   }
 
   async updateRun(r: RunRecord): Promise<void> {
-    await this.write((client) =>
+    await this.lockThread(r.thread_id);
+    await this.one((client) =>
       client.query(
         'UPDATE runs SET updated_at = $1, status = $2, metadata = $3, kwargs = $4, error = $5, attempt = $6 WHERE run_id = $7',
         records.runUpdate(r),
@@ -278,17 +340,19 @@ class PostgresOps implements StorageOps {
   }
 
   async deleteRun(id: string): Promise<boolean> {
-    return this.write(
+    return this.one(
       async (client) => ((await client.query('DELETE FROM runs WHERE run_id = $1', [id])).rowCount ?? 0) > 0,
     );
   }
 
   async listRuns(threadId: string, query: RunQuery): Promise<RunRecord[]> {
+    await this.lockThread(threadId);
     const { sql, params } = runSearch('postgres', threadId, query);
     return (await this.rows(sql, params)).map(records.toRun);
   }
 
   async inflightRuns(threadId: string): Promise<RunRecord[]> {
+    await this.lockThread(threadId);
     return (
       await this.rows("SELECT * FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq", [
         threadId,
@@ -302,36 +366,35 @@ class PostgresOps implements StorageOps {
     now: string,
     exclude: ReadonlySet<string>,
   ): Promise<RunRecord | undefined> {
-    // Under the write lock, so the check that the thread has no running run and the claim are one
-    // step (the lock serialises claimers already, so row locks such as `FOR UPDATE SKIP LOCKED`
-    // would add nothing); the lease is set by the same statement that claims.
-    return this.write(async (client) => {
-      const candidates = (
-        await client.query(
-          `SELECT * FROM runs r WHERE r.status = 'pending' AND r.created_at <= $1
-           AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'running')
-           AND NOT EXISTS (SELECT 1 FROM runs p WHERE p.thread_id = r.thread_id AND p.status = 'pending' AND p.seq < r.seq)
-           ORDER BY r.created_at, r.seq LIMIT 64`,
-          [now],
-        )
-      ).rows as Row[];
-      for (const row of candidates) {
-        if (exclude.has(String(row.run_id))) continue;
-        const run = claimedRun(records.toRun(row), now);
-        const taken = await client.query(
-          `UPDATE runs SET status = 'running', attempt = $1, updated_at = $2, lease_owner = $3, lease_expires_at = $4
-           WHERE run_id = $5 AND status = 'pending'`,
-          [run.attempt, now, owner, leaseExpiry(now, leaseMs), run.run_id],
-        );
-        if (taken.rowCount === 1) return run;
-      }
-      return undefined;
-    });
+    // One statement: the oldest due run whose thread has nothing running and no older pending run,
+    // locked with SKIP LOCKED so that concurrent claimers (in this process or others) each take a
+    // different row instead of queueing on the same one, and claimed by the same statement, with
+    // its lease. A claimer that read the thread before another claim committed still picks the
+    // same (oldest) run of it, which it then skips: a thread's runs start one at a time, in order.
+    const [row] = (
+      await this.one((client) =>
+        client.query(
+          `UPDATE runs SET status = 'running', attempt = attempt + 1, updated_at = $1, lease_owner = $2,
+             lease_expires_at = $3
+           WHERE seq = (
+             SELECT r.seq FROM runs r WHERE r.status = 'pending' AND r.created_at <= $1
+               AND NOT (r.run_id = ANY($4::text[]))
+               AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'running')
+               AND NOT EXISTS (SELECT 1 FROM runs p WHERE p.thread_id = r.thread_id AND p.status = 'pending'
+                 AND p.seq < r.seq)
+             ORDER BY r.created_at, r.seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+           AND status = 'pending'
+           RETURNING *`,
+          [now, owner, leaseExpiry(now, leaseMs), [...exclude]],
+        ),
+      )
+    ).rows as Row[];
+    return row && records.toRun(row);
   }
 
   async renewLeases(owner: string, runIds: readonly string[], leaseMs: number, now: string): Promise<string[]> {
     if (runIds.length === 0) return [];
-    const renewed = await this.write(
+    const renewed = await this.one(
       async (client) =>
         (
           await client.query(
@@ -350,9 +413,10 @@ class PostgresOps implements StorageOps {
     error: { error: string; message: string },
     options: { everyLease?: boolean } = {},
   ): Promise<RunRecord[]> {
-    // One conditional update under the write lock: of several processes, one settles each run.
+    // One conditional update: of several processes, one settles each run (a second updater waits
+    // for the first's row lock, then finds the run no longer running).
     const expired = options.everyLease ? '' : 'AND (lease_expires_at IS NULL OR lease_expires_at <= $3)';
-    const rows = await this.write(
+    const rows = await this.one(
       async (client) =>
         (
           await client.query(
@@ -401,7 +465,7 @@ class PostgresOps implements StorageOps {
   }
 
   async insertCron(c: CronRecord): Promise<void> {
-    await this.write((client) =>
+    await this.one((client) =>
       client.query(
         `INSERT INTO crons (cron_id, assistant_id, thread_id, on_run_completed, end_time, schedule, timezone,
          created_at, updated_at, user_id, payload, next_run_date, metadata, enabled, auth)
@@ -412,7 +476,7 @@ class PostgresOps implements StorageOps {
   }
 
   async updateCron(c: CronRecord): Promise<void> {
-    await this.write((client) =>
+    await this.one((client) =>
       client.query(
         `UPDATE crons SET assistant_id = $1, thread_id = $2, on_run_completed = $3, end_time = $4, schedule = $5,
          timezone = $6, updated_at = $7, user_id = $8, payload = $9, next_run_date = $10, metadata = $11, enabled = $12,
@@ -423,7 +487,7 @@ class PostgresOps implements StorageOps {
   }
 
   async deleteCron(id: string): Promise<boolean> {
-    return this.write(
+    return this.one(
       async (client) => ((await client.query('DELETE FROM crons WHERE cron_id = $1', [id])).rowCount ?? 0) > 0,
     );
   }
@@ -451,7 +515,7 @@ class PostgresOps implements StorageOps {
   }
 
   async claimCronTick(id: string, expected: string, next: string | null, now: string): Promise<boolean> {
-    return this.write(
+    return this.one(
       async (client) =>
         (
           await client.query(
@@ -479,14 +543,12 @@ async function deleteAssistant(client: PoolClient, id: string): Promise<boolean>
 }
 
 /**
- * Runs `fn` in a transaction on `client` (holding the write lock when `write`). A failed ROLLBACK
- * (the connection is gone) does not hide the error that caused it: it marks the client broken,
- * so that `release` drops it from the pool.
+ * Runs `fn` in a transaction on `client`. A failed ROLLBACK (the connection is gone) does not hide
+ * the error that caused it: it marks the client broken, so that `release` drops it from the pool.
  */
-async function inTransaction<T>(client: PoolClient, write: boolean, fn: () => Promise<T>): Promise<T> {
+async function inTransaction<T>(client: PoolClient, fn: () => Promise<T>): Promise<T> {
   await client.query('BEGIN');
   try {
-    if (write) await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
     const result = await fn();
     await client.query('COMMIT');
     return result;
@@ -537,7 +599,7 @@ export async function migratePostgres(pool: pg.Pool): Promise<number[]> {
   return withMigrationLock(pool, async () => {
     const client = await pool.connect();
     try {
-      return await inTransaction(client, false, async () => {
+      return await inTransaction(client, async () => {
         await client.query(
           'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
         );
@@ -605,22 +667,29 @@ export function createPostgresPool(connectionString: string, options: PostgresPo
  */
 export async function postgresStorageOnPool(pool: pg.Pool): Promise<Storage> {
   await migratePostgres(pool);
-  const outside: Session = async (write, fn) => {
+  const outside: Session = async (together, fn) => {
     const client = await pool.connect();
     try {
-      // Reads are single statements and need no transaction of their own.
-      return write ? await inTransaction(client, true, () => fn(client)) : await fn(client);
+      // A single statement commits on its own: no BEGIN and COMMIT round trips around it.
+      return together ? await inTransaction(client, () => fn(client)) : await fn(client);
     } finally {
       brokenClients.release(client);
     }
   };
   return composeStorage(new PostgresOps(outside), {
     transaction: async (fn) => {
-      const client = await pool.connect();
-      try {
-        return await inTransaction(client, true, () => fn(new PostgresOps(async (_write, body) => body(client))));
-      } finally {
-        brokenClients.release(client);
+      for (let attempt = 1; ; attempt++) {
+        const client = await pool.connect();
+        try {
+          const inside: Session = async (_together, body) => body(client);
+          return await inTransaction(client, () => fn(new PostgresOps(inside, new Set())));
+        } catch (error) {
+          // Two transactions that lock two threads in opposite orders: PostgreSQL ends one of them
+          // (deadlock_detected), which then runs again from the start, as if it had come second.
+          if ((error as { code?: unknown }).code !== DEADLOCK_DETECTED || attempt >= DEADLOCK_ATTEMPTS) throw error;
+        } finally {
+          brokenClients.release(client);
+        }
       }
     },
     close: async () => undefined,

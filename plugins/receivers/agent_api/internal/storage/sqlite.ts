@@ -127,6 +127,9 @@ CREATE INDEX runs_lease ON runs (status, lease_expires_at);
 
 /** The operations, synchronous (crons in `SqliteCronOps`); `openSqliteStorage` serialises access. */
 class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
+  /** SQLite runs one transaction at a time: nothing more to lock. */
+  lockAssistant(): void {}
+
   searchCrons(query: CronQuery): Page<CronRecord> {
     return this.page(cronSearch('sqlite', query), records.toCron);
   }

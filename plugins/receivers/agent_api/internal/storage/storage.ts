@@ -149,6 +149,13 @@ export interface RunQuery {
  * back as `undefined`.
  */
 export interface StorageOps {
+  /**
+   * Inside `Storage.transaction`, makes the transaction's changes to the assistant "as if one at a
+   * time" with every other transaction's: call it before the first read of an assistant that the
+   * transaction then writes (its versions included). Threads need no call: a transaction's first
+   * operation on a thread does the same for the thread. Outside a transaction: nothing.
+   */
+  lockAssistant(assistantId: string): Promise<void>;
   getAssistant(assistantId: string): Promise<Assistant | undefined>;
   /** Inserts the assistant and its version row `assistant.version`. */
   insertAssistant(assistant: Assistant): Promise<void>;
@@ -260,6 +267,12 @@ export interface Storage extends StorageOps {
    * slipping in between (SQLite runs them one at a time; a networked backend must lock or retry to
    * keep this). Inside `fn`, use `tx` only: the storage's own operations run outside the
    * transaction, and with SQLite wait until it ends.
+   *
+   * "One at a time" holds per thread and per assistant, not per database: SQLite runs every
+   * transaction alone; PostgreSQL locks each thread a transaction touches, from its first operation
+   * on it, and each assistant it names with `lockAssistant`. A transaction may therefore run again
+   * from the start when two of them wait for each other (a deadlock PostgreSQL breaks), so `fn`
+   * must do nothing but storage operations and what follows from them.
    */
   transaction<T>(fn: (tx: StorageOps) => Promise<T>): Promise<T>;
   /** Closes the database. Idempotent. */
@@ -277,6 +290,7 @@ export function leaseExpiry(now: string, leaseMs: number): string {
 
 /** Every operation of `StorageOps` by name, so that implementations bind them in one place. */
 export const STORAGE_OPERATIONS = [
+  'lockAssistant',
   'getAssistant',
   'insertAssistant',
   'updateAssistant',
