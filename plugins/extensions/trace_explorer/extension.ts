@@ -39,6 +39,7 @@ import { Pricer } from './internal/pricing.ts';
 
 const STATIC_DIR = fileURLToPath(new URL('./internal/static/', import.meta.url));
 const OPENAPI = fileURLToPath(new URL('./openapi.json', import.meta.url));
+const UPLOT_CSS = readFileSync(fileURLToPath(import.meta.resolve('uplot/dist/uPlot.min.css')), 'utf8');
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 export class TraceExplorer implements Extension, TraceViewer {
@@ -214,7 +215,11 @@ export class TraceExplorer implements Extension, TraceViewer {
         securityHeaders(reply, csp);
         return payload;
       });
-      await registerBrowserModules(ui, '/ui');
+      // uPlot draws the monitoring charts: its ES module and stylesheet from node_modules.
+      await registerBrowserModules(ui, '/ui', { 'uplot.mjs': 'uplot/dist/uPlot.esm.js' });
+      ui.get('/ui/vendor/uplot.css', async (_request, reply) =>
+        reply.header('cache-control', 'no-cache').type('text/css; charset=utf-8').send(UPLOT_CSS),
+      );
       await ui.register(fastifyStatic, {
         root: STATIC_DIR,
         prefix: '/ui/static/',
@@ -229,6 +234,9 @@ export class TraceExplorer implements Extension, TraceViewer {
         reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(indexHtml);
       ui.get('/ui/traces', page);
       ui.get('/ui/traces/:traceId', page);
+      ui.get('/ui/monitor', page);
+      ui.get('/ui/threads', page);
+      ui.get('/ui/threads/:threadId', page);
       ui.get('/ui', async (_request, reply) => reply.redirect('/ui/traces'));
       ui.get('/ui/', async (_request, reply) => reply.redirect('/ui/traces'));
       ui.get('/', async (_request, reply) => reply.redirect('/ui/traces'));

@@ -18,6 +18,9 @@
  * @property {number} completion_tokens
  * @property {number} total_tokens
  * @property {number | null} cost
+ * @property {CostSource | null} cost_source
+ * @property {string | null} model
+ * @property {string | null} thread_id
  * @property {string[]} tags
  * @property {Record<string, unknown>} metadata
  * @property {string | null} input_preview
@@ -45,6 +48,60 @@
  * @property {number} completion_tokens
  * @property {number} total_tokens
  * @property {number | null} cost
+ * @property {CostSource | null} cost_source
+ */
+
+/**
+ * Where a cost comes from.
+ * @typedef {object} CostSource
+ * @property {'reported' | 'configured' | 'price_table' | 'mixed'} kind
+ * @property {string} label
+ * @property {string | null} as_of
+ * @property {string | null} url
+ */
+
+/**
+ * A conversation.
+ * @typedef {object} ThreadSummary
+ * @property {string} thread_id
+ * @property {string} project
+ * @property {number} turns
+ * @property {string} start_time
+ * @property {string} last_time
+ * @property {number} error_turns
+ * @property {number} total_tokens
+ * @property {number} duration_ms
+ * @property {number | null} cost
+ * @property {CostSource | null} cost_source
+ * @property {string | null} input_preview
+ * @property {string | null} output_preview
+ */
+
+/**
+ * One series of `GET /api/stats`: an array per figure, one value per bucket.
+ * @typedef {object} StatsSeries
+ * @property {string | null} group
+ * @property {number[]} traces
+ * @property {number[]} errors
+ * @property {(number | null)[]} error_rate
+ * @property {(number | null)[]} latency_p50_ms
+ * @property {(number | null)[]} latency_p95_ms
+ * @property {(number | null)[]} latency_p99_ms
+ * @property {number[]} total_tokens
+ * @property {number[]} cost
+ * @property {number[]} unpriced_tokens
+ */
+
+/**
+ * @typedef {object} Stats
+ * @property {string} start_time
+ * @property {string} end_time
+ * @property {number} bucket_ms
+ * @property {string | null} group_by
+ * @property {string[]} times
+ * @property {StatsSeries[]} series
+ * @property {number} series_left_out
+ * @property {(CostSource | null)[]} cost_sources
  */
 
 /**
@@ -75,3 +132,32 @@ export const listProjects = () => get('/api/projects');
 
 /** @returns {Promise<{ studio_url: string | null }>} */
 export const getConfig = () => get('/api/config');
+
+/**
+ * @param {URLSearchParams} params
+ * @returns {Promise<Stats>}
+ */
+export const getStats = (params) => get(`/api/stats?${params}`);
+
+/**
+ * @param {URLSearchParams} params
+ * @returns {Promise<{ threads: ThreadSummary[], next_cursor: string | null }>}
+ */
+export const listThreads = (params) => get(`/api/threads?${params}`);
+
+/**
+ * @param {string} threadId
+ * @returns {Promise<{ thread: ThreadSummary, turns: TraceSummary[] }>}
+ */
+export const getThread = (threadId) => get(`/api/threads/${encodeURIComponent(threadId)}`);
+
+/** @param {string} traceId */
+export const traceExportUrl = (traceId) => `/api/traces/${encodeURIComponent(traceId)}/export`;
+
+/** @param {URLSearchParams} params The list's API query. */
+export const listExportUrl = (params) => {
+  const query = new URLSearchParams(params);
+  query.delete('cursor');
+  query.delete('limit');
+  return `/api/export${String(query) ? `?${query}` : ''}`;
+};

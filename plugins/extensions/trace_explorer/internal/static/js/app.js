@@ -2,25 +2,36 @@
 // The explorer's shell and routing. URLs are real paths, so every trace and run has one to share:
 //   /ui/traces?<filters>                 the trace list
 //   /ui/traces/<trace_id>[?run=<run_id>]  one trace, with a run selected
+//   /ui/monitor?<range, bucket, split>     charts over time
+//   /ui/threads, /ui/threads/<thread_id>   conversations, and one turn by turn
 // Links are handled here with history.pushState; the back button works.
 
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '@tracepipe/webui/html.js';
+import { MonitorPage } from './monitor.js';
+import { ThreadPage, ThreadsPage } from './threads.js';
 import { TracePage } from './trace.js';
 import { TracesPage } from './traces.js';
 
 /**
  * @typedef {object} Route
- * @property {'traces' | 'trace'} page
+ * @property {'traces' | 'trace' | 'monitor' | 'threads' | 'thread'} page
  * @property {string} [traceId]
+ * @property {string} [threadId]
  * @property {URLSearchParams} params
  */
 
 /** @returns {Route} */
 function currentRoute() {
-  const match = /^\/ui\/traces\/([^/]+)\/?$/.exec(location.pathname);
+  const path = location.pathname;
   const params = new URLSearchParams(location.search);
-  return match ? { page: 'trace', traceId: decodeURIComponent(match[1]), params } : { page: 'traces', params };
+  const trace = /^\/ui\/traces\/([^/]+)\/?$/.exec(path);
+  if (trace) return { page: 'trace', traceId: decodeURIComponent(trace[1]), params };
+  const thread = /^\/ui\/threads\/([^/]+)\/?$/.exec(path);
+  if (thread) return { page: 'thread', threadId: decodeURIComponent(thread[1]), params };
+  if (/^\/ui\/threads\/?$/.test(path)) return { page: 'threads', params };
+  if (/^\/ui\/monitor\/?$/.test(path)) return { page: 'monitor', params };
+  return { page: 'traces', params };
 }
 
 /**
@@ -54,6 +65,10 @@ export const href = {
   /** @param {string} traceId @param {string} [runId] */
   trace: (traceId, runId) =>
     `/ui/traces/${encodeURIComponent(traceId)}${runId ? `?run=${encodeURIComponent(runId)}` : ''}`,
+  threads: () => '/ui/threads',
+  /** @param {string} threadId */
+  thread: (threadId) => `/ui/threads/${encodeURIComponent(threadId)}`,
+  monitor: () => '/ui/monitor',
 };
 
 export function App() {
@@ -72,13 +87,23 @@ export function App() {
       <a class="skip-link" href="#main">Skip to content</a>
       <header class="topbar">
         <span class="brand">tracepipe <span class="brand-sub">traces</span></span>
-        <nav aria-label="Main"><a href=${href.traces()} aria-current=${route.page === 'traces' ? 'page' : undefined}>Traces</a></nav>
+        <nav aria-label="Main">
+          <a href=${href.traces()} aria-current=${route.page === 'traces' ? 'page' : undefined}>Traces</a>
+          <a href=${href.threads()} aria-current=${route.page === 'threads' ? 'page' : undefined}>Threads</a>
+          <a href=${href.monitor()} aria-current=${route.page === 'monitor' ? 'page' : undefined}>Monitoring</a>
+        </nav>
       </header>
       <main id="main" tabindex="-1">
         ${
           route.page === 'trace'
             ? html`<${TracePage} key=${route.traceId} traceId=${/** @type {string} */ (route.traceId)} runId=${route.params.get('run') ?? undefined} />`
-            : html`<${TracesPage} params=${route.params} />`
+            : route.page === 'thread'
+              ? html`<${ThreadPage} key=${route.threadId} threadId=${/** @type {string} */ (route.threadId)} />`
+              : route.page === 'threads'
+                ? html`<${ThreadsPage} params=${route.params} />`
+                : route.page === 'monitor'
+                  ? html`<${MonitorPage} params=${route.params} />`
+                  : html`<${TracesPage} params=${route.params} />`
         }
       </main>
     </div>`;

@@ -21,3 +21,13 @@ export function formatCost(cost) {
   if (cost === null || cost === undefined) return '—';
   return cost < 0.01 ? `$${cost.toFixed(5)}` : `$${cost.toFixed(3)}`;
 }
+
+/**
+ * Where a cost comes from, for a tooltip or a note beside the figure.
+ * @param {import('./api.js').CostSource | null | undefined} source
+ * @returns {string}
+ */
+export function costSourceText(source) {
+  if (!source) return '';
+  return source.as_of ? `${source.label} (prices of ${source.as_of})` : source.label;
+}

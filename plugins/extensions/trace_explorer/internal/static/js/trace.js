@@ -10,9 +10,9 @@ import { ChatView } from '@tracepipe/webui/chat.js';
 import { formatTime } from '@tracepipe/webui/format.js';
 import { html } from '@tracepipe/webui/html.js';
 import { chatOf } from '@tracepipe/webui/messages.js';
-import { getConfig, getTrace } from './api.js';
+import { getConfig, getTrace, traceExportUrl } from './api.js';
 import { href, navigate } from './app.js';
-import { formatCost, formatDuration } from './format.js';
+import { costSourceText, formatCost, formatDuration } from './format.js';
 import { studioLink } from './studio-link.js';
 
 /** @typedef {import('./api.js').RunRecord} RunRecord */
@@ -108,13 +108,13 @@ export function TracePage({ traceId, runId }) {
   const studio = studioLink(t.metadata, studioUrl);
   return html`
     <section class="page trace-page" aria-labelledby="trace-title">
-      <p class="crumbs"><a href=${href.traces()}>← Traces</a>${studio && html` · <a href=${studio} data-testid="studio-link">Open in studio</a>`}</p>
+      <p class="crumbs"><a href=${href.traces()}>← Traces</a>${t.thread_id && html` · <a href=${href.thread(t.thread_id)}>Thread</a>`}${studio && html` · <a href=${studio} data-testid="studio-link">Open in studio</a>`} · <a href=${traceExportUrl(t.trace_id)} download>Download JSON</a></p>
       <h1 id="trace-title">${t.name ?? '(root not received)'} <span class=${`status status-${t.status}`}>${t.status}</span></h1>
       <dl class="facts inline">
         <dt>Start</dt><dd>${formatTime(t.start_time)}</dd>
         <dt>Latency</dt><dd>${formatDuration(t.duration_ms)}</dd>
         <dt>Tokens</dt><dd>${t.total_tokens} (${t.prompt_tokens} in, ${t.completion_tokens} out)</dd>
-        <dt>Cost</dt><dd>${formatCost(t.cost)}</dd>
+        <dt>Cost</dt><dd data-testid="trace-cost">${formatCost(t.cost)}${t.cost_source && html` <span class="muted small">${costSourceText(t.cost_source)}</span>`}</dd>
         <dt>Runs</dt><dd>${t.run_count}</dd>
         <dt>Project</dt><dd>${t.project}</dd>
         <dt>Trace</dt><dd><code>${t.trace_id}</code></dd>
@@ -171,7 +171,7 @@ function RunPanel({ run }) {
         <dt>Type</dt><dd>${run.run_type}</dd>
         <dt>Latency</dt><dd>${formatDuration(run.duration_ms)}</dd>
         ${run.total_tokens > 0 && html`<dt>Tokens</dt><dd data-testid="run-tokens">${run.total_tokens} (${run.prompt_tokens} in, ${run.completion_tokens} out)</dd>`}
-        ${run.cost !== null && html`<dt>Cost</dt><dd>${formatCost(run.cost)}</dd>`}
+        ${run.cost !== null && html`<dt>Cost</dt><dd>${formatCost(run.cost)} <span class="muted small">${costSourceText(run.cost_source)}</span></dd>`}
         ${metadata?.ls_model_name && html`<dt>Model</dt><dd>${String(metadata.ls_model_name)}</dd>`}
         <dt>Start</dt><dd>${formatTime(run.start_time)}</dd>
         <dt>Run</dt><dd><code>${run.id}</code></dd>

@@ -7,9 +7,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { formatTime } from '@tracepipe/webui/format.js';
 import { html } from '@tracepipe/webui/html.js';
-import { listProjects, listTraces } from './api.js';
+import { listExportUrl, listProjects, listTraces } from './api.js';
 import { href, navigate } from './app.js';
-import { formatCost, formatDuration } from './format.js';
+import { costSourceText, formatCost, formatDuration } from './format.js';
 
 const REFRESH_MS = 2000;
 
@@ -184,14 +184,15 @@ export function TracesPage({ params }) {
                     <td class="num">${formatDuration(trace.duration_ms)}</td>
                     <td><span class=${`status status-${trace.status}`}>${trace.status}</span>${trace.error_count > 0 && trace.status !== 'error' ? html` <span class="status status-error">${trace.error_count} failed</span>` : ''}</td>
                     <td class="num">${trace.total_tokens || '—'}</td>
-                    <td class="num">${formatCost(trace.cost)}</td>
+                    <td class="num" title=${costSourceText(trace.cost_source)}>${formatCost(trace.cost)}</td>
                     <td class="num">${trace.run_count}</td>
                   </tr>`,
                 )}
               </tbody>
             </table>
           </div>
-          ${cursor && html`<button type="button" class="secondary" onClick=${loadMore}>Load more</button>`}`
+          ${cursor && html`<button type="button" class="secondary" onClick=${loadMore}>Load more</button>`}
+          <p class="muted small"><a href=${listExportUrl(traceQuery(params))} download>Download these traces as JSON</a> (up to 1000)</p>`
       }
     </section>`;
 }
