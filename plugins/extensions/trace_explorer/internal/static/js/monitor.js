@@ -165,7 +165,7 @@ export function MonitorPage({ params }) {
           <dt>Failed</dt><dd>${errors}${traces > 0 ? ` (${((errors / traces) * 100).toFixed(1)}%)` : ''}</dd>
           <dt>Tokens</dt><dd>${sum((s) => s.total_tokens)}</dd>
           <dt>Cost</dt><dd>${formatCost(sum((s) => s.cost))}</dd>
-          <dt>Bucket</dt><dd>${formatDuration(stats.bucket_ms)}</dd>
+          <dt>Bucket</dt><dd>${bucketLabel(stats.bucket_ms)}</dd>
         </dl>
         ${stats.series_left_out > 0 && html`<p class="muted small">${stats.series_left_out} smaller series are not drawn.</p>`}
         <div class="charts">
@@ -204,6 +204,17 @@ export function MonitorPage({ params }) {
         </div>`
       }
     </section>`;
+}
+
+/**
+ * A bucket width as people write it: 1m, 15m, 6h, 1d.
+ * @param {number} ms
+ */
+export function bucketLabel(ms) {
+  if (ms % 86_400_000 === 0) return `${ms / 86_400_000}d`;
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  return `${ms / 1000}s`;
 }
 
 /**
@@ -279,7 +290,7 @@ function Chart({ title, testId, stats, format, lines, onPick, children }) {
   }, [stats, lines.map((l) => l.label).join('\n')]);
   return html`<figure class="chart" data-testid=${testId}>
     <figcaption>${title}</figcaption>
-    <div ref=${box} role="img" aria-label=${`${title} per ${formatDuration(stats.bucket_ms)}; click a point for its traces`}></div>
+    <div ref=${box} role="img" aria-label=${`${title} per ${bucketLabel(stats.bucket_ms)}; click a point for its traces`}></div>
     ${children}
   </figure>`;
 }
