@@ -137,12 +137,11 @@ service:
     await eventually(async () => assert.equal(await page.locator('.chart canvas').count(), 5));
     assert.match(await page.getByTestId('monitor-totals').innerText(), /Traces\s*7/);
     assert.match(await page.getByTestId('cost-sources').innerText(), /genai-prices [\d.]+: OpenAI gpt 4o mini/);
-    const drawn = await page.locator('[data-testid="chart-traces"] canvas').evaluate((canvas: HTMLCanvasElement) =>
-      canvas
-        .getContext('2d')!
-        .getImageData(0, 0, canvas.width, canvas.height)
-        .data.some((v) => v !== 0),
-    );
+    // (A string: this file is typed without the DOM.)
+    const drawn = await page.evaluate(`(() => {
+      const canvas = document.querySelector('[data-testid="chart-traces"] canvas');
+      return canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data.some((v) => v !== 0);
+    })()`);
     assert.ok(drawn, 'the traces chart has pixels');
     await page.screenshot({ path: join(OUTPUT, 'explorer-monitor.png'), fullPage: true });
 
