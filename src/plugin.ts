@@ -27,7 +27,10 @@ export type {
   Receiver,
   ReceiverFactory,
   Stability,
+  TraceAccessCheck,
+  TraceAccessRefusal,
   TraceViewer,
+  TraceViewerGuard,
 } from './pipeline/component.ts';
 export { COMPONENT_KINDS, isTraceViewer } from './pipeline/component.ts';
 export type { ConfigOf, DeepReadonly } from './config/config-of.ts';

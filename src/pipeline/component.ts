@@ -88,6 +88,37 @@ export interface TraceViewer {
    * a viewer without it shows no such links.
    */
   linkStudio?(studioUrl: string | undefined): void;
+  /**
+   * Puts the viewer's data behind another component's authentication: called while the service
+   * is built (before anything starts) by a component whose clients' data the viewer shows (the
+   * agent server), so that the viewer knows from its own start that it is protected, and answers
+   * 503 until the guard is armed. Optional: a viewer without it has no data worth protecting.
+   */
+  guardWith?(owner: string): TraceViewerGuard;
+}
+
+/** Decides one request to a trace viewer: undefined lets it through, else the refusal to send. */
+export type TraceAccessCheck = (request: {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+}) => Promise<TraceAccessRefusal | undefined>;
+
+export interface TraceAccessRefusal {
+  readonly statusCode: number;
+  readonly code: string;
+  readonly message: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** The owner's side of `guardWith`. */
+export interface TraceViewerGuard {
+  /**
+   * The owner started: `check` decides every request from now on; `undefined` says the owner has
+   * no authentication, which throws (failing the owner's start) when the viewer is reachable from
+   * other machines and not configured `insecure`.
+   */
+  arm(check: TraceAccessCheck | undefined): void;
 }
 
 /** Whether a component offers `TraceViewer`. */

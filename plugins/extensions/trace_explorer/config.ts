@@ -20,6 +20,12 @@ export const configSchema = {
       description:
         'Extra `Host` names accepted while listening on loopback (a list or a comma-separated string); localhost, 127.0.0.1 and [::1] always are. Other names are refused (DNS rebinding).',
     },
+    insecure: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Serve every trace to anyone who can reach the listener. Without it, an explorer bound beyond loopback refuses to start unless an agent server in the same service protects it (its API keys or custom auth handler).',
+    },
     prices: {
       type: 'object',
       default: {},

@@ -22,6 +22,7 @@ import type {
   ComponentSettings,
   Extension,
   TraceViewer,
+  TraceViewerGuard,
 } from '../../../src/pipeline/component.ts';
 import { InvalidCursorError, InvalidTimeError, LocalTraceStore } from '../../exporters/local/store.ts';
 import type { TraceExplorerConfig } from './config.ts';
@@ -36,6 +37,7 @@ import {
 } from './internal/api.ts';
 import { parseStatsQuery, statsBody } from './internal/stats.ts';
 import { Pricer } from './internal/pricing.ts';
+import { ExplorerAccess } from './internal/access.ts';
 
 const STATIC_DIR = fileURLToPath(new URL('./internal/static/', import.meta.url));
 const OPENAPI = fileURLToPath(new URL('./openapi.json', import.meta.url));
@@ -49,6 +51,7 @@ export class TraceExplorer implements Extension, TraceViewer {
   private studioUrl?: string;
   private readonly path: string;
   private readonly pricer: Pricer;
+  private readonly access: ExplorerAccess;
   private backlogTimer?: NodeJS.Timeout;
   private stopped = false;
 
@@ -58,10 +61,12 @@ export class TraceExplorer implements Extension, TraceViewer {
   ) {
     this.path = config.path === ':memory:' ? config.path : settings.host.resolvePath(config.path);
     this.pricer = new Pricer(config.prices);
+    this.access = new ExplorerAccess(!LOOPBACK.has(config.host), config.insecure);
   }
 
   async start(_signal?: AbortSignal): Promise<void> {
     if (this.stopped || this.app) return;
+    this.access.checkStart(this.config.host);
     if (this.path !== ':memory:') await mkdir(dirname(this.path), { recursive: true });
     this.store = new LocalTraceStore(this.path);
     this.indexSearchBacklog();
@@ -73,6 +78,7 @@ export class TraceExplorer implements Extension, TraceViewer {
     });
     this.app = app;
     this.guardHost(app);
+    this.access.register(app);
     this.registerApi(app);
     await this.registerUi(app);
     const port = await listen(app, this.config.host, this.config.port);
@@ -99,6 +105,10 @@ export class TraceExplorer implements Extension, TraceViewer {
     if (!this.baseUrl) return undefined;
     const run = runId ? `?run=${encodeURIComponent(runId)}` : '';
     return `${this.baseUrl}/ui/traces/${encodeURIComponent(traceId)}${run}`;
+  }
+
+  guardWith(owner: string): TraceViewerGuard {
+    return this.access.guardWith(owner);
   }
 
   linkStudio(studioUrl: string | undefined): void {

@@ -18,7 +18,13 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer, listen, listenerUrl } from '../../../src/http/server.ts';
 import { isTraceViewer } from '../../../src/pipeline/component.ts';
-import type { ComponentDescription, ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
+import type {
+  ComponentDescription,
+  ComponentSettings,
+  Consumer,
+  Receiver,
+  TraceViewerGuard,
+} from '../../../src/pipeline/component.ts';
 import type { AgentApiConfig } from './config.ts';
 import { Crons } from './internal/crons/crons.ts';
 import { systemClock } from './internal/crons/schedule.ts';
@@ -32,10 +38,11 @@ import { GraphRegistry, parseGraphEnv, parseGraphSpecs } from './internal/graphs
 import { HeaderFilter } from './internal/domain/configurable-headers.ts';
 import { parseDeploymentHttp } from './internal/graphs/http-config.ts';
 import { AddressPolicy, webhookUrlProblem } from './internal/net/address-policy.ts';
-import { splitList } from './internal/auth/api-keys.ts';
+import { ApiKeys, splitList } from './internal/auth/api-keys.ts';
 import { CustomAuth, findAuthHandler } from './internal/auth/custom.ts';
 import { Access } from './internal/http/access.ts';
 import { agentApiPlugin } from './internal/http/app.ts';
+import { explorerAccessCheck } from './internal/http/explorer-access.ts';
 import { isLoopbackName, registerRequestGuard } from './internal/http/request-guard.ts';
 import type { AgentServices } from './internal/http/services.ts';
 import { normalizePrefix, registerUi } from './internal/ui/register.ts';
@@ -70,6 +77,8 @@ export class AgentApiReceiver implements Receiver {
   private stopWatching?: () => void;
   private unregisterSdkLogger?: () => void;
   private readonly tracingWarning: ThrottledWarning;
+  /** The trace viewers of the service, put behind this server's authentication. */
+  private readonly viewerGuards: TraceViewerGuard[] = [];
   /** What `describe()` reports, set once listening. */
   private started?: { database: string; graphs: GraphRegistry; auth: string; watching?: string };
   private cronScheduler?: CronScheduler;
@@ -85,6 +94,11 @@ export class AgentApiReceiver implements Receiver {
       settings.telemetry.logger,
       'Could not send the spans of a run; the run itself is unaffected.',
     );
+    // Trace viewers show this server's runs: they go behind its authentication from the start
+    // (armed in start(), once the keys and the custom handler are loaded).
+    for (const extension of settings.host.getExtensions().values()) {
+      if (isTraceViewer(extension) && extension.guardWith) this.viewerGuards.push(extension.guardWith(settings.id));
+    }
   }
 
   /** The cron scheduler (after `start`): `tick()` starts the due crons' runs now. */
@@ -119,6 +133,9 @@ export class AgentApiReceiver implements Receiver {
     const graphs = await GraphRegistry.load(parseGraphSpecs(graphInput, baseDir));
     const authSpec = findAuthHandler({ ...graphInput, authPath: config.auth.path }, baseDir);
     const customAuth = authSpec ? await CustomAuth.load(authSpec) : undefined;
+    // Before anything is opened: an exposed explorer that this server cannot protect stops the start.
+    const viewerCheck = explorerAccessCheck(new ApiKeys(splitList(config.auth.api_keys)), customAuth);
+    for (const guard of this.viewerGuards) guard.arm(viewerCheck);
     const deploymentHttp = parseDeploymentHttp(graphInput, baseDir);
     const headerFilter = new HeaderFilter(deploymentHttp.configurableHeaders);
     const webhookPolicy = AddressPolicy.fromAllowList(config.webhooks.allow);

@@ -82,8 +82,15 @@ function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** What `toFetchRequest` reads of a request (a Fastify request has it). */
+export interface RequestHead {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+}
+
 /** A WHATWG Request with the method, URL and headers of the incoming one (no body), for `authenticate`. */
-function toFetchRequest(request: FastifyRequest): Request {
+export function toFetchRequest(request: RequestHead): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) {
     if (value === undefined) continue;

@@ -2,18 +2,19 @@
 // user-a`); threads, assistants and crons are stamped with their writer as `owner` on every create
 // and update and filtered by it; store items live in namespaces that hold the user's name. The
 // handler never checks what a write leaves behind: the server must hold every write to the
-// filter it returned. Not an auth scheme to copy.
+// filter it returned. `Bearer operator` may read the trace explorer. Not an auth scheme to copy.
 
 import { Auth, HTTPException } from '@langchain/langgraph-sdk/auth';
 
-const USERS = new Set(['user-a', 'user-b']);
+const USERS = new Set(['user-a', 'user-b', 'operator']);
 
 export const auth = new Auth()
   .authenticate(async (request) => {
     const authorization = request.headers.get('Authorization') ?? '';
     const name = authorization.toLowerCase().startsWith('bearer ') ? authorization.slice(7) : '';
     if (!USERS.has(name)) throw new HTTPException(401, { message: 'Could not validate credentials' });
-    return { identity: name, permissions: ['read', 'write'] };
+    // The operator may read traces in the trace explorer; the users may not.
+    return { identity: name, permissions: name === 'operator' ? ['traces:read'] : ['read', 'write'] };
   })
   .on(['threads', 'assistants', 'crons'], ({ action, value, user }) => {
     if (action === 'create' || action === 'update' || action === 'create_run') {

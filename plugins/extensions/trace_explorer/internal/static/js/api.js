@@ -109,10 +109,44 @@
  * @returns {Promise<any>}
  */
 async function get(path) {
-  const response = await fetch(path, { headers: { accept: 'application/json' } });
+  const sent = sessionStorage.getItem(KEY_ITEM);
+  let response = await fetch(path, { headers: requestHeaders() });
+  // Protected by the agent server's auth: ask once for a key, keep it for this tab, and retry
+  // (calls made meanwhile retry with the key the first one was given).
+  if (response.status === 401 && (sessionStorage.getItem(KEY_ITEM) !== sent || askForKey()))
+    response = await fetch(path, { headers: requestHeaders() });
   const body = await response.json().catch(() => ({}));
   if (!response.ok) throw new Error(body?.message ?? `${response.status} ${response.statusText}`);
   return body;
+}
+
+// The key lives in sessionStorage: it survives reloads of the tab, is gone with the tab, is not
+// shared with other tabs and never written to disk (as the agent server's web interface keeps it).
+const KEY_ITEM = 'tracepipe.explorer.key';
+/** Asked at most once per page load: a dismissed prompt is not asked again on every call. */
+let asked = false;
+
+/** @returns {Record<string, string>} */
+function requestHeaders() {
+  /** @type {Record<string, string>} */
+  const headers = { accept: 'application/json' };
+  const key = sessionStorage.getItem(KEY_ITEM);
+  // A value starting with "Bearer " is a custom auth handler's token; anything else an API key.
+  if (key && /^bearer /i.test(key)) headers.authorization = key;
+  else if (key) headers['x-api-key'] = key;
+  return headers;
+}
+
+/** Prompts for a key after a 401; whether one was given. */
+function askForKey() {
+  if (asked) return false;
+  asked = true;
+  const key = window.prompt(
+    'These traces are protected by the agent server. Enter its API key (X-Api-Key), or "Bearer <token>" for its custom auth handler:',
+  );
+  if (!key?.trim()) return false;
+  sessionStorage.setItem(KEY_ITEM, key.trim());
+  return true;
 }
 
 /**
