@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { calcPrice } from '@pydantic/genai-prices';
 import type { Run } from '../../../src/model/runs.ts';
 import { makeRun } from '../../../src/testkit/runs.ts';
 import { LocalTraceStore } from '../../exporters/local/store.ts';
@@ -108,6 +109,32 @@ describe('prices', () => {
     // A provider name the table does not know does not prevent the match by model.
     close(pricer.price('gpt-4o-mini', 'my-gateway', usage(150, 34), at(0))!.cost, mini.cost, 'unknown provider');
     assert.equal(pricer.price('no-such-model-anywhere', undefined, usage(10, 10), at(0)), undefined);
+  });
+
+  it("multiplies a flat-priced model's rates to the same figures as the table's own calculation", () => {
+    const pricer = new Pricer({});
+    const models = [
+      ['gpt-4o-mini', 'openai'],
+      ['claude-sonnet-4-20250514', 'anthropic'],
+      ['gemini-2.0-flash', 'google'],
+      ['gpt-4o', undefined],
+    ] as const;
+    let seed = 7;
+    const next = (max: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % max;
+    for (let i = 0; i < 200; i++) {
+      const [model, provider] = models[i % models.length]!;
+      const input = next(20_000);
+      const cached = i % 3 === 0 ? next(input + 1) : 0;
+      const written = i % 5 === 0 ? next(input - cached + 1) : 0;
+      const output = next(5000);
+      const quote = pricer.price(model, provider, usage(input, output, cached, written), at(0))!;
+      const table = calcPrice(
+        { input_tokens: input, output_tokens: output, cache_read_tokens: cached, cache_write_tokens: written },
+        model,
+        { ...(provider ? { providerId: provider } : {}), timestamp: new Date('2026-01-01T00:00:00Z') },
+      )!;
+      assert.ok(Math.abs(quote.cost - table.total_price) < 1e-12, `${model} ${input}/${cached}/${written}/${output}`);
+    }
   });
 
   it('lets configured prices win over the table, and costs the app reports win over both', () => {
