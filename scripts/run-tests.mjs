@@ -2,9 +2,11 @@
 // Runs every test file (`*.test.ts` under test/, plugins/, examples/ and src/) with node's test
 // runner, compiling TypeScript with tsx. Extra arguments are passed to `node --test` (for example
 // `--test-name-pattern=batch`); file arguments narrow the run to those files.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { reapMarked } from './leftover-processes.mjs';
 
 const roots = ['src', 'plugins', 'examples', 'test'];
 function find(dir) {
@@ -26,6 +28,11 @@ const targets = files.length > 0 ? files : roots.flatMap((root) => find(root)).s
 const env = { ...process.env };
 delete env.OPENAI_API_KEY;
 delete env.OPENAI_BASE_URL;
+// Every process the tests start inherits this mark, whatever process group it moves to: what is
+// still running after the run (a test that timed out, or a run interrupted) is found by it, killed
+// and reported. Tests kill their own processes' groups (src/testkit/processes.ts); this is the net.
+const MARK = `TRACEPIPE_TEST_RUN=${randomUUID()}`;
+env.TRACEPIPE_TEST_RUN = MARK.slice(MARK.indexOf('=') + 1);
 // Files run in parallel, each in its own process: they are independent (ports 0, temp dirs), and
 // most of their time is spent waiting on child processes and sockets. TEST_CONCURRENCY overrides.
 // The fault tests (test/faults/) run afterwards, one file at a time: each drives a real proxy at
@@ -38,10 +45,30 @@ const phases = [
   { files: targets.filter(isFaultTest), concurrency: '1' },
 ].filter((phase) => phase.files.length > 0);
 
+let interrupted = false;
+
+/** Runs one phase; resolves with its exit status. A SIGINT/SIGTERM to this runner ends it and what it started. */
+function runPhase(args) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { stdio: 'inherit', env });
+    const interrupt = (signal) => {
+      interrupted = true;
+      child.kill(signal);
+      void reapMarked(MARK, 3_000).then(() => process.exit(130));
+    };
+    process.once('SIGINT', interrupt);
+    process.once('SIGTERM', interrupt);
+    child.once('exit', (code, signal) => {
+      process.off('SIGINT', interrupt);
+      process.off('SIGTERM', interrupt);
+      resolve(code ?? (signal ? 1 : 0));
+    });
+  });
+}
+
 let status = 0;
 for (const phase of phases) {
-  const result = spawnSync(
-    process.execPath,
+  const result = await runPhase(
     // `tracepipe-source`: `tracepipe/*` (the package's exports, which the example plugin imports)
     // resolves to src/ rather than to dist/, like every other import in the tests.
     [
@@ -55,8 +82,14 @@ for (const phase of phases) {
       ...flags,
       ...phase.files,
     ],
-    { stdio: 'inherit', env },
   );
-  if (result.status !== 0) status = result.status ?? 1;
+  if (result !== 0) status = result;
+  if (interrupted) await new Promise(() => {}); // the interrupt handler exits once the processes are gone
+}
+const left = await reapMarked(MARK);
+for (const { pid, command } of left) process.stderr.write(`left running by a test (killed): ${pid} ${command}\n`);
+if (left.length > 0) {
+  process.stderr.write(`${left.length} process(es) the tests started were still running after them\n`);
+  status ||= 1;
 }
 process.exit(status);

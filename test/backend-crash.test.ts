@@ -3,7 +3,6 @@
 // against the recovered backend delivers every run exactly once.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
@@ -13,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { BackendStub } from '../plugins/exporters/backend/testing/backend_stub.ts';
 import { eventually } from '../src/testkit/eventually.ts';
+import { spawnGroup } from '../src/testkit/processes.ts';
 
 const root = join(import.meta.dirname, '..');
 
@@ -25,7 +25,7 @@ interface Proxy {
 const children: ChildProcess[] = [];
 
 async function startProxy(configPath: string): Promise<Proxy> {
-  const child = spawn(process.execPath, [join(root, 'bin/tracepipe.js'), '--config', configPath], {
+  const { child } = spawnGroup(process.execPath, [join(root, 'bin/tracepipe.js'), '--config', configPath], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

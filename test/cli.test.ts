@@ -1,7 +1,7 @@
 // The `tracepipe` command, run as a real child process.
 
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tempDir, writeFile } from './helpers.ts';
+import { spawnGroup } from '../src/testkit/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin/tracepipe.js');
@@ -25,7 +26,7 @@ function run(args: string[]) {
 
 /** Starts `tracepipe --config`, resolves once its log says the pipelines run. */
 function start(config: string) {
-  const child = spawn(process.execPath, [bin, '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const { child } = spawnGroup(process.execPath, [bin, '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const ready = new Promise<void>((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
@@ -121,6 +122,41 @@ service: { pipelines: { traces: { receivers: [journal_source], exporters: [debug
       /receivers\.agent_api\.langgraph_config: cannot read .*examples\/graphs\/langgraph\.json \(ENOENT\)/,
     );
     assert.equal(run(['validate', join(root, 'configs/local.yaml')]).code, 0);
+  });
+
+  it('the plugin guide’s example pipeline takes spans without a key, as its YAML says', async () => {
+    const guide = readFileSync(join(root, 'docs/writing-a-plugin.md'), 'utf8');
+    const yaml = [...guide.matchAll(/```yaml\n([\s\S]*?)```/g)]
+      .map((match) => match[1]!)
+      .find((text) => text.includes('plugins: [tracepipe-processor-redact]'))!;
+    const config = writeFile(
+      tempDir(),
+      'pipeline.yaml',
+      yaml.replace('[tracepipe-processor-redact]', `[${JSON.stringify(redactPlugin)}]`),
+    );
+    const server = spawnGroup(process.execPath, [bin, '--config', config, '--set', 'receivers.otlp.port=0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      const address = await new Promise<string>((resolve, reject) => {
+        let output = '';
+        server.child.stderr.on('data', (chunk: Buffer) => (output += chunk));
+        server.child.stdout.on('data', (chunk: Buffer) => {
+          output += chunk;
+          const line = output.split('\n').find((text) => text.includes('"msg":"Receiving OTLP traces."'));
+          if (line) resolve((JSON.parse(line) as { address: string }).address);
+        });
+        void server.exited.then((code) => reject(new Error(`exited with ${code}: ${output}`)));
+      });
+      const response = await fetch(`http://${address}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ resourceSpans: [] }),
+      });
+      assert.equal(response.status, 200, await response.text());
+    } finally {
+      await server.stop();
+    }
   });
 
   it('runs until SIGTERM, then flushes held data and exits 0', async () => {

@@ -3,7 +3,7 @@
 // stack traces at the default log level, and a start that says where everything answers.
 
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../src/testkit/files.ts';
+import { spawnGroup } from '../src/testkit/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin/tracepipe.js');
@@ -47,7 +48,7 @@ function localEnv(): NodeJS.ProcessEnv {
 
 /** Starts tracepipe; resolves with every stdout line up to the one `until` matches. */
 function start(args: string[], env: NodeJS.ProcessEnv, until: RegExp) {
-  const child = spawn(process.execPath, [bin, ...args], {
+  const { child } = spawnGroup(process.execPath, [bin, ...args], {
     env: { ...process.env, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,19 +1,22 @@
-// `tracepipe init` as a new user runs it: a project per template in a temporary folder, installed
-// against the packed tracepipe tarball (from npm's cache, `--offline`, with this repository's
-// lockfile versions — the approach of test/package.test.ts), its own `npm test`, then `npm start`
-// and its graph run through the LangGraph SDK. Skipped, with the reason, when npm's cache cannot
-// serve the install.
+// `tracepipe init` as a new user runs it from a clone: a project per template in a temporary folder,
+// whose dependency on tracepipe is the tarball init packed into its vendor/ (tracepipe is not
+// published yet), installed from npm's cache (`--offline`, with this repository's lockfile versions
+// — the approach of test/package.test.ts), its own `npm test`, then `npm start` and its graph run
+// through the LangGraph SDK, with the trace explorer beside it. Skipped, with the reason, when npm's
+// cache cannot serve the install.
 
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
+import { eventually } from '../src/testkit/eventually.ts';
 import { tempDir } from '../src/testkit/files.ts';
 import { writeAppLock } from '../scripts/app-lock.mjs';
+import { spawnGroup } from '../src/testkit/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin/tracepipe.js');
@@ -30,8 +33,11 @@ function npm(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env) 
   return { ok: result.status === 0, output: `${result.stdout}${result.stderr}` };
 }
 
-function init(dir: string, template: string) {
-  return spawnSync(process.execPath, [bin, 'init', dir, '--template', template], { cwd: work, encoding: 'utf8' });
+function init(dir: string, template: string, ...options: string[]) {
+  return spawnSync(process.execPath, [bin, 'init', dir, '--template', template, ...options], {
+    cwd: work,
+    encoding: 'utf8',
+  });
 }
 
 /**
@@ -65,17 +71,24 @@ function lockProject(project: string, tarball: string): void {
   writeFileSync(join(project, 'package-lock.json'), `${JSON.stringify(lock, null, 2)}\n`);
 }
 
+let tarball = '';
+
 before(() => {
-  const pack = npm(['pack', '--pack-destination', work], root);
-  assert.ok(pack.ok, pack.output);
-  const tarball = join(
-    work,
-    readdirSync(work).find((name) => name.endsWith('.tgz'))!,
-  );
   const created = init('chat-agent', 'chat');
   assert.equal(created.status, 0, created.stderr);
   const project = join(work, 'chat-agent');
+  // From a clone, the project depends on a tarball of it, packed into its vendor/.
+  const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as Manifest;
+  const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Manifest).version;
+  assert.equal(manifest.dependencies.tracepipe, `file:vendor/tracepipe-${version}.tgz`);
+  tarball = join(project, `vendor/tracepipe-${version}.tgz`);
+  assert.ok(existsSync(tarball));
+  assert.match(readFileSync(join(project, 'README.md'), 'utf8'), /not published on npm yet.*\n?.*packed it/);
   lockProject(project, tarball);
+  assert.equal(
+    (JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as Manifest).dependencies.tracepipe,
+    manifest.dependencies.tracepipe,
+  );
   // Install scripts stay off: the native addons were compiled for this machine when the repository
   // was installed, and are copied below.
   const install = npm(['ci', '--offline', '--ignore-scripts'], project);
@@ -98,21 +111,21 @@ before(() => {
 
 /** `npm start` in `project`; resolves with the agent API's URL from the start's log line. */
 function npmStart(project: string) {
-  const child = spawn('npm', ['start'], {
+  const { child } = spawnGroup('npm', ['start'], {
     cwd: project,
-    env: { ...process.env, AGENT_API_PORT: '0', NO_COLOR: '1' },
+    env: { ...process.env, AGENT_API_PORT: '0', TRACE_EXPLORER_PORT: '0', NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
   });
   let output = '';
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const ready = new Promise<string>((resolve, reject) => {
+  const ready = new Promise<{ url: string; explorer: string }>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       output += `${line}\n`;
       if (!line.includes('"msg":"Listening."')) return;
       const { endpoints } = JSON.parse(line) as { endpoints: { url: string; purpose: string }[] };
-      resolve(endpoints.find((endpoint) => endpoint.purpose.startsWith('Agent API'))!.url.replace(/\/$/, ''));
+      const url = (purpose: string) => endpoints.find((endpoint) => endpoint.purpose.startsWith(purpose))?.url ?? '';
+      resolve({ url: url('Agent API').replace(/\/$/, ''), explorer: url('Trace explorer') });
     });
     void exited.then((code) => reject(new Error(`exited with ${code} before it was ready:\n${output}`)));
   });
@@ -126,7 +139,7 @@ function npmStart(project: string) {
 
 /** A second project of another template, sharing the first one's installed node_modules. */
 function sibling(template: string): string {
-  const created = init(`${template}-agent`, template);
+  const created = init(`${template}-agent`, template, '--tracepipe', `file:${tarball}`);
   assert.equal(created.status, 0, created.stderr);
   const project = join(work, `${template}-agent`);
   symlinkSync(join(work, 'chat-agent/node_modules'), join(project, 'node_modules'), 'dir');
@@ -139,14 +152,14 @@ function sibling(template: string): string {
  */
 async function withProjectServer(
   project: string,
-  check: (client: Client, url: string) => Promise<void>,
+  check: (client: Client, url: string, explorer: string) => Promise<void>,
 ): Promise<void> {
   const tested = npm(['test'], project, { ...process.env, NODE_TEST_CONTEXT: '' });
   assert.ok(tested.ok, tested.output);
   const server = npmStart(project);
   try {
-    const url = await server.ready;
-    await check(new Client({ apiUrl: url }), url);
+    const { url, explorer } = await server.ready;
+    await check(new Client({ apiUrl: url }), url, explorer);
   } finally {
     await server.stop();
   }
@@ -165,7 +178,7 @@ describe('tracepipe init', () => {
 
   it('chat: npm test passes, npm start serves the graph, the SDK talks to it with the assistant’s context', async (t) => {
     if (skipReason) return t.skip(skipReason);
-    await withProjectServer(join(work, 'chat-agent'), async (client, url) => {
+    await withProjectServer(join(work, 'chat-agent'), async (client, url, explorer) => {
       const assistant = await client.assistants.create({ graphId: 'agent', context: { system_prompt: 'Be brief.' } });
       const thread = await client.threads.create();
       const state = (await client.runs.wait(thread.thread_id, assistant.assistant_id, {
@@ -174,6 +187,16 @@ describe('tracepipe init', () => {
       assert.equal(state.messages.at(-1)!.content, '(Be brief.) You said: hello');
       const ui = await fetch(`${url}/ui/`);
       assert.equal(ui.status, 200);
+      // The project's trace explorer shows the run's trace.
+      assert.match(explorer, /\/ui\/traces$/);
+      const api = explorer.replace(/\/ui\/traces$/, '/api/traces');
+      await eventually(async () => {
+        const { traces } = (await (await fetch(api)).json()) as { traces: { status: string }[] };
+        assert.deepEqual(
+          traces.map((trace) => trace.status),
+          ['success'],
+        );
+      });
     });
   });
 
@@ -182,13 +205,13 @@ describe('tracepipe init', () => {
     await withProjectServer(sibling('tools'), async (client) => {
       const thread = await client.threads.create();
       const state = (await client.runs.wait(thread.thread_id, 'agent', {
-        input: { messages: [{ role: 'user', content: 'What is 2 plus 3?' }] },
+        input: { messages: [{ role: 'user', content: 'What is 17 * 23?' }] },
       })) as { messages: { content: string; type: string }[] };
       assert.deepEqual(
         state.messages.map((message) => message.type),
         ['human', 'ai', 'tool', 'ai'],
       );
-      assert.equal(state.messages.at(-1)!.content, 'The tool says: 5');
+      assert.equal(state.messages.at(-1)!.content, 'The tool says: 391');
     });
   });
 

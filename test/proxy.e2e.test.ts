@@ -4,7 +4,6 @@
 // multipart parser (not ours), so the wire format is checked independently.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +20,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { decompress } from 'zstd-napi';
 import { eventually } from '../src/testkit/eventually.ts';
 import { tempDir } from './helpers.ts';
+import { spawnGroup } from '../src/testkit/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -79,7 +79,7 @@ class Backend {
 
 /** Starts the proxy from configs/proxy.yaml; resolves with its OTLP port once it listens. */
 async function startProxy(env: Record<string, string>) {
-  const child = spawn(
+  const { child } = spawnGroup(
     process.execPath,
     [join(root, 'bin/tracepipe.js'), '--config', join(root, 'configs/proxy.yaml')],
     {

@@ -4,7 +4,6 @@
 // the graph imports (not named in langgraph.json) reloads it too.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,6 +12,7 @@ import { it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
 import { tempDir } from '../src/testkit/files.ts';
+import { spawnGroup } from '../src/testkit/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin/tracepipe.js');
@@ -92,7 +92,7 @@ async function withWatchingServer(
   dir: string,
   use: (client: Client, nextLine: (pattern: RegExp) => Promise<string>) => Promise<void>,
 ): Promise<void> {
-  const child = spawn(process.execPath, [bin, 'run', join(dir, 'pipeline.yaml'), '--watch'], {
+  const { child } = spawnGroup(process.execPath, [bin, 'run', join(dir, 'pipeline.yaml'), '--watch'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -5,7 +5,8 @@
 // `examples/graphs/` (shipped in the package), so a template is always a graph the repository tests.
 
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const TEMPLATES = ['chat', 'tools', 'interrupt'] as const;
@@ -146,8 +147,51 @@ export interface InitResult {
   readonly files: readonly string[];
 }
 
+export interface InitOptions {
+  /**
+   * The project's dependency on tracepipe, as package.json writes it. Default: from a checkout of
+   * tracepipe (not an installed package), a tarball packed from it into the project's `vendor/`;
+   * from an installed package, `^<its version>` from the registry.
+   */
+  readonly tracepipe?: string;
+}
+
+/** Where the project's tracepipe comes from, and what its README says about it. */
+interface TracepipeSource {
+  readonly dependency: string;
+  /** The packed tarball, relative to the project (from a checkout), if any. */
+  readonly tarball?: string;
+}
+
+/**
+ * tracepipe is not published on npm yet, so a project made from a checkout cannot ask the registry
+ * for it: the checkout is packed (`npm pack`, as a release would be) into the project's `vendor/`,
+ * and the project depends on that file. A tarball travels with the project (another machine, a
+ * container, CI) where a `file:` link to the checkout would not, and it installs tracepipe's
+ * dependencies into the project once, beside the graph's, so that both use the same LangGraph.
+ */
+function tracepipeSource(root: string, version: string, target: string, options: InitOptions): TracepipeSource {
+  if (options.tracepipe) return { dependency: options.tracepipe };
+  if (root.split(sep).includes('node_modules')) return { dependency: `^${version}` };
+  const vendor = join(target, 'vendor');
+  mkdirSync(vendor, { recursive: true });
+  const packed = spawnSync('npm', ['pack', '--pack-destination', vendor, '--silent'], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_loglevel: 'error' },
+  });
+  const file = packed.stdout?.trim().split('\n').at(-1);
+  if (packed.status !== 0 || !file || !existsSync(join(vendor, file))) {
+    throw new Error(
+      `could not pack this tracepipe checkout for the project (npm pack in ${root}): ` +
+        `${(packed.stderr || packed.error?.message || '').trim().split('\n').at(-1) ?? ''}`,
+    );
+  }
+  return { dependency: `file:vendor/${file}`, tarball: `vendor/${file}` };
+}
+
 /** Writes a new project into `dir` (created if missing); refuses a folder that holds anything. */
-export function initProject(dir: string, template: TemplateName = 'chat'): InitResult {
+export function initProject(dir: string, template: TemplateName = 'chat', options: InitOptions = {}): InitResult {
   const spec = TEMPLATE_SPECS[template];
   if (!spec) throw new Error(`unknown template "${template}" (known: ${TEMPLATES.join(', ')})`);
   const target = resolve(dir);
@@ -177,6 +221,8 @@ export function initProject(dir: string, template: TemplateName = 'chat'): InitR
   const graphFile = spec.files[0]!;
   const dependencies = manifest.dependencies;
   const name = packageName(target);
+  const source = tracepipeSource(root, manifest.version, target, options);
+  if (source.tarball) written.push(source.tarball);
   write(
     'package.json',
     `${JSON.stringify(
@@ -194,7 +240,7 @@ export function initProject(dir: string, template: TemplateName = 'chat'): InitR
         },
         engines: { node: '>=20.11' },
         dependencies: {
-          tracepipe: `^${manifest.version}`,
+          tracepipe: source.dependency,
           '@langchain/core': dependencies['@langchain/core'],
           '@langchain/langgraph': dependencies['@langchain/langgraph'],
           '@langchain/openai': dependencies['@langchain/openai'],
@@ -232,7 +278,7 @@ export function initProject(dir: string, template: TemplateName = 'chat'): InitR
     )}\n`,
   );
   write('.gitignore', 'node_modules/\ndata/\n');
-  write('README.md', projectReadme(name, template, spec, graphFile));
+  write('README.md', projectReadme(name, template, spec, graphFile, source));
   const shown = relative(process.cwd(), target);
   return { dir: shown === '' ? '.' : shown.startsWith('..') ? target : shown, files: written };
 }
@@ -240,7 +286,7 @@ export function initProject(dir: string, template: TemplateName = 'chat'): InitR
 function projectConfig(name: string): string {
   return `# The agent server for ${name}: serves the graphs of langgraph.json (the Agent Deployment API the
 # LangGraph SDKs speak, and a web UI at /ui/), keeps assistants, threads and runs under DATA_DIR,
-# and traces every run into a local trace store beside them.
+# and traces every run into a local trace store beside them, which the trace explorer shows.
 #
 #   npm start                    # tracepipe --config tracepipe.yaml
 #   npm run dev                  # the same, reloading the graphs when their files change
@@ -268,7 +314,16 @@ exporters:
   local:
     path: \${env:DATA_DIR:-./data}/traces.db
 
+extensions:
+  # The trace explorer: every run's trace (a live list, each trace's waterfall, its messages), read
+  # from the trace store above; the web UI's "View trace" links open it.
+  trace_explorer:
+    host: \${env:TRACE_EXPLORER_HOST:-127.0.0.1}
+    port: \${env:TRACE_EXPLORER_PORT:-8124}
+    path: \${env:DATA_DIR:-./data}/traces.db
+
 service:
+  extensions: [trace_explorer]
   telemetry:
     logs:
       level: \${env:LOG_LEVEL:-info}
@@ -280,10 +335,26 @@ service:
 `;
 }
 
-function projectReadme(name: string, template: TemplateName, spec: Template, graphFile: string): string {
+function projectReadme(
+  name: string,
+  template: TemplateName,
+  spec: Template,
+  graphFile: string,
+  source: TracepipeSource,
+): string {
+  const install = source.tarball
+    ? `
+tracepipe is not published on npm yet: \`tracepipe init\`, run from a clone of tracepipe, packed it
+into \`${source.tarball}\`, and \`package.json\` depends on that file (\`"tracepipe": "${source.dependency}"\`),
+so \`npm install\` needs no registry for it. Keep the file with the project (commit it). The install
+compiles tracepipe's native addons (\`better-sqlite3\`, \`zstd-napi\`) from source when no prebuilt
+binary can be downloaded for this platform: that takes one to four minutes, once. Once tracepipe is
+published, \`npm install tracepipe@latest\` replaces the file.
+`
+    : '';
   return `# ${name}
 
-An agent served by [tracepipe](https://www.npmjs.com/package/tracepipe): ${spec.title}
+An agent served by tracepipe: ${spec.title}
 (created with \`tracepipe init --template ${template}\`).
 
 \`\`\`sh
@@ -292,9 +363,11 @@ npm start        # the agent server: API on http://127.0.0.1:8123, web UI on htt
 npm run dev      # the same, reloading the graph when a file under src/ changes
 npm test         # runs the graph directly, offline
 \`\`\`
-
+${install}
 The start prints where everything is: the API (the LangGraph SDK's \`apiUrl\`), the web UI where you
-manage assistants and try the graph, the API reference (\`/docs\`), the data directory and the graphs.
+manage assistants and try the graph, the API reference (\`/docs\`), the trace explorer
+(http://127.0.0.1:8124/ui/traces: every run's trace, its waterfall and messages), the data
+directory and the graphs.
 
 ## The graph
 
@@ -317,6 +390,7 @@ ${spec.usage}
 
 \`tracepipe.yaml\` is the server's config; its values come from environment variables with
 defaults: \`AGENT_API_PORT\` (8123), \`AGENT_API_HOST\` (127.0.0.1), \`AGENT_API_KEY\` (none),
-\`DATA_DIR\` (./data), \`LOG_LEVEL\` (info). \`npm run validate\` checks it without starting anything.
+\`TRACE_EXPLORER_PORT\` (8124), \`TRACE_EXPLORER_HOST\` (127.0.0.1), \`DATA_DIR\` (./data),
+\`LOG_LEVEL\` (info). \`npm run validate\` checks it without starting anything.
 `;
 }

@@ -121,13 +121,17 @@ export function buildProgram(distribution: Distribution, exit: (code: number) =>
         .choices(TEMPLATES)
         .default('chat'),
     )
-    .action(async (dir: string, options: { template: TemplateName }) => {
+    .option(
+      '--tracepipe <spec>',
+      'the project’s dependency on tracepipe (default: from a clone, a tarball packed into vendor/; else ^<version>)',
+    )
+    .action(async (dir: string, options: { template: TemplateName; tracepipe?: string }) => {
       const { initProject } = await import('./init.ts');
-      const result = initProject(dir, options.template);
+      const result = initProject(dir, options.template, { tracepipe: options.tracepipe });
       const cd = result.dir === '.' ? '' : `  cd ${result.dir}\n`;
       process.stdout.write(
         `Created an agent project (template ${options.template}) in ${result.dir}: ${result.files.join(', ')}\n\n` +
-          `Next:\n${cd}  npm install\n  npm start        # then open the web UI it prints\n`,
+          `Next:\n${cd}  npm install\n  npm start        # then open the web UI and the trace explorer it prints\n`,
       );
       exit(0);
     });

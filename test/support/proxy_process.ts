@@ -10,7 +10,6 @@
 // Every child started here is remembered; `killAllProxies()` (for `after` hooks) SIGKILLs those
 // still running, and an exit hook does the same if a test process ends without it.
 
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +18,7 @@ import { createInterface } from 'node:readline';
 import { Client } from '@langchain/langgraph-sdk';
 import { parseDocument } from 'yaml';
 import { eventually } from '../../src/testkit/eventually.ts';
+import { spawnGroup } from '../../src/testkit/processes.ts';
 
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
 /**
@@ -174,7 +174,7 @@ export class ProxyProcess {
       ...(options.shutdownTimeoutMs !== undefined ? { SHUTDOWN_TIMEOUT_MS: String(options.shutdownTimeoutMs) } : {}),
       ...options.env,
     };
-    const child = spawn(
+    const { child } = spawnGroup(
       process.execPath,
       [join(TRACEPIPE_ROOT, 'bin', 'tracepipe.js'), '--config', options.config ?? PROXY_CONFIG],
       {
@@ -339,7 +339,7 @@ export async function startTracepipe(options: TracepipeOptions): Promise<Tracepi
   };
   const args = [join(REPO_ROOT, 'bin/tracepipe.js'), '--config', join(REPO_ROOT, options.config)];
   for (const [key, value] of Object.entries(options.set ?? {})) args.push('--set', `${key}=${JSON.stringify(value)}`);
-  const child = spawn(process.execPath, args, {
+  const { child } = spawnGroup(process.execPath, args, {
     cwd: REPO_ROOT,
     env: {
       ...(options.cleanEnv ? { PATH: process.env.PATH ?? '' } : process.env),

@@ -1,0 +1,93 @@
+// Child processes of tests, each in a process group of its own and killed as a group, whatever
+// way the test ends: its own teardown (`stop()`), a timeout (the test's promise is abandoned, but
+// the file's process ends and its exit kills what is left), or the runner interrupting the file
+// (SIGINT/SIGTERM). A process that starts others (npm running a script, a server and its workers)
+// leaves none behind. Test-only, like browser.ts: tsconfig.build.json leaves it out of the build.
+
+import { spawn } from 'node:child_process';
+import type { ChildProcess, ChildProcessWithoutNullStreams, SpawnOptions } from 'node:child_process';
+
+const running = new Set<ChildProcess>();
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
+
+/** SIGKILLs every group still running: the last resort at exit, synchronous as 'exit' requires. */
+function killAll(): void {
+  for (const child of running) signalGroup(child, 'SIGKILL');
+  running.clear();
+}
+
+let hooked = false;
+function hookExit(): void {
+  if (hooked) return;
+  hooked = true;
+  process.once('exit', killAll);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      killAll();
+      // What the default action would have done, now that the children are gone.
+      process.kill(process.pid, signal);
+    });
+  }
+}
+
+export interface GroupProcess {
+  /** Typed with its pipes, as tests spawn with `stdio: ['ignore', 'pipe', 'pipe']` (or the default). */
+  readonly child: ChildProcessWithoutNullStreams;
+  /** Resolves with the exit code (null when a signal ended it). */
+  readonly exited: Promise<number | null>;
+  /**
+   * Sends `signal` to the whole group and waits for the process to exit; after `killAfterMs`
+   * without an exit, SIGKILLs the group. Safe to call more than once, and after the exit.
+   */
+  stop(signal?: NodeJS.Signals, killAfterMs?: number): Promise<number | null>;
+}
+
+/** `spawn` in a new process group, remembered until it exits, and killed with its group at the latest when this process ends. */
+export function spawnGroup(command: string, args: readonly string[], options: SpawnOptions = {}): GroupProcess {
+  hookExit();
+  const child = spawn(command, args, { ...options, detached: true }) as ChildProcessWithoutNullStreams;
+  running.add(child);
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => {
+      // The leader is gone; what it started may not be: the group goes too.
+      signalGroup(child, 'SIGKILL');
+      running.delete(child);
+      resolve(code);
+    });
+    child.once('error', () => {
+      running.delete(child);
+      resolve(null);
+    });
+  });
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM', killAfterMs = 15_000) => {
+    if (child.exitCode !== null || child.signalCode !== null) return exited;
+    signalGroup(child, signal);
+    const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), killAfterMs);
+    try {
+      return await exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  return { child, exited, stop };
+}
+
+/** Stops every process `spawnGroup` started that still runs (for `after` hooks). */
+export async function stopAllGroups(signal: NodeJS.Signals = 'SIGTERM', killAfterMs = 5_000): Promise<void> {
+  await Promise.all(
+    [...running].map(async (child) => {
+      signalGroup(child, signal);
+      const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), killAfterMs);
+      await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve)));
+      clearTimeout(timer);
+    }),
+  );
+}
