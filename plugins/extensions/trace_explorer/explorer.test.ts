@@ -355,6 +355,10 @@ service:
       await eventually(async () => assert.equal(await page.locator('.wf-row').count(), 3));
       assert.equal(new URL(page.url()).pathname, `/ui/traces/${TRACE_UUID}`);
       assert.equal(await page.locator('.wf-row.failed').count(), 1);
+      // The trace's runs as a file.
+      const download = page.waitForEvent('download');
+      await page.getByRole('link', { name: 'Download JSON' }).click();
+      assert.equal((await download).suggestedFilename(), `trace-${TRACE_UUID}.json`);
       assert.match(await page.locator('.wf-row.failed').innerText(), /execute_tool get_weather/);
 
       // Keyboard: the next run with the arrow key, and the URL names it.

@@ -185,6 +185,27 @@ export const listThreads = (params) => get(`/api/threads?${params}`);
  */
 export const getThread = (threadId) => get(`/api/threads/${encodeURIComponent(threadId)}`);
 
+/**
+ * Saves an export as a file. Fetched (not a plain link) so that it carries the key the other
+ * calls carry when the agent server protects the explorer.
+ * @param {string} path
+ * @param {string} filename
+ */
+export async function saveExport(path, filename) {
+  let response = await fetch(path, { headers: requestHeaders() });
+  if (response.status === 401 && askForKey()) response = await fetch(path, { headers: requestHeaders() });
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    throw new Error(body?.message ?? `${response.status} ${response.statusText}`);
+  }
+  const url = URL.createObjectURL(await response.blob());
+  const anchor = document.createElement('a');
+  anchor.href = url;
+  anchor.download = filename;
+  anchor.click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
 /** @param {string} traceId */
 export const traceExportUrl = (traceId) => `/api/traces/${encodeURIComponent(traceId)}/export`;
 

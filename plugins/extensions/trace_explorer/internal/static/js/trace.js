@@ -10,7 +10,7 @@ import { ChatView } from '@tracepipe/webui/chat.js';
 import { formatTime } from '@tracepipe/webui/format.js';
 import { html } from '@tracepipe/webui/html.js';
 import { chatOf } from '@tracepipe/webui/messages.js';
-import { getConfig, getTrace, traceExportUrl } from './api.js';
+import { getConfig, getTrace, saveExport, traceExportUrl } from './api.js';
 import { href, navigate } from './app.js';
 import { costSourceText, formatCost, formatDuration } from './format.js';
 import { studioLink } from './studio-link.js';
@@ -108,7 +108,12 @@ export function TracePage({ traceId, runId }) {
   const studio = studioLink(t.metadata, studioUrl);
   return html`
     <section class="page trace-page" aria-labelledby="trace-title">
-      <p class="crumbs"><a href=${href.traces()}>← Traces</a>${t.thread_id && html` · <a href=${href.thread(t.thread_id)}>Thread</a>`}${studio && html` · <a href=${studio} data-testid="studio-link">Open in studio</a>`} · <a href=${traceExportUrl(t.trace_id)} download>Download JSON</a></p>
+      <p class="crumbs"><a href=${href.traces()}>← Traces</a>${t.thread_id && html` · <a href=${href.thread(t.thread_id)}>Thread</a>`}${studio && html` · <a href=${studio} data-testid="studio-link">Open in studio</a>`} · <a href=${traceExportUrl(t.trace_id)} onClick=${(
+        /** @type {MouseEvent} */ e,
+      ) => {
+        e.preventDefault();
+        saveExport(traceExportUrl(t.trace_id), `trace-${t.trace_id}.json`).catch((f) => setError(f.message));
+      }}>Download JSON</a></p>
       <h1 id="trace-title">${t.name ?? '(root not received)'} <span class=${`status status-${t.status}`}>${t.status}</span></h1>
       <dl class="facts inline">
         <dt>Start</dt><dd>${formatTime(t.start_time)}</dd>

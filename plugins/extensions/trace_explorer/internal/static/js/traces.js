@@ -7,7 +7,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { formatTime } from '@tracepipe/webui/format.js';
 import { html } from '@tracepipe/webui/html.js';
-import { listExportUrl, listProjects, listTraces } from './api.js';
+import { listExportUrl, listProjects, listTraces, saveExport } from './api.js';
 import { href, navigate } from './app.js';
 import { costSourceText, formatCost, formatDuration } from './format.js';
 
@@ -192,7 +192,12 @@ export function TracesPage({ params }) {
             </table>
           </div>
           ${cursor && html`<button type="button" class="secondary" onClick=${loadMore}>Load more</button>`}
-          <p class="muted small"><a href=${listExportUrl(traceQuery(params))} download>Download these traces as JSON</a> (up to 1000)</p>`
+          <p class="muted small"><a href=${listExportUrl(traceQuery(params))} onClick=${(
+            /** @type {MouseEvent} */ e,
+          ) => {
+            e.preventDefault();
+            saveExport(listExportUrl(traceQuery(params)), 'traces.json').catch((f) => setError(f.message));
+          }}>Download these traces as JSON</a> (up to 1000)</p>`
       }
     </section>`;
 }
