@@ -2,15 +2,22 @@
 // period longer than preStop plus the shutdown timeout, the data directory on a volume, and the
 // image's own entry point (no npm or npx in between). And every Kubernetes manifest is valid
 // against the Kubernetes API's schemas (kubernetes-models: the OpenAPI schemas of the API objects,
-// compiled to validators): field types, required fields and enumerated values.
+// compiled to validators): field types, required fields and enumerated values; and, since those
+// schemas allow any other field, against the same package's TypeScript types, whose excess
+// property checks reject a field the API does not have (a misspelled probe would be dropped by
+// the API server without a word).
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { Service as ServiceModel } from 'kubernetes-models/v1/Service';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import { parse, parseAllDocuments } from 'yaml';
+import { tempDir } from '../src/testkit/files.ts';
 
 // The parts of the manifests these tests read, typed as Kubernetes and Compose define them.
 interface Named {
@@ -150,6 +157,8 @@ describe('deploy/gateway/kubernetes.yaml', () => {
   });
 });
 
+const MANIFESTS = ['deploy/kubernetes/deployment.yaml', 'deploy/gateway/kubernetes.yaml'];
+
 describe('the Kubernetes manifests, against the API schemas', () => {
   // The kinds the manifests use; a manifest of another kind fails here until it is added.
   const models: Record<string, new (data: never) => { validate(): void }> = {
@@ -157,7 +166,7 @@ describe('the Kubernetes manifests, against the API schemas', () => {
     'apps/v1/StatefulSet': StatefulSet,
     'v1/Service': ServiceModel,
   };
-  for (const path of ['deploy/kubernetes/deployment.yaml', 'deploy/gateway/kubernetes.yaml']) {
+  for (const path of MANIFESTS) {
     it(`${path}: every document is a valid API object`, () => {
       const documents = parseAllDocuments(readFileSync(new URL(`../${path}`, import.meta.url), 'utf8'));
       assert.ok(documents.length > 0);
@@ -180,5 +189,78 @@ describe('the Kubernetes manifests, against the API schemas', () => {
     assert.throws(() => new Deployment(broken as never).validate(), /containerPort must be integer/);
     delete broken.spec.template.spec.containers[0]!.name;
     assert.throws(() => new Deployment(broken as never).validate(), /containers\/0 must have required property name/);
+  });
+});
+
+describe('the Kubernetes manifests, against the API types', () => {
+  // The type of each kind the manifests use, in kubernetes-models.
+  const types: Record<string, { module: string; type: string }> = {
+    'apps/v1/Deployment': { module: 'kubernetes-models/apps/v1/Deployment', type: 'IDeployment' },
+    'apps/v1/StatefulSet': { module: 'kubernetes-models/apps/v1/StatefulSet', type: 'IStatefulSet' },
+    'v1/Service': { module: 'kubernetes-models/v1/Service', type: 'IService' },
+  };
+  const root = fileURLToPath(new URL('..', import.meta.url));
+
+  /** A TypeScript module declaring each object with its API type (an object literal: excess properties are errors). */
+  function typedModule(objects: { apiVersion: string; kind: string }[]): string {
+    const lines = objects.map((object, index) => {
+      const type = types[`${object.apiVersion}/${object.kind}`];
+      assert.ok(type, `no type for ${object.apiVersion} ${object.kind}`);
+      return `import type { ${type.type} as T${index} } from '${type.module}';\nexport const object${index}: T${index} = ${JSON.stringify(object, null, 2)};`;
+    });
+    return `${lines.join('\n')}\n`;
+  }
+
+  it('has no field the API does not define, and the check finds a misspelled one', () => {
+    const dir = tempDir('tracepipe-manifest-types-');
+    const files: string[] = [];
+    for (const path of MANIFESTS) {
+      const objects = parseAllDocuments(readFileSync(join(root, path), 'utf8')).map(
+        (document) => document.toJS() as { apiVersion: string; kind: string },
+      );
+      const file = join(dir, `${path.replaceAll('/', '_')}.ts`);
+      writeFileSync(file, typedModule(objects));
+      files.push(file);
+    }
+    // The control: the sidecar's readiness probe, misspelled.
+    const deployment = read<Workload & { apiVersion: string }>('deploy/kubernetes/deployment.yaml');
+    const misspelled = structuredClone(deployment) as unknown as {
+      spec: { template: { spec: { containers: Record<string, unknown>[] } } };
+    };
+    const sidecar = misspelled.spec.template.spec.containers[1]!;
+    sidecar.readinesProbe = sidecar.readinessProbe;
+    delete sidecar.readinessProbe;
+    const control = join(dir, 'misspelled.ts');
+    writeFileSync(control, typedModule([misspelled as never]));
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          types: [],
+          // The package, from this repository's node_modules.
+          baseUrl: root,
+          paths: { 'kubernetes-models/*': ['node_modules/kubernetes-models/*'] },
+        },
+        files: [...files, control],
+      }),
+    );
+    const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    const errors = tsc.stdout.split('\n').filter((line) => /error TS/.test(line));
+    assert.deepEqual(
+      errors.filter((line) => !line.includes('misspelled.ts')),
+      [],
+      'the manifests type-check against the API types',
+    );
+    assert.equal(errors.length, 1, tsc.stdout);
+    assert.match(errors[0]!, /misspelled\.ts.*readinesProbe.* does not exist in type 'IContainer'/);
   });
 });
