@@ -22,7 +22,12 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY package.json package-lock.json ./
+# The install's package.json is the lock's root entry (name, version, dependencies): these layers
+# then depend on package-lock.json alone, and an edit of package.json's scripts or exports reuses
+# them. `COPY . .` below puts the real package.json in place.
+COPY package-lock.json ./
+RUN node -e "const fs = require('fs'); \
+  fs.writeFileSync('package.json', JSON.stringify(JSON.parse(fs.readFileSync('package-lock.json')).packages['']))"
 # Everything, devDependencies included: tsc builds dist/ when packing. No install scripts here;
 # the next step builds the native addons on their own.
 RUN npm ci --ignore-scripts --no-audit --no-fund

@@ -2,7 +2,8 @@
 // real Docker engine. Every container runs with `--network host`, so that all traffic stays on this
 // machine's loopback addresses (ports are picked free on the host and passed in the environment);
 // every container and volume a test makes is named with the test's prefix and removed by
-// `cleanup()`, which the tests call in `after`, also when a test failed or timed out.
+// `cleanup()`, which the tests call in `after`, also when a test failed or timed out. A test
+// process killed before its hooks ran leaves them labelled with its pid: the next lab removes them.
 //
 // Without an engine or the image, the tests skip locally with the reason, and fail in CI (CI=true),
 // where .ci/run builds the image before the tests: a missing engine there is a broken CI, not a
@@ -84,17 +85,52 @@ export interface RunOptions {
   readonly options?: readonly string[];
 }
 
+const OWNER_LABEL = 'tracepipe.test.pid';
+
+/**
+ * Removes the containers and volumes that a test process left behind when it was killed before its
+ * `after` hooks ran (a runner's timeout): those whose owner process no longer runs.
+ */
+async function removeOrphans(): Promise<void> {
+  const alive = (pid: string) => {
+    try {
+      process.kill(Number(pid), 0);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  };
+  const format = `{{.Names}} {{.Label "${OWNER_LABEL}"}}`;
+  const containers = await docker(['ps', '--all', '--filter', `label=${OWNER_LABEL}`, '--format', format]);
+  for (const [name, pid] of containers
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split(' '))) {
+    if (!alive(pid!)) await dockerResult(['rm', '--force', '--volumes', name!]);
+  }
+  const volumes = await docker(['volume', 'ls', '--filter', `label=${OWNER_LABEL}`, '--format', '{{.Name}}']);
+  for (const name of volumes.split('\n').filter(Boolean)) {
+    const pid = await docker(['volume', 'inspect', '--format', `{{index .Labels "${OWNER_LABEL}"}}`, name]);
+    if (!alive(pid)) await dockerResult(['volume', 'rm', '--force', name]);
+  }
+}
+
 /** The containers and volumes of one test file, all named with one prefix, and removed together. */
 export class DockerLab {
   readonly prefix = `tracepipe-test-${randomBytes(4).toString('hex')}`;
   private readonly containers = new Set<string>();
   private readonly volumes = new Set<string>();
 
+  /** Labels every container and volume with the test process, for `removeOrphans`. */
+  private readonly owner = `${OWNER_LABEL}=${process.pid}`;
+  private orphansRemoved?: Promise<void>;
+
   /** A new named volume (removed by cleanup). */
   async volume(label: string): Promise<string> {
+    await (this.orphansRemoved ??= removeOrphans());
     const name = `${this.prefix}-${label}`;
     this.volumes.add(name);
-    await docker(['volume', 'create', name]);
+    await docker(['volume', 'create', '--label', this.owner, name]);
     return name;
   }
 
@@ -103,9 +139,11 @@ export class DockerLab {
    * read-only root file system: only the volumes given and a tmpfs /tmp are writable.
    */
   async run(label: string, options: RunOptions = {}): Promise<Container> {
+    await (this.orphansRemoved ??= removeOrphans());
     const name = `${this.prefix}-${label}`;
     this.containers.add(name);
-    const args = ['run', '--detach', '--name', name, '--network', 'host', '--read-only', '--tmpfs', '/tmp'];
+    const args = ['run', '--detach', '--name', name, '--label', this.owner, '--network', 'host', '--read-only'];
+    args.push('--tmpfs', '/tmp');
     for (const [key, value] of Object.entries(options.env ?? {})) args.push('--env', `${key}=${value}`);
     for (const volume of options.volumes ?? []) args.push('--volume', volume);
     args.push(...(options.options ?? []), IMAGE, ...(options.args ?? []));
