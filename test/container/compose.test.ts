@@ -55,7 +55,7 @@ describe('deploy/compose.yaml, brought up by docker-compose', { skip }, () => {
   const backend = new CaptureBackend();
   const project = lab.prefix;
   const dir = tempDir('tracepipe-compose-');
-  const ports = { otlp: 0, agent: 0, agentOtlp: 0, explorer: 0 };
+  const ports = { otlp: 0, grpc: 0, agent: 0, agentOtlp: 0, agentGrpc: 0, explorer: 0 };
   let runIds: readonly string[] = [];
   /** The agent server's published ports, as deploy/compose.yaml declares them. */
   let published: string[] = [];
@@ -87,6 +87,8 @@ describe('deploy/compose.yaml, brought up by docker-compose', { skip }, () => {
           environment: {
             HTTP_HOST: '127.0.0.1',
             HTTP_PORT: String(ports.otlp),
+            GRPC_HOST: '127.0.0.1',
+            GRPC_PORT: String(ports.grpc),
             SERVICE_ENDPOINT: backend.url,
           },
         },
@@ -108,6 +110,8 @@ describe('deploy/compose.yaml, brought up by docker-compose', { skip }, () => {
             AGENT_API_PORT: String(ports.agent),
             HTTP_HOST: '127.0.0.1',
             HTTP_PORT: String(ports.agentOtlp),
+            GRPC_HOST: '127.0.0.1',
+            GRPC_PORT: String(ports.agentGrpc),
             TRACE_EXPLORER_HOST: '127.0.0.1',
             TRACE_EXPLORER_PORT: String(ports.explorer),
           },

@@ -52,6 +52,7 @@ describe('the image as a sidecar (configs/proxy.yaml)', { skip }, () => {
     const container = await lab.run(label, {
       env: {
         HTTP_PORT: String(port),
+        GRPC_PORT: String(await freePort()),
         SERVICE_ENDPOINT: backend.url,
         SERVICE_API_KEY: API_KEY,
         SERVICE_PROJECT: 'container-test',

@@ -32,8 +32,11 @@ export function containerSkipReason(): string | undefined {
   if (info.error || info.status !== 0) {
     reason = `no Docker engine answers (${(info.error?.message ?? info.stderr).trim()}); scripts/container/build.sh starts one and builds the image`;
   } else {
-    const image = spawnSync('docker', ['image', 'inspect', IMAGE], { encoding: 'utf8', timeout: 30_000 });
-    if (image.status !== 0) reason = `the image ${IMAGE} is not built; run scripts/container/build.sh`;
+    const image = spawnSync('docker', ['image', 'inspect', IMAGE], { encoding: 'utf8', timeout: 120_000 });
+    if (image.status !== 0) {
+      const why = (image.error?.message ?? image.stderr).trim();
+      reason = `the image ${IMAGE} cannot be inspected (${why}); scripts/container/build.sh builds it`;
+    }
   }
   if (reason && process.env.CI === 'true') throw new Error(`container tests cannot run in CI: ${reason}`);
   return reason;
