@@ -86,6 +86,10 @@ describe('free-text search', () => {
       s.insertRuns(agentTrace(minute, minute === 7 ? 'a quokka was seen' : 'nothing', { session_id: 's1' }), 'p');
     }
     s.close();
+    // A new file is marked current, so that opening it again does not upgrade it again.
+    const created = new Database(path);
+    assert.equal(created.pragma('user_version', { simple: true }), 3);
+    created.close();
     // As a file of version 2 was: no search index, no thread column.
     const raw = new Database(path);
     raw.exec(

@@ -852,6 +852,8 @@ export class LocalTraceStore {
       addMissing('traces', TRACE_COLUMNS);
       this.db.exec(INDEXES);
       this.db.exec(SEARCH_SCHEMA);
+      // A new file has nothing to fill in: it is current as soon as its tables exist.
+      if (fresh) this.db.pragma(`user_version = ${SCHEMA_VERSION}`);
     })();
     return fresh ? SCHEMA_VERSION : version;
   }
