@@ -116,6 +116,8 @@ interface PackageManifest {
   name?: string;
   version: string;
   dependencies: Record<string, string>;
+  /** Versions of transitive dependencies that support Node 20; npm applies only the project's own. */
+  overrides?: Record<string, unknown>;
 }
 
 /** The installed tracepipe package (or checkout): the directory of its package.json. */
@@ -247,6 +249,7 @@ export function initProject(dir: string, template: TemplateName = 'chat', option
           zod: dependencies.zod,
         },
         devDependencies: { tsx: dependencies.tsx },
+        ...(manifest.overrides ? { overrides: manifest.overrides } : {}),
       },
       null,
       2,
