@@ -17,6 +17,11 @@ export const components: Catalog = [
   },
   {
     kind: 'receiver',
+    type: 'langsmith',
+    load: async () => (await import('../plugins/receivers/langsmith/index.ts')).langSmithReceiverFactory,
+  },
+  {
+    kind: 'receiver',
     type: 'agent_api',
     load: async () => (await import('../plugins/receivers/agent_api/index.ts')).agentApiReceiverFactory,
     // It imports the user's graphs and auth handlers (often TypeScript) with a plain import().

@@ -92,7 +92,7 @@ service:
   it('takes the config file as an argument of validate and run, as --config', () => {
     const valid = run(['validate', localConfig]);
     assert.equal(valid.code, 0, valid.stderr);
-    assert.match(valid.stdout, /local\.yaml: valid \(1 pipeline\(s\), 6 component\(s\)\)/);
+    assert.match(valid.stdout, /local\.yaml: valid \(2 pipeline\(s\), 7 component\(s\)\)/);
     const both = run(['validate', localConfig, '--config', join(root, 'configs/proxy.yaml')]);
     assert.equal(both.code, 1);
     assert.match(both.stderr, /two config files given/);
@@ -166,13 +166,16 @@ describe('tracepipe: the start says where everything is', () => {
         'otlp: OTLP/HTTP traces',
         'otlp: OTLP/gRPC traces',
         'otlp: Prometheus metrics',
+        'langsmith: LangSmith SDK ingest (LANGSMITH_ENDPOINT)',
         'trace_explorer: Trace explorer',
         'trace_explorer: Trace query API',
       ]);
       for (const { url, purpose } of line.endpoints) {
         // An HTTP/2 gRPC listener, which plugins/receivers/otlp/grpc.test.ts calls with gRPC clients.
         if (purpose === 'OTLP/gRPC traces') continue;
-        const response = await fetch(url, purpose.startsWith('OTLP') ? { method: 'POST' } : {});
+        // The LangSmith ingest endpoint is a base URL; the SDKs read its /info first.
+        const target = purpose.startsWith('LangSmith') ? `${url}/info` : url;
+        const response = await fetch(target, purpose.startsWith('OTLP') ? { method: 'POST' } : {});
         // The OTLP endpoint answers an empty POST as a bad request; everything else with a page.
         assert.ok(
           purpose.startsWith('OTLP') ? response.status === 400 || response.status === 415 : response.ok,

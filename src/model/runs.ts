@@ -33,6 +33,12 @@ export interface Run {
   tags?: string[];
   events?: Record<string, unknown>[];
   reference_example_id?: string;
+  /**
+   * Set on an update of a run sent before (the ingest API's `PATCH /runs/{id}` and `patch.<id>`
+   * parts, from the `langsmith` receiver): only the fields it has change. Exporters send it as an
+   * update (`patch.<id>`), stores merge it into the run they hold. Never set by the span translator.
+   */
+  update?: true;
 }
 
 /** The payload of a `runs` pipeline. */

@@ -887,7 +887,8 @@ export class LocalTraceStore {
     })();
   }
 
-  private insertOne(run: Run, project: string): void {
+  private insertOne(incoming: Run, project: string): void {
+    const run = incoming.update ? this.applyUpdate(incoming) : incoming;
     const data = JSON.stringify(run);
     const usage = usageOf(run);
     const metadata = (run.extra?.metadata ?? {}) as Record<string, unknown>;
@@ -914,6 +915,26 @@ export class LocalTraceStore {
       data,
     }) as { rowid: number | bigint };
     this.indexSearch.run(rowid, searchText(run));
+  }
+
+  /**
+   * The run an update (Run.update) makes of the stored one: its fields replace the stored ones
+   * (`extra` member by member), the rest stays. An update of a run not stored is kept as a run of
+   * its own, starting when it ended if it has no start.
+   */
+  private applyUpdate(update: Run): Run {
+    const { update: _marker, ...fields } = update;
+    const row = this.db.prepare('SELECT data FROM runs WHERE id = ?').get(update.id) as { data: string } | undefined;
+    const stored = row ? (JSON.parse(row.data) as Run) : undefined;
+    const defined = Object.fromEntries(
+      Object.entries(fields).filter(([, value]) => value !== undefined),
+    ) as Partial<Run>;
+    const merged = { ...stored, ...defined } as Run;
+    if (stored?.extra || defined.extra) merged.extra = { ...stored?.extra, ...defined.extra };
+    merged.start_time ??= merged.end_time ?? new Date(this.now()).toISOString();
+    merged.name ??= 'Unnamed';
+    merged.run_type ??= 'chain';
+    return merged;
   }
 
   /** Recomputes a trace's summary row from its runs' columns (and the root's JSON). */

@@ -67,16 +67,19 @@ export function parseMultipart(body: Buffer, boundary: string): MultipartPart[] 
 }
 
 /**
- * Assembles runs from `post.<id>`, `post.<id>.inputs` and `post.<id>.outputs` parts, in the order
- * their `post.<id>` parts appear. Field parts must follow their run's part.
+ * Assembles runs from `post.<id>`, `post.<id>.inputs` and `post.<id>.outputs` parts (and `patch.`
+ * ones, as runs with `update: true`), in the order their run parts appear. Field parts must follow
+ * their run's part.
  */
 export function runsFromParts(parts: readonly MultipartPart[]): Run[] {
   const runs = new Map<string, Run>();
   for (const part of parts) {
-    const match = /^post\.([^.]+)(?:\.(inputs|outputs))?$/.exec(part.name);
+    const match = /^(post|patch)\.([^.]+)(?:\.(inputs|outputs))?$/.exec(part.name);
     if (!match) throw new MultipartFormatError(`unexpected part name ${part.name}`);
     if (part.contentType !== 'application/json') throw new MultipartFormatError(`part ${part.name} is not JSON`);
-    const [, id, field] = match as unknown as [string, string, 'inputs' | 'outputs' | undefined];
+    const [, operation, runId, field] = match as unknown as [string, string, string, 'inputs' | 'outputs' | undefined];
+    // A patch is kept apart from a post of the same run (both may be in one body), marked as an update.
+    const id = operation === 'patch' ? `patch:${runId}` : runId;
     let value: unknown;
     try {
       value = JSON.parse(part.body.toString('utf8'));
@@ -84,12 +87,12 @@ export function runsFromParts(parts: readonly MultipartPart[]): Run[] {
       throw new MultipartFormatError(`part ${part.name} is not valid JSON`, { cause: error });
     }
     if (field === undefined) {
-      if (runs.has(id)) throw new MultipartFormatError(`run ${id} appears twice`);
-      runs.set(id, value as Run);
+      if (runs.has(id)) throw new MultipartFormatError(`run ${runId} appears twice`);
+      runs.set(id, operation === 'patch' ? { ...(value as Run), update: true } : (value as Run));
       continue;
     }
     const run = runs.get(id);
-    if (!run) throw new MultipartFormatError(`part ${part.name} comes before post.${id}`);
+    if (!run) throw new MultipartFormatError(`part ${part.name} comes before ${operation}.${runId}`);
     run[field] = value as Record<string, unknown>;
   }
   return [...runs.values()];

@@ -91,14 +91,16 @@ const RUN_ID = /^[0-9A-Za-z-]+$/;
 
 /** The parts of one run, serialised: `[partName, json]` in body order. */
 export function encodeRunParts(run: Run): [string, string][] {
-  const { inputs, outputs, extra, ...rest } = run;
+  const { inputs, outputs, extra, update, ...rest } = run;
   if (typeof run.id !== 'string' || !RUN_ID.test(run.id)) {
     throw new UnencodableRunError(`run id ${JSON.stringify(run.id)} cannot name a multipart part`);
   }
+  // An update of a run sent before (see Run.update) is the ingest API's patch.
+  const operation = update ? 'patch' : 'post';
   try {
-    const parts: [string, string][] = [[`post.${run.id}`, withExtra(jsonText(rest), extra)]];
-    if (inputs != null) parts.push([`post.${run.id}.inputs`, jsonText(inputs)]);
-    if (outputs != null) parts.push([`post.${run.id}.outputs`, jsonText(outputs)]);
+    const parts: [string, string][] = [[`${operation}.${run.id}`, withExtra(jsonText(rest), extra)]];
+    if (inputs != null) parts.push([`${operation}.${run.id}.inputs`, jsonText(inputs)]);
+    if (outputs != null) parts.push([`${operation}.${run.id}.outputs`, jsonText(outputs)]);
     return parts;
   } catch (error) {
     throw new UnencodableRunError(`run ${run.id} cannot be encoded as JSON`, { cause: error });

@@ -107,6 +107,22 @@ export class RunTree {
   /** Takes a run: releases it (and any children waiting for it) now, or holds it. */
   add(held: HeldRun): void {
     const { run } = held;
+    // A run that comes with its dotted order (the LangSmith SDK orders its runs itself) keeps it;
+    // an update of a sent run takes the order that run was sent with. Either leaves at once, and
+    // is remembered for children that arrive without an order.
+    if (run.dotted_order !== undefined || run.update) {
+      const known = run.update ? this.known.get(run.id) : undefined;
+      if (known) {
+        run.dotted_order = known.dotted;
+        run.trace_id = known.traceId;
+      }
+      if (run.dotted_order === undefined) {
+        this.release(held);
+        return;
+      }
+      this.setOrderAndRelease(held, run.dotted_order, run.trace_id);
+      return;
+    }
     const parent = this.resolveParent(run.parent_run_id);
     if (parent === undefined) {
       this.releaseAsRoot(held);

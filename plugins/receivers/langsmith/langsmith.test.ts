@@ -1,0 +1,319 @@
+// The `langsmith` receiver on a loopback port with the LangSmith JS SDK as its client, unchanged:
+// `traceable` functions and `Client` with `apiUrl`, a LangChain.js chain traced through
+// LANGSMITH_ENDPOINT, the JSON endpoints, and bad input: a bad part, an oversize part and a gzip
+// bomb each get their 4xx, naming the problem, while the rest of the request is kept.
+
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { awaitAllCallbacks } from '@langchain/core/callbacks/promises';
+import { RunnableLambda } from '@langchain/core/runnables';
+import { Client } from 'langsmith';
+import { traceable } from 'langsmith/traceable';
+import { validateAgainst } from '../../../src/config/ajv.ts';
+import type { Run } from '../../../src/model/runs.ts';
+import { Sink, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
+import { eventually } from '../../../src/testkit/eventually.ts';
+import type { LangSmithReceiverConfig } from './config.ts';
+import { langSmithReceiverFactory } from './index.ts';
+import type { LangSmithReceiver } from './receiver.ts';
+
+runComponentConformance(langSmithReceiverFactory, {
+  testdataDir: join(import.meta.dirname, 'testdata'),
+  config: { port: 0 },
+});
+
+async function startReceiver(overrides: Record<string, unknown> = {}) {
+  const config = { port: 0, require_api_key: false, ...overrides } as unknown as LangSmithReceiverConfig;
+  assert.deepEqual(validateAgainst(langSmithReceiverFactory.configSchema, config, 'langsmith'), []);
+  const sink = new Sink<'runs'>();
+  const receiver = langSmithReceiverFactory.create(
+    nopSettings('receiver', 'langsmith'),
+    config,
+    sink,
+  ) as LangSmithReceiver;
+  await receiver.start(new AbortController().signal);
+  const url = `http://127.0.0.1:${receiver.port}`;
+  const runs = () => sink.batches.flatMap((batch) => batch.data.runs);
+  return { receiver, sink, url, runs, close: () => receiver.shutdown(Date.now() + 5000) };
+}
+
+/** The runs of the sink folded as a store folds them: an update completes the run it names. */
+function folded(runs: readonly Run[]): Map<string, Run> {
+  const byId = new Map<string, Run>();
+  for (const run of runs) {
+    const { update, ...fields } = run;
+    const stored = byId.get(run.id);
+    byId.set(run.id, update && stored ? { ...stored, ...fields } : { ...stored, ...fields });
+  }
+  return byId;
+}
+
+function multipart(parts: { name: string; body: string | Buffer; type?: string }[], boundary = 'b0undary') {
+  const chunks: Buffer[] = [];
+  for (const part of parts) {
+    chunks.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"\r\nContent-Type: ${part.type ?? 'application/json'}\r\n\r\n`,
+      ),
+      Buffer.from(part.body),
+      Buffer.from('\r\n'),
+    );
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+
+describe('langsmith receiver with the LangSmith JS SDK', () => {
+  let server: Awaited<ReturnType<typeof startReceiver>>;
+  before(async () => {
+    server = await startReceiver();
+  });
+  after(() => server.close());
+
+  it('GET /info announces the batch limits and the compressions taken', async () => {
+    const info = (await (await fetch(`${server.url}/info`)).json()) as Record<string, Record<string, unknown>>;
+    assert.equal(info.batch_ingest_config!.size_limit, 100);
+    assert.equal(info.batch_ingest_config!.use_multipart_endpoint, true);
+    assert.equal(info.instance_flags!.gzip_body_enabled, true);
+  });
+
+  it('traceable functions with a Client on apiUrl: nested runs with parents, outputs, tokens, end times', async () => {
+    server.sink.batches.length = 0;
+    const client = new Client({ apiUrl: server.url, apiKey: 'ls-key' });
+    const llm = traceable(
+      async (question: string) => ({
+        answer: `echo: ${question}`,
+        usage_metadata: { input_tokens: 11, output_tokens: 4, total_tokens: 15 },
+      }),
+      { name: 'fake-llm', run_type: 'llm', client, tracingEnabled: true, project_name: 'sdk-project' },
+    );
+    const failing = traceable(
+      async () => {
+        throw new Error('tool broke');
+      },
+      { name: 'broken-tool', run_type: 'tool', client, tracingEnabled: true, project_name: 'sdk-project' },
+    );
+    const agent = traceable(
+      async (question: string) => {
+        await failing().catch(() => undefined);
+        return llm(question);
+      },
+      { name: 'agent', client, tracingEnabled: true, project_name: 'sdk-project' },
+    );
+    await agent('hello');
+    await client.awaitPendingTraceBatches();
+    const runs = await eventually(() => {
+      const byName = new Map([...folded(server.runs()).values()].map((run) => [run.name, run]));
+      assert.equal(byName.size, 3);
+      assert.ok([...byName.values()].every((run) => run.end_time));
+      return byName;
+    });
+    const root = runs.get('agent')!;
+    const child = runs.get('fake-llm')!;
+    const tool = runs.get('broken-tool')!;
+    assert.equal(root.parent_run_id, undefined);
+    assert.equal(root.trace_id, root.id);
+    assert.equal(child.parent_run_id, root.id);
+    assert.equal(tool.parent_run_id, root.id);
+    assert.equal(child.trace_id, root.id);
+    assert.equal(child.run_type, 'llm');
+    assert.deepEqual(child.inputs, { input: 'hello' });
+    assert.equal(child.outputs!.answer, 'echo: hello');
+    assert.deepEqual(child.outputs!.usage_metadata, { input_tokens: 11, output_tokens: 4, total_tokens: 15 });
+    assert.equal(child.session_name, 'sdk-project');
+    assert.match(child.dotted_order!, new RegExp(`^\\d{8}T\\d+Z${root.id}\\.\\d{8}T\\d+Z${child.id}$`));
+    assert.equal(tool.status, 'error');
+    assert.match(tool.error!, /tool broke/);
+    assert.match(root.start_time, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
+    assert.ok(server.sink.batches.every((batch) => batch.context.apiKey === 'ls-key'));
+  });
+
+  it('a LangChain.js chain traced through LANGSMITH_ENDPOINT', async () => {
+    server.sink.batches.length = 0;
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      LANGSMITH_TRACING: 'true',
+      LANGSMITH_ENDPOINT: server.url,
+      LANGSMITH_API_KEY: 'chain-key',
+      LANGSMITH_PROJECT: 'chain-project',
+    });
+    try {
+      const double = RunnableLambda.from(async (x: number) => x * 2).withConfig({ runName: 'double' });
+      const chain = double.pipe(
+        RunnableLambda.from(async (x: number) => ({ result: x + 1 })).withConfig({ runName: 'add-one' }),
+      );
+      assert.deepEqual(await chain.invoke(20), { result: 41 });
+      // The tracer's callbacks have run; its client uploads them in the background (awaited below).
+      await awaitAllCallbacks();
+      const runs = await eventually(() => {
+        const all = [...folded(server.runs()).values()];
+        assert.equal(all.length, 3);
+        assert.ok(all.every((run) => run.end_time));
+        return all;
+      });
+      const root = runs.find((run) => run.parent_run_id === undefined)!;
+      assert.equal(root.session_name, 'chain-project');
+      assert.deepEqual(
+        runs
+          .filter((run) => run !== root)
+          .map((run) => [run.name, run.parent_run_id])
+          .sort(),
+        [
+          ['add-one', root.id],
+          ['double', root.id],
+        ],
+      );
+      assert.deepEqual(root.outputs, { result: 41 });
+      assert.ok(server.sink.batches.every((batch) => batch.context.apiKey === 'chain-key'));
+    } finally {
+      for (const key of ['LANGSMITH_TRACING', 'LANGSMITH_ENDPOINT', 'LANGSMITH_API_KEY', 'LANGSMITH_PROJECT'])
+        if (saved[key] === undefined) delete process.env[key];
+        else process.env[key] = saved[key];
+    }
+  });
+
+  it('POST /runs and PATCH /runs/{id}: one run with its end time, outputs and error', async () => {
+    server.sink.batches.length = 0;
+    const id = uuid(1);
+    const post = await fetch(`${server.url}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'langsmith-project': 'header-project' },
+      body: JSON.stringify({ id, name: 'solo', run_type: 'chain', start_time: 1_700_000_000_000, inputs: { q: 1 } }),
+    });
+    assert.equal(post.status, 202);
+    const patch = await fetch(`${server.url}/runs/${id}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ end_time: '2023-11-14T22:13:21.123456', outputs: { a: 2 }, error: 'late failure' }),
+    });
+    assert.equal(patch.status, 202);
+    const run = folded(server.runs()).get(id)!;
+    assert.equal(run.session_name, 'header-project');
+    assert.equal(run.start_time, '2023-11-14T22:13:20.000Z');
+    assert.equal(run.end_time, '2023-11-14T22:13:21.123456Z');
+    assert.deepEqual(run.outputs, { a: 2 });
+    assert.equal(run.status, 'error');
+    assert.equal(run.error, 'late failure');
+  });
+});
+
+describe('langsmith receiver: bad input loses nothing else', () => {
+  let server: Awaited<ReturnType<typeof startReceiver>>;
+  before(async () => {
+    server = await startReceiver({ max_part_bytes: 1000, max_body_bytes: 1_000_000 });
+  });
+  after(() => server.close());
+
+  const good = (n: number) => ({
+    name: `post.${uuid(n)}`,
+    body: JSON.stringify({
+      id: uuid(n),
+      trace_id: uuid(n),
+      dotted_order: `20231114T221320000000Z${uuid(n)}`,
+      name: `good-${n}`,
+      run_type: 'chain',
+      start_time: '2023-11-14T22:13:20Z',
+    }),
+  });
+
+  it('a part that is not JSON: 422 naming it, the other runs kept', async () => {
+    server.sink.batches.length = 0;
+    const { body, contentType } = multipart([
+      good(10),
+      { name: `post.${uuid(11)}`, body: '{"id": ' },
+      good(12),
+      { name: `post.${uuid(12)}.outputs`, body: '{"x": 1}' },
+    ]);
+    const response = await fetch(`${server.url}/runs/multipart`, {
+      method: 'POST',
+      headers: { 'content-type': contentType },
+      body,
+    });
+    assert.equal(response.status, 422);
+    const answer = (await response.json()) as { message: string; refused: { part: string }[]; accepted_runs: number };
+    assert.deepEqual(
+      answer.refused.map((r) => r.part),
+      [`post.${uuid(11)}`],
+    );
+    assert.match(answer.message, /not valid JSON/);
+    assert.equal(answer.accepted_runs, 2);
+    assert.deepEqual(
+      server
+        .runs()
+        .map((run) => run.name)
+        .sort(),
+      ['good-10', 'good-12'],
+    );
+    assert.deepEqual(server.runs().find((run) => run.name === 'good-12')!.outputs, { x: 1 });
+  });
+
+  it('an oversize part: 413 naming it, the other runs kept', async () => {
+    server.sink.batches.length = 0;
+    const { body, contentType } = multipart([
+      good(20),
+      good(21),
+      { name: `post.${uuid(21)}.inputs`, body: JSON.stringify({ big: 'x'.repeat(5000) }) },
+    ]);
+    const response = await fetch(`${server.url}/runs/multipart`, {
+      method: 'POST',
+      headers: { 'content-type': contentType },
+      body,
+    });
+    assert.equal(response.status, 413);
+    const answer = (await response.json()) as { refused: { part: string; message: string }[] };
+    assert.equal(answer.refused[0]!.part, `post.${uuid(21)}.inputs`);
+    assert.match(answer.refused[0]!.message, /exceeds the 1000-byte limit/);
+    assert.deepEqual(
+      server.runs().map((run) => run.name),
+      ['good-20'],
+    );
+  });
+
+  it('a gzip bomb: 413 before it is inflated whole, and the next request is taken', async () => {
+    server.sink.batches.length = 0;
+    const bomb = gzipSync(Buffer.alloc(50 * 1024 * 1024));
+    assert.ok(bomb.length < 100_000);
+    const response = await fetch(`${server.url}/runs/multipart`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=b0undary', 'content-encoding': 'gzip' },
+      body: bomb,
+    });
+    assert.equal(response.status, 413);
+    assert.match(
+      ((await response.json()) as { message: string }).message,
+      /decompresses to more than the 1000000-byte limit/,
+    );
+    const { body, contentType } = multipart([good(30)]);
+    const next = await fetch(`${server.url}/runs/multipart`, {
+      method: 'POST',
+      headers: { 'content-type': contentType, 'content-encoding': 'gzip' },
+      body: gzipSync(body),
+    });
+    assert.equal(next.status, 202);
+    assert.deepEqual(
+      server.runs().map((run) => run.name),
+      ['good-30'],
+    );
+  });
+
+  it('a body that is not multipart: 400 naming the problem; no key where one is required: 401', async () => {
+    const response = await fetch(`${server.url}/runs/multipart`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=zzz' },
+      body: 'garbage',
+    });
+    assert.equal(response.status, 400);
+    assert.match(((await response.json()) as { message: string }).message, /no "--zzz" delimiter/);
+    const keyed = await startReceiver({ require_api_key: true });
+    try {
+      const refused = await fetch(`${keyed.url}/runs`, { method: 'POST', body: '{}' });
+      assert.equal(refused.status, 401);
+    } finally {
+      await keyed.close();
+    }
+  });
+});
