@@ -177,7 +177,13 @@ describe('multipart reader rejects malformed bodies', () => {
       contentType: type,
       body: Buffer.from(json),
     });
-    assert.throws(() => runsFromParts([part('patch.x', '{}')]), MultipartFormatError);
+    assert.throws(() => runsFromParts([part('feedback.x', '{}')]), MultipartFormatError);
+    assert.throws(() => runsFromParts([part('patch.x.inputs', '{}')]), MultipartFormatError);
+    // An update of a run (Run.update) is read back as one.
+    assert.deepEqual(runsFromParts([part('post.x', '{"id":"x"}'), part('patch.x', '{"id":"x"}')]), [
+      { id: 'x' },
+      { id: 'x', update: true },
+    ]);
     assert.throws(() => runsFromParts([part('post.x.inputs', '{}')]), MultipartFormatError);
     assert.throws(() => runsFromParts([part('post.x', '{')]), MultipartFormatError);
     assert.throws(() => runsFromParts([part('post.x', '{}', 'text/plain')]), MultipartFormatError);
