@@ -152,7 +152,7 @@ describe('the API example flow', () => {
     assert.equal(typeof state.checkpoint_id, 'string');
     assert.equal(typeof state.parent_checkpoint_id, 'string');
 
-    // PATCH: version 2 from the supplied data alone, active at once.
+    // PATCH: version 2, active at once; the fields it does not send keep their value.
     const patched = await request(url, 'PATCH', `/assistants/${assistant.assistant_id}`, {
       body: { context: { model_name: 'local-echo', system_prompt: 'Answer like a robot.' } },
     });
@@ -160,7 +160,7 @@ describe('the API example flow', () => {
     const v2 = patched.json as Json;
     assert.equal(v2.version, 2);
     assert.deepEqual(v2.context, { model_name: 'local-echo', system_prompt: 'Answer like a robot.' });
-    assert.deepEqual(v2.metadata, {}, 'metadata is not inherited from version 1');
+    assert.deepEqual(v2.metadata, { team: 'qa' }, 'metadata not sent is kept from version 1');
     assert.equal((await client.assistants.get(assistant.assistant_id)).version, 2);
     const versions = await client.assistants.getVersions(assistant.assistant_id);
     assert.deepEqual(

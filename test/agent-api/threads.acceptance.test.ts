@@ -124,7 +124,11 @@ describe('threads', () => {
     assert.equal(((await client.threads.getState<Json>(thread.thread_id)).values.messages as Json[]).length, 2);
     await client.threads.updateState(copy.thread_id, { values: { messages: [{ role: 'user', content: 'extra' }] } });
     assert.equal(((await client.threads.getState<Json>(thread.thread_id)).values.messages as Json[]).length, 2);
-    assert.match(await failureOf(() => client.threads.copy(crypto.randomUUID())), /^HTTP 404/);
+    // A missing source is a 409, as on the reference server.
+    assert.match(
+      await failureOf(() => client.threads.copy(crypto.randomUUID())),
+      /^HTTP 409: Thread with ID .* not found$/,
+    );
   });
 
   test('state and history: empty thread, after a run, limit, at a checkpoint', async () => {

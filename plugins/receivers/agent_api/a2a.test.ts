@@ -244,7 +244,8 @@ describe('agent_api A2A endpoint', () => {
     assert.match(((await missing.json()) as ErrorBody).message, /assistant_id: is required/);
     const unknown = await fetch(`${server.url}/.well-known/agent-card.json?assistant_id=nope`);
     assert.equal(unknown.status, 404);
-    assert.match(((await unknown.json()) as ErrorBody).message, /Assistant 'nope' not found/);
+    assert.equal(unknown.headers.get('x-error-code'), 'TP_ERR_API_NOT_FOUND');
+    assert.match(await unknown.text(), /Assistant 'nope' not found/);
     const notMessages = await fetch(`${server.url}/.well-known/agent-card.json?assistant_id=error`);
     assert.equal(notMessages.status, 422);
     assert.match(((await notMessages.json()) as ErrorBody).message, /take a 'messages' input.*delay_ms/);

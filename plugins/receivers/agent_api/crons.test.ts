@@ -85,7 +85,7 @@ async function startServer(
 async function post(url: string, path: string, body: unknown, method = 'POST') {
   const response = await fetch(`${url}${path}`, {
     method,
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json().catch(() => null)) as ErrorBody };

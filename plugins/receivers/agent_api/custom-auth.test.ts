@@ -17,6 +17,7 @@ import { EXAMPLES_LANGGRAPH_JSON, startTestServer, useTestServer } from './testi
 import type { TestServer } from './testing/test-server.ts';
 import type { ErrorBody } from './testing/types.ts';
 import { asObject, kwargsOf } from './testing/types.ts';
+import { failureOf, fetchAcceptingJson } from './testing/agent-wire.ts';
 
 const AUTH_LANGGRAPH_JSON = fileURLToPath(new URL('./testdata/auth/langgraph.json', import.meta.url));
 const config = { configurable: { user_id: '123' } };
@@ -26,6 +27,18 @@ async function gather<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const item of iterable) out.push(item);
   return out;
+}
+
+/**
+ * Joins a run's stream the user may not see: as on the reference server, the stream opens and
+ * carries one error event, the same whether the run is hidden or missing.
+ */
+async function assertHiddenStream(stream: AsyncIterable<unknown>): Promise<void> {
+  const parts = (await gather(stream)) as { event: string; data: unknown }[];
+  assert.deepEqual(
+    parts.map(({ event, data }) => ({ event, data })),
+    [{ event: 'error', data: { error: 'Error', message: '404: Thread not found' } }],
+  );
 }
 
 describe('custom auth: the reference server auth tests, ported', () => {
@@ -48,7 +61,7 @@ describe('custom auth: the reference server auth tests, ported', () => {
   it('unauthenticated user', async () => {
     await assert.rejects(user('wfh', ['me']).assistants.create({ graphId: 'agent' }), /HTTP 401/);
     // Without a token at all; the handler's message and headers reach the client.
-    const answer = await fetch(`${server.url}/threads/search`, {
+    const answer = await fetchAcceptingJson(`${server.url}/threads/search`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{}',
@@ -109,11 +122,12 @@ describe('custom auth: the reference server auth tests, ported', () => {
     await assert.rejects(other.threads.delete(thread.thread_id), /HTTP 404/);
   });
 
-  it('run streaming auth (this server answers 404 before streaming; the reference streams an error event)', async () => {
+  it("run streaming auth: joining another user's run streams one error event, as for a missing run", async () => {
     const owner = user('johndoe', ['me']);
     const thread = await owner.threads.create();
     const run = await owner.runs.create(thread.thread_id, 'agent', { input: ask('foo'), config });
-    await assert.rejects(gather(user('alice', ['me']).runs.joinStream(thread.thread_id, run.run_id)), /HTTP 404/);
+    await assertHiddenStream(user('alice', ['me']).runs.joinStream(thread.thread_id, run.run_id));
+    await assertHiddenStream(user('alice', ['me']).runs.joinStream(thread.thread_id, randomUUID()));
     await owner.runs.join(thread.thread_id, run.run_id);
   });
 
@@ -230,7 +244,7 @@ describe('custom auth: the reference server auth tests, ported', () => {
       other.runs.wait(thread.thread_id, 'agent', { input: ask('Waiting test'), config }),
       /HTTP 404/,
     );
-    await assert.rejects(gather(other.runs.joinStream(thread.thread_id, run.run_id)), /HTTP 404/);
+    await assertHiddenStream(other.runs.joinStream(thread.thread_id, run.run_id));
     await assert.rejects(other.runs.cancel(thread.thread_id, run.run_id), /HTTP 404/);
     await assert.rejects(other.runs.delete(thread.thread_id, run.run_id), /HTTP 404/);
     await owner.runs.cancel(thread.thread_id, run.run_id, true);
@@ -275,10 +289,16 @@ describe('custom auth: the reference server auth tests, ported', () => {
     assert.ok(ids2.includes(assistant2.assistant_id) && !ids2.includes(assistant1.assistant_id));
   });
 
-  it('thread copy authorization (by owner; this server answers 404 where the reference answers 409)', async () => {
+  it("thread copy authorization (by owner): another user's thread is a 409, as a missing one", async () => {
     const owner = user('johndoe', ['me']);
     const thread = await owner.threads.create();
-    await assert.rejects(user('alice', ['me']).threads.copy(thread.thread_id), /HTTP 404/);
+    const hidden = await failureOf(() => user('alice', ['me']).threads.copy(thread.thread_id));
+    assert.equal(hidden, `HTTP 409: Thread with ID ${thread.thread_id} not found`);
+    const missingId = randomUUID();
+    assert.equal(
+      await failureOf(() => user('alice', ['me']).threads.copy(missingId)),
+      `HTTP 409: Thread with ID ${missingId} not found`,
+    );
     const copied = await owner.threads.copy(thread.thread_id);
     assert.notEqual(copied.thread_id, thread.thread_id);
     assert.equal(copied.metadata?.owner, 'johndoe');
@@ -318,7 +338,7 @@ describe('custom auth: the reference server auth tests, ported', () => {
   });
 
   it('info endpoint', async () => {
-    const answer = await fetch(`${server.url}/info`);
+    const answer = await fetchAcceptingJson(`${server.url}/info`);
     assert.equal(answer.status, 200);
     assert.equal(typeof ((await answer.json()) as { version: unknown }).version, 'string');
   });
@@ -364,7 +384,7 @@ describe('custom auth: two users of one deployment never see each other', () => 
     // Even asking for the other's id by name finds nothing.
     assert.deepEqual(await alice.threads.search({ ids: [his.thread_id] }), []);
     // Pagination counts only what the user sees.
-    const page = await fetch(`${server.url}/threads/search`, {
+    const page = await fetchAcceptingJson(`${server.url}/threads/search`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer alice:me' },
       body: JSON.stringify({ metadata: { topic: 'tax' }, limit: 1 }),
@@ -375,7 +395,6 @@ describe('custom auth: two users of one deployment never see each other', () => 
       () => john.threads.get(mine.thread_id),
       () => john.threads.update(mine.thread_id, { metadata: { owner: 'johndoe' } }),
       () => john.threads.delete(mine.thread_id),
-      () => john.threads.copy(mine.thread_id),
       () => john.threads.getState(mine.thread_id),
       () => john.threads.getHistory(mine.thread_id),
       () => john.threads.updateState(mine.thread_id, { values: { messages: [] } }),
@@ -383,13 +402,18 @@ describe('custom auth: two users of one deployment never see each other', () => 
     ]) {
       await assert.rejects(attempt(), missingThread(mine.thread_id));
     }
-    const patchState = await fetch(`${server.url}/threads/${mine.thread_id}/state`, {
+    // Copying is a 409 for a hidden thread, as for a missing one (the reference server's answer).
+    await assert.rejects(
+      john.threads.copy(mine.thread_id),
+      new RegExp(`HTTP 409: Thread with ID ${mine.thread_id} not found$`),
+    );
+    const patchState = await fetchAcceptingJson(`${server.url}/threads/${mine.thread_id}/state`, {
       method: 'PATCH',
       headers: { 'content-type': 'application/json', authorization: 'Bearer johndoe:me' },
       body: JSON.stringify({ metadata: { x: 1 } }),
     });
     assert.equal(patchState.status, 404);
-    const atCheckpoint = await fetch(`${server.url}/threads/${mine.thread_id}/state/checkpoint`, {
+    const atCheckpoint = await fetchAcceptingJson(`${server.url}/threads/${mine.thread_id}/state/checkpoint`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer johndoe:me' },
       body: '{}',
@@ -436,8 +460,8 @@ describe('custom auth: two users of one deployment never see each other', () => 
     for (const runId of [done.run_id, running.run_id]) {
       await assert.rejects(john.runs.get(thread.thread_id, runId), new RegExp(`HTTP 404: .*Run ${runId} not found`));
       await assert.rejects(john.runs.join(thread.thread_id, runId), /HTTP 404/);
-      await assert.rejects(gather(john.runs.joinStream(thread.thread_id, runId)), /HTTP 404/);
-      await assert.rejects(gather(john.runs.joinStream(null, runId)), /HTTP 404/);
+      await assertHiddenStream(john.runs.joinStream(thread.thread_id, runId));
+      await assertHiddenStream(john.runs.joinStream(null, runId));
       await assert.rejects(john.runs.cancel(thread.thread_id, runId), /HTTP 404/);
       await assert.rejects(john.runs.delete(thread.thread_id, runId), /HTTP 404/);
     }
@@ -477,7 +501,7 @@ describe('custom auth: two users of one deployment never see each other', () => 
     const alice = client('alice');
     const john = client('johndoe');
     // The SDK's runs.create sends no on_completion; a browser or the Python SDK may.
-    const created = await fetch(`${server.url}/runs`, {
+    const created = await fetchAcceptingJson(`${server.url}/runs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer alice:me' },
       body: JSON.stringify({ assistant_id: 'agent', input: ask('kept'), on_completion: 'keep' }),
@@ -487,7 +511,7 @@ describe('custom auth: two users of one deployment never see each other', () => 
     await alice.runs.join(run.thread_id, run.run_id);
     assert.equal((await alice.threads.get(run.thread_id)).metadata?.owner, 'alice');
     await assert.rejects(john.threads.get(run.thread_id), /HTTP 404/);
-    await assert.rejects(gather(john.runs.joinStream(null, run.run_id)), /HTTP 404/);
+    await assertHiddenStream(john.runs.joinStream(null, run.run_id));
     const streamed = await gather(alice.runs.joinStream(null, run.run_id));
     assert.ok(streamed.some((chunk) => chunk.event === 'values'));
   });
@@ -506,7 +530,7 @@ describe('custom auth: two users of one deployment never see each other', () => 
     assert.equal(await alice.assistants.count({ metadata: { suite } }), 1);
     assert.equal(await john.assistants.count({ metadata: { suite } }), 1);
 
-    const missing = new RegExp(`HTTP 404: .*Assistant ${mine.assistant_id} not found`);
+    const missing = /HTTP 404: Assistant not found$/;
     for (const attempt of [
       () => john.assistants.get(mine.assistant_id),
       () => john.assistants.update(mine.assistant_id, { name: 'Stolen' }),
@@ -558,10 +582,13 @@ describe('custom auth: two users of one deployment never see each other', () => 
     assert.equal(otherThread, undefined, 'no anonymous access with a custom handler');
     const john = client('johndoe');
     const johnThread = await john.threads.create({ metadata: { assistant_id: assistant.assistant_id } });
-    const response = await fetch(`${server.url}/assistants/${assistant.assistant_id}?delete_threads=true`, {
-      method: 'DELETE',
-      headers: { authorization: 'Bearer alice:me' },
-    });
+    const response = await fetchAcceptingJson(
+      `${server.url}/assistants/${assistant.assistant_id}?delete_threads=true`,
+      {
+        method: 'DELETE',
+        headers: { authorization: 'Bearer alice:me' },
+      },
+    );
     assert.equal(response.status, 200);
     await assert.rejects(alice.threads.get(aliceThread.thread_id), /HTTP 404/);
     assert.equal((await john.threads.get(johnThread.thread_id)).thread_id, johnThread.thread_id);
@@ -592,11 +619,12 @@ describe('custom auth: two users of one deployment never see each other', () => 
 
   it('keeps /ok, /info, /live, /ready and the web interface public, and /openapi.json, /metrics and /docs behind the handler', async () => {
     for (const path of ['/ok', '/info', '/live', '/ready', '/ui/'])
-      assert.equal((await fetch(`${server.url}${path}`)).status, 200, path);
+      assert.equal((await fetchAcceptingJson(`${server.url}${path}`)).status, 200, path);
     for (const path of ['/openapi.json', '/metrics', '/docs']) {
-      assert.equal((await fetch(`${server.url}${path}`)).status, 401, path);
+      assert.equal((await fetchAcceptingJson(`${server.url}${path}`)).status, 401, path);
       assert.equal(
-        (await fetch(`${server.url}${path}`, { headers: { authorization: 'Bearer alice:me' } })).status < 400,
+        (await fetchAcceptingJson(`${server.url}${path}`, { headers: { authorization: 'Bearer alice:me' } })).status <
+          400,
         true,
         path,
       );
@@ -621,23 +649,27 @@ describe('custom auth: handler contract edges', () => {
 
   it('takes the handler from auth.path, after the API key: both must pass', async () => {
     assert.equal(
-      (await fetch(`${server.url}/threads/00000000-0000-4000-8000-000000000000`, { headers: { 'x-user': 'ann' } }))
-        .status,
+      (
+        await fetchAcceptingJson(`${server.url}/threads/00000000-0000-4000-8000-000000000000`, {
+          headers: { 'x-user': 'ann' },
+        })
+      ).status,
       401,
     );
-    const noUser = await fetch(`${server.url}/threads/00000000-0000-4000-8000-000000000000`, {
+    const noUser = await fetchAcceptingJson(`${server.url}/threads/00000000-0000-4000-8000-000000000000`, {
       headers: { 'x-api-key': 'gate' },
     });
     assert.equal(noUser.status, 401);
     assert.equal(((await noUser.json()) as ErrorBody).message, 'Unauthorized');
     assert.equal(
-      (await fetch(`${server.url}/threads/00000000-0000-4000-8000-000000000000`, { headers: as('ann') })).status,
+      (await fetchAcceptingJson(`${server.url}/threads/00000000-0000-4000-8000-000000000000`, { headers: as('ann') }))
+        .status,
       404,
     );
   });
 
   it('keeps the status, message and headers of a thrown HTTPException, and makes anything else a logged 500', async () => {
-    const teapot = await fetch(`${server.url}/threads`, { method: 'POST', headers: as('teapot') });
+    const teapot = await fetchAcceptingJson(`${server.url}/threads`, { method: 'POST', headers: as('teapot') });
     assert.equal(teapot.status, 418);
     assert.equal(teapot.headers.get('x-why'), 'tea');
     assert.deepEqual(await teapot.json(), {
@@ -646,10 +678,10 @@ describe('custom auth: handler contract edges', () => {
       code: 'TP_ERR_API_AUTH_HANDLER',
       message: 'I am a teapot',
     });
-    const crash = await fetch(`${server.url}/threads`, { method: 'POST', headers: as('crash') });
+    const crash = await fetchAcceptingJson(`${server.url}/threads`, { method: 'POST', headers: as('crash') });
     assert.equal(crash.status, 500);
     assert.match(((await crash.json()) as ErrorBody).message, /failed in authenticate: database down/);
-    const nobody = await fetch(`${server.url}/threads`, { method: 'POST', headers: as('nobody') });
+    const nobody = await fetchAcceptingJson(`${server.url}/threads`, { method: 'POST', headers: as('nobody') });
     assert.equal(nobody.status, 500);
     assert.match(
       ((await nobody.json()) as ErrorBody).message,
@@ -658,14 +690,14 @@ describe('custom auth: handler contract edges', () => {
   });
 
   it('answers false with 403, refuses unusable filters and results with 500, and applies $contains', async () => {
-    const search = await fetch(`${server.url}/threads/search`, {
+    const search = await fetchAcceptingJson(`${server.url}/threads/search`, {
       method: 'POST',
       headers: as('ann', { 'content-type': 'application/json' }),
       body: '{}',
     });
     assert.equal(search.status, 403);
     assert.equal(((await search.json()) as ErrorBody).code, 'TP_ERR_API_FORBIDDEN');
-    const assistants = await fetch(`${server.url}/assistants/search`, {
+    const assistants = await fetchAcceptingJson(`${server.url}/assistants/search`, {
       method: 'POST',
       headers: as('ann', { 'content-type': 'application/json' }),
       body: '{}',
@@ -675,7 +707,7 @@ describe('custom auth: handler contract edges', () => {
       ((await assistants.json()) as ErrorBody).message,
       /unusable filter: filter "owner" may only use \$eq and \$contains \(got \$regex\)/,
     );
-    const item = await fetch(`${server.url}/store/items?namespace=a&key=k`, { headers: as('ann') });
+    const item = await fetchAcceptingJson(`${server.url}/store/items?namespace=a&key=k`, { headers: as('ann') });
     assert.equal(item.status, 500);
     assert.match(((await item.json()) as ErrorBody).message, /returned string/);
 

@@ -3,6 +3,7 @@
 // naming the problem, on every state route, never a 500.
 
 import assert from 'node:assert/strict';
+import { fetchAcceptingJson } from './testing/agent-wire.ts';
 import { describe, it } from 'node:test';
 import { Annotation, MemorySaver, StateGraph } from '@langchain/langgraph';
 import { classifyGraphInputError } from './internal/graphs/input-errors.ts';
@@ -13,7 +14,7 @@ import type { TestServer } from './testing/test-server.ts';
 const UNKNOWN_CHECKPOINT = '1ef00000-0000-6000-8000-000000000000';
 
 async function send(server: TestServer, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${server.url}${path}`, {
+  const response = await fetchAcceptingJson(`${server.url}${path}`, {
     method,
     ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
   });

@@ -1,6 +1,6 @@
 // Bad input is a client error, never a 500: bodies over max_body_bytes (413) or nested deeper
 // than max_json_depth (422) with a readable JSON message and no ERROR log; every store namespace
-// rule (422 naming the field); cancelling a run that has already ended (409).
+// rule (422 naming the field). Cancelling a run that has already ended changes nothing (202).
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -211,32 +211,27 @@ describe('agent_api body limits', () => {
     assert.equal(found.items.length, 1);
   });
 
-  it('answers 409 to a cancel of a run that has already ended, 202 for one still pending', async () => {
+  it('answers 202 to a cancel of a run that has already ended and leaves it as it was, as to one still pending', async () => {
     const thread = await server.client.threads.create();
     const finished = await server.client.runs.create(thread.thread_id, 'agent', { input: ask('done') });
     await server.client.runs.join(thread.thread_id, finished.run_id);
-    for (const query of ['', '?wait=1', '?wait=0&action=rollback']) {
+    const before = await server.client.runs.get(thread.thread_id, finished.run_id);
+    const stateBefore = await server.client.threads.getState(thread.thread_id);
+    for (const [query, status] of [
+      ['', 202],
+      ['?wait=1', 204],
+      ['?wait=0&action=rollback', 202],
+    ] as const) {
       const response = await send(
         server,
         'POST',
         `/threads/${thread.thread_id}/runs/${finished.run_id}/cancel${query}`,
       );
-      assert.equal(response.status, 409, query);
-      assert.equal(response.json!.code, 'TP_ERR_API_CONFLICT');
-      assert.match(
-        response.json!.message!,
-        new RegExp(`^Run ${finished.run_id} has already ended with status success`),
-      );
+      assert.equal(response.status, status, query);
     }
-    await assert.rejects(
-      server.client.runs.cancel(thread.thread_id, finished.run_id, true),
-      /HTTP 409: .*already ended/,
-    );
-    assert.equal(
-      (await server.client.runs.get(thread.thread_id, finished.run_id)).status,
-      'success',
-      'the run is unchanged',
-    );
+    await server.client.runs.cancel(thread.thread_id, finished.run_id, true);
+    assert.deepEqual(await server.client.runs.get(thread.thread_id, finished.run_id), before, 'the run is unchanged');
+    assert.deepEqual(await server.client.threads.getState(thread.thread_id), stateBefore, 'and so is its thread');
     const pending = await server.client.runs.create(thread.thread_id, 'agent', {
       input: ask('later'),
       afterSeconds: 60,
@@ -248,9 +243,10 @@ describe('agent_api body limits', () => {
     assert.equal((await server.client.runs.get(thread.thread_id, pending.run_id)).status, 'interrupted');
     assert.equal(
       (await send(server, 'POST', `/threads/${thread.thread_id}/runs/${pending.run_id}/cancel`)).status,
-      409,
-      'and once cancelled, it has ended',
+      202,
+      'and once cancelled, a second cancel changes nothing',
     );
+    assert.equal((await server.client.runs.get(thread.thread_id, pending.run_id)).status, 'interrupted');
   });
 
   it('logged no ERROR and no stack for any of these requests', () => {

@@ -2,6 +2,7 @@
 // OpenAPI document, /ok and /info, webhooks, batches, and /internal/truncate.
 
 import assert from 'node:assert/strict';
+import { fetchAcceptingJson } from './testing/agent-wire.ts';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
@@ -27,14 +28,14 @@ describe('agent_api with API keys and a run time limit', () => {
     await assert.rejects(server.client.assistants.get('agent'), /HTTP 401: .*X-Api-Key/);
     const wrong = new Client({ apiUrl: server.url, apiKey: 'wrong', callerOptions: { maxRetries: 0 } });
     await assert.rejects(wrong.threads.create(), /HTTP 401/);
-    assert.equal((await fetch(`${server.url}/ok`)).status, 200);
-    assert.equal((await fetch(`${server.url}/info`)).status, 200);
+    assert.equal((await fetchAcceptingJson(`${server.url}/ok`)).status, 200);
+    assert.equal((await fetchAcceptingJson(`${server.url}/info`)).status, 200);
     const right = new Client({ apiUrl: server.url, apiKey: 'secret-key', callerOptions: { maxRetries: 0 } });
     assert.equal((await right.assistants.get('agent')).graph_id, 'agent');
   });
 
   it('answers 413 for a body over max_body_bytes', async () => {
-    const response = await fetch(`${server.url}/threads`, {
+    const response = await fetchAcceptingJson(`${server.url}/threads`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': 'secret-key' },
       body: JSON.stringify({ metadata: { padding: 'x'.repeat(4096) } }),
@@ -76,26 +77,26 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
   );
 
   it('serves /ok, /info and the OpenAPI document', async () => {
-    assert.deepEqual(await (await fetch(`${server.url}/ok`)).json(), { ok: true });
-    const info = asObject(await (await fetch(`${server.url}/info`)).json());
+    assert.deepEqual(await (await fetchAcceptingJson(`${server.url}/ok`)).json(), { ok: true });
+    const info = asObject(await (await fetchAcceptingJson(`${server.url}/info`)).json());
     assert.equal(asObject(info.flags).assistants, true);
     assert.ok(Array.isArray(info.graphs) && info.graphs.includes('agent'));
-    const paths = asObject(asObject(await (await fetch(`${server.url}/openapi.json`)).json()).paths);
+    const paths = asObject(asObject(await (await fetchAcceptingJson(`${server.url}/openapi.json`)).json()).paths);
     assert.ok(paths['/threads/{thread_id}/runs/stream']);
     assert.ok(paths['/assistants/{assistant_id}/latest']);
-    const missing = await fetch(`${server.url}/no/such/route`);
+    const missing = await fetchAcceptingJson(`${server.url}/no/such/route`);
     assert.equal(missing.status, 404);
     assert.match(((await missing.json()) as ErrorBody).message, /Route GET \/no\/such\/route not found/);
   });
 
   it('answers CORS requests from a configured origin and exposes Content-Location', async () => {
-    const preflight = await fetch(`${server.url}/threads`, {
+    const preflight = await fetchAcceptingJson(`${server.url}/threads`, {
       method: 'OPTIONS',
       headers: { origin: 'http://studio.example', 'access-control-request-method': 'POST' },
     });
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers.get('access-control-allow-origin'), 'http://studio.example');
-    const response = await fetch(`${server.url}/runs`, {
+    const response = await fetchAcceptingJson(`${server.url}/runs`, {
       method: 'POST',
       headers: { origin: 'http://studio.example', 'content-type': 'application/json' },
       body: JSON.stringify({ assistant_id: 'agent', input: ask('cors'), on_completion: 'keep' }),
@@ -143,14 +144,14 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
     ]);
     assert.equal(runs.length, 2);
     assert.ok(runs.every((run) => run.status === 'pending'));
-    const bad = await fetch(`${server.url}/runs/batch`, {
+    const bad = await fetchAcceptingJson(`${server.url}/runs/batch`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify([{ input: {} }]),
     });
     assert.equal(bad.status, 422);
     assert.match(((await bad.json()) as ErrorBody).message, /body\.0\.assistant_id: is required/);
-    const empty = await fetch(`${server.url}/runs/batch`, {
+    const empty = await fetchAcceptingJson(`${server.url}/runs/batch`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '[]',
@@ -181,12 +182,12 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
       assert.equal(response.status, 422, JSON.stringify(body));
       assert.match(((await response.json()) as ErrorBody).message, message);
     }
-    const cancel = await fetch(
+    const cancel = await fetchAcceptingJson(
       `${server.url}/threads/${thread.thread_id}/runs/00000000-0000-4000-8000-000000000000/cancel`,
       { method: 'POST' },
     );
     assert.equal(cancel.status, 404);
-    const badAction = await fetch(
+    const badAction = await fetchAcceptingJson(
       `${server.url}/threads/${thread.thread_id}/runs/00000000-0000-4000-8000-000000000000/cancel?action=explode`,
       { method: 'POST' },
     );
@@ -195,7 +196,7 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
 
   it('accepts the bodies the Python SDK sends, with null for every unset option', async () => {
     const post = async (path: string, body: unknown) => {
-      const response = await fetch(`${server.url}${path}`, {
+      const response = await fetchAcceptingJson(`${server.url}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
@@ -265,7 +266,7 @@ describe('agent_api meta routes, CORS, webhooks, batches and truncate', () => {
   it('truncates runs, threads and user assistants, keeping the system assistants', async () => {
     await server.client.assistants.create({ graphId: 'chat', name: 'gone soon' });
     await server.client.threads.create();
-    const response = await fetch(`${server.url}/internal/truncate`, {
+    const response = await fetchAcceptingJson(`${server.url}/internal/truncate`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ runs: true, threads: true, assistants: true, checkpointer: true }),

@@ -214,7 +214,7 @@ describe('agent_api on PostgreSQL: an unreachable database', { skip }, () => {
       for (const path of [`/threads/${thread.thread_id}`, '/assistants/search']) {
         const response = await fetch(`${server.url}${path}`, {
           method: path.endsWith('search') ? 'POST' : 'GET',
-          headers: { 'content-type': 'application/json' },
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
           ...(path.endsWith('search') ? { body: '{}' } : {}),
         });
         assert.equal(response.status, 503, path);

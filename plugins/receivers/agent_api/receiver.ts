@@ -43,6 +43,7 @@ import { CustomAuth, findAuthHandler } from './internal/auth/custom.ts';
 import { Access } from './internal/http/access.ts';
 import { agentApiPlugin } from './internal/http/app.ts';
 import { explorerAccessCheck } from './internal/http/explorer-access.ts';
+import { registerErrorNegotiation } from './internal/http/error-negotiation.ts';
 import { isLoopbackName, registerRequestGuard } from './internal/http/request-guard.ts';
 import type { AgentServices } from './internal/http/services.ts';
 import { normalizePrefix, registerUi } from './internal/ui/register.ts';
@@ -291,6 +292,7 @@ export class AgentApiReceiver implements Receiver {
       metricsPath: false,
       notReady: () => database.unavailable(),
     }));
+    registerErrorNegotiation(app);
     await registerRequestGuard(app, {
       listenHost: config.host,
       allowedHosts: splitList(config.allowed_hosts),

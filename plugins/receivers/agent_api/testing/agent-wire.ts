@@ -17,7 +17,9 @@ export async function request(
   path: string,
   options: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
 ): Promise<RawResponse> {
-  const headers: Record<string, string> = { ...options.headers };
+  // Raw HTTP clients ask for the JSON error body (without it, errors are their message as text,
+  // as the SDKs expect).
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
   let body: string | undefined;
   if (options.rawBody !== undefined) body = options.rawBody;
   else if (options.body !== undefined) {
@@ -97,4 +99,14 @@ export async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
   const parts: T[] = [];
   for await (const part of stream) parts.push(part);
   return parts;
+}
+
+/**
+ * `fetch` as a client that asks for JSON (`Accept: application/json`): its error answers are the
+ * coded JSON body rather than the bare message the SDKs read.
+ */
+export function fetchAcceptingJson(input: string | URL, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  if (!headers.has('accept')) headers.set('accept', 'application/json');
+  return fetch(input, { ...init, headers });
 }

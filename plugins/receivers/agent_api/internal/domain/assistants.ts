@@ -126,7 +126,7 @@ export class AssistantService {
 
   async get(idOrGraph: string): Promise<Assistant> {
     const assistant = await this.storage.getAssistant(this.resolveId(idOrGraph));
-    if (!assistant) throw notFound(`Assistant ${idOrGraph} not found`);
+    if (!assistant) throw notFound('Assistant not found');
     return assistant;
   }
 
@@ -150,8 +150,7 @@ export class AssistantService {
     return this.storage.transaction(async (tx) => {
       await tx.lockAssistant(assistantId);
       const current = await tx.getAssistant(assistantId);
-      if (!current || !matchesAuthFilters(current.metadata, options.visible))
-        throw notFound(`Assistant ${idOrGraph} not found`);
+      if (!current || !matchesAuthFilters(current.metadata, options.visible)) throw notFound('Assistant not found');
       // As the reference server: a field not sent keeps its value, and metadata sent is merged
       // into the current metadata (keys not sent stay, the auth handler's filter keys included).
       const metadata: JsonObject = { ...current.metadata, ...patch.metadata };
@@ -180,7 +179,7 @@ export class AssistantService {
     return this.storage.transaction(async (tx) => {
       await tx.lockAssistant(assistantId);
       const current = await tx.getAssistant(assistantId);
-      if (!current) throw notFound(`Assistant ${idOrGraph} not found`);
+      if (!current) throw notFound('Assistant not found');
       const row = await tx.getAssistantVersion(assistantId, version);
       if (!row) throw notFound(`Assistant ${idOrGraph} has no version ${version}`);
       const next: Assistant = {
@@ -219,8 +218,7 @@ export class AssistantService {
   ): Promise<string[]> {
     const assistantId = this.resolveId(idOrGraph);
     const assistant = await this.storage.getAssistant(assistantId);
-    if (!assistant || !matchesAuthFilters(assistant.metadata, options.visible))
-      throw notFound(`Assistant ${idOrGraph} not found`);
+    if (!assistant || !matchesAuthFilters(assistant.metadata, options.visible)) throw notFound('Assistant not found');
     const threadIds: string[] = [];
     for (const threadId of deleteThreads ? await this.storage.threadIdsOfAssistant(assistantId) : []) {
       if (
@@ -230,7 +228,7 @@ export class AssistantService {
         threadIds.push(threadId);
     }
     await this.cancelAssistantRuns(assistantId);
-    if (!(await this.storage.deleteAssistant(assistantId))) throw notFound(`Assistant ${idOrGraph} not found`);
+    if (!(await this.storage.deleteAssistant(assistantId))) throw notFound('Assistant not found');
     for (const threadId of threadIds) await this.deleteThread(threadId);
     return [assistantId];
   }

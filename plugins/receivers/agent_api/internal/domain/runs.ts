@@ -311,7 +311,11 @@ export class RunService {
     return this.storage.listRuns(threadId, query);
   }
 
-  /** Cancels a pending or running run; one that has already ended is a 409 (there is nothing to cancel). */
+  /**
+   * Cancels a pending or running run. One that has already ended is left as it is, without an
+   * error, as on the reference server: a client cannot know whether its run ends before its
+   * cancel arrives, and either way the run is no longer running.
+   */
   async cancel(
     threadId: string | undefined,
     runId: string,
@@ -319,11 +323,7 @@ export class RunService {
     wait: boolean,
   ): Promise<void> {
     const run = await this.get(threadId, runId);
-    if (run.status !== 'pending' && run.status !== 'running') {
-      throw conflict(
-        `Run ${runId} has already ended with status ${run.status}; only a pending or running run can be cancelled`,
-      );
-    }
+    if (run.status !== 'pending' && run.status !== 'running') return;
     await this.cancelOne(run, action);
     if (wait) await this.execution.waitFor(runId);
   }

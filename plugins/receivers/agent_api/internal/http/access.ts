@@ -102,7 +102,8 @@ export interface AccessServices {
 }
 
 export const threadNotFound = (threadId: string): string => `Thread with ID ${threadId} not found`;
-export const assistantNotFound = (assistantId: string): string => `Assistant ${assistantId} not found`;
+/** As the reference server words it, which SDK users' code may match (`HTTP 404: Assistant not found`). */
+export const ASSISTANT_NOT_FOUND = 'Assistant not found';
 
 /**
  * Authorizes a thread operation (`threads:read`, `threads:update`, `threads:delete`) and checks
@@ -135,7 +136,7 @@ export async function authorizeAssistant(
   const filters = await services.access.authorize(request, event, (value ?? { assistant_id: assistantId }) as never);
   if (!filters) return { filters };
   const assistant = await services.assistants.get(idOrGraph);
-  requireVisible(assistant.metadata, filters, assistantNotFound(idOrGraph));
+  requireVisible(assistant.metadata, filters, ASSISTANT_NOT_FOUND);
   return { filters, assistant };
 }
 

@@ -5,7 +5,7 @@
 import type { FastifyRequest } from 'fastify';
 import { notFound } from '../domain/api-errors.ts';
 import type { Assistant, JsonObject } from '../storage/storage.ts';
-import { assistantNotFound, authorizeAssistant } from './access.ts';
+import { ASSISTANT_NOT_FOUND, authorizeAssistant } from './access.ts';
 import type { AgentServices } from './services.ts';
 
 function isObject(value: unknown): value is JsonObject {
@@ -38,7 +38,7 @@ export async function readableAssistant(
 ): Promise<Assistant> {
   const { assistant } = await authorizeAssistant(services, request, 'assistants:read', idOrGraph);
   const found = assistant ?? (await services.storage.getAssistant(services.assistants.resolveId(idOrGraph)));
-  if (!found) throw notFound(assistantNotFound(idOrGraph));
+  if (!found) throw notFound(ASSISTANT_NOT_FOUND);
   return found;
 }
 

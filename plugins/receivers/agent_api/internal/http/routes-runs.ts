@@ -20,6 +20,7 @@ import {
 } from './schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
 import { writeHeartbeat, writeSSE } from './sse.ts';
+import { TracepipeError } from '../../../../../src/errors.ts';
 
 type RunCreateBody = FromSchema<typeof runCreate>;
 
@@ -264,8 +265,21 @@ export function registerRunRoutes(app: AgentApp, services: AgentServices): void 
     runId: string,
     query: FromSchema<typeof joinStreamQuery>,
   ): Promise<void> {
-    const run =
-      (await authorizeRun(services, request, 'threads:read', threadId, runId)) ?? (await runs.get(threadId, runId));
+    let run: RunRecord;
+    try {
+      run =
+        (await authorizeRun(services, request, 'threads:read', threadId, runId)) ?? (await runs.get(threadId, runId));
+    } catch (error) {
+      // Under a custom auth handler, as on the reference server: a run this user may not see (or
+      // that does not exist: the same answer, so nothing tells the two apart) opens the stream
+      // and ends it with one error event.
+      if (!services.access.enabled || !(error instanceof TracepipeError && error.code === 'TP_ERR_API_NOT_FOUND'))
+        throw error;
+      const stream = openStream(reply, {});
+      await writeSSE(reply.raw, { event: 'error', data: { error: 'Error', message: '404: Thread not found' } });
+      stream.end();
+      return;
+    }
     const onDisconnect = isTrue(query.cancel_on_disconnect) ? () => runs.cancelIfActive(run.run_id) : undefined;
     await pipeRun(reply, run, lastEventId(request), {}, onDisconnect);
   }

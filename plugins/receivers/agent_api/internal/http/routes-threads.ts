@@ -20,6 +20,8 @@ import {
   threadSearch,
 } from './schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
+import { TracepipeError } from '../../../../../src/errors.ts';
+import { conflict } from '../domain/api-errors.ts';
 
 export function registerThreadRoutes(app: AgentApp, services: AgentServices): void {
   const { threads, access } = services;
@@ -105,9 +107,10 @@ export function registerThreadRoutes(app: AgentApp, services: AgentServices): vo
 
   app.post('/threads/:thread_id/copy', { schema: { params: threadIdParams } }, async (request) => {
     const { thread_id: threadId } = request.params;
-    const { thread } = await readable(request, threadId);
+    // A source that is missing or hidden from the user is a 409, as on the reference server (the
+    // same answer for both, so that it tells nothing about other users' threads).
+    const source = await asConflict(async () => (await readable(request, threadId)).thread ?? threads.get(threadId));
     // The copy is a new thread: the user must be allowed to create one, and the handler may mark it.
-    const source = thread ?? (await threads.get(threadId));
     const value = {
       thread_id: uuid7(),
       metadata: { ...source.metadata } as Record<string, unknown> | null | undefined,
@@ -186,4 +189,14 @@ export function registerThreadRoutes(app: AgentApp, services: AgentServices): vo
       return threads.history(threadId, { ...body, limit: body.limit ?? 10 });
     },
   );
+}
+
+/** Runs `lookup`; a not-found it throws becomes a 409 with the same message. */
+async function asConflict<T>(lookup: () => Promise<T>): Promise<T> {
+  try {
+    return await lookup();
+  } catch (error) {
+    if (error instanceof TracepipeError && error.code === 'TP_ERR_API_NOT_FOUND') throw conflict(error.message);
+    throw error;
+  }
 }
