@@ -70,8 +70,9 @@ RUN mkdir -p /var/lib/tracepipe && chown node:node /var/lib/tracepipe
 VOLUME ["/var/lib/tracepipe"]
 # Not root: the image's `node` user (uid 1000).
 USER node
-# OTLP/HTTP (proxy); the agent server listens on 8123 with configs/local.yaml (set AGENT_API_HOST=0.0.0.0).
-EXPOSE 4318 8123
+# OTLP/HTTP and OTLP/gRPC, and the LangSmith SDK's ingest API (proxy: HTTP_PORT, GRPC_PORT,
+# LANGSMITH_PORT); the agent server listens on 8123 with configs/local.yaml (set AGENT_API_HOST=0.0.0.0).
+EXPOSE 4318 4317 1984 8123
 # /live answers 200 while the process runs (/ready is for traffic: 503 while starting or draining).
 # The slim image has no curl: node's fetch does it.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
