@@ -75,5 +75,5 @@ export { ERROR_CODES, TracepipeError } from './errors.ts';
 // Helpers.
 export { counter, gauge, histogram } from './telemetry/metrics.ts';
 export type { HttpServerOptions } from './http/server.ts';
-export { ListenError, createHttpServer, listen, listenerSchema } from './http/server.ts';
+export { ListenError, closeBy, createHttpServer, listen, listenerSchema } from './http/server.ts';
 export { importModule } from './runtime/user_modules.ts';

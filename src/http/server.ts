@@ -193,3 +193,26 @@ export async function listen(app: FastifyInstance, host: string, port: number): 
   const address = app.server.address();
   return typeof address === 'object' && address ? address.port : port;
 }
+
+/**
+ * Closes a server by a deadline: Fastify stops accepting, answers new requests on open connections
+ * with 503 and waits for the requests in flight; at the deadline the connections still open are
+ * cut, so that a receiver's shutdown never outlives the service's.
+ */
+export async function closeBy(app: FastifyInstance, deadline: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<void>((resolve) => {
+    timer = setTimeout(
+      () => {
+        app.server.closeAllConnections();
+        resolve();
+      },
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  try {
+    await Promise.race([app.close(), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -15,7 +15,7 @@ import type {
   RequestContext,
   Run,
 } from 'tracepipe/plugin';
-import { createHttpServer, errorMessage, isPermanent, isThrottle, listen } from 'tracepipe/plugin';
+import { closeBy, createHttpServer, errorMessage, isPermanent, isThrottle, listen } from 'tracepipe/plugin';
 import {
   BodyAbortedError,
   BodyCodingError,
@@ -162,24 +162,11 @@ export class LangSmithReceiver implements Receiver {
   async shutdown(deadline: number): Promise<void> {
     const app = this.app;
     this.app = undefined;
-    if (app) {
-      let timer: NodeJS.Timeout | undefined;
-      const expired = new Promise<void>((resolve) => {
-        timer = setTimeout(
-          () => {
-            app.server.closeAllConnections();
-            resolve();
-          },
-          Math.max(0, deadline - Date.now()),
-        );
-      });
-      try {
-        await Promise.race([app.close(), expired]);
-      } finally {
-        clearTimeout(timer);
-      }
+    try {
+      if (app) await closeBy(app, deadline);
+    } finally {
+      await this.intake.shutdown();
     }
-    await this.intake.shutdown();
   }
 
   /** What the SDKs read before they batch: the batch limits, and the compressions this server takes. */

@@ -6,7 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { corsEnabled, registerCors } from '../../../src/http/cors.ts';
-import { createHttpServer, listen, listenerUrl } from '../../../src/http/server.ts';
+import { closeBy, createHttpServer, listen, listenerUrl } from '../../../src/http/server.ts';
 import { countSpans } from '../../../src/model/spans.ts';
 import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
 import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts';
@@ -193,26 +193,9 @@ export class OtlpReceiver implements Receiver {
     this.grpc = undefined;
     // Calls in flight finish (until the deadline) before the journal closes.
     await grpc?.shutdown(deadline);
-    if (!app) {
-      await this.intake.shutdown();
-      return;
-    }
-    // Fastify stops accepting, answers new requests on open connections with 503, and waits for
-    // requests in flight; past the deadline their connections are cut.
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<void>((resolve) => {
-      timer = setTimeout(
-        () => {
-          app.server.closeAllConnections();
-          resolve();
-        },
-        Math.max(0, deadline - Date.now()),
-      );
-    });
     try {
-      await Promise.race([app.close(), expired]);
+      if (app) await closeBy(app, deadline);
     } finally {
-      clearTimeout(timer);
       await this.intake.shutdown();
     }
   }
