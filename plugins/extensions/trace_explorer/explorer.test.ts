@@ -11,13 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { parseConfigText, validateConfig } from '../../../src/config/load.ts';
 import { isTraceViewer } from '../../../src/pipeline/component.ts';
-import { Registry } from '../../../src/pipeline/registry.ts';
-import { Service } from '../../../src/pipeline/service.ts';
+import type { Service } from '../../../src/pipeline/service.ts';
 import { runComponentConformance } from '../../../src/pipeline/testing.ts';
-import { silentLogger } from '../../../src/telemetry/logger.ts';
-import { createMetricsRegistry } from '../../../src/telemetry/metrics.ts';
 import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
 import { eventually } from '../../../src/testkit/eventually.ts';
 import { localExporterFactory } from '../../exporters/local/index.ts';
@@ -25,6 +21,7 @@ import { batchProcessorFactory } from '../../processors/batch/index.ts';
 import { genAiProcessorFactory } from '../../processors/genai/index.ts';
 import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
 import { traceExplorerExtensionFactory } from './index.ts';
+import { startService } from './testing/service.ts';
 import { studioLink } from './internal/static/js/studio-link.js';
 
 const OUTPUT = join(import.meta.dirname, '../../../test-output');
@@ -155,23 +152,16 @@ service:
   extensions: [trace_explorer]
   pipelines: { traces: { receivers: [otlp], processors: [genai, batch], exporters: [local] } }
 `;
-    const registry = new Registry([
+    const started = await startService(yaml, dir, [
       otlpReceiverFactory,
       genAiProcessorFactory,
       batchProcessorFactory,
       localExporterFactory,
       traceExplorerExtensionFactory,
     ]);
-    const { config, errors } = validateConfig(parseConfigText(yaml), registry, dir);
-    assert.deepEqual(errors, []);
-    service = new Service(config!, {
-      logger: silentLogger(),
-      metrics: createMetricsRegistry({ processMetrics: false }),
-    });
-    await service.start();
-    const described = service.describe();
-    otlp = described.find((d) => d.id === 'otlp')!.endpoints![0]!.url;
-    explorer = described.find((d) => d.id === 'trace_explorer')!.endpoints![0]!.url.replace(/\/ui\/traces$/, '');
+    service = started.service;
+    otlp = started.endpoint('otlp');
+    explorer = started.endpoint('trace_explorer').replace(/\/ui\/traces$/, '');
     const response = await fetch(otlp, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -8,11 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { parseConfigText, validateConfig } from '../../../src/config/load.ts';
-import { Registry } from '../../../src/pipeline/registry.ts';
-import { Service } from '../../../src/pipeline/service.ts';
-import { silentLogger } from '../../../src/telemetry/logger.ts';
-import { createMetricsRegistry } from '../../../src/telemetry/metrics.ts';
+import type { Service } from '../../../src/pipeline/service.ts';
 import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
 import { eventually } from '../../../src/testkit/eventually.ts';
 import { tempDir } from '../../../src/testkit/files.ts';
@@ -21,6 +17,7 @@ import { batchProcessorFactory } from '../../processors/batch/index.ts';
 import { genAiProcessorFactory } from '../../processors/genai/index.ts';
 import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
 import { traceExplorerExtensionFactory } from './index.ts';
+import { startService } from './testing/service.ts';
 
 const OUTPUT = join(import.meta.dirname, '../../../test-output');
 const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
@@ -67,23 +64,16 @@ service:
   extensions: [trace_explorer]
   pipelines: { traces: { receivers: [otlp], processors: [genai, batch], exporters: [local] } }
 `;
-    const registry = new Registry([
+    const started = await startService(yaml, dir, [
       otlpReceiverFactory,
       genAiProcessorFactory,
       batchProcessorFactory,
       localExporterFactory,
       traceExplorerExtensionFactory,
     ]);
-    const { config, errors } = validateConfig(parseConfigText(yaml), registry, dir);
-    assert.deepEqual(errors, []);
-    service = new Service(config!, {
-      logger: silentLogger(),
-      metrics: createMetricsRegistry({ processMetrics: false }),
-    });
-    await service.start();
-    const described = service.describe();
-    const otlp = described.find((d) => d.id === 'otlp')!.endpoints![0]!.url;
-    explorer = described.find((d) => d.id === 'trace_explorer')!.endpoints![0]!.url.replace(/\/ui\/traces$/, '');
+    service = started.service;
+    const otlp = started.endpoint('otlp');
+    explorer = started.endpoint('trace_explorer').replace(/\/ui\/traces$/, '');
     const spans = [
       span(0, 'before the spike', spikeMinute - 20 * 60_000 + 10_000, 300),
       ...Array.from({ length: 6 }, (_, i) => span(i + 1, `spike ${i + 1}`, spikeMinute + 10_000 + i * 1000, 2000)),

@@ -10,11 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
 import type { Browser } from 'playwright-core';
-import { parseConfigText, validateConfig } from '../../../src/config/load.ts';
-import { Registry } from '../../../src/pipeline/registry.ts';
-import { Service } from '../../../src/pipeline/service.ts';
-import { silentLogger } from '../../../src/telemetry/logger.ts';
-import { createMetricsRegistry } from '../../../src/telemetry/metrics.ts';
+import type { Service } from '../../../src/pipeline/service.ts';
 import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
 import { eventually } from '../../../src/testkit/eventually.ts';
 import { tempDir } from '../../../src/testkit/files.ts';
@@ -23,6 +19,7 @@ import { batchProcessorFactory } from '../../processors/batch/index.ts';
 import { genAiProcessorFactory } from '../../processors/genai/index.ts';
 import { agentApiReceiverFactory } from '../../receivers/agent_api/index.ts';
 import { traceExplorerExtensionFactory } from './index.ts';
+import { startService } from './testing/service.ts';
 
 const GRAPHS = fileURLToPath(new URL('../../../examples/graphs/langgraph.json', import.meta.url));
 const OUTPUT = join(import.meta.dirname, '../../../test-output');
@@ -60,23 +57,16 @@ service:
   extensions: [trace_explorer]
   pipelines: { traces: { receivers: [agent_api], processors: [genai, batch], exporters: [local] } }
 `;
-    const registry = new Registry([
+    const started = await startService(yaml, dir, [
       agentApiReceiverFactory,
       genAiProcessorFactory,
       batchProcessorFactory,
       localExporterFactory,
       traceExplorerExtensionFactory,
     ]);
-    const { config, errors } = validateConfig(parseConfigText(yaml), registry, dir);
-    assert.deepEqual(errors, []);
-    service = new Service(config!, {
-      logger: silentLogger(),
-      metrics: createMetricsRegistry({ processMetrics: false }),
-    });
-    await service.start();
-    const described = service.describe();
-    client = new Client({ apiUrl: described.find((d) => d.id === 'agent_api')!.endpoints![0]!.url.replace(/\/$/, '') });
-    explorer = described.find((d) => d.id === 'trace_explorer')!.endpoints![0]!.url.replace(/\/ui\/traces$/, '');
+    service = started.service;
+    client = new Client({ apiUrl: started.endpoint('agent_api').replace(/\/$/, '') });
+    explorer = started.endpoint('trace_explorer').replace(/\/ui\/traces$/, '');
   });
 
   after(async () => {
