@@ -14,6 +14,18 @@
 
 ARG NODE_VERSION=20
 
+# ---- install manifest: what `npm ci` needs of package.json, and nothing else ----
+# The lock's root entry (name, version, dependencies) and package.json's `overrides` (npm checks
+# the lock against both). The build stage copies this file alone, so its install layers depend on
+# the lock and the overrides only, and an edit of package.json's scripts or exports reuses them.
+FROM node:${NODE_VERSION}-bookworm-slim AS manifest
+WORKDIR /manifest
+COPY package.json package-lock.json ./
+RUN node -e "const fs = require('fs'); \
+  const { overrides } = JSON.parse(fs.readFileSync('package.json')); \
+  const root = JSON.parse(fs.readFileSync('package-lock.json')).packages['']; \
+  fs.writeFileSync('install.json', JSON.stringify(overrides ? { ...root, overrides } : root))"
+
 # ---- build: compile TypeScript, pack, install the pack with production dependencies ----
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 # A toolchain for the native addons (better-sqlite3, zstd-napi), compiled below when no prebuilt
@@ -22,17 +34,15 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-# The install's package.json is the lock's root entry (name, version, dependencies): these layers
-# then depend on package-lock.json alone, and an edit of package.json's scripts or exports reuses
-# them. `COPY . .` below puts the real package.json in place.
+# The install's package.json comes from the manifest stage above; `COPY . .` below puts the real
+# one in place.
+COPY --from=manifest /manifest/install.json ./package.json
 COPY package-lock.json ./
-RUN node -e "const fs = require('fs'); \
-  fs.writeFileSync('package.json', JSON.stringify(JSON.parse(fs.readFileSync('package-lock.json')).packages['']))"
 # Everything, devDependencies included: tsc builds dist/ when packing. No install scripts here;
 # the next step builds the native addons on their own.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 # The native addons, built (or fetched prebuilt) here: this layer and the one above depend on the
-# lock file alone, so a rebuild of the image after a change of the sources reuses them.
+# lock file and the overrides alone, so a rebuild of the image after a change of the sources reuses them.
 RUN npm rebuild better-sqlite3 zstd-napi
 COPY . .
 RUN mkdir -p /tmp/pack && npm pack --pack-destination /tmp/pack

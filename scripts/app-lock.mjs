@@ -50,7 +50,10 @@ export function writeAppLock(dir, tarballs, name = 'tracepipe-app') {
     if (path === '' || entry.dev || entry.link || packages[path]) continue;
     packages[path] = entry;
   }
-  const manifest = { name, private: true, dependencies };
+  // npm applies only the root project's overrides: without ours, `npm ci` finds the lock's
+  // overridden versions out of step with the ranges their dependents ask for, and refuses.
+  const { overrides } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const manifest = { name, private: true, dependencies, ...(overrides ? { overrides } : {}) };
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   writeFileSync(
     join(dir, 'package-lock.json'),

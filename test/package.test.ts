@@ -74,7 +74,7 @@ function startTracepipe(command: string, args: string[], options: { cwd: string;
     createInterface({ input: child.stdout }).on('line', (line) => {
       output += `${line}\n`;
       const address = /"address":"[^"]*:(\d+)"/.exec(line);
-      if (address && /Receiving OTLP traces/.test(line)) port = Number(address[1]);
+      if (address && line.includes('"msg":"Receiving OTLP traces."')) port = Number(address[1]);
       if (/Everything is ready/.test(line)) resolve(port ?? 0);
     });
     void exited.then((code) => reject(new Error(`exited with ${code} before it was ready:\n${output}`)));
