@@ -42,6 +42,8 @@ describe('custom auth: no user writes into another user’s account', () => {
       method,
       headers: {
         authorization: `Bearer ${user}`,
+        // Error answers as coded JSON (docs/errors.md), not the SDK's plain text.
+        accept: 'application/json',
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -99,15 +101,17 @@ describe('custom auth: no user writes into another user’s account', () => {
     await a.runs.wait(theirs.thread_id, 'agent', { input: ask('a') });
     const before = await a.threads.getState(theirs.thread_id);
     const path = `/threads/${theirs.thread_id}`;
-    for (const [method, suffix, body] of [
-      ['PATCH', '', { metadata: { owner: 'user-b', x: 1 } }],
-      ['POST', '/state', { values: { messages: [] } }],
-      ['PATCH', '/state', { metadata: { x: 1 } }],
-      ['POST', '/copy', undefined],
-      ['DELETE', '', undefined],
+    // A copy of a thread the caller cannot see answers 409, as on the reference server (agent_api
+    // README, "Compatibility"), with the same message as for a thread that does not exist.
+    for (const [method, suffix, body, status] of [
+      ['PATCH', '', { metadata: { owner: 'user-b', x: 1 } }, 404],
+      ['POST', '/state', { values: { messages: [] } }, 404],
+      ['PATCH', '/state', { metadata: { x: 1 } }, 404],
+      ['POST', '/copy', undefined, 409],
+      ['DELETE', '', undefined, 404],
     ] as const) {
       const answer = await send('user-b', method, `${path}${suffix}`, body);
-      assert.equal(answer.status, 404, `${method} ${suffix}: ${JSON.stringify(answer.body)}`);
+      assert.equal(answer.status, status, `${method} ${suffix}: ${JSON.stringify(answer.body)}`);
     }
     const taken = await send('user-b', 'POST', '/threads', { thread_id: theirs.thread_id, if_exists: 'do_nothing' });
     assert.equal(taken.status, 409, JSON.stringify(taken.body));
@@ -207,7 +211,7 @@ describe('custom auth: an update the handler does not stamp cannot hand a resour
   async function send(method: string, path: string, body: unknown) {
     const response = await fetch(`${server.url}${path}`, {
       method,
-      headers: { authorization: 'Bearer user-b', 'content-type': 'application/json' },
+      headers: { authorization: 'Bearer user-b', 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify(body),
     });
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };

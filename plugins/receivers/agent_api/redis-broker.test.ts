@@ -473,7 +473,8 @@ describe('agent server with Redis unreachable', () => {
     const thread = await server.client.threads.create();
     const refused = await fetch(`${server.url}/threads/${thread.thread_id}/runs/stream`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      // The error as coded JSON (docs/errors.md) rather than the SDK's plain text.
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ assistant_id: 'chat', input: { messages: [{ role: 'user', content: 'hi' }] } }),
     });
     assert.equal(refused.status, 503);
