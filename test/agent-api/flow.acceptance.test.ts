@@ -188,7 +188,7 @@ describe('the API example flow', () => {
     assert.match(await failureOf(() => client.assistants.getVersions(assistant.assistant_id)), /^HTTP 404/);
     assert.match(
       await failureOf(() => client.runs.wait(null, assistant.assistant_id, { input: hello() })),
-      /^HTTP 404: .*not found/i,
+      /^HTTP 404: No assistant found for '/,
     );
   });
 
