@@ -32,6 +32,8 @@ describe('the image as the agent server (configs/local.yaml)', { skip }, () => {
         HTTP_PORT: String(otlpPort),
         GRPC_HOST: '127.0.0.1',
         GRPC_PORT: String(await freePort()),
+        LANGSMITH_HOST: '127.0.0.1',
+        LANGSMITH_PORT: String(await freePort()),
         TRACE_EXPLORER_PORT: String(explorerPort),
       },
       volumes: [`${await lab.volume('agent-data')}:/var/lib/tracepipe`],

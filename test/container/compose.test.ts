@@ -55,7 +55,16 @@ describe('deploy/compose.yaml, brought up by docker-compose', { skip }, () => {
   const backend = new CaptureBackend();
   const project = lab.prefix;
   const dir = tempDir('tracepipe-compose-');
-  const ports = { otlp: 0, grpc: 0, agent: 0, agentOtlp: 0, agentGrpc: 0, explorer: 0 };
+  const ports = {
+    otlp: 0,
+    grpc: 0,
+    langsmith: 0,
+    agent: 0,
+    agentOtlp: 0,
+    agentGrpc: 0,
+    agentLangsmith: 0,
+    explorer: 0,
+  };
   let runIds: readonly string[] = [];
   /** The agent server's published ports, as deploy/compose.yaml declares them. */
   let published: string[] = [];
@@ -89,6 +98,8 @@ describe('deploy/compose.yaml, brought up by docker-compose', { skip }, () => {
             HTTP_PORT: String(ports.otlp),
             GRPC_HOST: '127.0.0.1',
             GRPC_PORT: String(ports.grpc),
+            LANGSMITH_HOST: '127.0.0.1',
+            LANGSMITH_PORT: String(ports.langsmith),
             SERVICE_ENDPOINT: backend.url,
           },
         },
@@ -112,6 +123,8 @@ describe('deploy/compose.yaml, brought up by docker-compose', { skip }, () => {
             HTTP_PORT: String(ports.agentOtlp),
             GRPC_HOST: '127.0.0.1',
             GRPC_PORT: String(ports.agentGrpc),
+            LANGSMITH_HOST: '127.0.0.1',
+            LANGSMITH_PORT: String(ports.agentLangsmith),
             TRACE_EXPLORER_HOST: '127.0.0.1',
             TRACE_EXPLORER_PORT: String(ports.explorer),
           },

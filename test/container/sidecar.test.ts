@@ -53,6 +53,7 @@ describe('the image as a sidecar (configs/proxy.yaml)', { skip }, () => {
       env: {
         HTTP_PORT: String(port),
         GRPC_PORT: String(await freePort()),
+        LANGSMITH_PORT: String(await freePort()),
         SERVICE_ENDPOINT: backend.url,
         SERVICE_API_KEY: API_KEY,
         SERVICE_PROJECT: 'container-test',
