@@ -113,9 +113,12 @@ export function proxyConfigVariant(
   if (journal && persistentQueue) return PROXY_CONFIG;
   const doc = parseDocument(readFileSync(PROXY_CONFIG, 'utf8'));
   if (!journal) {
-    doc.deleteIn(['receivers', 'otlp', 'journal']);
-    // A build without the journal knows no memory bound of acknowledged requests either.
-    if (JOURNAL_ABSENT) doc.deleteIn(['receivers', 'otlp', 'memory_limit_bytes']);
+    // Every receiver's: the OTLP receiver's and the LangSmith ingest receiver's.
+    for (const receiver of ['otlp', 'langsmith']) {
+      doc.deleteIn(['receivers', receiver, 'journal']);
+      // A build without the journal knows no memory bound of acknowledged requests either.
+      if (JOURNAL_ABSENT) doc.deleteIn(['receivers', receiver, 'memory_limit_bytes']);
+    }
   }
   if (!persistentQueue) doc.setIn(['exporters', 'backend', 'persistent_queue'], doc.createNode({ enabled: false }));
   const name = `proxy${journal ? '' : '-nojournal'}${persistentQueue ? '' : '-nodiskqueue'}.yaml`;
