@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@langchain/langgraph-sdk';
 import { after, describe, it } from 'node:test';
 import { eventually } from '../../src/testkit/eventually.ts';
-import { DockerLab, LOCAL_CONFIG, containerSkipReason, docker, freePort } from '../support/docker.ts';
+import { DockerLab, LOCAL_CONFIG, containerSkipReason, docker, freePorts } from '../support/docker.ts';
 
 const skip = containerSkipReason();
 
@@ -22,7 +22,7 @@ describe('the image as the agent server (configs/local.yaml)', { skip }, () => {
   after(() => lab.cleanup());
 
   it('serves the SDK, traces its runs, and keeps assistants, threads and traces across a restart', async () => {
-    const [agentPort, otlpPort, explorerPort] = [await freePort(), await freePort(), await freePort()];
+    const [agentPort, otlpPort, explorerPort, grpcPort, langsmithPort] = await freePorts(5);
     const container = await lab.run('agent', {
       // Every listener on the host's loopback (the container shares the host's network).
       env: {
@@ -31,9 +31,9 @@ describe('the image as the agent server (configs/local.yaml)', { skip }, () => {
         HTTP_HOST: '127.0.0.1',
         HTTP_PORT: String(otlpPort),
         GRPC_HOST: '127.0.0.1',
-        GRPC_PORT: String(await freePort()),
+        GRPC_PORT: String(grpcPort),
         LANGSMITH_HOST: '127.0.0.1',
-        LANGSMITH_PORT: String(await freePort()),
+        LANGSMITH_PORT: String(langsmithPort),
         TRACE_EXPLORER_PORT: String(explorerPort),
       },
       volumes: [`${await lab.volume('agent-data')}:/var/lib/tracepipe`],

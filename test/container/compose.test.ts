@@ -19,7 +19,7 @@ import { eventually } from '../../src/testkit/eventually.ts';
 import { tempDir } from '../../src/testkit/files.ts';
 import { CaptureBackend } from '../support/capture_backend.ts';
 import { genAiRequest } from '../support/otlp_load.ts';
-import { DockerLab, IMAGE, REPO_ROOT, containerSkipReason, freePort } from '../support/docker.ts';
+import { DockerLab, IMAGE, REPO_ROOT, containerSkipReason, freePorts } from '../support/docker.ts';
 
 function composeSkipReason(): string | undefined {
   const reason = containerSkipReason();
@@ -84,7 +84,9 @@ describe('deploy/compose.yaml, brought up by docker-compose', { skip }, () => {
 
   before(async () => {
     await backend.start();
-    for (const key of Object.keys(ports) as (keyof typeof ports)[]) ports[key] = await freePort();
+    const keys = Object.keys(ports) as (keyof typeof ports)[];
+    const free = await freePorts(keys.length);
+    keys.forEach((key, i) => (ports[key] = free[i]!));
     const request = genAiRequest(20, 'json');
     runIds = request.runIds;
     const host = { network_mode: 'host' };

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { eventually } from '../../src/testkit/eventually.ts';
 import { CaptureBackend, mode } from '../support/capture_backend.ts';
 import { genAiRequest } from '../support/otlp_load.ts';
-import { DockerLab, PROXY_CONFIG, containerSkipReason, docker, freePort } from '../support/docker.ts';
+import { DockerLab, PROXY_CONFIG, containerSkipReason, docker, freePorts } from '../support/docker.ts';
 import type { Container } from '../support/docker.ts';
 
 const skip = containerSkipReason();
@@ -48,12 +48,12 @@ describe('the image as a sidecar (configs/proxy.yaml)', { skip }, () => {
 
   /** A sidecar on a fresh port, exporting to the capture backend, its data on `volume`. */
   async function sidecar(label: string, volume: string, env: Record<string, string> = {}, args?: string[]) {
-    const port = await freePort();
+    const [port, grpcPort, langsmithPort] = await freePorts(3);
     const container = await lab.run(label, {
       env: {
         HTTP_PORT: String(port),
-        GRPC_PORT: String(await freePort()),
-        LANGSMITH_PORT: String(await freePort()),
+        GRPC_PORT: String(grpcPort),
+        LANGSMITH_PORT: String(langsmithPort),
         SERVICE_ENDPOINT: backend.url,
         SERVICE_API_KEY: API_KEY,
         SERVICE_PROJECT: 'container-test',

@@ -11,7 +11,7 @@
 
 import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
+import { type AddressInfo, type Server, createServer } from 'node:net';
 import { join } from 'node:path';
 import { eventually } from '../../src/testkit/eventually.ts';
 
@@ -65,16 +65,26 @@ export async function docker(args: readonly string[], timeoutMs = 120_000): Prom
   return result.stdout.trim();
 }
 
-/** A TCP port free on the host's loopback at the time of the call (containers share its network). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+/**
+ * `count` distinct TCP ports free on the host at the time of the call (containers share its
+ * network). The listeners are held until every port is taken: asked one at a time, the kernel
+ * may hand out the same port twice, and a sidecar's receivers would then collide.
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers: Server[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const server = createServer();
+      servers.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '0.0.0.0', () => resolve());
+      });
+    }
+    return servers.map((server) => (server.address() as AddressInfo).port);
+  } finally {
+    await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  }
 }
 
 export interface RunOptions {
