@@ -1,7 +1,9 @@
 // A tracing backend for fault tests and benchmarks: a real HTTP server on a loopback port that
 // accepts the backend exporter's uploads (`POST /runs/multipart`, a zstd-compressed multipart
 // body, parsed strictly with the exporter's own reader) and records the id of every run it takes,
-// counting distinct ids and duplicates. How it answers is a mode switched at run time:
+// counting distinct ids and duplicates. A `patch.<id>` part (a run's update: end time, outputs,
+// error) is counted apart and, with `keepRuns`, folded into the run it names, as the tracing
+// backend does: a run posted and later patched is one run. How it answers is a mode switched at run time:
 //
 //   ok                 2xx at once
 //   slow(ms)           2xx after `ms`
@@ -22,7 +24,12 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decompress } from 'zstd-napi';
-import { boundaryOf, parseMultipart } from '../../plugins/exporters/backend/internal/multipart_reader.ts';
+import {
+  boundaryOf,
+  parseMultipart,
+  runsFromParts,
+} from '../../plugins/exporters/backend/internal/multipart_reader.ts';
+import type { Run } from '../../src/model/runs.ts';
 import { eventually } from '../../src/testkit/eventually.ts';
 
 export type BackendMode =
@@ -110,6 +117,12 @@ export class CaptureBackend {
   keepRunDetails = false;
   /** By run id, the last delivery's details (filled only with `keepRunDetails`). */
   readonly details = new Map<string, RunDetail>();
+  /** Updates (`patch.<id>` parts) delivered, by run id. */
+  readonly patches = new Map<string, number>();
+  /** Keep every delivered run in `stored`, its updates folded in (tests of content; costs a parse). */
+  keepRuns = false;
+  /** By run id, the run as the backend holds it: the post with every later patch merged over it. */
+  readonly stored = new Map<string, Run>();
 
   get port(): number {
     return this.boundPort;
@@ -278,8 +291,10 @@ export class CaptureBackend {
       return;
     }
     let ids: string[];
+    let patched: string[];
     try {
       ids = runIdsOf(request.headers['content-encoding'], request.headers['content-type'], body);
+      patched = patchIdsOf(request.headers['content-type'], body);
     } catch (error) {
       this.malformed.push(String(error));
       this.count('400');
@@ -324,6 +339,8 @@ export class CaptureBackend {
     }
     // Delivered: the backend stored the runs and answers 2xx (the client may have gone meanwhile).
     this.deliver(ids);
+    for (const id of patched) this.patches.set(id, (this.patches.get(id) ?? 0) + 1);
+    if (this.keepRuns) this.store(request.headers['content-type'], body);
     if (this.keepRunDetails) {
       const apiKey = request.headers['x-api-key'];
       for (const [id, detail] of runDetailsOf(request.headers['content-type'], body))
@@ -336,6 +353,16 @@ export class CaptureBackend {
     }
     this.count(String(status));
     response.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+  }
+
+  /** Folds an upload's runs into `stored`: a post sets the run, a patch merges its fields over it. */
+  private store(contentType: string | undefined, compressed: Buffer): void {
+    for (const run of runsFromParts(parseMultipart(decompress(compressed), boundaryOf(contentType)))) {
+      const { update, ...fields } = run;
+      const held = this.stored.get(run.id);
+      // A patch that overtook its post keeps its fields: the post only fills what it lacks.
+      this.stored.set(run.id, update || !held ? { ...held, ...fields } : { ...fields, ...held });
+    }
   }
 
   private deliver(ids: readonly string[]): void {
@@ -353,7 +380,8 @@ export class CaptureBackend {
 }
 
 const RUN_PART = /^post\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
-const FIELD_PART = /^post\.[0-9a-f-]{36}\.(inputs|outputs)$/;
+const PATCH_PART = /^patch\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+const FIELD_PART = /^(post|patch)\.[0-9a-f-]{36}\.(inputs|outputs)$/;
 
 /** Each run's trace fields, by run id, from an upload body already checked by `runIdsOf`. */
 function runDetailsOf(contentType: string | undefined, compressed: Buffer): Map<string, RunDetail> {
@@ -391,7 +419,18 @@ export function runIdsOf(
   for (const part of parts) {
     const run = RUN_PART.exec(part.name);
     if (run) ids.push(run[1]!);
-    else if (!FIELD_PART.test(part.name)) throw new Error(`unexpected part ${part.name}`);
+    else if (!PATCH_PART.test(part.name) && !FIELD_PART.test(part.name))
+      throw new Error(`unexpected part ${part.name}`);
+  }
+  return ids;
+}
+
+/** The ids of the runs an upload body (already checked by `runIdsOf`) updates. */
+function patchIdsOf(contentType: string | undefined, compressed: Buffer): string[] {
+  const ids: string[] = [];
+  for (const part of parseMultipart(decompress(compressed), boundaryOf(contentType))) {
+    const patch = PATCH_PART.exec(part.name);
+    if (patch) ids.push(patch[1]!);
   }
   return ids;
 }

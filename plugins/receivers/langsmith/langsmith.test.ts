@@ -201,6 +201,176 @@ describe('langsmith receiver with the LangSmith JS SDK', () => {
   });
 });
 
+describe("langsmith receiver: POST /runs/batch, the SDKs' JSON fallback", () => {
+  let server: Awaited<ReturnType<typeof startReceiver>>;
+  before(async () => {
+    server = await startReceiver();
+  });
+  after(() => server.close());
+
+  const run = (n: number, extra: Record<string, unknown> = {}) => ({
+    id: uuid(n),
+    trace_id: uuid(100),
+    name: `batched-${n}`,
+    run_type: 'chain',
+    start_time: '2023-11-14T22:13:20Z',
+    ...extra,
+  });
+
+  it('posts and patches: one run per id, a patch of the same request folded into its post', async () => {
+    server.sink.batches.length = 0;
+    const response = await fetch(`${server.url}/runs/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'batch-key' },
+      body: JSON.stringify({
+        post: [run(100, { inputs: { q: 'root' } }), run(101, { parent_run_id: uuid(100), session_name: 'batched' })],
+        patch: [{ id: uuid(101), trace_id: uuid(100), end_time: '2023-11-14T22:13:21Z', outputs: { a: 1 } }],
+      }),
+    });
+    assert.equal(response.status, 202);
+    assert.deepEqual(await response.json(), { message: 'accepted', runs: 2 });
+    const runs = server.runs();
+    assert.equal(runs.length, 2);
+    assert.ok(runs.every((r) => !r.update));
+    const child = runs.find((r) => r.id === uuid(101))!;
+    assert.equal(child.parent_run_id, uuid(100));
+    assert.equal(child.session_name, 'batched');
+    assert.equal(child.end_time, '2023-11-14T22:13:21Z');
+    assert.deepEqual(child.outputs, { a: 1 });
+    assert.equal(child.status, 'success');
+    assert.deepEqual(runs.find((r) => r.id === uuid(100))!.inputs, { q: 'root' });
+    assert.ok(server.sink.batches.every((batch) => batch.context.apiKey === 'batch-key'));
+  });
+
+  it('a patch alone is passed on as an update', async () => {
+    server.sink.batches.length = 0;
+    const response = await fetch(`${server.url}/runs/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ patch: [{ id: uuid(102), end_time: '2023-11-14T22:13:22Z', error: 'late' }] }),
+    });
+    assert.equal(response.status, 202);
+    const [update] = server.runs();
+    assert.equal(update!.update, true);
+    assert.equal(update!.id, uuid(102));
+    assert.equal(update!.error, 'late');
+  });
+
+  it('a bad run is refused by its place in the batch (422), the others kept', async () => {
+    server.sink.batches.length = 0;
+    const response = await fetch(`${server.url}/runs/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ post: [run(103), { id: uuid(104), run_type: 'chain' }, run(105)] }),
+    });
+    assert.equal(response.status, 422);
+    const answer = (await response.json()) as {
+      statusCode: number;
+      error: string;
+      refused: { part: string; message: string }[];
+      accepted_runs: number;
+    };
+    assert.equal(answer.statusCode, 422);
+    assert.equal(answer.error, 'Unprocessable Entity');
+    assert.deepEqual(
+      answer.refused.map((r) => r.part),
+      ['post[1]'],
+    );
+    assert.equal(answer.accepted_runs, 2);
+    assert.deepEqual(
+      server
+        .runs()
+        .map((r) => r.name)
+        .sort(),
+      ['batched-103', 'batched-105'],
+    );
+  });
+
+  it('a body that is not {"post": [...], "patch": [...]}: 400 saying what is expected', async () => {
+    for (const [body, pattern] of [
+      ['[]', /expected a JSON object/],
+      ['{"post": {}}', /"post" must be an array/],
+      ['{"post": [', /malformed JSON body/],
+    ] as const) {
+      const response = await fetch(`${server.url}/runs/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      assert.equal(response.status, 400, body);
+      assert.match(response.headers.get('content-type')!, /^application\/json/);
+      assert.match(((await response.json()) as { message: string }).message, pattern);
+    }
+  });
+});
+
+describe('langsmith receiver: wrong content types', () => {
+  let server: Awaited<ReturnType<typeof startReceiver>>;
+  before(async () => {
+    server = await startReceiver();
+  });
+  after(() => server.close());
+
+  async function refusal(path: string, method: string, contentType: string, body: string) {
+    const response = await fetch(`${server.url}${path}`, { method, headers: { 'content-type': contentType }, body });
+    assert.match(response.headers.get('content-type')!, /^application\/json/);
+    return { status: response.status, ...((await response.json()) as { message: string; error: string }) };
+  }
+
+  it('415 naming the type expected, on every endpoint, before the body is read', async () => {
+    const run = JSON.stringify({ id: uuid(200), name: 'x', run_type: 'chain', start_time: 1 });
+    for (const [path, method, contentType, pattern] of [
+      [
+        '/runs/multipart',
+        'POST',
+        'application/json',
+        /expected Content-Type multipart\/form-data with a boundary, not "application\/json"/,
+      ],
+      ['/runs/multipart', 'POST', 'multipart/form-data', /with a boundary/],
+      ['/runs/batch', 'POST', 'text/plain', /expected Content-Type application\/json, not "text\/plain"/],
+      ['/runs', 'POST', 'application/x-www-form-urlencoded', /expected Content-Type application\/json/],
+      [`/runs/${uuid(200)}`, 'PATCH', 'multipart/form-data; boundary=x', /expected Content-Type application\/json/],
+    ] as const) {
+      const answer = await refusal(path, method, contentType, run);
+      assert.equal(answer.status, 415, `${method} ${path} ${contentType}`);
+      assert.equal(answer.error, 'Unsupported Media Type');
+      assert.match(answer.message, pattern);
+    }
+    // A JSON type with parameters, or a +json type, is JSON.
+    const taken = await fetch(`${server.url}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/vnd.api+json; charset=utf-8' },
+      body: run,
+    });
+    assert.equal(taken.status, 202);
+  });
+
+  it('a part that is not JSON: 422 naming the part, the other runs kept', async () => {
+    server.sink.batches.length = 0;
+    const { body, contentType } = multipart([
+      {
+        name: `post.${uuid(201)}`,
+        body: JSON.stringify({ id: uuid(201), name: 'kept', run_type: 'chain', start_time: 1 }),
+      },
+      { name: `post.${uuid(202)}`, body: 'name=dropped', type: 'text/plain' },
+    ]);
+    const response = await fetch(`${server.url}/runs/multipart`, {
+      method: 'POST',
+      headers: { 'content-type': contentType },
+      body,
+    });
+    assert.equal(response.status, 422);
+    const answer = (await response.json()) as { refused: { part: string; message: string }[] };
+    assert.deepEqual(answer.refused, [
+      { part: `post.${uuid(202)}`, message: 'Content-Type text/plain: run parts are application/json' },
+    ]);
+    assert.deepEqual(
+      server.runs().map((r) => r.name),
+      ['kept'],
+    );
+  });
+});
+
 describe('langsmith receiver: bad input loses nothing else', () => {
   let server: Awaited<ReturnType<typeof startReceiver>>;
   before(async () => {

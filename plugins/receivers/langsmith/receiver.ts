@@ -104,9 +104,8 @@ export class LangSmithReceiver implements Receiver {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
       scope.post('/runs/multipart', (request, reply) =>
-        this.handle(request, reply, (body, project) => {
-          const boundary = boundaryOf(request.headers['content-type']);
-          if (!boundary) throw new Answer(415, 'expected Content-Type multipart/form-data with a boundary');
+        this.handle(request, reply, 'multipart', (body, project) => {
+          const boundary = boundaryOf(request.headers['content-type'])!;
           try {
             return runsFromParts(splitMultipart(body, boundary), config.max_part_bytes, project);
           } catch (error) {
@@ -116,7 +115,7 @@ export class LangSmithReceiver implements Receiver {
         }),
       );
       scope.post('/runs/batch', (request, reply) =>
-        this.handle(request, reply, (body, project) => {
+        this.handle(request, reply, 'json', (body, project) => {
           const value = parseJson(body);
           if (typeof value !== 'object' || value === null || Array.isArray(value))
             throw new Answer(400, 'expected a JSON object {"post": [...], "patch": [...]}');
@@ -130,12 +129,12 @@ export class LangSmithReceiver implements Receiver {
         }),
       );
       scope.post('/runs', (request, reply) =>
-        this.handle(request, reply, (body, project) =>
+        this.handle(request, reply, 'json', (body, project) =>
           runsFromJson([{ operation: 'post', where: 'body', value: parseJson(body) }], project),
         ),
       );
       scope.patch('/runs/:id', (request, reply) =>
-        this.handle(request, reply, (body, project) => {
+        this.handle(request, reply, 'json', (body, project) => {
           const value = parseJson(body);
           const id = (request.params as { id: string }).id;
           const withId = typeof value === 'object' && value !== null ? { ...value, id } : value;
@@ -188,10 +187,13 @@ export class LangSmithReceiver implements Receiver {
   private async handle(
     request: FastifyRequest,
     reply: FastifyReply,
+    expected: 'json' | 'multipart',
     assemble: (body: Buffer, project: string) => Assembled,
   ): Promise<FastifyReply> {
     try {
       const context = this.requestContext(request.headers);
+      // Checked before the body is read: a client that sends the wrong kind learns it at once.
+      checkContentType(request.headers['content-type'], expected);
       const contentEncoding = request.headers['content-encoding'];
       const coding = codingOf(contentEncoding);
       if (coding === undefined)
@@ -323,6 +325,24 @@ function refusedParts(problems: Problem[], acceptedRuns: number): Answer {
       accepted_runs: acceptedRuns,
     },
   );
+}
+
+/**
+ * The JSON endpoints take `application/json` (or any `+json` type, or none: a body is JSON by
+ * default); `/runs/multipart` needs `multipart/form-data` with its boundary.
+ */
+function checkContentType(contentType: string | undefined, expected: 'json' | 'multipart'): void {
+  if (expected === 'multipart') {
+    if (!boundaryOf(contentType))
+      throw new Answer(
+        415,
+        `expected Content-Type multipart/form-data with a boundary, not ${JSON.stringify(contentType ?? '')}`,
+      );
+    return;
+  }
+  const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (mediaType !== '' && mediaType !== 'application/json' && !mediaType.endsWith('+json'))
+    throw new Answer(415, `expected Content-Type application/json, not ${JSON.stringify(contentType)}`);
 }
 
 function throttled(retryAfterMs: number, message: string): Answer {
