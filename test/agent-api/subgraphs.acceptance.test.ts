@@ -64,6 +64,8 @@ describe('subgraphs: human in the loop and checkpoints (weather fixture graph)',
       { event: 'values', data: { messages: [human], route: 'weather' } },
       { event: 'values', data: { __interrupt__: [] } },
     ]);
+    // Exactly the message's own fields: nothing it lacks (`name`, `example`) is added as null.
+    assert.deepEqual(asObject(chunks[1]?.data).messages, [human]);
     const state = await sdk.threads.getState(thread.thread_id);
     assert.deepEqual(state.next, ['weather_graph']);
     assertMatches(state.tasks, [subgraphTask]);
@@ -96,6 +98,17 @@ describe('subgraphs: human in the loop and checkpoints (weather fixture graph)',
           parent_checkpoint: anyObject,
         },
       },
+    ]);
+    // A nested state has the fields of the reference's, no more: the top level's `interrupts`,
+    // `checkpoint_id` and `parent_checkpoint_id` are not repeated inside tasks.
+    assert.deepEqual(Object.keys(asObject(recursive.tasks[0]?.state)).sort(), [
+      'checkpoint',
+      'created_at',
+      'metadata',
+      'next',
+      'parent_checkpoint',
+      'tasks',
+      'values',
     ]);
     assert.equal((await sdk.threads.get(thread.thread_id)).status, 'interrupted');
 

@@ -1,34 +1,18 @@
 // Turns what graphs produce (LangChain messages, interrupts, commands inside plain objects) into
-// the JSON the API sends. Messages take the flat shape the SDKs read — `type`, `content`,
-// `additional_kwargs`, `response_metadata`, `name`, `id`, `example`, and per type `tool_calls`,
-// `invalid_tool_calls`, `usage_metadata` or `tool_call_id`, `artifact`, `status` — with absent
-// optional fields written as null rather than left out, as the Python server does.
+// the JSON the API sends. A message is its `toDict()` data with its `type` beside it — the flat
+// shape the SDKs read and the LangGraph.js server sends: fields a message does not have (`name`,
+// `usage_metadata`, ...) are left out rather than written as null, so clients comparing payloads
+// with that server's see the same objects.
 
 import { isBaseMessage } from '@langchain/core/messages';
 import type { BaseMessage } from '@langchain/core/messages';
 
 export function messageToWire(message: BaseMessage): Record<string, unknown> {
   const { type, data } = message.toDict() as unknown as { type: string; data: Record<string, unknown> };
-  const wire: Record<string, unknown> = {
-    content: data.content,
-    additional_kwargs: data.additional_kwargs ?? {},
-    response_metadata: data.response_metadata ?? {},
-    type,
-    name: data.name ?? null,
-    id: data.id ?? message.id ?? null,
-    example: false,
-  };
-  if (type === 'ai') {
-    wire.tool_calls = (data.tool_calls as unknown[] | undefined) ?? [];
-    wire.invalid_tool_calls = (data.invalid_tool_calls as unknown[] | undefined) ?? [];
-    wire.usage_metadata = data.usage_metadata ?? null;
-    if (data.tool_call_chunks !== undefined) wire.tool_call_chunks = data.tool_call_chunks;
-  } else if (type === 'tool') {
-    wire.tool_call_id = data.tool_call_id;
-    wire.artifact = data.artifact ?? null;
-    wire.status = data.status ?? 'success';
-  }
-  for (const [key, value] of Object.entries(data)) if (!(key in wire) && value !== undefined) wire[key] = value;
+  const wire: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(data)) if (value !== undefined) wire[key] = toWire(value);
+  if (wire.id === undefined && message.id !== undefined) wire.id = message.id;
+  wire.type = type;
   return wire;
 }
 

@@ -94,7 +94,7 @@ export function snapshotToThreadState(snapshot: StateSnapshot, parentSnapshot?: 
       interrupts: toWire(task.interrupts ?? []),
       checkpoint:
         task.state && !isSnapshot(task.state) ? toWire((task.state as RunnableConfig).configurable ?? null) : null,
-      state: task.state && isSnapshot(task.state) ? snapshotToThreadState(task.state) : null,
+      state: task.state && isSnapshot(task.state) ? subgraphState(snapshotToThreadState(task.state)) : null,
       result: toWire((task as { result?: unknown }).result ?? null),
     })),
     interrupts: toWire(snapshot.tasks.flatMap((task) => task.interrupts ?? [])) as unknown[],
@@ -105,6 +105,16 @@ export function snapshotToThreadState(snapshot: StateSnapshot, parentSnapshot?: 
     checkpoint_id: checkpoint?.checkpoint_id ?? null,
     parent_checkpoint_id: parent?.checkpoint_id ?? null,
   };
+}
+
+/**
+ * A subgraph's state inside its parent's task, as the LangGraph.js server nests it: without the
+ * top-level conveniences (`interrupts`, `checkpoint_id`, `parent_checkpoint_id`), which repeat what
+ * the task and the `checkpoint` objects already say. Clients compare these nested states exactly.
+ */
+function subgraphState(state: ThreadState): Omit<ThreadState, 'interrupts' | 'checkpoint_id' | 'parent_checkpoint_id'> {
+  const { interrupts: _interrupts, checkpoint_id: _id, parent_checkpoint_id: _parentId, ...nested } = state;
+  return nested;
 }
 
 /** Pending interrupts by task id, for the thread record; null when there are none. */
