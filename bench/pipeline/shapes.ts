@@ -106,6 +106,39 @@ const event = (name: string, offset: bigint, attributes: Attribute[]): SpanEvent
   droppedAttributesCount: 0,
 });
 
+/** What one span of an agent turn carries in a given convention; its place in the trace is `agentTurn`'s. */
+export interface SpanParts {
+  readonly name: string;
+  readonly kind: number;
+  readonly attributes: Attribute[];
+  readonly events?: SpanEvent[];
+}
+
+/**
+ * The agent turn of every conversational shape, children before their root as a batch span
+ * processor exports them: a model call that asks for the tool (1 ms into the trace), the tool's run
+ * (2 ms), the model call that answers (3 ms), and the agent's root span around them.
+ */
+export function agentTurn(
+  span: SpanMaker,
+  turn: {
+    readonly askTool: SpanParts;
+    readonly tool: SpanParts;
+    readonly answer: SpanParts;
+    readonly agent: SpanParts;
+  },
+): Span[] {
+  const child = (parts: SpanParts, offset: bigint) =>
+    span(parts.name, 'root', parts.kind, parts.attributes, offset, parts.events);
+  const { agent } = turn;
+  return [
+    child(turn.askTool, 1_000_000n),
+    child(turn.tool, 2_000_000n),
+    child(turn.answer, 3_000_000n),
+    span(agent.name, '', agent.kind, agent.attributes, 0n, agent.events),
+  ];
+}
+
 /** The seven resource attributes of a production service. */
 export const serviceResource = (language: string, sdk: string) => (sequence: number) => [
   str('service.name', 'sales-assistant'),
@@ -132,59 +165,52 @@ const realistic: Shape = {
   description: 'the default: gen_ai.* with JSON-list gen_ai.prompt / gen_ai.completion, OpenInference tool and agent',
   resource: serviceResource('python', 'opentelemetry'),
   trace(span, seed) {
-    const llm = (offset: bigint, messages: object[], answer: string, finish: string) =>
-      span(
-        'chat gpt-4o-mini',
-        'root',
-        3,
-        [
-          ...OPENAI_CALL,
-          str('gen_ai.response.model', 'gpt-4o-mini-2024-07-18'),
-          str('gen_ai.response.id', `chatcmpl-${seed.token()}`),
-          str('gen_ai.response.finish_reasons', finish),
-          double('gen_ai.request.temperature', 0.2),
-          int('gen_ai.request.max_tokens', 512n),
-          str('gen_ai.tool.definitions', TOOL_DEFINITIONS),
-          str('gen_ai.prompt', JSON.stringify(messages)),
-          str('gen_ai.completion', JSON.stringify([{ role: 'assistant', content: answer }])),
-          str('server.address', 'api.openai.com'),
-          int('server.port', 443n),
-          int('gen_ai.usage.input_tokens', 412n),
-          int('gen_ai.usage.output_tokens', 96n),
-        ],
-        offset,
-      );
+    const llm = (messages: object[], answer: string, finish: string): SpanParts => ({
+      name: 'chat gpt-4o-mini',
+      kind: 3,
+      attributes: [
+        ...OPENAI_CALL,
+        str('gen_ai.response.model', 'gpt-4o-mini-2024-07-18'),
+        str('gen_ai.response.id', `chatcmpl-${seed.token()}`),
+        str('gen_ai.response.finish_reasons', finish),
+        double('gen_ai.request.temperature', 0.2),
+        int('gen_ai.request.max_tokens', 512n),
+        str('gen_ai.tool.definitions', TOOL_DEFINITIONS),
+        str('gen_ai.prompt', JSON.stringify(messages)),
+        str('gen_ai.completion', JSON.stringify([{ role: 'assistant', content: answer }])),
+        str('server.address', 'api.openai.com'),
+        int('server.port', 443n),
+        int('gen_ai.usage.input_tokens', 412n),
+        int('gen_ai.usage.output_tokens', 96n),
+      ],
+    });
     const history = conversation(seed);
     const hits = toolResult(seed);
-    return [
-      llm(1_000_000n, history, 'Calling search_reports({"quarter":"Q3","year":2026}).', 'tool_calls'),
-      span(
-        'search_reports',
-        'root',
-        1,
-        [
+    return agentTurn(span, {
+      askTool: llm(history, 'Calling search_reports({"quarter":"Q3","year":2026}).', 'tool_calls'),
+      tool: {
+        name: 'search_reports',
+        kind: 1,
+        attributes: [
           str('openinference.span.kind', 'TOOL'),
           str('tool.name', 'search_reports'),
           str('input.value', TOOL_ARGUMENTS),
           str('output.value', hits),
         ],
-        2_000_000n,
-      ),
-      llm(3_000_000n, [...history, { role: 'tool', content: hits }], finalAnswer(seed), 'stop'),
-      span(
-        'agent',
-        '',
-        2,
-        [
+      },
+      answer: llm([...history, { role: 'tool', content: hits }], finalAnswer(seed), 'stop'),
+      agent: {
+        name: 'agent',
+        kind: 2,
+        attributes: [
           str('openinference.span.kind', 'AGENT'),
           str('input.value', question(seed)),
           str('output.value', SHORT_ANSWER),
           str('session.id', `session-${seed.sequence % 1000}`),
           str('user.id', `user-${seed.sequence % 50}`),
         ],
-        0n,
-      ),
-    ];
+      },
+    });
   },
 };
 
@@ -242,6 +268,13 @@ const small: Shape = {
   },
 };
 
+/** A run's metadata as LangSmith's SDKs write it: `langsmith.metadata.*`. */
+const langsmithMetadata = (seed: TraceSeed) => [
+  str('langsmith.metadata.thread_id', `thread-${seed.sequence % 1000}`),
+  str('langsmith.metadata.user_id', `user-${seed.sequence % 50}`),
+  str('langsmith.metadata.revision_id', 'v2.14.1-3-gabc1234'),
+];
+
 /**
  * LangSmith's own attributes, as its SDKs' OpenTelemetry exporters write them: the run type in
  * `langsmith.span.kind`, metadata as `langsmith.metadata.*`, inputs and outputs as JSON objects in
@@ -251,57 +284,47 @@ const langsmith: Shape = {
   description: 'LangSmith attributes: langsmith.span.kind, langsmith.metadata.*, JSON input.value / output.value',
   resource: serviceResource('python', 'opentelemetry'),
   trace(span, seed) {
-    const metadata = [
-      str('langsmith.metadata.thread_id', `thread-${seed.sequence % 1000}`),
-      str('langsmith.metadata.user_id', `user-${seed.sequence % 50}`),
-      str('langsmith.metadata.revision_id', 'v2.14.1-3-gabc1234'),
-    ];
-    const llm = (offset: bigint, messages: object[], answer: object) =>
-      span(
-        'ChatOpenAI',
-        'root',
-        1,
-        [
-          str('langsmith.span.kind', 'llm'),
-          str('gen_ai.system', 'openai'),
-          str('gen_ai.request.model', 'gpt-4o-mini'),
-          ...metadata,
-          str('langsmith.metadata.ls_temperature', '0.2'),
-          str('input.value', JSON.stringify({ messages })),
-          str('output.value', JSON.stringify(answer)),
-          int('gen_ai.usage.input_tokens', 412n),
-          int('gen_ai.usage.output_tokens', 96n),
-        ],
-        offset,
-      );
+    const metadata = langsmithMetadata(seed);
+    const llm = (messages: object[], answer: object): SpanParts => ({
+      name: 'ChatOpenAI',
+      kind: 1,
+      attributes: [
+        str('langsmith.span.kind', 'llm'),
+        str('gen_ai.system', 'openai'),
+        str('gen_ai.request.model', 'gpt-4o-mini'),
+        ...metadata,
+        str('langsmith.metadata.ls_temperature', '0.2'),
+        str('input.value', JSON.stringify({ messages })),
+        str('output.value', JSON.stringify(answer)),
+        int('gen_ai.usage.input_tokens', 412n),
+        int('gen_ai.usage.output_tokens', 96n),
+      ],
+    });
     const history = conversation(seed);
-    return [
-      llm(1_000_000n, history, {
+    return agentTurn(span, {
+      askTool: llm(history, {
         role: 'assistant',
         content: '',
         tool_calls: [{ id: `call_${seed.token()}`, name: 'search_reports', args: JSON.parse(TOOL_ARGUMENTS) }],
       }),
-      span(
-        'search_reports',
-        'root',
-        1,
-        [
+      tool: {
+        name: 'search_reports',
+        kind: 1,
+        attributes: [
           str('langsmith.span.kind', 'tool'),
           ...metadata,
           str('input.value', TOOL_ARGUMENTS),
           str('output.value', JSON.stringify({ output: toolResult(seed) })),
         ],
-        2_000_000n,
-      ),
-      llm(3_000_000n, [...history, { role: 'tool', content: toolResult(seed) }], {
+      },
+      answer: llm([...history, { role: 'tool', content: toolResult(seed) }], {
         role: 'assistant',
         content: finalAnswer(seed),
       }),
-      span(
-        'sales_agent',
-        '',
-        1,
-        [
+      agent: {
+        name: 'sales_agent',
+        kind: 1,
+        attributes: [
           str('langsmith.span.kind', 'chain'),
           str('langsmith.trace.name', 'sales_agent'),
           str('langsmith.span.tags', 'production,sales'),
@@ -309,9 +332,8 @@ const langsmith: Shape = {
           str('input.value', JSON.stringify({ question: question(seed) })),
           str('output.value', JSON.stringify({ answer: SHORT_ANSWER })),
         ],
-        0n,
-      ),
-    ];
+      },
+    });
   },
 };
 
@@ -324,44 +346,40 @@ const openinference: Shape = {
   description: 'OpenInference: llm.input_messages.N.message.*, llm.output_messages.N.*, openinference.span.kind',
   resource: serviceResource('python', 'opentelemetry'),
   trace(span, seed) {
-    const llm = (offset: bigint, history: { role: string; content: string }[], output: Attribute[]) =>
-      span(
-        'ChatCompletion',
-        'root',
-        1,
-        [
-          str('openinference.span.kind', 'LLM'),
-          str('llm.system', 'openai'),
-          str('llm.provider', 'openai'),
-          str('llm.model_name', 'gpt-4o-mini-2024-07-18'),
-          str('llm.invocation_parameters', '{"model":"gpt-4o-mini","temperature":0.2,"max_tokens":512}'),
-          str('llm.tools.0.tool.json_schema', JSON.stringify({ type: 'function', function: TOOL_PARAMETERS })),
-          ...history.flatMap((message, n) => [
-            str(`llm.input_messages.${n}.message.role`, message.role),
-            str(`llm.input_messages.${n}.message.content`, message.content),
-          ]),
-          ...output,
-          int('llm.token_count.prompt', 412n),
-          int('llm.token_count.completion', 96n),
-          int('llm.token_count.total', 508n),
-          str('session.id', `session-${seed.sequence % 1000}`),
-        ],
-        offset,
-      );
+    const llm = (history: { role: string; content: string }[], output: Attribute[]): SpanParts => ({
+      name: 'ChatCompletion',
+      kind: 1,
+      attributes: [
+        str('openinference.span.kind', 'LLM'),
+        str('llm.system', 'openai'),
+        str('llm.provider', 'openai'),
+        str('llm.model_name', 'gpt-4o-mini-2024-07-18'),
+        str('llm.invocation_parameters', '{"model":"gpt-4o-mini","temperature":0.2,"max_tokens":512}'),
+        str('llm.tools.0.tool.json_schema', JSON.stringify({ type: 'function', function: TOOL_PARAMETERS })),
+        ...history.flatMap((message, n) => [
+          str(`llm.input_messages.${n}.message.role`, message.role),
+          str(`llm.input_messages.${n}.message.content`, message.content),
+        ]),
+        ...output,
+        int('llm.token_count.prompt', 412n),
+        int('llm.token_count.completion', 96n),
+        int('llm.token_count.total', 508n),
+        str('session.id', `session-${seed.sequence % 1000}`),
+      ],
+    });
     const history = conversation(seed);
     const callId = `call_${seed.token()}`;
-    return [
-      llm(1_000_000n, history, [
+    return agentTurn(span, {
+      askTool: llm(history, [
         str('llm.output_messages.0.message.role', 'assistant'),
         str('llm.output_messages.0.message.tool_calls.0.tool_call.id', callId),
         str('llm.output_messages.0.message.tool_calls.0.tool_call.function.name', 'search_reports'),
         str('llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments', TOOL_ARGUMENTS),
       ]),
-      span(
-        'search_reports',
-        'root',
-        1,
-        [
+      tool: {
+        name: 'search_reports',
+        kind: 1,
+        attributes: [
           str('openinference.span.kind', 'TOOL'),
           str('tool.name', 'search_reports'),
           str('tool.description', TOOL_DESCRIPTION),
@@ -371,21 +389,18 @@ const openinference: Shape = {
           str('output.mime_type', 'application/json'),
           str('session.id', `session-${seed.sequence % 1000}`),
         ],
-        2_000_000n,
-      ),
-      llm(
-        3_000_000n,
+      },
+      answer: llm(
         [...history, { role: 'tool', content: toolResult(seed) }],
         [
           str('llm.output_messages.0.message.role', 'assistant'),
           str('llm.output_messages.0.message.content', finalAnswer(seed)),
         ],
       ),
-      span(
-        'agent',
-        '',
-        1,
-        [
+      agent: {
+        name: 'agent',
+        kind: 1,
+        attributes: [
           str('openinference.span.kind', 'AGENT'),
           str('input.value', question(seed)),
           str('input.mime_type', 'text/plain'),
@@ -396,9 +411,8 @@ const openinference: Shape = {
           str('metadata', JSON.stringify({ tenant: 'acme', region: 'eu-west-1' })),
           strings('tag.tags', ['production', 'sales']),
         ],
-        0n,
-      ),
-    ];
+      },
+    });
   },
 };
 
@@ -415,48 +429,44 @@ const traceloop: Shape = {
       str('traceloop.association.properties.user_id', `user-${seed.sequence % 50}`),
       str('traceloop.association.properties.session_id', `session-${seed.sequence % 1000}`),
     ];
-    const llm = (offset: bigint, history: { role: string; content: string }[], completion: Attribute[]) =>
-      span(
-        'openai.chat',
-        'root',
-        3,
-        [
-          str('llm.request.type', 'chat'),
-          str('gen_ai.system', 'openai'),
-          str('gen_ai.request.model', 'gpt-4o-mini'),
-          str('gen_ai.response.model', 'gpt-4o-mini-2024-07-18'),
-          double('gen_ai.request.temperature', 0.2),
-          int('gen_ai.request.max_tokens', 512n),
-          str('llm.is_streaming', 'false'),
-          str('llm.request.functions.0.name', 'search_reports'),
-          str('llm.request.functions.0.description', TOOL_DESCRIPTION),
-          str('llm.request.functions.0.parameters', JSON.stringify(TOOL_PARAMETERS)),
-          ...history.flatMap((message, n) => [
-            str(`gen_ai.prompt.${n}.role`, message.role),
-            str(`gen_ai.prompt.${n}.content`, message.content),
-          ]),
-          ...completion,
-          int('gen_ai.usage.prompt_tokens', 412n),
-          int('gen_ai.usage.completion_tokens', 96n),
-          int('llm.usage.total_tokens', 508n),
-          ...association,
-        ],
-        offset,
-      );
+    const llm = (history: { role: string; content: string }[], completion: Attribute[]): SpanParts => ({
+      name: 'openai.chat',
+      kind: 3,
+      attributes: [
+        str('llm.request.type', 'chat'),
+        str('gen_ai.system', 'openai'),
+        str('gen_ai.request.model', 'gpt-4o-mini'),
+        str('gen_ai.response.model', 'gpt-4o-mini-2024-07-18'),
+        double('gen_ai.request.temperature', 0.2),
+        int('gen_ai.request.max_tokens', 512n),
+        str('llm.is_streaming', 'false'),
+        str('llm.request.functions.0.name', 'search_reports'),
+        str('llm.request.functions.0.description', TOOL_DESCRIPTION),
+        str('llm.request.functions.0.parameters', JSON.stringify(TOOL_PARAMETERS)),
+        ...history.flatMap((message, n) => [
+          str(`gen_ai.prompt.${n}.role`, message.role),
+          str(`gen_ai.prompt.${n}.content`, message.content),
+        ]),
+        ...completion,
+        int('gen_ai.usage.prompt_tokens', 412n),
+        int('gen_ai.usage.completion_tokens', 96n),
+        int('llm.usage.total_tokens', 508n),
+        ...association,
+      ],
+    });
     const history = conversation(seed);
-    return [
-      llm(1_000_000n, history, [
+    return agentTurn(span, {
+      askTool: llm(history, [
         str('gen_ai.completion.0.role', 'assistant'),
         str('gen_ai.completion.0.finish_reason', 'tool_calls'),
         str('gen_ai.completion.0.tool_calls.0.id', `call_${seed.token()}`),
         str('gen_ai.completion.0.tool_calls.0.name', 'search_reports'),
         str('gen_ai.completion.0.tool_calls.0.arguments', TOOL_ARGUMENTS),
       ]),
-      span(
-        'search_reports.tool',
-        'root',
-        1,
-        [
+      tool: {
+        name: 'search_reports.tool',
+        kind: 1,
+        attributes: [
           str('traceloop.span.kind', 'tool'),
           str('traceloop.entity.name', 'search_reports'),
           str('traceloop.workflow.name', 'sales_agent'),
@@ -464,10 +474,8 @@ const traceloop: Shape = {
           str('traceloop.entity.output', toolResult(seed)),
           ...association,
         ],
-        2_000_000n,
-      ),
-      llm(
-        3_000_000n,
+      },
+      answer: llm(
         [...history, { role: 'tool', content: toolResult(seed) }],
         [
           str('gen_ai.completion.0.role', 'assistant'),
@@ -475,11 +483,10 @@ const traceloop: Shape = {
           str('gen_ai.completion.0.content', finalAnswer(seed)),
         ],
       ),
-      span(
-        'sales_agent.workflow',
-        '',
-        1,
-        [
+      agent: {
+        name: 'sales_agent.workflow',
+        kind: 1,
+        attributes: [
           str('traceloop.span.kind', 'workflow'),
           str('traceloop.entity.name', 'sales_agent'),
           str('traceloop.workflow.name', 'sales_agent'),
@@ -487,9 +494,8 @@ const traceloop: Shape = {
           str('traceloop.entity.output', JSON.stringify(SHORT_ANSWER)),
           ...association,
         ],
-        0n,
-      ),
-    ];
+      },
+    });
   },
 };
 
@@ -518,40 +524,37 @@ const vercel: Shape = {
       { role: 'assistant', content: [{ type: 'text', text: PREVIOUS_ANSWER }] },
       { role: 'user', content: [{ type: 'text', text: question(seed) }] },
     ];
-    const doGenerate = (offset: bigint, prompt: object[], response: Attribute[]) =>
-      span(
-        'ai.generateText.doGenerate',
-        'root',
-        3,
-        [
-          str('operation.name', 'ai.generateText.doGenerate sales-agent'),
-          str('ai.operationId', 'ai.generateText.doGenerate'),
-          ...telemetry,
-          str('ai.prompt.format', 'messages'),
-          str('ai.prompt.messages', JSON.stringify(prompt)),
-          strings('ai.prompt.tools', [TOOL_DEFINITIONS]),
-          str('ai.prompt.toolChoice', '{"type":"auto"}'),
-          ...response,
-          str('ai.response.id', `chatcmpl-${seed.token()}`),
-          str('ai.response.model', 'gpt-4o-mini-2024-07-18'),
-          int('ai.usage.promptTokens', 412n),
-          int('ai.usage.completionTokens', 96n),
-          str('gen_ai.system', 'openai.chat'),
-          str('gen_ai.request.model', 'gpt-4o-mini'),
-          double('gen_ai.request.temperature', 0.2),
-          int('gen_ai.usage.input_tokens', 412n),
-          int('gen_ai.usage.output_tokens', 96n),
-        ],
-        offset,
-      );
+    const doGenerate = (prompt: object[], response: Attribute[]): SpanParts => ({
+      name: 'ai.generateText.doGenerate',
+      kind: 3,
+      attributes: [
+        str('operation.name', 'ai.generateText.doGenerate sales-agent'),
+        str('ai.operationId', 'ai.generateText.doGenerate'),
+        ...telemetry,
+        str('ai.prompt.format', 'messages'),
+        str('ai.prompt.messages', JSON.stringify(prompt)),
+        strings('ai.prompt.tools', [TOOL_DEFINITIONS]),
+        str('ai.prompt.toolChoice', '{"type":"auto"}'),
+        ...response,
+        str('ai.response.id', `chatcmpl-${seed.token()}`),
+        str('ai.response.model', 'gpt-4o-mini-2024-07-18'),
+        int('ai.usage.promptTokens', 412n),
+        int('ai.usage.completionTokens', 96n),
+        str('gen_ai.system', 'openai.chat'),
+        str('gen_ai.request.model', 'gpt-4o-mini'),
+        double('gen_ai.request.temperature', 0.2),
+        int('gen_ai.usage.input_tokens', 412n),
+        int('gen_ai.usage.output_tokens', 96n),
+      ],
+    });
     const toolCall = {
       type: 'tool-call',
       toolCallId: callId,
       toolName: 'search_reports',
       args: JSON.parse(TOOL_ARGUMENTS),
     };
-    return [
-      doGenerate(1_000_000n, messages, [
+    return agentTurn(span, {
+      askTool: doGenerate(messages, [
         str('ai.response.finishReason', 'tool-calls'),
         str(
           'ai.response.toolCalls',
@@ -560,11 +563,10 @@ const vercel: Shape = {
           ]),
         ),
       ]),
-      span(
-        'ai.toolCall',
-        'root',
-        1,
-        [
+      tool: {
+        name: 'ai.toolCall',
+        kind: 1,
+        attributes: [
           str('operation.name', 'ai.toolCall sales-agent'),
           str('ai.operationId', 'ai.toolCall'),
           str('ai.toolCall.name', 'search_reports'),
@@ -573,10 +575,8 @@ const vercel: Shape = {
           str('ai.toolCall.result', toolResult(seed)),
           str('ai.telemetry.functionId', 'sales-agent'),
         ],
-        2_000_000n,
-      ),
-      doGenerate(
-        3_000_000n,
+      },
+      answer: doGenerate(
         [
           ...messages,
           { role: 'assistant', content: [toolCall] },
@@ -594,11 +594,10 @@ const vercel: Shape = {
         ],
         [str('ai.response.finishReason', 'stop'), str('ai.response.text', finalAnswer(seed))],
       ),
-      span(
-        'ai.generateText',
-        '',
-        1,
-        [
+      agent: {
+        name: 'ai.generateText',
+        kind: 1,
+        attributes: [
           str('operation.name', 'ai.generateText sales-agent'),
           str('ai.operationId', 'ai.generateText'),
           ...telemetry,
@@ -608,11 +607,35 @@ const vercel: Shape = {
           int('ai.usage.promptTokens', 824n),
           int('ai.usage.completionTokens', 192n),
         ],
-        0n,
-      ),
-    ];
+      },
+    });
   },
 };
+
+/** OTel GenAI's `execute_tool` span of the report search, with what else the instrumentation records. */
+const executeTool = (callId: string, attributes: Attribute[]): SpanParts => ({
+  name: 'execute_tool search_reports',
+  kind: 1,
+  attributes: [
+    str('gen_ai.operation.name', 'execute_tool'),
+    str('gen_ai.tool.name', 'search_reports'),
+    str('gen_ai.tool.call.id', callId),
+    ...attributes,
+  ],
+});
+
+/** OTel GenAI's `invoke_agent` root span of the sales agent's turn. */
+const invokeAgent = (seed: TraceSeed, attributes: Attribute[], events?: SpanEvent[]): SpanParts => ({
+  name: 'invoke_agent sales_agent',
+  kind: 1,
+  attributes: [
+    str('gen_ai.operation.name', 'invoke_agent'),
+    str('gen_ai.agent.name', 'sales_agent'),
+    str('gen_ai.conversation.id', `session-${seed.sequence % 1000}`),
+    ...attributes,
+  ],
+  events,
+});
 
 /** An OpenAI chat completion object in the `choices` form, as some instrumentations record it. */
 const choicesCompletion = (seed: TraceSeed, message: object, finish: string) =>
@@ -633,30 +656,20 @@ const choicesCompletion = (seed: TraceSeed, message: object, finish: string) =>
   });
 
 /** An OTel GenAI model call whose prompt is a JSON object `{messages}` and completion the `choices` form. */
-const jsonObjectLlm = (
-  span: SpanMaker,
-  seed: TraceSeed,
-  offset: bigint,
-  messages: object[],
-  answer: object,
-  finish: string,
-) =>
-  span(
-    'chat gpt-4o-mini',
-    'root',
-    3,
-    [
-      ...OPENAI_CALL,
-      str('gen_ai.response.model', 'gpt-4o-mini-2024-07-18'),
-      double('gen_ai.request.temperature', 0.2),
-      int('gen_ai.request.max_tokens', 512n),
-      str('gen_ai.prompt', JSON.stringify({ messages })),
-      str('gen_ai.completion', choicesCompletion(seed, answer, finish)),
-      int('gen_ai.usage.input_tokens', 412n),
-      int('gen_ai.usage.output_tokens', 96n),
-    ],
-    offset,
-  );
+const jsonObjectLlm = (seed: TraceSeed, messages: object[], answer: object, finish: string): SpanParts => ({
+  name: 'chat gpt-4o-mini',
+  kind: 3,
+  attributes: [
+    ...OPENAI_CALL,
+    str('gen_ai.response.model', 'gpt-4o-mini-2024-07-18'),
+    double('gen_ai.request.temperature', 0.2),
+    int('gen_ai.request.max_tokens', 512n),
+    str('gen_ai.prompt', JSON.stringify({ messages })),
+    str('gen_ai.completion', choicesCompletion(seed, answer, finish)),
+    int('gen_ai.usage.input_tokens', 412n),
+    int('gen_ai.usage.output_tokens', 96n),
+  ],
+});
 
 const toolCallMessage = (seed: TraceSeed) => ({
   role: 'assistant',
@@ -673,43 +686,23 @@ const otelJson: Shape = {
   resource: serviceResource('python', 'opentelemetry'),
   trace(span, seed) {
     const history = conversation(seed);
-    return [
-      jsonObjectLlm(span, seed, 1_000_000n, history, toolCallMessage(seed), 'tool_calls'),
-      span(
-        'execute_tool search_reports',
-        'root',
-        1,
-        [
-          str('gen_ai.operation.name', 'execute_tool'),
-          str('gen_ai.tool.name', 'search_reports'),
-          str('gen_ai.tool.call.id', `call_${seed.token()}`),
-          str('input.value', TOOL_ARGUMENTS),
-          str('output.value', toolResult(seed)),
-        ],
-        2_000_000n,
-      ),
-      jsonObjectLlm(
-        span,
+    return agentTurn(span, {
+      askTool: jsonObjectLlm(seed, history, toolCallMessage(seed), 'tool_calls'),
+      tool: executeTool(`call_${seed.token()}`, [
+        str('input.value', TOOL_ARGUMENTS),
+        str('output.value', toolResult(seed)),
+      ]),
+      answer: jsonObjectLlm(
         seed,
-        3_000_000n,
         [...history, { role: 'tool', content: toolResult(seed) }],
         { role: 'assistant', content: finalAnswer(seed) },
         'stop',
       ),
-      span(
-        'invoke_agent sales_agent',
-        '',
-        1,
-        [
-          str('gen_ai.operation.name', 'invoke_agent'),
-          str('gen_ai.agent.name', 'sales_agent'),
-          str('gen_ai.conversation.id', `session-${seed.sequence % 1000}`),
-          str('gen_ai.prompt', JSON.stringify({ messages: [{ role: 'user', content: question(seed) }] })),
-          str('gen_ai.completion', JSON.stringify({ messages: [{ role: 'assistant', content: SHORT_ANSWER }] })),
-        ],
-        0n,
-      ),
-    ];
+      agent: invokeAgent(seed, [
+        str('gen_ai.prompt', JSON.stringify({ messages: [{ role: 'user', content: question(seed) }] })),
+        str('gen_ai.completion', JSON.stringify({ messages: [{ role: 'assistant', content: SHORT_ANSWER }] })),
+      ]),
+    });
   },
 };
 
@@ -729,54 +722,41 @@ const otelMessages: Shape = {
   resource: serviceResource('python', 'opentelemetry'),
   trace(span, seed) {
     const callId = `call_${seed.token()}`;
-    const llm = (offset: bigint, input: object[], output: object[]) =>
-      span(
-        'chat gpt-4o-mini',
-        'root',
-        3,
-        [
-          str('gen_ai.provider.name', 'openai'),
-          str('gen_ai.operation.name', 'chat'),
-          str('gen_ai.request.model', 'gpt-4o-mini'),
-          str('gen_ai.response.model', 'gpt-4o-mini-2024-07-18'),
-          str('gen_ai.response.id', `chatcmpl-${seed.token()}`),
-          strings('gen_ai.response.finish_reasons', ['stop']),
-          double('gen_ai.request.temperature', 0.2),
-          int('gen_ai.request.max_tokens', 512n),
-          str('gen_ai.system_instructions', JSON.stringify([{ type: 'text', content: SYSTEM_PROMPT }])),
-          str('gen_ai.tool.definitions', TOOL_DEFINITIONS),
-          str('gen_ai.input.messages', JSON.stringify(input)),
-          str('gen_ai.output.messages', JSON.stringify(output)),
-          int('gen_ai.usage.input_tokens', 412n),
-          int('gen_ai.usage.output_tokens', 96n),
-        ],
-        offset,
-      );
+    const llm = (input: object[], output: object[]): SpanParts => ({
+      name: 'chat gpt-4o-mini',
+      kind: 3,
+      attributes: [
+        str('gen_ai.provider.name', 'openai'),
+        str('gen_ai.operation.name', 'chat'),
+        str('gen_ai.request.model', 'gpt-4o-mini'),
+        str('gen_ai.response.model', 'gpt-4o-mini-2024-07-18'),
+        str('gen_ai.response.id', `chatcmpl-${seed.token()}`),
+        strings('gen_ai.response.finish_reasons', ['stop']),
+        double('gen_ai.request.temperature', 0.2),
+        int('gen_ai.request.max_tokens', 512n),
+        str('gen_ai.system_instructions', JSON.stringify([{ type: 'text', content: SYSTEM_PROMPT }])),
+        str('gen_ai.tool.definitions', TOOL_DEFINITIONS),
+        str('gen_ai.input.messages', JSON.stringify(input)),
+        str('gen_ai.output.messages', JSON.stringify(output)),
+        int('gen_ai.usage.input_tokens', 412n),
+        int('gen_ai.usage.output_tokens', 96n),
+      ],
+    });
     const history = partsMessages(seed);
     const call = { type: 'tool_call', id: callId, name: 'search_reports', arguments: JSON.parse(TOOL_ARGUMENTS) };
-    return [
-      llm(1_000_000n, history, [{ role: 'assistant', parts: [call], finish_reason: 'tool_call' }]),
-      span(
-        'execute_tool search_reports',
-        'root',
-        1,
-        [
-          str('gen_ai.operation.name', 'execute_tool'),
-          str('gen_ai.tool.name', 'search_reports'),
-          str('gen_ai.tool.call.id', callId),
-          str('gen_ai.tool.type', 'function'),
-          str('gen_ai.input.messages', JSON.stringify([{ role: 'assistant', parts: [call] }])),
-          str(
-            'gen_ai.output.messages',
-            JSON.stringify([
-              { role: 'tool', parts: [{ type: 'tool_call_response', id: callId, response: toolResult(seed) }] },
-            ]),
-          ),
-        ],
-        2_000_000n,
-      ),
-      llm(
-        3_000_000n,
+    return agentTurn(span, {
+      askTool: llm(history, [{ role: 'assistant', parts: [call], finish_reason: 'tool_call' }]),
+      tool: executeTool(callId, [
+        str('gen_ai.tool.type', 'function'),
+        str('gen_ai.input.messages', JSON.stringify([{ role: 'assistant', parts: [call] }])),
+        str(
+          'gen_ai.output.messages',
+          JSON.stringify([
+            { role: 'tool', parts: [{ type: 'tool_call_response', id: callId, response: toolResult(seed) }] },
+          ]),
+        ),
+      ]),
+      answer: llm(
         [
           ...history,
           { role: 'assistant', parts: [call] },
@@ -784,11 +764,10 @@ const otelMessages: Shape = {
         ],
         [{ role: 'assistant', parts: [{ type: 'text', content: finalAnswer(seed) }], finish_reason: 'stop' }],
       ),
-      span(
-        'invoke_agent sales_agent',
-        '',
-        1,
-        [
+      agent: {
+        name: 'invoke_agent sales_agent',
+        kind: 1,
+        attributes: [
           str('gen_ai.operation.name', 'invoke_agent'),
           str('gen_ai.provider.name', 'openai'),
           str('gen_ai.agent.name', 'sales_agent'),
@@ -805,9 +784,8 @@ const otelMessages: Shape = {
             ]),
           ),
         ],
-        0n,
-      ),
-    ];
+      },
+    });
   },
 };
 
@@ -827,28 +805,25 @@ const otelEvents: Shape = {
       event('gen_ai.assistant.message', offset, [str('gen_ai.system', 'openai'), str('content', PREVIOUS_ANSWER)]),
       event('gen_ai.user.message', offset, [str('gen_ai.system', 'openai'), str('content', question(seed))]),
     ];
-    const llm = (offset: bigint, events: SpanEvent[]) =>
-      span(
-        'chat gpt-4o-mini',
-        'root',
-        3,
-        [
-          ...OPENAI_CALL,
-          str('gen_ai.response.model', 'gpt-4o-mini-2024-07-18'),
-          str('gen_ai.response.id', `chatcmpl-${seed.token()}`),
-          strings('gen_ai.response.finish_reasons', ['stop']),
-          double('gen_ai.request.temperature', 0.2),
-          int('gen_ai.request.max_tokens', 512n),
-          str('server.address', 'api.openai.com'),
-          int('server.port', 443n),
-          int('gen_ai.usage.input_tokens', 412n),
-          int('gen_ai.usage.output_tokens', 96n),
-        ],
-        offset,
-        events,
-      );
-    return [
-      llm(1_000_000n, [
+    const llm = (events: SpanEvent[]): SpanParts => ({
+      name: 'chat gpt-4o-mini',
+      kind: 3,
+      attributes: [
+        ...OPENAI_CALL,
+        str('gen_ai.response.model', 'gpt-4o-mini-2024-07-18'),
+        str('gen_ai.response.id', `chatcmpl-${seed.token()}`),
+        strings('gen_ai.response.finish_reasons', ['stop']),
+        double('gen_ai.request.temperature', 0.2),
+        int('gen_ai.request.max_tokens', 512n),
+        str('server.address', 'api.openai.com'),
+        int('server.port', 443n),
+        int('gen_ai.usage.input_tokens', 412n),
+        int('gen_ai.usage.output_tokens', 96n),
+      ],
+      events,
+    });
+    return agentTurn(span, {
+      askTool: llm([
         ...history(1_000_000n),
         event('gen_ai.choice', 1_900_000n, [
           str('gen_ai.system', 'openai'),
@@ -861,20 +836,8 @@ const otelEvents: Shape = {
           str('tool_calls.0.function.arguments', TOOL_ARGUMENTS),
         ]),
       ]),
-      span(
-        'execute_tool search_reports',
-        'root',
-        1,
-        [
-          str('gen_ai.operation.name', 'execute_tool'),
-          str('gen_ai.tool.name', 'search_reports'),
-          str('gen_ai.tool.call.id', callId),
-          str('input.value', TOOL_ARGUMENTS),
-          str('output.value', toolResult(seed)),
-        ],
-        2_000_000n,
-      ),
-      llm(3_000_000n, [
+      tool: executeTool(callId, [str('input.value', TOOL_ARGUMENTS), str('output.value', toolResult(seed))]),
+      answer: llm([
         ...history(3_000_000n),
         event('gen_ai.tool.message', 3_000_000n, [
           str('gen_ai.system', 'openai'),
@@ -888,16 +851,9 @@ const otelEvents: Shape = {
           { key: 'message', value: kvlist({ role: 'assistant', content: finalAnswer(seed) }) },
         ]),
       ]),
-      span(
-        'invoke_agent sales_agent',
-        '',
-        1,
-        [
-          str('gen_ai.operation.name', 'invoke_agent'),
-          str('gen_ai.agent.name', 'sales_agent'),
-          str('gen_ai.conversation.id', `session-${seed.sequence % 1000}`),
-        ],
-        0n,
+      agent: invokeAgent(
+        seed,
+        [],
         [
           event('gen_ai.user.message', 0n, [str('content', question(seed))]),
           event('gen_ai.choice', 4_000_000n, [
@@ -907,7 +863,7 @@ const otelEvents: Shape = {
           ]),
         ],
       ),
-    ];
+    });
   },
 };
 
@@ -921,21 +877,15 @@ const heldOut: Shape = {
   description: 'held-out mix: 3-span traces of a LangSmith-attribute root, a JSON-object gen_ai model call, a tool',
   resource: serviceResource('python', 'opentelemetry'),
   trace(span, seed) {
-    const metadata = [
-      str('langsmith.metadata.thread_id', `thread-${seed.sequence % 1000}`),
-      str('langsmith.metadata.user_id', `user-${seed.sequence % 50}`),
-      str('langsmith.metadata.revision_id', 'v2.14.1-3-gabc1234'),
-      str('langsmith.metadata.environment', 'production'),
-    ];
+    const metadata = [...langsmithMetadata(seed), str('langsmith.metadata.environment', 'production')];
+    const call = jsonObjectLlm(
+      seed,
+      [...conversation(seed), { role: 'tool', content: toolResult(seed) }],
+      { role: 'assistant', content: finalAnswer(seed) },
+      'stop',
+    );
     return [
-      jsonObjectLlm(
-        span,
-        seed,
-        1_000_000n,
-        [...conversation(seed), { role: 'tool', content: toolResult(seed) }],
-        { role: 'assistant', content: finalAnswer(seed) },
-        'stop',
-      ),
+      span(call.name, 'root', call.kind, call.attributes, 1_000_000n),
       span(
         'search_reports',
         'root',
