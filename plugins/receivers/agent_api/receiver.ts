@@ -62,6 +62,8 @@ import type { RunTracer } from './internal/tracing/tracer.ts';
 import { watchGraphs, watchedFolders } from './internal/graphs/watch.ts';
 import { registerSdkLogger } from './internal/graphs/sdk-logger.ts';
 import { readPlatformConfig } from './internal/graphs/platform-defaults.ts';
+import { loadCustomApp, registerCustomApp } from './internal/http/custom-app.ts';
+import { bindLoopbackUrl } from './internal/http/loopback.ts';
 
 export class AgentApiReceiver implements Receiver {
   private app?: FastifyInstance;
@@ -77,6 +79,7 @@ export class AgentApiReceiver implements Receiver {
   private stopping?: Promise<void>;
   private stopWatching?: () => void;
   private unregisterSdkLogger?: () => void;
+  private unbindLoopbackUrl?: () => void;
   private readonly tracingWarning: ThrottledWarning;
   /** The trace viewers of the service, put behind this server's authentication. */
   private readonly viewerGuards: TraceViewerGuard[] = [];
@@ -191,6 +194,7 @@ export class AgentApiReceiver implements Receiver {
         policy: webhookPolicy,
         timeoutMs: config.webhooks.timeout_ms,
         maxAttempts: config.webhooks.max_attempts,
+        selfUrl: () => (this.boundPort === undefined ? undefined : listenerUrl(config.host, this.boundPort, '/')),
       },
     }));
     // This process's name on the run leases it takes: random per start, so a restarted process
@@ -302,6 +306,8 @@ export class AgentApiReceiver implements Receiver {
       uiPath: config.ui.enabled ? normalizePrefix(config.ui.path) : undefined,
       logger,
     });
+    // Behind the guard's hooks (registered above), in front of every route.
+    if (deploymentHttp.app) registerCustomApp(app, await loadCustomApp(deploymentHttp.app));
     await app.register(agentApiPlugin(services));
     if (config.ui.enabled)
       await registerUi(app, {
@@ -313,6 +319,8 @@ export class AgentApiReceiver implements Receiver {
     recovery.start();
     cronScheduler.start();
     this.boundPort = await listen(app, config.host, config.port);
+    // `new Client()` without an apiUrl, in a graph or a custom route, talks to this server.
+    this.unbindLoopbackUrl = bindLoopbackUrl(listenerUrl(config.host, this.boundPort, '/').replace(/\/$/, ''));
     if (config.ui.enabled)
       this.linkStudio(listenerUrl(config.host, this.boundPort, `${normalizePrefix(config.ui.path)}/`));
     const auth = {
@@ -540,5 +548,6 @@ export class AgentApiReceiver implements Receiver {
     await this.messaging?.close(deadline);
     await this.database?.close();
     this.unregisterSdkLogger?.();
+    this.unbindLoopbackUrl?.();
   }
 }

@@ -3,7 +3,7 @@
 // elsewhere in the API, optional fields accept null (the Python SDK sends null for unset options)
 // and unknown fields are ignored (the SDKs send `checkpoint_during`, `if_not_exists`, ...).
 
-import { STREAM_MODE_NAMES, sharedSchemaParts } from '../http/schemas.ts';
+import { STREAM_MODE_NAMES, WEBHOOK_PATTERN, sharedSchemaParts } from '../http/schemas.ts';
 
 const { object, string, nodes, runnableConfig } = sharedSchemaParts;
 const boolean = { type: ['boolean', 'null'] } as const;
@@ -41,7 +41,7 @@ const runFields = {
   metadata: object,
   config: runnableConfig,
   context: {},
-  webhook: { type: ['string', 'null'], pattern: '^https?://[^\\s]+$', maxLength: 65536 },
+  webhook: { type: ['string', 'null'], pattern: WEBHOOK_PATTERN, maxLength: 65536 },
   interrupt_before: nodes,
   interrupt_after: nodes,
   stream_mode: {

@@ -1,10 +1,11 @@
 // The deployment's `http` settings that this server reads from langgraph.json:
 // `http.configurable_headers` (which request headers reach a run's `configurable`; see
 // `../domain/configurable-headers.ts`), and the platform's switches `http.disable_mcp` and
-// `http.disable_a2a` (true: `/mcp`, or `/a2a/…` and the agent cards, are not served). Inline
+// `http.disable_a2a` (true: `/mcp`, or `/a2a/…` and the agent cards, are not served), and
+// `http.app`, the deployment's own HTTP app mounted in front of the API (`../http/custom-app.ts`). Inline
 // `graphs` in the plugin config mean there is no langgraph.json, hence the defaults.
 
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parseConfigurableHeaders } from '../domain/configurable-headers.ts';
 import type { ConfigurableHeadersConfig } from '../domain/configurable-headers.ts';
 import { GraphLoadError } from './errors.ts';
@@ -17,6 +18,18 @@ export interface DeploymentHttpConfig {
   readonly disableMcp?: boolean;
   /** `http.disable_a2a: true`. */
   readonly disableA2a?: boolean;
+  /** `http.app`, e.g. `./http.ts:app`: the module (absolute) and the export holding the app. */
+  readonly app?: { readonly path: string; readonly exportName: string };
+}
+
+/** `./http.ts:app` → the file (relative to langgraph.json) and the export; no export: `default`. */
+function parseAppSpec(text: string, file: string): { path: string; exportName: string } {
+  const colon = text.lastIndexOf(':');
+  const hasExport = colon > 0 && colon < text.length - 1 && !/[\\/]/.test(text.slice(colon + 1));
+  return {
+    path: resolve(dirname(file), hasExport ? text.slice(0, colon) : text.replace(/:$/, '')),
+    exportName: hasExport ? text.slice(colon + 1) : 'default',
+  };
 }
 
 /** Reads and checks langgraph.json's `http` section; throws `GraphLoadError` naming the key. */
@@ -43,10 +56,15 @@ export function parseDeploymentHttp(input: GraphSpecInput, baseDir: string): Dep
   };
   const disableMcp = flag('disable_mcp');
   const disableA2a = flag('disable_a2a');
+  let app: DeploymentHttpConfig['app'];
+  if (typeof section.app === 'string' && section.app.trim() !== '') app = parseAppSpec(section.app.trim(), file);
+  else if (section.app !== undefined && section.app !== null)
+    problems.push(`${file}: http.app: must be a string such as "./http.ts:app" (got ${JSON.stringify(section.app)})`);
   if (problems.length > 0) throw new GraphLoadError('invalid_spec', undefined, problems.join('; '));
   return {
     ...(config ? { configurableHeaders: config } : {}),
     ...(disableMcp ? { disableMcp } : {}),
     ...(disableA2a ? { disableA2a } : {}),
+    ...(app ? { app } : {}),
   };
 }

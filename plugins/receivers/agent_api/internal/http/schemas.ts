@@ -33,6 +33,10 @@ const runnableConfig = {
     configurable: object,
   },
 } as const;
+
+/** A webhook: an absolute http(s) URL, or a path on this server (`/custom/webhook`). */
+export const WEBHOOK_PATTERN = '^(https?://[^\\s]+|/(?!/)[^\\s]*)$';
+
 /** Fragments other route schemas (the crons') share with these, so that a field reads the same everywhere. */
 export const sharedSchemaParts = { object, string, nodes, runnableConfig } as const;
 
@@ -225,9 +229,10 @@ export const runCreate = {
     metadata: object,
     context: {},
     config: runnableConfig,
-    // Only absolute http(s) URLs can be delivered; where they may point is checked when the run
-    // is created (`webhookUrlProblem`, internal/net/address-policy.ts) and again when sent.
-    webhook: { type: ['string', 'null'], pattern: '^https?://[^\\s]+$' },
+    // Absolute http(s) URLs, or a path of this server (its `http.app` routes); where a URL may
+    // point is checked when the run is created (`webhookUrlProblem`,
+    // internal/net/address-policy.ts) and again when sent.
+    webhook: { type: ['string', 'null'], pattern: WEBHOOK_PATTERN },
     interrupt_before: nodes,
     interrupt_after: nodes,
     on_disconnect: { type: ['string', 'null'], enum: ['cancel', 'continue', null] },

@@ -154,9 +154,11 @@ export function literalAddress(hostname: string): string | undefined {
 /**
  * What is wrong with a webhook URL before anything is sent, or undefined: it must be an absolute
  * http(s) URL without credentials, and when its host is an IP address, one the policy allows.
- * A hostname is checked when the webhook is sent, against every address it resolves to.
+ * A hostname is checked when the webhook is sent, against every address it resolves to. A path
+ * (`/custom/webhook`) names a route of this server and is always allowed.
  */
 export function webhookUrlProblem(url: string, policy: AddressPolicy): string | undefined {
+  if (url.startsWith('/') && !url.startsWith('//')) return /\s/.test(url) ? 'must not contain spaces' : undefined;
   let parsed: URL;
   try {
     parsed = new URL(url);

@@ -10,6 +10,10 @@
 // redirect could point anywhere. Each attempt has a time limit; connection failures, timeouts,
 // 429 and 5xx answers are retried a bounded number of times with a growing pause; refusals,
 // redirects and other 4xx are not.
+//
+// A webhook that is a path (`/custom/webhook`) is a route of this server itself — the
+// deployment's `http.app`, as on the LangGraph platform — and goes to its own listener, which the
+// address policy does not judge: the server chose that address, not the run's creator.
 
 import { lookup as dnsLookup } from 'node:dns';
 import type { LookupAddress } from 'node:dns';
@@ -30,6 +34,13 @@ export interface WebhookOptions {
   readonly maxAttempts: number;
   /** Pause before the second attempt; doubled for each further one. */
   readonly backoffMs?: number;
+  /** This server's own base URL (its listener), for webhooks that are a path; unset before it listens. */
+  readonly selfUrl?: () => string | undefined;
+}
+
+/** A webhook naming a route of this server: a path, not a URL (`//host` is a URL without scheme). */
+export function isServerPath(url: string): boolean {
+  return url.startsWith('/') && !url.startsWith('//');
 }
 
 export interface WebhookPayload {
@@ -82,10 +93,10 @@ function checkedLookup(policy: AddressPolicy): LookupFunction {
   };
 }
 
-function attempt(url: URL, body: string, options: WebhookOptions): Promise<Attempt> {
+function attempt(url: URL, body: string, options: WebhookOptions, own: boolean): Promise<Attempt> {
   // An IP-address host is connected to as written, without a lookup: check it here.
   const literal = literalAddress(url.hostname);
-  if (literal !== undefined) {
+  if (literal !== undefined && !own) {
     const verdict = options.policy.check(literal);
     if (!verdict.allowed)
       return Promise.resolve({
@@ -104,7 +115,7 @@ function attempt(url: URL, body: string, options: WebhookOptions): Promise<Attem
       },
       // A fresh connection every time: a pooled socket would skip the lookup and its check.
       agent: false,
-      lookup: checkedLookup(options.policy),
+      ...(own ? {} : { lookup: checkedLookup(options.policy) }),
       signal: AbortSignal.timeout(options.timeoutMs),
     });
     request.on('response', (response) => {
@@ -138,16 +149,19 @@ export async function sendWebhook(
     ...(payload.values !== undefined ? { values: payload.values } : {}),
     ...(error ? { error: error.message } : {}),
   });
+  const own = isServerPath(url);
   let target: URL;
   try {
-    target = new URL(url);
+    const base = own ? options.selfUrl?.() : undefined;
+    if (own && base === undefined) throw new Error('the server is not listening');
+    target = new URL(url, base);
   } catch (failure) {
     onFailure({ run_id: payload.run.run_id, url: redactUrl(url), attempts: 0, err: failure });
     return;
   }
   const attempts = Math.max(1, options.maxAttempts);
   for (let number = 1; ; number++) {
-    const outcome = await attempt(target, body, options);
+    const outcome = await attempt(target, body, options, own);
     if (outcome.ok) return;
     if (!outcome.retry || number >= attempts) {
       onFailure({ run_id: payload.run.run_id, url: redactUrl(url), attempts: number, err: outcome.error });
