@@ -2,7 +2,9 @@
 // processes — one on embedded SQLite (configs/local.yaml), and 1, 2 and 3 on one PostgreSQL
 // database with a Redis broker (configs/cluster.yaml) — printing runs/s and run-wait p50/p99 per
 // setup (the median over the repetitions), and with --count the SQL statements, transactions and
-// Redis commands each run costs.
+// Redis commands each run costs, on each backend (SQLite's through better-sqlite3, PostgreSQL's
+// through pg; see count-queries.mjs). It prints the load average before and after: the machine may
+// be shared, and only ratios measured in one run compare.
 //
 //   node --import tsx bench/agent/cluster.ts [--runs 200] [--warmup 20] [--clients 8]
 //                                            [--repetitions 3] [--setups sqlite,pg1,pg2,pg3] [--count]
@@ -17,7 +19,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -223,7 +225,7 @@ async function measure(setup: Setup, repetition: number, admin: pg.Client): Prom
       ? { DATABASE_URI: databaseUri.toString(), REDIS_URI: redisUri }
       : { REDIS_URI: '' };
     const overrides = setup.postgres ? [`receivers.agent_api.broker.key_prefix=${JSON.stringify(prefix)}`] : [];
-    const start = () => startInstance(config, env, overrides, args.count && setup.postgres);
+    const start = () => startInstance(config, env, overrides, args.count);
     // The first instance creates the tables; the others start once it has.
     instances.push(await start());
     instances.push(...(await Promise.all(Array.from({ length: setup.instances - 1 }, start))));
@@ -243,9 +245,9 @@ async function measure(setup: Setup, repetition: number, admin: pg.Client): Prom
         throw new Error(`unexpected wait result ${JSON.stringify(values)}`);
     };
     await drive(warmup, Math.min(clients, warmup), (_worker, index) => runOne(index));
-    const counting = args.count && setup.postgres;
+    const counting = args.count;
     const beforeCounts = counting ? await snapshot(instances) : undefined;
-    const beforeStats = counting ? await databaseStats(admin, database) : undefined;
+    const beforeStats = counting && setup.postgres ? await databaseStats(admin, database) : undefined;
     const result = await drive(runs, clients, (_worker, index) => runOne(warmup + index));
     if (result.failures > 0)
       process.stderr.write(`${setup.name}: ${result.failures} failures, first: ${String(result.firstError)}\n`);
@@ -260,14 +262,16 @@ async function measure(setup: Setup, repetition: number, admin: pg.Client): Prom
     };
     if (counting) {
       const afterCounts = await snapshot(instances);
-      const afterStats = await databaseStats(admin, database);
       cell.sqlPerRun = perRun(beforeCounts!.sql, afterCounts.sql, runs);
       cell.redisPerRun = perRun(beforeCounts!.redis, afterCounts.redis, runs);
-      cell.databasePerRun = perRun(
-        beforeStats as unknown as Record<string, number>,
-        afterStats as unknown as Record<string, number>,
-        runs,
-      );
+      if (beforeStats) {
+        const afterStats = await databaseStats(admin, database);
+        cell.databasePerRun = perRun(
+          beforeStats as unknown as Record<string, number>,
+          afterStats as unknown as Record<string, number>,
+          runs,
+        );
+      }
     }
     return cell;
   } catch (error) {
@@ -292,6 +296,12 @@ const selected = args.setups!.split(',').map((name) => {
 });
 if (selected.some((setup) => setup.postgres)) await admin.connect();
 const cells: Cell[] = [];
+const loadAverage = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
+const loadBefore = loadAverage();
+process.stderr.write(`load average ${loadBefore}\n`);
 try {
   // Repetitions interleave the setups, so that a slow minute of the shared machine does not land
   // on one setup only.
@@ -302,17 +312,24 @@ try {
       process.stderr.write(
         `${setup.name} #${repetition}: ${cell.runsPerSecond.toFixed(1)} runs/s, p50 ${cell.p50Ms.toFixed(1)} ms, p99 ${cell.p99Ms.toFixed(1)} ms${cell.failures ? `, ${cell.failures} failures` : ''}\n`,
       );
-      if (cell.sqlPerRun)
+      if (cell.sqlPerRun) {
+        const statements = Object.values(cell.sqlPerRun).reduce((sum, value) => sum + value, 0);
         process.stderr.write(
-          `  per run: SQL ${JSON.stringify(cell.sqlPerRun)}\n  database ${JSON.stringify(cell.databasePerRun)}\n  Redis ${JSON.stringify(cell.redisPerRun)}\n`,
+          [
+            `  per run: ${statements.toFixed(1)} SQL statements, ${(cell.sqlPerRun.BEGIN ?? 0).toFixed(1)} transactions: ${JSON.stringify(cell.sqlPerRun)}`,
+            ...(cell.databasePerRun ? [`  database ${JSON.stringify(cell.databasePerRun)}`] : []),
+            ...(Object.keys(cell.redisPerRun ?? {}).length > 0 ? [`  Redis ${JSON.stringify(cell.redisPerRun)}`] : []),
+            '',
+          ].join('\n'),
         );
+      }
     }
   }
 } finally {
   await admin.end().catch(() => undefined);
 }
 
-const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}`;
+const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}, load average ${loadBefore} before, ${loadAverage()} after`;
 const summary = selected.map((setup) => {
   const own = cells.filter((cell) => cell.setup === setup.name);
   return {
@@ -322,8 +339,25 @@ const summary = selected.map((setup) => {
     p50Ms: median(own.map((cell) => cell.p50Ms)),
     p99Ms: median(own.map((cell) => cell.p99Ms)),
     failures: own.reduce((sum, cell) => sum + cell.failures, 0),
+    statementsPerRun: own[0]?.sqlPerRun
+      ? median(own.map((cell) => Object.values(cell.sqlPerRun ?? {}).reduce((sum, value) => sum + value, 0)))
+      : undefined,
+    transactionsPerRun: own[0]?.sqlPerRun ? median(own.map((cell) => cell.sqlPerRun?.BEGIN ?? 0)) : undefined,
   };
 });
+/** Runs/s of `name` relative to `base` (both measured in this run), or '' when either is absent. */
+const ratio = (name: string, base: string) => {
+  const of = (setupName: string) => summary.find((row) => row.setup === setups[setupName]?.name)?.runsPerSecond;
+  const [value, reference] = [of(name), of(base)];
+  return value !== undefined && reference ? `${(value / reference).toFixed(2)}×` : '';
+};
+const ratios = [
+  ['pg1', 'sqlite', 'PostgreSQL + Redis, 1 instance / SQLite'],
+  ['pg2', 'pg1', 'PostgreSQL + Redis, 2 instances / 1 instance'],
+  ['pg3', 'pg1', 'PostgreSQL + Redis, 3 instances / 1 instance'],
+]
+  .map(([name, base, label]) => [label, ratio(name!, base!)] as const)
+  .filter(([, value]) => value !== '');
 if (args.json) process.stdout.write(`${JSON.stringify({ machine, runs, warmup, clients, cells, summary }, null, 2)}\n`);
 else
   process.stdout.write(
@@ -332,12 +366,14 @@ else
       `graph: ${GRAPH} (offline local model), runs.wait on a fresh thread, ${clients} clients round-robin over the instances,`,
       `${runs} runs per cell after ${warmup} warm-up; median of ${repetitions} repetitions`,
       '',
-      '| setup | instances | runs/s | run wait p50 ms | run wait p99 ms | failures |',
-      '|:--|--:|--:|--:|--:|--:|',
+      '| setup | instances | runs/s | run wait p50 ms | run wait p99 ms | failures | SQL statements / run | transactions / run |',
+      '|:--|--:|--:|--:|--:|--:|--:|--:|',
       ...summary.map(
         (row) =>
-          `| ${row.setup} | ${selected.find((setup) => setup.name === row.setup)!.instances} | ${row.runsPerSecond.toFixed(1)} | ${row.p50Ms.toFixed(1)} | ${row.p99Ms.toFixed(1)} | ${row.failures} |`,
+          `| ${row.setup} | ${selected.find((setup) => setup.name === row.setup)!.instances} | ${row.runsPerSecond.toFixed(1)} | ${row.p50Ms.toFixed(1)} | ${row.p99Ms.toFixed(1)} | ${row.failures} | ${row.statementsPerRun?.toFixed(1) ?? ''} | ${row.transactionsPerRun?.toFixed(1) ?? ''} |`,
       ),
+      '',
+      ...ratios.map(([label, value]) => `${label}: ${value}`),
       '',
     ].join('\n'),
   );
