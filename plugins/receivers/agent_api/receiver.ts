@@ -177,6 +177,7 @@ export class AgentApiReceiver implements Receiver {
       store,
       broker,
       onStart: (runId) => messaging.started(runId),
+      onThreadFree: () => workerPool.notify(),
       logger,
       runTimeoutMs: config.run_timeout_ms,
       metrics: {
@@ -205,7 +206,7 @@ export class AgentApiReceiver implements Receiver {
       owner: leaseOwner,
       leaseMs,
     }));
-    const signals = messaging.signals(runner, () => workerPool.notify());
+    const signals = messaging.signals(runner, () => workerPool.wakeIdle());
     const coordinator = (this.coordinator = new RunCoordinator(
       storage,
       broker,
@@ -315,6 +316,7 @@ export class AgentApiReceiver implements Receiver {
         traceExplorerUrl: config.ui.trace_explorer_url || this.traceExplorerOfService(),
       });
     await messaging.start();
+    coordinator.start();
     workerPool.start();
     recovery.start();
     cronScheduler.start();

@@ -140,6 +140,32 @@ describe('Redis stream broker across instances', { skip: available ? false : `no
     }
   });
 
+  it("announces a thread's new runs to the thread's watchers on every instance, and only to them", async () => {
+    const env = instances();
+    try {
+      await env.ready();
+      const [a, b] = env.brokers;
+      const thread = randomUUID();
+      const heard: string[] = [];
+      const elsewhere: string[] = [];
+      const stop = await b.watchThread(thread, (runId) => heard.push(runId));
+      const stopOther = await b.watchThread(randomUUID(), (runId) => elsewhere.push(runId));
+      a.announce(thread, 'run-1');
+      a.announce(thread, 'run-2');
+      await until(() => heard.length === 2);
+      assert.deepEqual(heard, ['run-1', 'run-2']);
+      stop();
+      a.announce(thread, 'run-3');
+      // A watcher on another thread hears nothing; one that stopped hears nothing more.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.deepEqual(heard, ['run-1', 'run-2']);
+      assert.deepEqual(elsewhere, []);
+      stopOther();
+    } finally {
+      await env.cleanup();
+    }
+  });
+
   it('puts the metadata first once: the creating instance appends it, the executing one adds none', async () => {
     const env = instances();
     try {

@@ -34,9 +34,10 @@ export interface RunControl {
   notify(): void;
   /**
    * Opens the run's event log with its `metadata` event, so that a stream gets that at once and
-   * may wait on the rest before the run starts.
+   * may wait on the rest before the run starts; with `threadId`, a new run that the thread's
+   * streams are told of.
    */
-  open(runId: string): void;
+  open(runId: string, threadId?: string): void;
   /** Stops a running run (on whichever instance executes it); false when no worker holds it. */
   abort(runId: string, action: 'interrupt' | 'rollback'): boolean | Promise<boolean>;
   /** Resolves once the run has finished (or at once when it has). */
@@ -292,7 +293,7 @@ export class RunService {
       });
       return { run, inflight };
     });
-    this.execution.open(run.run_id);
+    this.execution.open(run.run_id, run.thread_id);
     if (strategy === 'interrupt' || strategy === 'rollback') {
       for (const old of inflight) await this.cancelOne(old, strategy);
     }

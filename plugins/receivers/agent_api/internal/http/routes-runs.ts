@@ -20,11 +20,18 @@ import {
 } from './schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
 import { writeHeartbeat, writeSSE } from './sse.ts';
+import { ThreadRunQueue } from './thread-run-queue.ts';
 import { TracepipeError } from '../../../../../src/errors.ts';
 
 type RunCreateBody = FromSchema<typeof runCreate>;
 
 /** The public run record: the API's fields only, none of the server's bookkeeping. */
+/**
+ * How often an idle thread stream looks at the thread itself: for an announcement that was lost
+ * (a shared broker's connection dropped) and for the thread's deletion, which ends the stream.
+ */
+const THREAD_STREAM_LOOK_MS = 2000;
+
 export function publicRun(run: RunRecord): Run {
   const { error: _error, attempt: _attempt, temporary: _temporary, ...rest } = run;
   return rest;
@@ -297,7 +304,10 @@ export function registerRunRoutes(app: AgentApp, services: AgentServices): void 
 
   // A thread's stream: the events of every run on the thread, the ones in flight now and those
   // started later, until the client leaves. Event ids are `<run_id>:<position>`, so a reconnect
-  // with `Last-Event-ID` resumes inside the run it names and skips the runs before it.
+  // with `Last-Event-ID` resumes inside the run it names and skips the runs before it. The thread's
+  // runs are read once, when the client connects; the runs created later are announced by the
+  // broker (on whichever instance they were created), and a slow look at the thread's runs in flight
+  // catches an announcement that was lost and ends the stream once the thread is deleted.
   app.get('/threads/:thread_id/stream', { schema: { params: threadIdParams } }, async (request, reply) => {
     const threadId = request.params.thread_id;
     if (!(await authorizeThread(services, request, 'threads:read', threadId)).thread)
@@ -309,39 +319,43 @@ export function registerRunRoutes(app: AgentApp, services: AgentServices): void 
     const wanted = (event: string) =>
       modes.length === 0 || event === 'metadata' || event === 'error' || modes.includes(event.split('|')[0]);
     const stream = openStream(reply, {});
-    const done = new Set<string>();
-    let resumeAfter = lastRun && /^\d+$/.test(lastSeq ?? '') ? { runId: lastRun, seq: Number(lastSeq) } : undefined;
-    const existing = await services.storage.listRuns(threadId, { limit: 10_000, offset: 0 });
-    if (resumeAfter && existing.some((run) => run.run_id === resumeAfter!.runId)) {
-      // Runs before the one the client last saw are done for it; that one and later ones are not.
-      for (const run of existing) {
-        if (run.run_id === resumeAfter.runId) break;
-        done.add(run.run_id);
-      }
-    } else {
-      // A new reader starts with what is in flight; finished runs are history, not stream.
-      resumeAfter = undefined;
-      for (const run of existing) if (run.status !== 'pending' && run.status !== 'running') done.add(run.run_id);
-    }
+    const runs = new ThreadRunQueue();
+    // Listening before the runs are read: a run created in between is announced, not missed.
+    const stopWatching = await broker.watchThread(threadId, (runId) => runs.add(runId));
     try {
+      let resumeAfter = lastRun && /^\d+$/.test(lastSeq ?? '') ? { runId: lastRun, seq: Number(lastSeq) } : undefined;
+      const resumed = resumeAfter ? await services.storage.listRuns(threadId, { limit: 10_000, offset: 0 }) : undefined;
+      if (resumed?.some((run) => run.run_id === resumeAfter!.runId)) {
+        // Runs before the one the client last saw are done for it; that one and later ones are not.
+        let before = true;
+        for (const run of resumed) {
+          if (run.run_id === resumeAfter!.runId) before = false;
+          if (before) runs.skip(run.run_id);
+          else runs.add(run.run_id);
+        }
+      } else {
+        // A new reader starts with what is in flight; finished runs are history, not stream.
+        resumeAfter = undefined;
+        for (const run of await services.storage.inflightRuns(threadId)) runs.add(run.run_id);
+      }
       while (!stream.signal.aborted && !services.closing()) {
-        const next = (await services.storage.listRuns(threadId, { limit: 10_000, offset: 0 })).find(
-          (run) => !done.has(run.run_id),
-        );
+        const next = runs.next();
         if (!next) {
+          if (await runs.announced(THREAD_STREAM_LOOK_MS, stream.signal)) continue;
+          if (stream.signal.aborted) break;
           if (!(await services.storage.getThread(threadId))) break;
-          await new Promise((resolve) => setTimeout(resolve, 250));
+          for (const run of await services.storage.inflightRuns(threadId)) runs.add(run.run_id);
           continue;
         }
-        done.add(next.run_id);
-        const after = next.run_id === resumeAfter?.runId ? resumeAfter.seq : -1;
+        const after = next === resumeAfter?.runId ? resumeAfter.seq : -1;
         resumeAfter = undefined;
-        for await (const event of broker.subscribe(next.run_id, after, stream.signal)) {
+        for await (const event of broker.subscribe(next, after, stream.signal)) {
           if (wanted(event.event))
-            await writeSSE(reply.raw, { event: event.event, data: event.data, id: `${next.run_id}:${event.id}` });
+            await writeSSE(reply.raw, { event: event.event, data: event.data, id: `${next}:${event.id}` });
         }
       }
     } finally {
+      stopWatching();
       stream.end();
     }
   });

@@ -56,6 +56,17 @@ export interface EventBroker {
    * returns at once. Throws `BrokerUnavailableError` when the logs cannot be read.
    */
   subscribe(runId: string, afterId: number, signal?: AbortSignal): AsyncGenerator<StreamEvent>;
+  /**
+   * Tells the thread's watchers (`watchThread`, on every instance) that a run was created on it.
+   * Nothing is kept: a watcher hears only what is announced while it listens.
+   */
+  announce(threadId: string, runId: string): void;
+  /**
+   * Calls `listener` with the id of each run announced on the thread from now on, until the
+   * returned function is called. Resolves once listening. Announcements may be lost (a shared
+   * broker's connection drops), so a watcher also looks at the thread's runs now and then.
+   */
+  watchThread(threadId: string, listener: (runId: string) => void): Promise<() => void>;
   /** Whether streams can be served now (false while a shared broker is unreachable). */
   available(): boolean;
   /** Writes what is still buffered (within `deadline`, epoch ms) and releases connections. */
@@ -104,6 +115,8 @@ export class StreamBroker implements EventBroker {
   private readonly finished: string[] = [];
   /** Runs deleted while someone could still be waiting on them (bounded like the finished logs). */
   private readonly discarded = new Set<string>();
+  /** The thread watchers, by thread id. */
+  private readonly threadWatchers = new Map<string, Set<(runId: string) => void>>();
 
   private readonly finishedTtlMs: number;
   private readonly now: () => number;
@@ -243,6 +256,20 @@ export class StreamBroker implements EventBroker {
         signal?.addEventListener('abort', wake, { once: true });
       });
     }
+  }
+
+  announce(threadId: string, runId: string): void {
+    for (const listener of [...(this.threadWatchers.get(threadId) ?? [])]) listener(runId);
+  }
+
+  async watchThread(threadId: string, listener: (runId: string) => void): Promise<() => void> {
+    let listeners = this.threadWatchers.get(threadId);
+    if (!listeners) this.threadWatchers.set(threadId, (listeners = new Set()));
+    listeners.add(listener);
+    return () => {
+      const current = this.threadWatchers.get(threadId);
+      if (current?.delete(listener) && current.size === 0) this.threadWatchers.delete(threadId);
+    };
   }
 
   available(): boolean {

@@ -28,11 +28,13 @@ export class RunCoordinator implements RunControl {
     private readonly workers: () => WorkerPool,
     private readonly signals?: RunSignals,
     private readonly shared?: { readonly pollMs: number },
-  ) {
-    if (shared) {
-      this.cancelWatch = setInterval(() => void this.stopRunsCancelledElsewhere(), shared.pollMs);
-      this.cancelWatch.unref();
-    }
+  ) {}
+
+  /** Starts watching for runs cancelled by other servers (with `shared` only). */
+  start(): void {
+    if (!this.shared || this.cancelWatch) return;
+    this.cancelWatch = setInterval(() => void this.stopRunsCancelledElsewhere(), this.shared.pollMs);
+    this.cancelWatch.unref();
   }
 
   /** Stops the runs this server executes whose record another server ended or deleted. */
@@ -48,14 +50,26 @@ export class RunCoordinator implements RunControl {
     }
   }
 
+  /**
+   * One wake-up for the worker that will take the new run: an idle worker of this server when
+   * there is one (the run's events then stay in this process until they reach the broker);
+   * otherwise the wake-up is counted for the next worker here that finishes, and the other
+   * instances are told, so that one idle worker on each looks.
+   */
   notify(): void {
-    this.workers().notify();
+    const workers = this.workers();
+    if (workers.wakeIdle()) return;
+    workers.notify();
     this.signals?.wake();
   }
 
-  /** Opens the new run's log with its `metadata` event, which streams send first. */
-  open(runId: string): void {
+  /**
+   * Opens the new run's log with its `metadata` event, which streams send first, and announces the
+   * run to the streams following its thread.
+   */
+  open(runId: string, threadId?: string): void {
     this.broker.open(runId, metadataEvent(runId));
+    if (threadId !== undefined) this.broker.announce(threadId, runId);
   }
 
   abort(runId: string, action: 'interrupt' | 'rollback'): boolean | Promise<boolean> {

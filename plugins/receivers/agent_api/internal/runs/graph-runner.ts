@@ -38,6 +38,11 @@ export interface GraphRunnerOptions {
   readonly broker: EventBroker;
   /** Called when a run starts executing here (other instances may then reach it to cancel it). */
   readonly onStart?: (runId: string) => void;
+  /**
+   * Called when a run ended on a thread that has more runs waiting (enqueued behind it), so that a
+   * worker claims the next one now; the worker pool claims only when told to.
+   */
+  readonly onThreadFree?: () => void;
   readonly logger: Logger;
   readonly metrics: GraphRunnerMetrics;
   /** 0: no limit. */
@@ -204,7 +209,7 @@ export class GraphRunner {
               ? 'error'
               : 'success';
     try {
-      await this.finish(run, assistant, status, failure);
+      if (await this.finish(run, assistant, status, failure)) this.options.onThreadFree?.();
     } catch (error) {
       logger.error({ run_id: run.run_id, err: error }, 'Could not record the end of a run.');
     }
@@ -295,13 +300,13 @@ export class GraphRunner {
     assistant: Assistant | undefined,
     status: RunStatus | 'deleted',
     failure?: { error: string; message: string },
-  ): Promise<void> {
+  ): Promise<boolean> {
     const { storage, checkpoints } = this.options;
     if (run.temporary) {
       // A threadless run's thread exists only for the run (no checkpointer was used): drop it with
       // its runs. Wait and join answer from the broker's retained events and the kept values.
       await storage.deleteThread(run.thread_id);
-      return;
+      return false;
     }
     if (status === 'deleted') await checkpoints.deleteRunCheckpoints(run.thread_id, run.run_id);
     let values: JsonObject | null | undefined;
@@ -322,19 +327,21 @@ export class GraphRunner {
         this.options.logger.warn({ run_id: run.run_id, err: error }, 'Could not read the thread state after a run.');
       }
     }
-    await storage.transaction(async (tx) => {
+    // Whether runs wait on the thread (settled as busy): the caller has a worker claim the next.
+    return storage.transaction(async (tx) => {
       const current = await tx.getRun(run.run_id);
       // Already settled elsewhere (its lease lapsed and another instance reclaimed it): the first
       // outcome recorded stands.
-      if (current && current.status !== 'running') return;
+      if (current && current.status !== 'running') return false;
       if (status === 'deleted') await tx.deleteRun(run.run_id);
       else if (current) await tx.updateRun({ ...current, status, error: failure ?? null, updated_at: isoNow() });
-      await settleThread(tx, run.thread_id, {
+      const thread = await settleThread(tx, run.thread_id, {
         error: status === 'error' || status === 'timeout',
         interrupted,
         values,
         interrupts,
       });
+      return thread?.status === 'busy';
     });
   }
 

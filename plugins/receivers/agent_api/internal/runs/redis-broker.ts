@@ -9,6 +9,8 @@
 //   <p>run:{id}:open        set by `open` so that readers wait on a run that has no event yet
 //   <p>run:{id}:discarded   the run was deleted (what `wasDiscarded` answers)
 //   <p>run:{id}             pub/sub channel: "an entry was appended"
+//   <p>thread:{id}:runs     pub/sub channel: "a run was created on the thread" (message: its id),
+//                           what a thread's stream follows; nothing is kept
 // Appends run one Lua script (number, XADD with `MAXLEN ~`, expiry, PUBLISH) so positions are
 // assigned atomically by whichever instance writes. A `first` append (the run's `metadata`, see
 // `EventBroker.open`) is written as an `ev` entry only when the Stream is empty, so of the instance
@@ -155,6 +157,19 @@ export class RedisStreamBroker implements EventBroker {
 
   available(): boolean {
     return this.bus.ready();
+  }
+
+  private threadChannel(threadId: string): string {
+    return `${this.bus.prefix}thread:${threadId}:runs`;
+  }
+
+  announce(threadId: string, runId: string): void {
+    // Lost while Redis is down: thread streams look at the thread's runs now and then anyway.
+    if (this.bus.ready()) this.bus.command.publish(this.threadChannel(threadId), runId).catch(() => undefined);
+  }
+
+  watchThread(threadId: string, listener: (runId: string) => void): Promise<() => void> {
+    return this.bus.listen(this.threadChannel(threadId), listener);
   }
 
   open(runId: string, first?: FirstEvent): void {

@@ -2,6 +2,13 @@
 // of one thread one at a time, oldest first) and hand each to the graph runner. Runs wait in
 // storage, not in memory, so the queue is bounded by the database and survives a restart.
 //
+// A claim is a database statement, so workers claim when told to, one claim per wake-up: a new run
+// (`notify`, one wake-up per run), a thread whose queued run may start now (the runner says so), a
+// wake-up from another instance (`wakeIdle`). A wake-up that finds every worker busy is counted,
+// and the next workers to finish claim once per count instead of going idle. One timer per pool
+// (not per worker) claims once a second as a safety net: runs that became due
+// (`after_seconds`), and wake-ups lost between instances.
+//
 // Every claim takes a lease on the run in this process's name (`owner`, random per start), and
 // the pool renews the leases of the runs it executes every third of the lease. A run whose lease
 // could not be renewed was settled by another instance (its lease had expired, see
@@ -12,8 +19,11 @@ import { isoOf } from '../domain/clock.ts';
 import type { Storage } from '../storage/storage.ts';
 import type { GraphRunner } from './graph-runner.ts';
 
-/** How often idle workers look for runs that became due (`after_seconds`) without a notify. */
-const POLL_INTERVAL_MS = 1000;
+/** How often an idle pool looks for runs that became due (`after_seconds`) without a wake-up. */
+export const POLL_INTERVAL_MS = 1000;
+
+/** Why an idle worker looks at the queue. */
+type Wake = 'run' | 'poll' | 'stop';
 
 /** What the pool needs of the runner. */
 export type RunExecutor = Pick<GraphRunner, 'execute' | 'abort'>;
@@ -30,9 +40,10 @@ export interface RunLeases {
 export class WorkerPool {
   private stopped = true;
   private loops: Promise<void>[] = [];
-  private wakers = new Set<() => void>();
-  /** A wake-up that found no idle worker: the next worker to go idle looks at the queue again first. */
-  private missedWake = false;
+  private wakers = new Set<(why: Wake) => void>();
+  /** Wake-ups that found no idle worker: as many workers look at the queue again before going idle. */
+  private missedWakes = 0;
+  private pollTimer?: NodeJS.Timeout;
   /** Runs claimed by a worker in this process (excluded from further claims; their leases renewed). */
   private readonly claimed = new Set<string>();
   private renewTimer?: NodeJS.Timeout;
@@ -45,6 +56,8 @@ export class WorkerPool {
     private readonly workers: number,
     private readonly logger: Logger,
     private readonly leases: RunLeases,
+    /** How often the pool claims without a wake-up (default `POLL_INTERVAL_MS`). */
+    private readonly pollMs = POLL_INTERVAL_MS,
   ) {
     this.now = leases.now ?? Date.now;
   }
@@ -60,37 +73,47 @@ export class WorkerPool {
     this.loops = Array.from({ length: this.workers }, (_, index) => this.loop(index));
     this.renewTimer = setInterval(() => void this.renewLeases(), Math.max(1, Math.floor(this.leases.leaseMs / 3)));
     this.renewTimer.unref();
+    this.pollTimer = setInterval(() => this.wakeOne('poll'), this.pollMs);
+    this.pollTimer.unref();
   }
 
   /**
-   * Wakes one idle worker: a run was created or a thread became free. One, not all: each woken
-   * worker looks at the queue (a storage query under the writer lock), and waking every idle worker
-   * for every run made most of those queries find nothing — with 10 workers, about ten empty claims
-   * per run, the largest cost of a run on the storage. A worker that claims a run wakes the next one
-   * (more may be due), so a burst still reaches as many workers as it needs. A wake-up that comes
-   * while no worker is idle (they are all executing, or one is between an empty claim and going
-   * idle) is kept, so that it is not lost.
+   * One run may be claimed (created here, or its thread became free): wakes one idle worker, or,
+   * when none is idle, counts the wake-up for the next worker that finishes. One worker, not all:
+   * each woken worker claims (a database statement), and waking every idle worker for every run
+   * made most claims find nothing — with 10 workers, about ten empty claims per run.
    */
   notify(): void {
-    if (!this.wakeOne()) this.missedWake = true;
+    if (!this.wakeOne('run')) this.missedWakes++;
+  }
+
+  /**
+   * Wakes one idle worker if there is one, and forgets the wake-up otherwise: for a run that
+   * another instance created while its own workers were busy (busy workers here need no reminder,
+   * and that instance keeps its own count).
+   */
+  wakeIdle(): boolean {
+    return this.wakeOne('run');
   }
 
   /** Wakes one idle worker; false when none is idle. */
-  private wakeOne(): boolean {
+  private wakeOne(why: Wake): boolean {
     const wake = this.wakers.values().next().value;
-    wake?.();
+    wake?.(why);
     return wake !== undefined;
   }
 
   /** Wakes every idle worker (the pool is stopping). */
   private wakeAll(): void {
-    for (const wake of [...this.wakers]) wake();
+    for (const wake of [...this.wakers]) wake('stop');
   }
 
   /** Stops claiming runs and waits for the workers to finish the runs they hold (renewing their leases meanwhile). */
   async stop(): Promise<void> {
     this.stopped = true;
     this.wakeAll();
+    clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
     await Promise.all(this.loops);
     this.loops = [];
     clearInterval(this.renewTimer);
@@ -132,6 +155,8 @@ export class WorkerPool {
   }
 
   private async loop(index: number): Promise<void> {
+    // A worker claims once when it starts (runs left pending by a stop), then once per wake-up.
+    let why: Wake = 'poll';
     while (!this.stopped) {
       let run;
       try {
@@ -139,38 +164,35 @@ export class WorkerPool {
       } catch (error) {
         this.logger.error({ worker: index, err: error }, 'A worker could not read the run queue.');
       }
-      if (!run) {
-        await this.idle();
-        continue;
+      if (run) {
+        this.claimed.add(run.run_id);
+        // Found by the safety net, not announced: more unannounced runs may be due, so the next
+        // idle worker looks too. (An announced run has a wake-up of its own.)
+        if (why === 'poll') this.wakeOne('poll');
+        try {
+          await this.runner.execute(run);
+        } catch (error) {
+          this.logger.error({ run_id: run.run_id, err: error }, 'A run failed outside its graph.');
+        } finally {
+          this.claimed.delete(run.run_id);
+        }
       }
-      this.claimed.add(run.run_id);
-      // More runs may be due: the next idle worker looks. (A worker that is not idle needs no
-      // wake-up for them: it is executing and looks when it ends, or its claim comes after this one.)
-      this.wakeOne();
-      try {
-        await this.runner.execute(run);
-      } catch (error) {
-        this.logger.error({ run_id: run.run_id, err: error }, 'A run failed outside its graph.');
-      } finally {
-        this.claimed.delete(run.run_id);
-      }
-      // The thread is free again: this worker looks at the queue at once, so its next run (if any)
-      // starts now without waking another.
+      why = await this.idle();
     }
   }
 
-  private idle(): Promise<void> {
-    if (this.missedWake) {
-      this.missedWake = false;
-      return Promise.resolve();
+  /** Resolves when this worker should claim: at once for a wake-up that found no idle worker. */
+  private idle(): Promise<Wake> {
+    if (this.missedWakes > 0) {
+      this.missedWakes--;
+      return Promise.resolve('run');
     }
-    return new Promise<void>((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
+    if (this.stopped) return Promise.resolve('stop');
+    return new Promise<Wake>((resolve) => {
+      const wake = (why: Wake) => {
         this.wakers.delete(wake);
-        resolve();
+        resolve(why);
       };
-      const timer = setTimeout(wake, POLL_INTERVAL_MS);
       this.wakers.add(wake);
     });
   }
