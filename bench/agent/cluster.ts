@@ -4,10 +4,12 @@
 // setup (the median over the repetitions), and with --count the SQL statements, transactions and
 // Redis commands each run costs, on each backend (SQLite's through better-sqlite3, PostgreSQL's
 // through pg; see count-queries.mjs). It prints the load average before and after: the machine may
-// be shared, and only ratios measured in one run compare.
+// be shared, and only ratios measured in one run compare. --cpu-prof DIR has every instance write a
+// CPU profile into DIR when it stops (bench/profile-summary.ts reads them).
 //
 //   node --import tsx bench/agent/cluster.ts [--runs 200] [--warmup 20] [--clients 8]
 //                                            [--repetitions 3] [--setups sqlite,pg1,pg2,pg3] [--count]
+//                                            [--cpu-prof DIR]
 //                                            [--database-uri postgres://postgres@127.0.0.1:5432/postgres]
 //                                            [--redis-uri redis://127.0.0.1:6379]
 //
@@ -37,6 +39,7 @@ const { values: args } = parseArgs({
     repetitions: { type: 'string', default: '3' },
     setups: { type: 'string', default: 'sqlite,pg1,pg2,pg3' },
     count: { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
     'database-uri': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     'redis-uri': { type: 'string', default: 'redis://127.0.0.1:6379' },
     json: { type: 'boolean', default: false },
@@ -85,7 +88,10 @@ async function startInstance(
   const child = spawn(
     process.execPath,
     [
-      ...tracepipeArgs(count ? ['--import', countPreload] : []),
+      ...tracepipeArgs([
+        ...(count ? ['--import', countPreload] : []),
+        ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []),
+      ]),
       '--config',
       config,
       ...overrides.flatMap((override) => ['--set', override]),
