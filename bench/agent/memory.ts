@@ -16,11 +16,10 @@
 // view).
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { cpus } from 'node:os';
 import { Client } from '@langchain/langgraph-sdk';
 import { repoRoot, startTracepipe } from './servers.ts';
 import { drive } from './stats.ts';
@@ -161,7 +160,7 @@ const signed = (mb: number) => `${mb >= 0 ? '+' : ''}${mb.toFixed(1)}`;
 const base = samples.find((row) => row.runs === warmup)!;
 const last = samples[samples.length - 1]!;
 const summary = {
-  machine: `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}`,
+  machine: `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}, load average ${loadavg()[0]!.toFixed(1)}`,
   tracing: !args['no-tracing'],
   warmup,
   runs,

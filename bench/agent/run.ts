@@ -8,8 +8,8 @@
 //                                        [--cpu-prof DIR] [--workers N]
 
 import { Agent, request } from 'node:http';
-import { cpus } from 'node:os';
-import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from '@langchain/langgraph-sdk';
@@ -51,19 +51,37 @@ interface Row {
 }
 
 /**
- * CPU time (user + system) the process has used, ms, from /proc/<pid>/stat (Linux); the server's
- * own cost per operation, which other load on the machine changes much less than latency. Counts
- * the process (tracepipe's agent server runs in the process it starts), not children.
+ * CPU time (user + system) the server has used, ms, from /proc (Linux): the process, the children
+ * it has running (the LangGraph.js dev server runs behind the CLI that starts it, with workers of
+ * its own) and those it has waited for. The server's cost per operation, which other load on the
+ * machine changes much less than latency.
  */
 function cpuMsOf(pid: number | undefined): number {
   if (pid === undefined) return Number.NaN;
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after "pid (comm) ".
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+    // utime, stime, cutime and cstime are fields 14–17 of the line, 12–15 after "pid (comm) ".
+    const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    let ms = (ticks * 1000) / CLOCK_TICKS;
+    for (const child of childrenOf(pid)) ms += cpuMsOf(child) || 0;
+    return ms;
   } catch {
     return Number.NaN;
   }
+}
+
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const thread of readdirSync(`/proc/${pid}/task`)) {
+    let list = '';
+    try {
+      list = readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8').trim();
+    } catch {
+      continue; // the thread ended since the directory was read
+    }
+    if (list !== '') children.push(...list.split(' ').map(Number));
+  }
+  return children;
 }
 const CLOCK_TICKS = 100;
 
@@ -308,7 +326,7 @@ for (const name of args.servers!.split(',')) {
   }
 }
 
-const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}`;
+const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${new Date().toISOString()}, load average ${loadavg()[0]!.toFixed(1)}`;
 if (args.json)
   process.stdout.write(`${JSON.stringify({ machine, iterations, warmupSeconds, warmup, rows }, null, 2)}\n`);
 else

@@ -32,7 +32,7 @@ import { spawn } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -335,6 +335,7 @@ async function measure(payload: Payload) {
   // This process is the load generator and the backend stub: its CPU shares the cores with the proxy.
   const benchBefore = process.cpuUsage();
   const machineBefore = machineStat();
+  const loadAverageBefore = loadavg()[0]!;
   const rss: number[] = [];
   const startedAt = performance.now();
   const load =
@@ -343,6 +344,7 @@ async function measure(payload: Payload) {
       : { ...(await openLoad(url, factory, offeredRate, rss, child.pid!)), refused: undefined };
   const loadEndedAt = performance.now();
   const atLoadEnd = procStat(child.pid!);
+  const loadAverageAfter = loadavg()[0]!;
   // Everything acknowledged must reach the backend: that is the drain.
   const delivered = () => stub.acceptedRuns - warmRuns;
   await stub.waitFor(() => delivered() >= load.accepted, 600_000).catch(() => {});
@@ -370,6 +372,9 @@ async function measure(payload: Payload) {
   const figures = {
     date: new Date().toISOString().slice(0, 10),
     machine: `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}`,
+    // Other work on the machine inflates CPU time per span too (shared caches, preemption): every
+    // figure goes with the 1-minute load average at the start and the end of the load.
+    load_average: [round(loadAverageBefore), round(loadAverageAfter)],
     load: offeredRate === undefined ? `closed, ${clients} clients` : `open, ${offeredRate} spans/s offered`,
     payload,
     bytes_per_span: Math.round(factory.make().length / perRequest),
@@ -423,13 +428,13 @@ async function measure(payload: Payload) {
 const results = [];
 for (const payload of payloads) results.push(await measure(payload));
 if (results.length > 1) {
-  console.log('\npayload        bytes/span  proxy CPU µs/span  sustained spans/s  peak RSS MB  lost');
+  console.log('\npayload        bytes/span  proxy CPU µs/span  sustained spans/s  peak RSS MB  lost  load average');
   for (const figures of results)
     console.log(
       `${figures.payload.padEnd(14)} ${String(figures.bytes_per_span).padStart(10)}  ${figures.proxy_cpu_us_per_span
         .toFixed(1)
         .padStart(17)}  ${String(figures.spans_per_second_sustained).padStart(17)}  ${String(
         figures.proxy_rss_mb.peak,
-      ).padStart(11)}  ${figures.lost_spans}`,
+      ).padStart(11)}  ${String(figures.lost_spans).padStart(4)}  ${figures.load_average.join(' → ')}`,
     );
 }

@@ -18,7 +18,7 @@
 // the collector's work and the process's peak memory.
 
 import { Session } from 'node:inspector/promises';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { RunBatch } from '../../src/model/runs.ts';
 import type { SpanBatch } from '../../src/model/spans.ts';
@@ -142,7 +142,7 @@ const medians = new Map<Payload, Record<Stage, number>>();
 for (const payload of payloads) {
   const costs = await measure(payload);
   console.log(
-    `\n${requests} requests of ${perRequest} ${payload} spans, ${rounds} rounds, zstd level ${level}; µs of CPU per span:`,
+    `\n${requests} requests of ${perRequest} ${payload} spans, ${rounds} rounds, zstd level ${level}, load average ${loadavg()[0]!.toFixed(1)}; µs of CPU per span:`,
   );
   console.log('stage    best   median');
   for (const stage of stages)
