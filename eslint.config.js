@@ -51,4 +51,33 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Tests start processes through src/testkit/processes.ts (spawnGroup, runGroup): each in a
+    // process group of its own, killed with whatever it started however the test ends (its teardown,
+    // a timeout, an interrupted run). spawnSync and execFileSync stay allowed for one-shot commands
+    // with a timeout, which end before the test goes on.
+    files: ['test/**/*.ts', '**/*.test.ts', 'plugins/**/testing/**/*.ts', 'examples/**/*.ts'],
+    ignores: [
+      // The Docker and docker-compose CLIs, each call bounded by a timeout; what they start is the
+      // daemon's, labelled and removed by the tests.
+      'test/support/docker.ts',
+      'test/container/**',
+      // mount and umount of the fault tests' small filesystems: commands that start nothing.
+      'test/faults/harness.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'node:child_process',
+              importNames: ['spawn', 'fork', 'exec', 'execFile'],
+              message: 'Start processes in tests with spawnGroup or runGroup (src/testkit/processes.ts).',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -82,3 +82,37 @@ describe('lint: module boundaries', () => {
     });
   }
 });
+
+describe('lint: how tests start processes', () => {
+  async function processErrors(file: string, names: string): Promise<string[]> {
+    const [result] = await eslint.lintText(
+      `import { ${names} } from 'node:child_process';\nexport const probe = [${names}];\n`,
+      { filePath: join(root, file) },
+    );
+    return result!.messages
+      .filter((message) => message.ruleId === 'no-restricted-imports')
+      .map((message) => message.message);
+  }
+
+  for (const [file, name] of [
+    ['test/probe.test.ts', 'spawn'],
+    ['plugins/receivers/agent_api/probe.test.ts', 'fork'],
+    ['plugins/receivers/agent_api/testing/probe.ts', 'execFile'],
+  ]) {
+    it(`fails: ${file} importing ${name}`, async () => {
+      const errors = await processErrors(file!, name!);
+      assert.equal(errors.length, 1, JSON.stringify(errors));
+      assert.match(errors[0]!, /spawnGroup or runGroup/);
+    });
+  }
+
+  for (const [file, names] of [
+    ['test/probe.test.ts', 'spawnSync, execFileSync'],
+    ['src/cli/probe.ts', 'spawn'],
+    ['test/support/docker.ts', 'execFile'],
+  ]) {
+    it(`passes: ${file} importing ${names}`, async () => {
+      assert.deepEqual(await processErrors(file!, names!), []);
+    });
+  }
+});

@@ -6,6 +6,7 @@
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess, ChildProcessWithoutNullStreams, SpawnOptions } from 'node:child_process';
+import { finished } from 'node:stream/promises';
 
 const running = new Set<ChildProcess>();
 
@@ -78,6 +79,47 @@ export function spawnGroup(command: string, args: readonly string[], options: Sp
     }
   };
   return { child, exited, stop };
+}
+
+export interface GroupRun {
+  /** The exit code; null when a signal ended it (the timeout's SIGKILL among them). */
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** True when the group was killed at `timeoutMs`. */
+  readonly timedOut: boolean;
+}
+
+/**
+ * Runs a command to its end in a process group of its own, as `spawnGroup`, and resolves with what
+ * it wrote. For commands that start others (npm running a script, `node --test` running files):
+ * unlike `spawnSync`, it does not block the test's timers, so a test timeout still fires, and on
+ * `timeoutMs` (default 5 min) the whole group is killed, not only the command.
+ */
+export async function runGroup(
+  command: string,
+  args: readonly string[],
+  options: SpawnOptions & { readonly timeoutMs?: number } = {},
+): Promise<GroupRun> {
+  const { timeoutMs = 300_000, ...spawnOptions } = options;
+  const run = spawnGroup(command, args, { ...spawnOptions, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  run.child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  run.child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void run.stop('SIGKILL');
+  }, timeoutMs);
+  try {
+    const code = await run.exited;
+    // The output's last chunks may still be in the pipes when 'exit' comes.
+    await Promise.all([run.child.stdout, run.child.stderr].map((stream) => finished(stream).catch(() => undefined)));
+    return { code, stdout, stderr, timedOut };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Stops every process `spawnGroup` started that still runs (for `after` hooks). */

@@ -4,11 +4,9 @@
 // accounting of acknowledged, refused and failed requests, and the config variants the CLI accepts.
 
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
 import {
   MultipartZstdWriter,
   multipartContentType,
@@ -17,10 +15,9 @@ import { idToUuid } from '../../plugins/processors/genai/internal/ids.ts';
 import { decodeTraceRequestJson } from '../../src/otlp/decode-json.ts';
 import { decodeTraceRequestProtobuf } from '../../src/otlp/decode-protobuf.ts';
 import { eventually } from '../../src/testkit/eventually.ts';
+import { runGroup } from '../../src/testkit/processes.ts';
 import { makeRun } from '../../src/testkit/runs.ts';
 import { CaptureBackend, FaultLab, LoadSender, REPO_ROOT, genAiRequest, mode, proxyConfigVariant } from './harness.ts';
-
-const run = promisify(execFile);
 
 function upload(ids: string[]): { body: Buffer; contentType: string } {
   const writer = new MultipartZstdWriter(3);
@@ -243,10 +240,15 @@ describe('fault harness: config variants', () => {
     const text = (await import('node:fs')).readFileSync(path, 'utf8');
     assert.doesNotMatch(text, /journal:/);
     assert.match(text, /persistent_queue:\s*\n\s*enabled: false/);
-    const { stdout } = await run(process.execPath, ['bin/tracepipe.js', 'validate', '--config', path], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, DATA_DIR: dir },
-    });
+    const { code, stdout, stderr } = await runGroup(
+      process.execPath,
+      ['bin/tracepipe.js', 'validate', '--config', path],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, DATA_DIR: dir },
+      },
+    );
+    assert.equal(code, 0, stderr);
     assert.match(stdout, /valid/);
   });
 });

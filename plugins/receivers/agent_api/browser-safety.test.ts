@@ -7,7 +7,6 @@
 
 import assert from 'node:assert/strict';
 import { fetchAcceptingJson } from './testing/agent-wire.ts';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -21,6 +20,7 @@ import { startTestServer, useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 import type { ErrorBody } from './testing/types.ts';
 import { asObject, asString, kwargsOf } from './testing/types.ts';
+import { spawnGroup } from '../../../src/testkit/processes.ts';
 
 interface RawAnswer {
   status: number;
@@ -449,17 +449,20 @@ describe('configs/local.yaml: AGENT_API_KEY and AGENT_API_CORS_ORIGINS', () => {
     Object.assign(env, { AGENT_API_KEY: 'local-one, local-two', AGENT_API_CORS_ORIGINS: 'http://localhost:3000' });
     delete env.AGENT_API_HOST;
     delete env.AGENT_API_ALLOWED_HOSTS;
-    const child = spawn(
+    const server = spawnGroup(
       process.execPath,
       [join(repo, 'bin/tracepipe.js'), '--config', join(repo, 'configs/local.yaml')],
       { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    const { child } = server;
     try {
       let output = '';
-      child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
       const listening = await new Promise<{ port: number; auth: { api_keys: number } }>((resolve, reject) => {
-        child.once('exit', (code) => reject(new Error(`tracepipe exited with ${code} before listening:\n${output}`)));
-        child.stdout!.on('data', (chunk: Buffer) => {
+        void server.exited.then((code) =>
+          reject(new Error(`tracepipe exited with ${code} before listening:\n${output}`)),
+        );
+        child.stdout.on('data', (chunk: Buffer) => {
           output += chunk.toString();
           const line = output.split('\n').find((candidate) => candidate.includes('Agent API server listening'));
           if (line) resolve(JSON.parse(line));
@@ -484,11 +487,9 @@ describe('configs/local.yaml: AGENT_API_KEY and AGENT_API_CORS_ORIGINS', () => {
       );
       assert.equal((await preflight('https://evil.example')).headers['access-control-allow-origin'], undefined);
       assert.equal((await raw(url, 'GET', '/ok', { host: `rebound.example:${listening.port}` })).status, 403);
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      child.kill('SIGTERM');
-      assert.equal(await exited, 0);
+      assert.equal(await server.stop('SIGTERM'), 0);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      await server.stop('SIGKILL');
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -6,7 +6,6 @@
 // `* * * * *` cron fires within 65 s) is in crons-realtime.test.ts.
 
 import assert from 'node:assert/strict';
-import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -22,6 +21,7 @@ import type { Clock } from './internal/crons/schedule.ts';
 import { AgentApiReceiver } from './receiver.ts';
 import { asCron, asObject, messagesOf } from './testing/types.ts';
 import type { ErrorBody } from './testing/types.ts';
+import { spawnGroup } from '../../../src/testkit/processes.ts';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const repoRoot = resolve(here, '../../..');
@@ -398,10 +398,12 @@ describe('agent_api crons across restarts and instances', () => {
     // synchronous, so two servers in one process would wait on each other).
     const clock = new FakeClock(Date.parse('2030-03-01T00:00:10Z'));
     const a = await startServer(clock);
-    const child = fork(join(here, 'testdata/cron-instance.ts'), [a.dataDir, String(clock.t)], {
-      execArgv: ['--import', 'tsx'],
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    });
+    const instance = spawnGroup(
+      process.execPath,
+      ['--import', 'tsx', join(here, 'testdata/cron-instance.ts'), a.dataDir, String(clock.t)],
+      { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+    );
+    const { child } = instance;
     const reply = <Type extends FromInstance['type']>(type: Type) =>
       new Promise<Extract<FromInstance, { type: Type }>>((resolveReply, reject) => {
         const onMessage = (message: unknown) => {
@@ -435,9 +437,11 @@ describe('agent_api crons across restarts and instances', () => {
         assert.equal(threads.length, 4);
       }
     } finally {
-      const exited = new Promise((done) => child.once('exit', done));
-      child.send({ type: 'stop' });
-      await exited;
+      // It shuts down by its own deadline (5 s) when asked; its group is killed if it does not.
+      if (child.connected) child.send({ type: 'stop' });
+      const kill = setTimeout(() => void instance.stop('SIGKILL'), 30_000);
+      await instance.exited;
+      clearTimeout(kill);
       await a.stop();
     }
   });

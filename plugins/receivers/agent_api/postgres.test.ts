@@ -4,7 +4,6 @@
 // server answers (TEST_POSTGRES_URI).
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -16,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@langchain/langgraph-sdk';
 import pg from 'pg';
 import { eventually } from '../../../src/testkit/eventually.ts';
+import { spawnGroup } from '../../../src/testkit/processes.ts';
 import { newGate } from './testing/gates.ts';
 import { ADMIN_URI, freshDatabase, postgresAvailable, terminateConnections } from './testing/postgres.ts';
 import type { TestDatabase } from './testing/postgres.ts';
@@ -417,7 +417,7 @@ describe('configs/cluster.yaml', { skip }, () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'agent-api-cluster-'));
     const port = await freePort();
     const repo = fileURLToPath(new URL('../../../', import.meta.url));
-    const child = spawn(process.execPath, ['bin/tracepipe.js', '--config', 'configs/cluster.yaml'], {
+    const server = spawnGroup(process.execPath, ['bin/tracepipe.js', '--config', 'configs/cluster.yaml'], {
       cwd: repo,
       env: {
         PATH: process.env.PATH ?? '',
@@ -431,8 +431,8 @@ describe('configs/cluster.yaml', { skip }, () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    server.child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    server.child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     try {
       const url = `http://127.0.0.1:${port}`;
       await until(
@@ -450,8 +450,7 @@ describe('configs/cluster.yaml', { skip }, () => {
         1,
       );
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
+      await server.stop();
       rmSync(dataDir, { recursive: true, force: true });
       await database.drop();
     }

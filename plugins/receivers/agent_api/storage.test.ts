@@ -4,11 +4,9 @@
 // filter rule.
 
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
@@ -22,9 +20,9 @@ import { searchOracleContract } from './testing/search-oracle-contract.ts';
 import { run, storageContract } from './testing/storage-contract.ts';
 import type { ContractDatabase } from './testing/storage-contract.ts';
 import { tempDir } from '../../../src/testkit/files.ts';
+import { runGroup } from '../../../src/testkit/processes.ts';
 
 const ALL_VERSIONS = AGENT_MIGRATIONS.map((migration) => migration.version);
-const run$ = promisify(execFile);
 
 const openSqliteContract = async (): Promise<ContractDatabase> => {
   const dir = tempDir('agent-api-storage-');
@@ -175,8 +173,11 @@ describe('agent_api SQLite migrations', () => {
       const script = join(import.meta.dirname, 'testdata/storage-open.ts');
       const outcomes = await Promise.all(
         Array.from({ length: 4 }, () =>
-          run$(process.execPath, ['--import', 'tsx', script, path, String(startAt)]).then(
-            ({ stdout }) => JSON.parse(stdout) as { applied: number[] },
+          runGroup(process.execPath, ['--import', 'tsx', script, path, String(startAt)], { timeoutMs: 120_000 }).then(
+            ({ code, stdout, stderr }) => {
+              assert.equal(code, 0, stderr);
+              return JSON.parse(stdout) as { applied: number[] };
+            },
           ),
         ),
       );

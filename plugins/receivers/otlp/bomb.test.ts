@@ -6,8 +6,6 @@
 // the next one's. Linux only (/proc).
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
@@ -20,6 +18,8 @@ import { constants, crc32, deflateRawSync, deflateSync, gunzipSync, gzipSync, in
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
 import type * as ZstdBinding from 'zstd-napi/binding.js';
 import { DEFAULT_MAX_BODY_BYTES } from './config.ts';
+import { spawnGroup } from '../../../src/testkit/processes.ts';
+import type { GroupProcess } from '../../../src/testkit/processes.ts';
 
 const zstd = createRequire(import.meta.url)('zstd-napi/binding.js') as typeof ZstdBinding;
 const root = join(import.meta.dirname, '..', '..', '..');
@@ -124,23 +124,24 @@ function peakRss(pid: number): number {
 }
 
 interface Proxy {
-  readonly child: ChildProcess;
+  readonly child: GroupProcess['child'];
   readonly port: number;
 }
 
-const children: ChildProcess[] = [];
+const children: GroupProcess[] = [];
 let dir: string;
 let configPath: string;
 
 async function startProxy(): Promise<Proxy> {
-  const child = spawn(process.execPath, [join(root, 'bin/tracepipe.js'), '--config', configPath], {
+  const proxy = spawnGroup(process.execPath, [join(root, 'bin/tracepipe.js'), '--config', configPath], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  children.push(child);
+  children.push(proxy);
+  const { child } = proxy;
   const port = await new Promise<number>((resolve, reject) => {
     // Reads every line to the end: a child writing to a full pipe would block.
-    const lines = createInterface({ input: child.stdout! });
+    const lines = createInterface({ input: child.stdout });
     const timer = setTimeout(() => reject(new Error('the proxy did not start')), 30_000);
     lines.on('line', (line) => {
       try {
@@ -218,14 +219,7 @@ describe(
     });
 
     after(async () => {
-      await Promise.all(
-        children.map((child) => {
-          if (child.exitCode !== null || child.signalCode !== null) return undefined;
-          const exited = new Promise((resolve) => child.once('exit', resolve));
-          child.kill('SIGKILL');
-          return exited;
-        }),
-      );
+      await Promise.all(children.map((proxy) => proxy.stop('SIGKILL')));
       if (dir) await rm(dir, { recursive: true, force: true });
     });
 
