@@ -15,16 +15,18 @@
 ARG NODE_VERSION=20
 
 # ---- install manifest: what `npm ci` needs of package.json, and nothing else ----
-# The lock's root entry (name, version, dependencies) and package.json's `overrides` (npm checks
-# the lock against both). The build stage copies this file alone, so its install layers depend on
-# the lock and the overrides only, and an edit of package.json's scripts or exports reuses them.
+# The lock's root entry (name, version, dependencies), package.json's `overrides` (npm checks the
+# lock against both) and its `allowScripts` (the install scripts `npm rebuild` below may run, and
+# those skipped without a warning). The build stage copies this file alone, so its install layers
+# depend on the lock and these two fields only, and an edit of package.json's scripts or exports
+# reuses them.
 FROM node:${NODE_VERSION}-bookworm-slim AS manifest
 WORKDIR /manifest
 COPY package.json package-lock.json ./
 RUN node -e "const fs = require('fs'); \
-  const { overrides } = JSON.parse(fs.readFileSync('package.json')); \
+  const { overrides, allowScripts } = JSON.parse(fs.readFileSync('package.json')); \
   const root = JSON.parse(fs.readFileSync('package-lock.json')).packages['']; \
-  fs.writeFileSync('install.json', JSON.stringify(overrides ? { ...root, overrides } : root))"
+  fs.writeFileSync('install.json', JSON.stringify({ ...root, overrides, allowScripts }))"
 
 # ---- build: compile TypeScript, pack, install the pack with production dependencies ----
 FROM node:${NODE_VERSION}-bookworm-slim AS build
@@ -42,7 +44,7 @@ COPY package-lock.json ./
 # the next step builds the native addons on their own.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 # The native addons, built (or fetched prebuilt) here: this layer and the one above depend on the
-# lock file and the overrides alone, so a rebuild of the image after a change of the sources reuses them.
+# lock file, the overrides and allowScripts alone, so a rebuild of the image after a change of the sources reuses them.
 RUN npm rebuild better-sqlite3 zstd-napi
 COPY . .
 RUN mkdir -p /tmp/pack && npm pack --pack-destination /tmp/pack

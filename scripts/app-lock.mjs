@@ -20,6 +20,9 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
+/** The scripts npm runs when it installs a package (`prepare` only for one that is not from a registry). */
+const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'prepare'];
+
 /** The package.json inside a packed tarball. */
 function manifestOf(tarball) {
   return JSON.parse(execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' }));
@@ -31,9 +34,13 @@ export function writeAppLock(dir, tarballs, name = 'tracepipe-app') {
   const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
   const dependencies = {};
   const packages = {};
+  // A packed package's own install-time scripts (tracepipe's `prepare` builds dist/ from sources)
+  // have nothing to do: it comes built. npm matches a tarball by its spec, not by its name.
+  const packedScripts = {};
   for (const tarball of tarballs) {
     const manifest = manifestOf(tarball);
     const spec = `file:${relative(resolve(dir), resolve(tarball))}`;
+    if (INSTALL_SCRIPTS.some((script) => manifest.scripts?.[script])) packedScripts[spec] = false;
     dependencies[manifest.name] = spec;
     const entry = {
       version: manifest.version,
@@ -51,10 +58,13 @@ export function writeAppLock(dir, tarballs, name = 'tracepipe-app') {
     packages[path] = entry;
   }
   // npm applies only the root project's overrides: without ours, `npm ci` finds the lock's
-  // overridden versions out of step with the ranges their dependents ask for, and refuses.
-  const { overrides } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  // overridden versions out of step with the ranges their dependents ask for, and refuses. It reads
+  // only the root's allowScripts too: without ours, an install that runs scripts runs every
+  // dependency's, each with a warning that it was not reviewed.
+  const { overrides, allowScripts: ours } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const allowScripts = { ...ours, ...packedScripts };
   const manifest = { name, private: true, dependencies, ...(overrides ? { overrides } : {}) };
-  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ ...manifest, allowScripts }, null, 2)}\n`);
   writeFileSync(
     join(dir, 'package-lock.json'),
     `${JSON.stringify({ name, lockfileVersion: 3, requires: true, packages: { '': manifest, ...packages } }, null, 2)}\n`,

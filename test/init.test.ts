@@ -6,8 +6,16 @@
 // cache cannot serve the install.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { before, describe, it } from 'node:test';
@@ -16,28 +24,23 @@ import { Client } from '@langchain/langgraph-sdk';
 import { eventually } from '../src/testkit/eventually.ts';
 import { tempDir } from '../src/testkit/files.ts';
 import { writeAppLock } from '../scripts/app-lock.mjs';
-import { spawnGroup } from '../src/testkit/processes.ts';
+import { runGroup, spawnGroup } from '../src/testkit/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin/tracepipe.js');
 const work = tempDir('tracepipe-init-');
 let skipReason: string | undefined;
 
-function npm(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env) {
-  const result = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], {
-    cwd,
-    env,
-    encoding: 'utf8',
-    timeout: 300_000,
-  });
-  return { ok: result.status === 0, output: `${result.stdout}${result.stderr}` };
+// npm and init run in process groups of their own (src/testkit/processes.ts), awaited rather than
+// run synchronously: the project's `npm test` starts node's test runner, which starts a process per
+// file, and init runs `npm pack`, which builds; a timeout of the test kills all of it.
+async function npm(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env, loglevel = 'error') {
+  const result = await runGroup('npm', [...args, '--no-audit', '--no-fund', `--loglevel=${loglevel}`], { cwd, env });
+  return { ok: result.code === 0, output: `${result.stdout}${result.stderr}` };
 }
 
 function init(dir: string, template: string, ...options: string[]) {
-  return spawnSync(process.execPath, [bin, 'init', dir, '--template', template, ...options], {
-    cwd: work,
-    encoding: 'utf8',
-  });
+  return runGroup(process.execPath, [bin, 'init', dir, '--template', template, ...options], { cwd: work });
 }
 
 /**
@@ -50,6 +53,7 @@ interface Manifest {
   dependencies: Record<string, string>;
   devDependencies?: Record<string, string>;
   engines?: Record<string, string>;
+  allowScripts?: Record<string, boolean>;
 }
 interface Lockfile {
   packages: Record<string, { dependencies?: Record<string, string> } & Record<string, unknown>>;
@@ -72,10 +76,12 @@ function lockProject(project: string, tarball: string): void {
 }
 
 let tarball = '';
+/** What the project's `npm ci` wrote, its warnings included. */
+let installOutput = '';
 
-before(() => {
-  const created = init('chat-agent', 'chat');
-  assert.equal(created.status, 0, created.stderr);
+before(async () => {
+  const created = await init('chat-agent', 'chat');
+  assert.equal(created.code, 0, created.stderr);
   const project = join(work, 'chat-agent');
   // From a clone, the project depends on a tarball of it, packed into its vendor/.
   const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as Manifest;
@@ -91,7 +97,8 @@ before(() => {
   );
   // Install scripts stay off: the native addons were compiled for this machine when the repository
   // was installed, and are copied below.
-  const install = npm(['ci', '--offline', '--ignore-scripts'], project);
+  const install = await npm(['ci', '--offline', '--ignore-scripts'], project, process.env, 'warn');
+  installOutput = install.output;
   if (!install.ok) {
     if (/ENOTCACHED|only-if-cached/.test(install.output)) {
       const missing = /\S*(?:ENOTCACHED|only-if-cached)[^\n]*/.exec(install.output)?.[0];
@@ -107,40 +114,40 @@ before(() => {
     if (!entry.hasInstallScript || entry.dev || !existsSync(join(root, path, 'build'))) continue;
     cpSync(join(root, path, 'build'), join(project, path, 'build'), { recursive: true });
   }
+  // npm trusts its record of the install (node_modules/.package-lock.json) only while it is newer
+  // than every package folder; the copies above changed some, and npm would read the tree from disk
+  // instead, where a tarball dependency loses the spec that allowScripts names it by.
+  const now = new Date();
+  utimesSync(join(project, 'node_modules/.package-lock.json'), now, now);
 });
 
 /** `npm start` in `project`; resolves with the agent API's URL from the start's log line. */
 function npmStart(project: string) {
-  const { child } = spawnGroup('npm', ['start'], {
+  const server = spawnGroup('npm', ['start'], {
     cwd: project,
     env: { ...process.env, AGENT_API_PORT: '0', TRACE_EXPLORER_PORT: '0', NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  server.child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const ready = new Promise<{ url: string; explorer: string }>((resolve, reject) => {
-    createInterface({ input: child.stdout }).on('line', (line) => {
+    createInterface({ input: server.child.stdout }).on('line', (line) => {
       output += `${line}\n`;
       if (!line.includes('"msg":"Listening."')) return;
       const { endpoints } = JSON.parse(line) as { endpoints: { url: string; purpose: string }[] };
       const url = (purpose: string) => endpoints.find((endpoint) => endpoint.purpose.startsWith(purpose))?.url ?? '';
       resolve({ url: url('Agent API').replace(/\/$/, ''), explorer: url('Trace explorer') });
     });
-    void exited.then((code) => reject(new Error(`exited with ${code} before it was ready:\n${output}`)));
+    void server.exited.then((code) => reject(new Error(`exited with ${code} before it was ready:\n${output}`)));
   });
-  // npm runs tracepipe in a child: the signal goes to the whole group.
-  const stop = async () => {
-    process.kill(-child.pid!, 'SIGTERM');
-    await exited;
-  };
-  return { ready, stop, output: () => output };
+  // npm runs tracepipe in a child: stop() signals the whole group.
+  return { ready, stop: () => server.stop(), output: () => output };
 }
 
 /** A second project of another template, sharing the first one's installed node_modules. */
-function sibling(template: string): string {
-  const created = init(`${template}-agent`, template, '--tracepipe', `file:${tarball}`);
-  assert.equal(created.status, 0, created.stderr);
+async function sibling(template: string): Promise<string> {
+  const created = await init(`${template}-agent`, template, '--tracepipe', `file:${tarball}`);
+  assert.equal(created.code, 0, created.stderr);
   const project = join(work, `${template}-agent`);
   symlinkSync(join(work, 'chat-agent/node_modules'), join(project, 'node_modules'), 'dir');
   return project;
@@ -154,7 +161,7 @@ async function withProjectServer(
   project: string,
   check: (client: Client, url: string, explorer: string) => Promise<void>,
 ): Promise<void> {
-  const tested = npm(['test'], project, { ...process.env, NODE_TEST_CONTEXT: '' });
+  const tested = await npm(['test'], project, { ...process.env, NODE_TEST_CONTEXT: '' });
   assert.ok(tested.ok, tested.output);
   const server = npmStart(project);
   try {
@@ -166,14 +173,26 @@ async function withProjectServer(
 }
 
 describe('tracepipe init', () => {
-  it('refuses a folder that is not empty, naming what is there', () => {
+  it('refuses a folder that is not empty, naming what is there', async () => {
     const dir = join(work, 'taken');
     mkdirSync(dir);
     writeFileSync(join(dir, 'notes.txt'), 'mine');
-    const result = init(dir, 'chat');
-    assert.equal(result.status, 1);
+    const result = await init(dir, 'chat');
+    assert.equal(result.code, 1);
     assert.match(result.stderr, /^tracepipe: .*taken is not empty \(notes\.txt\); tracepipe init writes/);
     assert.deepEqual(readdirSync(dir), ['notes.txt']);
+  });
+
+  it('installs without a warning: no engine that Node 20 lacks, no install script left unreviewed', async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    assert.doesNotMatch(installOutput, /npm warn/i);
+    // The install ran without scripts (the addons are copied); the project's allowScripts must
+    // still cover every dependency that has one, or a plain `npm install` warns of each.
+    const project = join(work, 'chat-agent');
+    const pending = await npm(['install-scripts', 'ls'], project);
+    assert.ok(pending.ok, pending.output);
+    const { allowScripts } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as Manifest;
+    assert.match(pending.output, /^No packages with unreviewed install scripts\.$/m, JSON.stringify(allowScripts));
   });
 
   it('chat: npm test passes, npm start serves the graph, the SDK talks to it with the assistant’s context', async (t) => {
@@ -202,7 +221,7 @@ describe('tracepipe init', () => {
 
   it('tools: the tool-calling template calls its tool through the server', async (t) => {
     if (skipReason) return t.skip(skipReason);
-    await withProjectServer(sibling('tools'), async (client) => {
+    await withProjectServer(await sibling('tools'), async (client) => {
       const thread = await client.threads.create();
       const state = (await client.runs.wait(thread.thread_id, 'agent', {
         input: { messages: [{ role: 'user', content: 'What is 17 * 23?' }] },
@@ -217,7 +236,7 @@ describe('tracepipe init', () => {
 
   it('interrupt: the human-in-the-loop template pauses and resumes through the server', async (t) => {
     if (skipReason) return t.skip(skipReason);
-    await withProjectServer(sibling('interrupt'), async (client) => {
+    await withProjectServer(await sibling('interrupt'), async (client) => {
       const thread = await client.threads.create();
       await client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'hello' }] } });
       assert.equal((await client.threads.get(thread.thread_id)).status, 'interrupted');

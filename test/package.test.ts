@@ -10,13 +10,14 @@
 // on this machine), the tests are skipped with that reason.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../src/testkit/files.ts';
+import { runGroup, spawnGroup } from '../src/testkit/processes.ts';
 import { writeAppLock } from '../scripts/app-lock.mjs';
 import { readImageStart } from '../scripts/dockerfile.ts';
 
@@ -25,19 +26,16 @@ const work = tempDir('tracepipe-package-');
 const app = join(work, 'app');
 let skipReason: string | undefined;
 
-function npm(args: string[], cwd: string): { ok: boolean; output: string } {
-  const result = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], {
-    cwd,
-    encoding: 'utf8',
-    timeout: 300_000,
-  });
-  return { ok: result.status === 0, output: `${result.stdout}${result.stderr}` };
+/** npm in a process group of its own (`npm pack` runs the build, which runs tsc). */
+async function npm(args: string[], cwd: string): Promise<{ ok: boolean; output: string }> {
+  const result = await runGroup('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd });
+  return { ok: result.code === 0, output: `${result.stdout}${result.stderr}` };
 }
 
 before(async () => {
-  const pack = npm(['pack', '--pack-destination', work], root);
+  const pack = await npm(['pack', '--pack-destination', work], root);
   assert.ok(pack.ok, pack.output);
-  const example = npm(['pack', '--pack-destination', work], join(root, 'examples/redact-processor'));
+  const example = await npm(['pack', '--pack-destination', work], join(root, 'examples/redact-processor'));
   assert.ok(example.ok, example.output);
   const tarballs = readdirSync(work)
     .filter((name) => name.endsWith('.tgz'))
@@ -46,7 +44,7 @@ before(async () => {
   writeAppLock(app, tarballs, 'tracepipe-test-app');
   // Install scripts stay off: the native addons were compiled for this machine when the repository
   // was installed, and are copied below (the image compiles its own in its build stage).
-  const install = npm(['ci', '--omit=dev', '--offline', '--ignore-scripts'], app);
+  const install = await npm(['ci', '--omit=dev', '--offline', '--ignore-scripts'], app);
   if (!install.ok) {
     if (/ENOTCACHED|only-if-cached/.test(install.output)) {
       skipReason = 'npm’s cache cannot serve an offline install of the production dependencies (run `npm ci` first)';
@@ -61,14 +59,18 @@ before(async () => {
     if (!entry.hasInstallScript || entry.dev || !existsSync(join(root, path, 'build'))) continue;
     cpSync(join(root, path, 'build'), join(app, path, 'build'), { recursive: true });
   }
+  // npm trusts its record of the install (node_modules/.package-lock.json) only while it is newer
+  // than every package folder; the copies above changed some, and npm would read the tree from disk
+  // instead, where a tarball dependency loses the spec that allowScripts names it by.
+  const now = new Date();
+  utimesSync(join(app, 'node_modules/.package-lock.json'), now, now);
 });
 
 /** Starts a tracepipe process; resolves with its listening port once everything is ready. */
 function startTracepipe(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
-  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { child, exited } = spawnGroup(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const ready = new Promise<number>((resolve, reject) => {
     let port: number | undefined;
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -100,6 +102,13 @@ describe('the packed package, installed with production dependencies only', () =
     assert.ok(existsSync(join(tracepipe, 'dist/distribution/main.js')));
     assert.ok(!existsSync(join(tracepipe, 'src')), 'the package ships dist/, not src/');
     assert.ok(!existsSync(join(tracepipe, 'plugins')), 'the package ships dist/, not plugins/');
+  });
+
+  it('leaves no install script unreviewed: package.json’s allowScripts, carried by scripts/app-lock.mjs', async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    const pending = await npm(['install-scripts', 'ls'], app);
+    assert.ok(pending.ok, pending.output);
+    assert.match(pending.output, /^No packages with unreviewed install scripts\.$/m);
   });
 
   it('starts with the container’s entry command, answers /live, /ready and the HEALTHCHECK, and stops cleanly', async (t) => {
@@ -211,7 +220,7 @@ service:
     assert.match(written, /\{"key":"user.id","value":\{"stringValue":"\[REDACTED\]"\}\}/);
   });
 
-  it('offers tracepipe/testing to plugin tests, and typed entry points to TypeScript', (t) => {
+  it('offers tracepipe/testing to plugin tests, and typed entry points to TypeScript', async (t) => {
     if (skipReason) return t.skip(skipReason);
     writeFileSync(
       join(app, 'kit.test.mjs'),
@@ -222,13 +231,13 @@ runComponentConformance(factory, { sample: () => makeBatch([plainSpan()]) });
     );
     // Without NODE_TEST_CONTEXT, which would make the child report to this test runner.
     const { NODE_TEST_CONTEXT: _, ...env } = process.env;
-    const kit = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', 'kit.test.mjs'], {
+    // In a group: the test runner runs the file in a process of its own.
+    const kit = await runGroup(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', 'kit.test.mjs'], {
       cwd: app,
       env,
-      encoding: 'utf8',
-      timeout: 120_000,
+      timeoutMs: 120_000,
     });
-    assert.equal(kit.status, 0, `${kit.stdout}${kit.stderr}`);
+    assert.equal(kit.code, 0, `${kit.stdout}${kit.stderr}`);
     assert.match(kit.stdout, /# pass [1-9]/);
 
     writeFileSync(
@@ -267,16 +276,15 @@ export type Uses = [ServiceConfig, ProcessorFactory];
         files: ['consumer.ts'],
       }),
     );
-    try {
-      execFileSync(
-        process.execPath,
-        [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(app, 'tsconfig.json')],
-        { encoding: 'utf8' },
-      );
-    } catch (error) {
-      assert.fail(
-        `the entry points' declarations do not type-check for a consumer:\n${(error as { stdout?: string }).stdout}`,
-      );
-    }
+    // tsc is one process that starts no other: a plain child with a timeout cannot outlive the test.
+    const tsc = spawnSync(
+      process.execPath,
+      [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(app, 'tsconfig.json')],
+      {
+        encoding: 'utf8',
+        timeout: 120_000,
+      },
+    );
+    assert.equal(tsc.status, 0, `the entry points' declarations do not type-check for a consumer:\n${tsc.stdout}`);
   });
 });

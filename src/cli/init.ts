@@ -118,6 +118,11 @@ interface PackageManifest {
   dependencies: Record<string, string>;
   /** Versions of transitive dependencies that support Node 20; npm applies only the project's own. */
   overrides?: Record<string, unknown>;
+  /**
+   * The dependencies whose install scripts npm runs (the native addons, esbuild's binary check) and
+   * those it skips without asking; npm reads only the project's own.
+   */
+  allowScripts?: Record<string, boolean>;
 }
 
 /** The installed tracepipe package (or checkout): the directory of its package.json. */
@@ -192,6 +197,17 @@ function tracepipeSource(root: string, version: string, target: string, options:
   return { dependency: `file:vendor/${file}`, tarball: `vendor/${file}` };
 }
 
+/**
+ * The install scripts the project's npm runs: tracepipe's dependencies' as tracepipe lists them (npm
+ * reads only the project's list). A tarball of tracepipe is keyed by its spec, as npm matches a
+ * dependency that is not from a registry: its `prepare` builds dist/ in a checkout, and a packed
+ * tracepipe brings dist/ built.
+ */
+function projectAllowScripts(manifest: PackageManifest, source: TracepipeSource): Record<string, boolean> {
+  const packed = /^file:.*\.tgz$/.test(source.dependency);
+  return { ...manifest.allowScripts, ...(packed ? { [source.dependency]: false } : {}) };
+}
+
 /** Writes a new project into `dir` (created if missing); refuses a folder that holds anything. */
 export function initProject(dir: string, template: TemplateName = 'chat', options: InitOptions = {}): InitResult {
   const spec = TEMPLATE_SPECS[template];
@@ -250,6 +266,7 @@ export function initProject(dir: string, template: TemplateName = 'chat', option
         },
         devDependencies: { tsx: dependencies.tsx },
         ...(manifest.overrides ? { overrides: manifest.overrides } : {}),
+        allowScripts: projectAllowScripts(manifest, source),
       },
       null,
       2,
@@ -351,8 +368,9 @@ tracepipe is not published on npm yet: \`tracepipe init\`, run from a clone of t
 into \`${source.tarball}\`, and \`package.json\` depends on that file (\`"tracepipe": "${source.dependency}"\`),
 so \`npm install\` needs no registry for it. Keep the file with the project (commit it). The install
 compiles tracepipe's native addons (\`better-sqlite3\`, \`zstd-napi\`) from source when no prebuilt
-binary can be downloaded for this platform: that takes one to four minutes, once. Once tracepipe is
-published, \`npm install tracepipe@latest\` replaces the file.
+binary can be downloaded for this platform: that takes one to four minutes, once (\`allowScripts\` in
+\`package.json\` names the install scripts npm runs). Once tracepipe is published,
+\`npm install tracepipe@latest\` replaces the file.
 `
     : '';
   return `# ${name}
