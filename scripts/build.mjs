@@ -13,7 +13,16 @@
 // `npm install` runs it (`prepare`: --if-stale), and so does `npm pack` (`prepack`: --if-stale --strict).
 
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative } from 'node:path';
@@ -32,6 +41,9 @@ if (process.argv.includes('--if-stale') && existsSync(stamp) && statSync(stamp).
   process.exit(0);
 }
 
+// The stamp is dated when tsc starts reading the sources, not when the build ends: a source saved
+// while it compiles (a long build on a busy machine) is newer than the stamp, and dist/ stays stale.
+const startedAt = new Date();
 // tsc's incremental mode trusts its build info; without dist/ it must start over.
 if (!existsSync(dist)) rmSync(buildInfo, { force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -111,4 +123,7 @@ if (problems.length > 0) {
 }
 // Only a clean build is up to date: after type errors, bin/ keeps running the sources and the
 // next build (`npm pack` included) compiles again.
-if (clean) writeFileSync(stamp, `${new Date().toISOString()}\n`);
+if (clean) {
+  writeFileSync(stamp, `${startedAt.toISOString()}\n`);
+  utimesSync(stamp, startedAt, startedAt);
+}

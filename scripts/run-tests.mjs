@@ -2,7 +2,7 @@
 // Runs every test file (`*.test.ts` under test/, plugins/, examples/ and src/) with node's test
 // runner, compiling TypeScript with tsx. Extra arguments are passed to `node --test` (for example
 // `--test-name-pattern=batch`); file arguments narrow the run to those files.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -65,6 +65,12 @@ function runPhase(args) {
     });
   });
 }
+
+// dist/ brought up to date once, before any file starts: the tests that pack tracepipe (npm pack
+// builds it when a source is newer) would otherwise each compile it inside their time budget, and
+// at the same moment into the same dist/.
+const build = spawnSync(process.execPath, [join(import.meta.dirname, 'build.mjs'), '--if-stale'], { stdio: 'inherit' });
+if (build.status !== 0) process.stderr.write('build of dist/ failed: the tests that pack tracepipe will fail\n');
 
 let status = 0;
 for (const phase of phases) {
