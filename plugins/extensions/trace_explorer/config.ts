@@ -2,7 +2,7 @@
 
 import type { ConfigOf } from '../../../src/config/config-of.ts';
 import { filePathSchema } from '../../../src/exporterhelper/schema.ts';
-import { listenerSchema } from '../../../src/http/server.ts';
+import { allowedHostsSchema, listenerSchema } from 'tracepipe/confighttp';
 
 export const configSchema = {
   type: 'object',
@@ -13,13 +13,7 @@ export const configSchema = {
       './data/traces.db',
       "The local trace store to show: the `local` exporter's `path` (relative to the config file). It may be written by this process or another one.",
     ),
-    allowed_hosts: {
-      type: ['array', 'string'],
-      items: { type: 'string', minLength: 1 },
-      default: [],
-      description:
-        'Extra `Host` names accepted while listening on loopback (a list or a comma-separated string); localhost, 127.0.0.1 and [::1] always are. Other names are refused (DNS rebinding).',
-    },
+    allowed_hosts: allowedHostsSchema(),
     insecure: {
       type: 'boolean',
       default: false,

@@ -14,8 +14,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Run } from '../../../src/model/runs.ts';
-import { splitList } from '../../../src/http/cors.ts';
-import { createHttpServer, listen, listenerUrl } from '../../../src/http/server.ts';
+import { createGuardedServer, isLoopbackName, listen, listenerUrl, sendHttpError } from 'tracepipe/confighttp';
 import { contentSecurityPolicy, registerBrowserModules, securityHeaders } from '../../../src/http/webui.ts';
 import type {
   ComponentDescription,
@@ -42,7 +41,6 @@ import { ExplorerAccess } from './internal/access.ts';
 const STATIC_DIR = fileURLToPath(new URL('./internal/static/', import.meta.url));
 const OPENAPI = fileURLToPath(new URL('./openapi.json', import.meta.url));
 const UPLOT_CSS = readFileSync(fileURLToPath(import.meta.resolve('uplot/dist/uPlot.min.css')), 'utf8');
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 export class TraceExplorer implements Extension, TraceViewer {
   private app?: FastifyInstance;
@@ -61,7 +59,7 @@ export class TraceExplorer implements Extension, TraceViewer {
   ) {
     this.path = config.path === ':memory:' ? config.path : settings.host.resolvePath(config.path);
     this.pricer = new Pricer(config.prices);
-    this.access = new ExplorerAccess(!LOOPBACK.has(config.host), config.insecure);
+    this.access = new ExplorerAccess(!isLoopbackName(config.host), config.insecure);
   }
 
   async start(_signal?: AbortSignal): Promise<void> {
@@ -70,14 +68,16 @@ export class TraceExplorer implements Extension, TraceViewer {
     if (this.path !== ':memory:') await mkdir(dirname(this.path), { recursive: true });
     this.store = new LocalTraceStore(this.path);
     this.indexSearchBacklog();
-    const app = createHttpServer({
+    // On loopback, only loopback Host names and the configured ones: no DNS rebinding.
+    const { app } = await createGuardedServer({
       logger: this.settings.telemetry.logger,
       host: this.settings.host,
       bodyLimit: 64 * 1024,
       metricsPath: false,
+      listenHost: this.config.host,
+      allowedHosts: this.config.allowed_hosts,
     });
     this.app = app;
-    this.guardHost(app);
     this.access.register(app);
     this.registerApi(app);
     await this.registerUi(app);
@@ -145,23 +145,6 @@ export class TraceExplorer implements Extension, TraceViewer {
       else this.settings.telemetry.logger.debug('Search index complete.');
     };
     step();
-  }
-
-  /** On loopback, only loopback Host names (and the configured ones): no DNS rebinding. */
-  private guardHost(app: FastifyInstance): void {
-    if (!LOOPBACK.has(this.config.host)) return;
-    const allowed = new Set([...LOOPBACK, ...splitList(this.config.allowed_hosts).map((h) => h.toLowerCase())]);
-    app.addHook('onRequest', async (request, reply) => {
-      const header = (request.headers.host ?? '').toLowerCase();
-      const name = header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : header.split(':')[0]!;
-      if (allowed.has(name)) return;
-      return reply.code(403).send({
-        statusCode: 403,
-        error: 'Forbidden',
-        code: 'TP_ERR_API_HOST_NOT_ALLOWED',
-        message: `Host ${JSON.stringify(header)} is not allowed; add it to allowed_hosts`,
-      });
-    });
   }
 
   private requireStore(): LocalTraceStore {
@@ -262,12 +245,9 @@ function answer(reply: FastifyReply, body: () => unknown) {
     if (error instanceof QueryError || error instanceof InvalidCursorError || error instanceof InvalidTimeError) {
       const field =
         error instanceof QueryError ? error.field : error instanceof InvalidCursorError ? 'cursor' : undefined;
-      return reply.code(422).send({
-        statusCode: 422,
-        error: 'Unprocessable Entity',
-        code: 'TP_ERR_API_INVALID',
-        message: field && !error.message.startsWith(field) ? `${field}: ${error.message}` : error.message,
-        ...(field ? { field } : {}),
+      const message = field && !error.message.startsWith(field) ? `${field}: ${error.message}` : error.message;
+      return sendHttpError(reply, 422, message, {
+        fields: { code: 'TP_ERR_API_INVALID', ...(field ? { field } : {}) },
       });
     }
     throw error;
@@ -275,7 +255,7 @@ function answer(reply: FastifyReply, body: () => unknown) {
 }
 
 function notFound(reply: FastifyReply, message: string) {
-  return reply.code(404).send({ statusCode: 404, error: 'Not Found', code: 'TP_ERR_API_NOT_FOUND', message });
+  return sendHttpError(reply, 404, message, { fields: { code: 'TP_ERR_API_NOT_FOUND' } });
 }
 
 /** A JSON file to save: `{"post": [...runs]}`, written run by run. */

@@ -3,8 +3,7 @@
 
 import type { ConfigOf } from '../../../src/config/config-of.ts';
 
-import { corsSchema } from '../../../src/http/cors.ts';
-import { listenerSchema } from '../../../src/http/server.ts';
+import { allowedHostsSchema, corsSchema, listenerSchema } from 'tracepipe/confighttp';
 
 export const configSchema = {
   type: 'object',
@@ -174,13 +173,7 @@ export const configSchema = {
       },
     },
     cors: corsSchema({ maxAge: 600, description: 'Cross-origin access for browser clients.' }),
-    allowed_hosts: {
-      type: ['array', 'string'],
-      items: { type: 'string' },
-      default: [],
-      description:
-        'While listening on a loopback address, requests whose `Host` is not a loopback name (`localhost`, `*.localhost`, `127.x.y.z`, `[::1]`) are refused with 403 (DNS-rebinding guard); these host names are accepted too (a list or a comma-separated string). `*` turns the guard off.',
-    },
+    allowed_hosts: allowedHostsSchema(),
     test_routes: {
       type: 'boolean',
       default: false,

@@ -1,7 +1,7 @@
 // Config of the `langsmith` receiver.
 
 import type { ConfigOf } from 'tracepipe/plugin';
-import { listenerSchema } from 'tracepipe/plugin';
+import { allowedHostsSchema, listenerSchema } from 'tracepipe/confighttp';
 import { journalSchema, memoryLimitSchema } from 'tracepipe/receiverhelper';
 
 export const configSchema = {
@@ -10,6 +10,7 @@ export const configSchema = {
   properties: {
     // 1984: the port of LangSmith's own local server, so an SDK pointed at it finds this one.
     ...listenerSchema(1984),
+    allowed_hosts: allowedHostsSchema(),
     max_body_bytes: {
       type: 'integer',
       minimum: 1,

@@ -15,7 +15,8 @@ import type {
   RequestContext,
   Run,
 } from 'tracepipe/plugin';
-import { closeBy, createHttpServer, errorMessage, isPermanent, isThrottle, listen } from 'tracepipe/plugin';
+import { closeBy, createGuardedServer, listen, sendHttpError, takeRawBodies } from 'tracepipe/confighttp';
+import { errorMessage, isPermanent, isThrottle } from 'tracepipe/plugin';
 import {
   BodyAbortedError,
   BodyCodingError,
@@ -83,26 +84,19 @@ export class LangSmithReceiver implements Receiver {
   async start(_signal?: AbortSignal): Promise<void> {
     const { config } = this;
     await this.intake.start();
-    const app = createHttpServer({
+    const { app } = await createGuardedServer({
       logger: this.settings.telemetry.logger,
       host: this.settings.host,
       bodyLimit: config.max_body_bytes,
       metricsPath: false,
+      listenHost: config.host,
+      allowedHosts: config.allowed_hosts,
     });
     this.app = app;
-    app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
-      const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
-      if (status >= 500) this.settings.telemetry.logger.error({ err: error, path: request.url }, 'Request failed.');
-      return this.send(reply, new Answer(status, error.message));
-    });
-    app.setNotFoundHandler((request, reply) =>
-      this.send(reply, new Answer(404, `no route for ${request.method} ${request.url.split('?')[0]}`)),
-    );
     app.get('/info', async () => this.info());
     await app.register(async (scope) => {
       // Bodies are read by the handlers, under the size and decompression limits.
-      scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+      takeRawBodies(scope);
       scope.post('/runs/multipart', (request, reply) =>
         this.handle(request, reply, 'multipart', (body, project) => {
           const boundary = boundaryOf(request.headers['content-type'])!;
@@ -301,15 +295,7 @@ export class LangSmithReceiver implements Receiver {
   }
 
   private send(reply: FastifyReply, answer: Answer): FastifyReply {
-    return reply
-      .code(answer.statusCode)
-      .headers(answer.headers)
-      .send({
-        statusCode: answer.statusCode,
-        error: statusText(answer.statusCode),
-        message: answer.message,
-        ...answer.extra,
-      });
+    return sendHttpError(reply, answer.statusCode, answer.message, { fields: answer.extra, headers: answer.headers });
   }
 }
 
@@ -363,19 +349,4 @@ function parseJson(body: Buffer): unknown {
 
 function header(value: string | string[] | undefined): string {
   return (Array.isArray(value) ? value[0] : value)?.trim() ?? '';
-}
-
-const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  404: 'Not Found',
-  413: 'Payload Too Large',
-  415: 'Unsupported Media Type',
-  422: 'Unprocessable Entity',
-  429: 'Too Many Requests',
-  503: 'Service Unavailable',
-};
-
-function statusText(status: number): string {
-  return STATUS_TEXT[status] ?? (status >= 500 ? 'Internal Server Error' : 'Error');
 }

@@ -2,8 +2,7 @@
 
 import type { ConfigOf } from '../../../src/config/config-of.ts';
 
-import { corsSchema } from '../../../src/http/cors.ts';
-import { listenerSchema } from '../../../src/http/server.ts';
+import { allowedHostsSchema, corsSchema, listenerSchema } from 'tracepipe/confighttp';
 import { journalSchema, memoryLimitSchema } from 'tracepipe/receiverhelper';
 
 export const DEFAULT_MAX_BODY_BYTES = 209_715_200;
@@ -21,6 +20,7 @@ export const configSchema = {
   },
   properties: {
     ...listenerSchema(4318),
+    allowed_hosts: allowedHostsSchema(),
     traces_path: {
       type: 'string',
       pattern: '^/',

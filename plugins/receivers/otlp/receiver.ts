@@ -5,8 +5,7 @@
 
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { corsEnabled, registerCors } from '../../../src/http/cors.ts';
-import { closeBy, createHttpServer, listen, listenerUrl } from '../../../src/http/server.ts';
+import { closeBy, corsEnabled, createGuardedServer, listen, listenerUrl, takeRawBodies } from 'tracepipe/confighttp';
 import { countSpans } from '../../../src/model/spans.ts';
 import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
 import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts';
@@ -88,35 +87,35 @@ export class OtlpReceiver implements Receiver {
     const { config } = this;
     // Before listening: replayed requests are older than anything new.
     await this.intake.start();
-    const app = createHttpServer({
+    const { app } = await createGuardedServer({
       logger: this.settings.telemetry.logger,
       host: this.settings.host,
       bodyLimit: config.max_body_bytes,
       metricsPath: config.metrics.enabled ? config.metrics.path : false,
+      listenHost: config.host,
+      allowedHosts: config.allowed_hosts,
+      cors: {
+        config: config.cors,
+        requirements: {
+          methods: ['POST'],
+          headers: ['Content-Type', 'Content-Encoding', 'X-API-Key', 'Service-Project'],
+        },
+      },
+      // OTLP answers errors with a Status, encoded as the request was (JSON for a route nobody serves).
+      sendError: (reply, request, status, message) =>
+        this.sendStatus(
+          reply,
+          status === 404 ? 'json' : (encodingOf(request.headers['content-type']) ?? 'json'),
+          status,
+          message,
+        ),
+      notFoundMessage: (request) =>
+        `no route for ${request.method} ${request.url.split('?')[0]}; OTLP traces go to POST ${config.traces_path}`,
     });
     this.app = app;
-    await registerCors(app, config.cors, {
-      methods: ['POST'],
-      headers: ['Content-Type', 'Content-Encoding', 'X-API-Key', 'Service-Project'],
-    });
-    app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
-      // Errors Fastify raises itself (an unparsable Content-Type, a timeout) or a bug of ours.
-      const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
-      if (status >= 500) this.settings.telemetry.logger.error({ err: error, path: request.url }, 'Request failed.');
-      return this.sendStatus(reply, encodingOf(request.headers['content-type']) ?? 'json', status, error.message);
-    });
-    app.setNotFoundHandler((request, reply) =>
-      this.sendStatus(
-        reply,
-        'json',
-        404,
-        `no route for ${request.method} ${request.url.split('?')[0]}; OTLP traces go to POST ${config.traces_path}`,
-      ),
-    );
     await app.register(async (scope) => {
       // The body is read by the handler itself, so that it can decompress under a size limit.
-      scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+      takeRawBodies(scope);
       scope.post(config.traces_path, (request, reply) => this.handleExport(request, reply));
       const otherMethods = ['GET', 'PUT', 'DELETE', 'PATCH', ...(corsEnabled(config.cors) ? [] : ['OPTIONS'])];
       scope.route({

@@ -5,6 +5,7 @@
 // nobody protects and that listens beyond loopback refuses to start unless configured `insecure`.
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { sendHttpError } from 'tracepipe/confighttp';
 import type { TraceAccessCheck, TraceViewerGuard } from '../../../../src/pipeline/component.ts';
 
 /** Retry-After while the owner of the guard has not started yet, in seconds. */
@@ -71,8 +72,6 @@ export class ExplorerAccess {
   }
 }
 
-const REASONS: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' };
-
 function refuse(
   reply: FastifyReply,
   statusCode: number,
@@ -80,8 +79,5 @@ function refuse(
   message: string,
   headers: Readonly<Record<string, string>> = {},
 ) {
-  return reply
-    .code(statusCode)
-    .headers(headers)
-    .send({ statusCode, error: REASONS[statusCode] ?? 'Error', code, message });
+  return sendHttpError(reply, statusCode, message, { fields: { code }, headers: { ...headers } });
 }

@@ -6,6 +6,7 @@
 import swagger from '@fastify/swagger';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifySchemaValidationError } from 'fastify';
+import { httpErrorBody } from 'tracepipe/confighttp';
 import { TracepipeError } from '../../../../../src/errors.ts';
 import { storedUuidForm } from '../../../../../src/model/uuid-forms.ts';
 import { AuthRefusal } from '../auth/custom.ts';
@@ -26,22 +27,9 @@ import type { AgentApp, AgentServices } from './services.ts';
 import { isDatabaseUnavailable } from '../storage/database.ts';
 import { ThrottledWarning } from '../runs/throttled-warning.ts';
 
-const REASONS: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  409: 'Conflict',
-  413: 'Payload Too Large',
-  415: 'Unsupported Media Type',
-  422: 'Unprocessable Entity',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
-
 /** `{statusCode, error, code, message}`: the SDKs show the raw text, so the message is in it. */
 export function errorBody(statusCode: number, code: string, message: string) {
-  return { statusCode, error: REASONS[statusCode] ?? 'Error', code, message };
+  return httpErrorBody(statusCode, message, { code });
 }
 
 type ValidationIssue = Pick<FastifySchemaValidationError, 'instancePath' | 'message' | 'keyword' | 'params'>;

@@ -1,9 +1,9 @@
 // What every request to the agent server passes before a route sees it, in this order:
 //
-// 1. DNS-rebinding guard. While the server listens on a loopback address, a request whose `Host`
-//    is not a loopback name (`localhost`, `*.localhost`, `127.x.y.z`, `[::1]`) or a name in
-//    `allowed_hosts` is refused with 403: a web page on a domain its owner re-points at 127.0.0.1
-//    would otherwise be same-origin with this server (Vite and Jupyter guard the same way).
+// 1. DNS-rebinding guard (tracepipe/confighttp's, as every tracepipe server has it). While the
+//    server listens on a loopback address, a request whose `Host` is not a loopback name
+//    (`localhost`, `*.localhost`, `127.x.y.z`, `[::1]`) or a name in `allowed_hosts` is refused
+//    with 403.
 // 2. CORS, only for the configured origins (`cors.allowed_origins`); with none, no CORS header is
 //    ever sent and browsers keep other sites from reading or calling the API.
 // 3. Cross-site guard. A state-changing request (anything but GET, HEAD and OPTIONS) that a
@@ -23,8 +23,8 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { registerCors } from '../../../../../src/http/cors.ts';
-import type { CorsConfig } from '../../../../../src/http/cors.ts';
+import { registerCors, registerHostGuard } from 'tracepipe/confighttp';
+import type { CorsConfig } from 'tracepipe/confighttp';
 import { ApiKeys } from '../auth/api-keys.ts';
 import { AuthRefusal } from '../auth/custom.ts';
 import type { CustomAuth } from '../auth/custom.ts';
@@ -53,30 +53,7 @@ const PUBLIC_ROUTES = new Set(['/ok', '/info', '/live', '/ready']);
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** The host name of a `Host` header, lower-cased, without port, brackets or a trailing dot. */
-export function hostName(header: string): string {
-  let host = header.trim().toLowerCase();
-  if (host.startsWith('[')) {
-    const end = host.indexOf(']');
-    host = end === -1 ? host.slice(1) : host.slice(1, end);
-  } else {
-    const colon = host.lastIndexOf(':');
-    if (colon !== -1 && host.indexOf(':') === colon) host = host.slice(0, colon);
-  }
-  return host.endsWith('.') ? host.slice(0, -1) : host;
-}
-
-const IPV4_LOOPBACK = /^127\.(?:\d{1,3})\.(?:\d{1,3})\.(?:\d{1,3})$/;
-
-/** `localhost`, `*.localhost`, `127.0.0.0/8`, `::1` (also written out or IPv4-mapped). */
-export function isLoopbackName(name: string): boolean {
-  const host = hostName(name);
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (IPV4_LOOPBACK.test(host)) return true;
-  if (host === '::1' || host === '0:0:0:0:0:0:0:1') return true;
-  const mapped = /^::ffff:(.+)$/.exec(host);
-  return mapped !== null && IPV4_LOOPBACK.test(mapped[1]!);
-}
+export { hostName, isLoopbackName } from 'tracepipe/confighttp';
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
@@ -116,20 +93,7 @@ export async function registerRequestGuard(app: FastifyInstance, options: Reques
     reply.code(status).send(errorBody(status, code, message));
 
   // 1. DNS rebinding.
-  const allowedHosts = new Set(options.allowedHosts.map((host) => hostName(host)));
-  if (isLoopbackName(options.listenHost) && !allowedHosts.has('*')) {
-    app.addHook('onRequest', async (request, reply) => {
-      const host = headerValue(request.headers.host);
-      // No Host header at all is no browser (every browser sends one), hence no rebinding.
-      if (host === undefined || isLoopbackName(host) || allowedHosts.has(hostName(host))) return;
-      return refuse(
-        reply,
-        403,
-        'TP_ERR_API_HOST_NOT_ALLOWED',
-        `Host "${host}" is not allowed: this server listens on ${options.listenHost} and answers only loopback names (localhost, 127.0.0.1, [::1]) and the names in allowed_hosts`,
-      );
-    });
-  }
+  registerHostGuard(app, { listenHost: options.listenHost, allowedHosts: options.allowedHosts });
 
   // 2. CORS for the configured origins only.
   const originAllowed = await registerCors(app, options.cors, {
