@@ -64,6 +64,12 @@ import { registerSdkLogger } from './internal/graphs/sdk-logger.ts';
 import { readPlatformConfig } from './internal/graphs/platform-defaults.ts';
 import { loadCustomApp, registerCustomApp } from './internal/http/custom-app.ts';
 import { bindLoopbackUrl } from './internal/http/loopback.ts';
+import { parseUiSection } from './internal/genui/config.ts';
+import { bundleUi } from './internal/genui/bundle.ts';
+import type { BundleFile } from './internal/genui/bundle.ts';
+
+/** Folders of the web interface under `/ui/` (static files, browser modules). */
+const RESERVED_UI_NAMES = new Set(['js', 'shared', 'vendor']);
 
 export class AgentApiReceiver implements Receiver {
   private app?: FastifyInstance;
@@ -141,6 +147,7 @@ export class AgentApiReceiver implements Receiver {
     const viewerCheck = explorerAccessCheck(new ApiKeys(splitList(config.auth.api_keys)), customAuth);
     for (const guard of this.viewerGuards) guard.arm(viewerCheck);
     const deploymentHttp = parseDeploymentHttp(graphInput, baseDir);
+    const uiBundles = await this.bundleGenerativeUis(graphInput, baseDir);
     const headerFilter = new HeaderFilter(deploymentHttp.configurableHeaders);
     const webhookPolicy = AddressPolicy.fromAllowList(config.webhooks.allow);
 
@@ -289,6 +296,7 @@ export class AgentApiReceiver implements Receiver {
       mcpEnabled: (config.mcp?.enabled ?? true) && !deploymentHttp.disableMcp,
       a2aEnabled: (config.a2a?.enabled ?? true) && !deploymentHttp.disableA2a,
       apiKeysRequired: apiKeys.length > 0,
+      uiBundles,
     };
     const app = (this.app = createHttpServer({
       logger,
@@ -305,6 +313,7 @@ export class AgentApiReceiver implements Receiver {
       apiKeys,
       customAuth,
       uiPath: config.ui.enabled ? normalizePrefix(config.ui.path) : undefined,
+      generativeUis: [...uiBundles.keys()],
       logger,
     });
     // Behind the guard's hooks (registered above), in front of every route.
@@ -366,6 +375,35 @@ export class AgentApiReceiver implements Receiver {
         'The agent server is reachable from other machines without authentication: set auth.api_keys (AGENT_API_KEY) or a custom auth handler.',
       );
     }
+  }
+
+  /**
+   * Bundles the components of langgraph.json's `ui` section for the browser (esbuild, a second or
+   * so each), before the server listens. A UI whose name is a folder of the web interface at
+   * `/ui` (its `js`, `shared`, `vendor`) would hide it: that stops the start, as a bundle that
+   * does not build does.
+   */
+  private async bundleGenerativeUis(
+    graphInput: ReturnType<AgentApiReceiver['graphInput']>,
+    baseDir: string,
+  ): Promise<Map<string, BundleFile[]>> {
+    const { components, shared } = parseUiSection(graphInput, baseDir);
+    const bundles = new Map<string, BundleFile[]>();
+    const webInterfaceAtUi = this.config.ui.enabled && normalizePrefix(this.config.ui.path) === '/ui';
+    for (const [name, file] of components) {
+      if (webInterfaceAtUi && RESERVED_UI_NAMES.has(name))
+        throw new Error(`langgraph.json ui.${name}: "${name}" is a folder of the web interface at /ui; rename the UI`);
+      try {
+        bundles.set(name, await bundleUi(name, file, shared));
+      } catch (error) {
+        throw new Error(`langgraph.json ui.${name} (${file}) does not build: ${(error as Error).message}`, {
+          cause: error,
+        });
+      }
+    }
+    if (bundles.size > 0)
+      this.settings.telemetry.logger.info({ ui: [...bundles.keys()] }, 'Bundled the generative UIs.');
+    return bundles;
   }
 
   /**

@@ -22,6 +22,7 @@ import { registerMetaRoutes } from './routes-meta.ts';
 import { BrokerUnavailableError } from '../runs/broker.ts';
 import { registerRunRoutes } from './routes-runs.ts';
 import { registerStoreRoutes } from './routes-store.ts';
+import { registerGenerativeUiRoutes } from './routes-genui.ts';
 import { registerThreadRoutes } from './routes-threads.ts';
 import type { AgentApp, AgentServices } from './services.ts';
 import { isDatabaseUnavailable } from '../storage/database.ts';
@@ -174,5 +175,6 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
     registerCronRoutes(api, services);
     if (services.mcpEnabled) registerMcpRoutes(api, services);
     if (services.a2aEnabled) registerA2aRoutes(api, services);
+    if (services.uiBundles && services.uiBundles.size > 0) registerGenerativeUiRoutes(api, services.uiBundles);
   };
 }

@@ -15,7 +15,7 @@
 //    application/json` (415 otherwise), so the "simple" content types of cross-site forms
 //    (`text/plain`, `application/x-www-form-urlencoded`, `multipart/form-data`) never parse.
 // 5. Authentication, except on the public routes (`/ok`, `/info`, `/live`, `/ready`, the web
-//    interface's static files): a valid `X-Api-Key` when `auth.api_keys` is set (401 otherwise),
+//    interface's static files, the generative UI bundles a `<script src>` loads): a valid `X-Api-Key` when `auth.api_keys` is set (401 otherwise),
 //    then the custom auth handler's `authenticate(request)`, whose user the request carries on.
 //
 // These are root-level hooks, so they cover every route of the server, whichever plugin adds it
@@ -41,6 +41,8 @@ export interface RequestGuardOptions {
   readonly customAuth?: CustomAuth;
   /** Path of the web interface, when it is served (its static files are public). */
   readonly uiPath?: string;
+  /** Names of the generative UIs: their bundles (`GET /ui/{name}/{file}`) are public too. */
+  readonly generativeUis?: readonly string[];
   readonly logger: Logger;
 }
 
@@ -106,11 +108,13 @@ export async function registerRequestGuard(app: FastifyInstance, options: Reques
 
   const apiKeys = new ApiKeys(options.apiKeys);
   const uiPath = options.uiPath?.replace(/\/+$/, '');
+  const generativeUiRoutes = new Set((options.generativeUis ?? []).map((name) => `/ui/${name}/:basename`));
   const isPublic = (request: FastifyRequest): boolean => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return false;
     const route = request.routeOptions.url;
     if (route === undefined) return false;
     if (PUBLIC_ROUTES.has(route)) return true;
+    if (generativeUiRoutes.has(route)) return true;
     // The interface's files (and the redirect of `/` to it) hold no data; what they load does.
     return (
       uiPath !== undefined && uiPath !== '' && (route === '/' || route === uiPath || route.startsWith(`${uiPath}/`))

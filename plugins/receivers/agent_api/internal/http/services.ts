@@ -23,6 +23,7 @@ import type { CheckpointDatabase } from '../storage/checkpoints.ts';
 import type { ServerStore } from '../storage/store.ts';
 import type { Storage } from '../storage/storage.ts';
 import type { Access } from './access.ts';
+import type { UiBundles } from './routes-genui.ts';
 
 export interface AgentServices {
   readonly assistants: AssistantService;
@@ -57,6 +58,8 @@ export interface AgentServices {
   readonly a2aEnabled?: boolean;
   /** `auth.api_keys` is set: requests need an `X-Api-Key` (the agent cards declare it). */
   readonly apiKeysRequired?: boolean;
+  /** The generative UI bundles of langgraph.json's `ui` section, served under `/ui/{name}`. */
+  readonly uiBundles?: UiBundles;
 }
 
 /**
