@@ -36,3 +36,11 @@ export {
   validateRetry,
 } from './exporterhelper/schema.ts';
 export { logEndpoint } from './exporterhelper/outage_log.ts';
+export type {
+  Encoded,
+  ExporterConfig,
+  ExporterControls,
+  ExporterSpec,
+  Unencodable,
+} from './exporterhelper/new_exporter.ts';
+export { newExporter } from './exporterhelper/new_exporter.ts';

@@ -1,8 +1,8 @@
-import type { ExporterFactory } from '../../../src/pipeline/component.ts';
-import { validateRetry } from '../../../src/exporterhelper/schema.ts';
+import { validateRetry } from 'tracepipe/exporterhelper';
+import type { ExporterFactory } from 'tracepipe/plugin';
 import type { BackendExporterConfig } from './config.ts';
 import { configSchema } from './config.ts';
-import { BackendExporter } from './exporter.ts';
+import { backendExporter } from './exporter.ts';
 
 export type { BackendExporterConfig } from './config.ts';
 
@@ -14,5 +14,5 @@ export const backendExporterFactory = Object.freeze({
   consumes: 'runs',
   configSchema,
   validate: (config) => validateRetry(config.retry_on_failure),
-  create: (settings, config) => new BackendExporter(settings, config),
+  create: (settings, config) => backendExporter(settings, config),
 } satisfies ExporterFactory<BackendExporterConfig, 'runs'>);

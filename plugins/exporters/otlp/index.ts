@@ -1,8 +1,8 @@
-import type { ExporterFactory } from '../../../src/pipeline/component.ts';
-import { validateRetry } from '../../../src/exporterhelper/schema.ts';
+import { validateRetry } from 'tracepipe/exporterhelper';
+import type { ExporterFactory } from 'tracepipe/plugin';
 import type { OtlpExporterConfig } from './config.ts';
 import { configSchema } from './config.ts';
-import { OtlpExporter } from './exporter.ts';
+import { otlpExporter } from './exporter.ts';
 
 export type { OtlpExporterConfig } from './config.ts';
 
@@ -15,5 +15,5 @@ export const otlpExporterFactory = Object.freeze({
   consumes: 'spans',
   configSchema,
   validate: (config) => validateRetry(config.retry_on_failure),
-  create: (settings, config) => new OtlpExporter(settings, config),
+  create: (settings, config) => otlpExporter(settings, config),
 } satisfies ExporterFactory<OtlpExporterConfig, 'spans'>);
