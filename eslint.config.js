@@ -20,11 +20,7 @@ export default tseslint.config(
           root: import.meta.dirname,
           // The fault benchmark reuses the fault-test harness as it is; moving that harness out of
           // test/ is for its owners to do.
-          allow: [
-            { from: 'bench/faults', to: 'test/faults' },
-            // The explorer reads the local exporter's store file with the store's own code.
-            { from: 'plugins/extensions/trace_explorer', to: 'plugins/exporters/local/store.ts' },
-          ],
+          allow: [{ from: 'bench/faults', to: 'test/faults' }],
         },
       ],
       // A promise nobody awaits loses its error; in a pipeline that means lost data.

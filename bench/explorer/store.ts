@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Run } from '../../src/model/runs.ts';
-import { LocalTraceStore } from '../../plugins/exporters/local/store.ts';
+import { LocalTraceStore } from '../../src/tracestore/store.ts';
 import { tracePage } from '../../plugins/extensions/trace_explorer/internal/api.ts';
 import { Pricer } from '../../plugins/extensions/trace_explorer/internal/pricing.ts';
 import { parseStatsQuery, statsBody } from '../../plugins/extensions/trace_explorer/internal/stats.ts';

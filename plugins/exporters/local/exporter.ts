@@ -11,8 +11,8 @@ import { PermanentError } from '../../../src/pipeline/errors.ts';
 import type { RunBatch } from '../../../src/model/runs.ts';
 import type { ComponentCounter, ComponentGauge } from '../../../src/telemetry/component.ts';
 import type { LocalExporterConfig } from './config.ts';
-import type { ListTracesQuery, RetentionLimits, StoredTrace, TraceSummary } from './store.ts';
-import { InvalidTimeError, LocalTraceStore } from './store.ts';
+import type { ListTracesQuery, RetentionLimits, StoredTrace, TraceSummary } from 'tracepipe/tracestore';
+import { InvalidTimeError, LocalTraceStore } from 'tracepipe/tracestore';
 
 export interface LocalExporterOptions {
   /** The clock retention reads (epoch ms); for tests. */

@@ -10,7 +10,7 @@ import { nopHost, nopSettings, runComponentConformance } from '../../../src/pipe
 import { makeRun } from '../../../src/testkit/runs.ts';
 import type { LocalExporterConfig } from './config.ts';
 import { localExporterFactory } from './index.ts';
-import { InvalidTimeError, toMicros } from './store.ts';
+import { InvalidTimeError, toMicros } from 'tracepipe/tracestore';
 
 let dir: string;
 before(async () => {

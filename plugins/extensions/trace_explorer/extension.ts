@@ -23,7 +23,7 @@ import type {
   TraceViewer,
   TraceViewerGuard,
 } from '../../../src/pipeline/component.ts';
-import { InvalidCursorError, InvalidTimeError, LocalTraceStore } from '../../exporters/local/store.ts';
+import { InvalidCursorError, InvalidTimeError, LocalTraceStore } from 'tracepipe/tracestore';
 import type { TraceExplorerConfig } from './config.ts';
 import {
   QueryError,

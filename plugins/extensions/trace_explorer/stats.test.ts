@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { calcPrice } from '@pydantic/genai-prices';
 import type { Run } from '../../../src/model/runs.ts';
 import { makeRun } from '../../../src/testkit/runs.ts';
-import { LocalTraceStore } from '../../exporters/local/store.ts';
+import { LocalTraceStore } from 'tracepipe/tracestore';
 import { QueryError, tracePage } from './internal/api.ts';
 import { PRICE_TABLE, Pricer } from './internal/pricing.ts';
 import { parseStatsQuery, statsBody } from './internal/stats.ts';

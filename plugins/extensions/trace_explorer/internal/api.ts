@@ -4,14 +4,8 @@
 // and costs.
 
 import type { Run } from '../../../../src/model/runs.ts';
-import type {
-  ListTracesQuery,
-  LocalTraceStore,
-  StoredTrace,
-  ThreadSummary,
-  TraceSummary,
-} from '../../../exporters/local/store.ts';
-import { TRACE_SORT_FIELDS, TRACE_STATUSES, toMicros, usageOf } from '../../../exporters/local/store.ts';
+import type { ListTracesQuery, LocalTraceStore, StoredTrace, ThreadSummary, TraceSummary } from 'tracepipe/tracestore';
+import { TRACE_SORT_FIELDS, TRACE_STATUSES, toMicros, usageOf } from 'tracepipe/tracestore';
 import type { CostSource, Pricer, Quote } from './pricing.ts';
 import { REPORTED, combinedSource, sourceBody } from './pricing.ts';
 

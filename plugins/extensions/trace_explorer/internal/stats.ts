@@ -5,8 +5,8 @@
 // and model, whatever the number of runs) and lays the result out as aligned arrays, the shape a
 // chart draws.
 
-import type { LocalTraceStore, StatsGroup } from '../../../exporters/local/store.ts';
-import { STATS_GROUPS, fromMicros, toMicros } from '../../../exporters/local/store.ts';
+import type { LocalTraceStore, StatsGroup } from 'tracepipe/tracestore';
+import { STATS_GROUPS, fromMicros, toMicros } from 'tracepipe/tracestore';
 import { QueryError } from './api.ts';
 import type { CostSource, Pricer } from './pricing.ts';
 import { REPORTED, sourceBody } from './pricing.ts';

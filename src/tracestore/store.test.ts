@@ -6,13 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { validateAgainst } from '../../../src/config/ajv.ts';
-import { nopHost, nopSettings } from '../../../src/pipeline/testing.ts';
-import type { Run } from '../../../src/model/runs.ts';
-import { makeRun } from '../../../src/testkit/runs.ts';
-import { configSchema } from './config.ts';
-import type { LocalExporterConfig } from './config.ts';
-import { LocalExporter } from './exporter.ts';
+import type { Run } from '../model/runs.ts';
+import { makeRun } from '../testkit/runs.ts';
 import { InvalidCursorError, LocalTraceStore } from './store.ts';
 
 let dir: string;
@@ -190,32 +185,5 @@ describe('local store retention', () => {
     assert.equal(left[0]!.name, 'agent 39');
     for (const summary of left) assert.equal(s.getTrace(summary.traceId)!.runs.length, 2);
     s.close();
-  });
-
-  it('the exporter enforces its limits after writes and counts deletions by reason', async () => {
-    const host = nopHost();
-    const config = { path: join(dir, 'exporter.db'), retention: { max_age_ms: 60_000 } };
-    assert.deepEqual(validateAgainst(configSchema, config, 'local'), []);
-    let now = Date.parse(at(5));
-    const exporter = new LocalExporter(nopSettings('exporter', 'local', host), config as LocalExporterConfig, {
-      now: () => now,
-    });
-    await exporter.start();
-    await exporter.consume({ runs: trace(4, { name: 'kept' }) }, { project: 'p' });
-    assert.deepEqual(
-      exporter.listTraces().map((t) => t.name),
-      ['kept'],
-    );
-    now = Date.parse(at(20));
-    await exporter.consume({ runs: trace(19, { name: 'new' }) }, { project: 'p' });
-    assert.deepEqual(
-      exporter.listTraces().map((t) => t.name),
-      ['new'],
-    );
-    const metrics = await host.metrics.getSingleMetricAsString('tracepipe_local_store_deleted_traces_total');
-    assert.match(metrics, /reason="max_age"\} 1/);
-    const runs = await host.metrics.getSingleMetricAsString('tracepipe_local_store_deleted_runs_total');
-    assert.match(runs, /reason="max_age"\} 2/);
-    await exporter.shutdown();
   });
 });

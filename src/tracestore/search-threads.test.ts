@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import type { Run } from '../../../src/model/runs.ts';
-import { makeRun } from '../../../src/testkit/runs.ts';
-import { tempDir } from '../../../src/testkit/files.ts';
+import type { Run } from '../model/runs.ts';
+import { makeRun } from '../testkit/runs.ts';
+import { tempDir } from '../testkit/files.ts';
 import { LocalTraceStore, ftsQuery } from './store.ts';
 
 const dir = tempDir('tp-search-');

@@ -8,12 +8,13 @@
 // Times are stored as integer microseconds since the epoch: RFC 3339 texts with a variable number
 // of fraction digits (`…00.5Z` vs `…00Z`) do not sort as text.
 //
-// The `trace_explorer` extension opens the same file with this module to answer its HTTP API.
+// The `local` exporter writes a store and the `trace_explorer` extension opens the same file to
+// answer its HTTP API, both through `tracepipe/tracestore`.
 
 import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
-import type { Run } from '../../../src/model/runs.ts';
-import { storedUuidForm } from '../../../src/model/uuid-forms.ts';
+import type { Run } from '../model/runs.ts';
+import { storedUuidForm } from '../model/uuid-forms.ts';
 
 export interface TraceSummary {
   readonly traceId: string;
