@@ -8,6 +8,7 @@ import { GraphNotFoundError } from './errors.ts';
 import { bindCompiled, buildFromFactory, compileBuilder, loadExport } from './load.ts';
 import type { BindOptions, CompiledGraphLike, LoadedExport } from './load.ts';
 import { extractSchemas, toGraphSchemas } from './schemas.ts';
+import { schemaHelpersFor } from './schema-helpers.ts';
 import type { GraphSchemas, SubgraphSchemas } from './schemas.ts';
 import type { GraphSpec } from './spec.ts';
 
@@ -124,9 +125,10 @@ export class GraphRegistry {
   /** The graph's JSON Schemas for `/assistants/{id}/schemas`; `null` members when unknown. */
   async schemas(graphId: string, options: { config?: RunnableConfig } = {}): Promise<GraphSchemas> {
     const entry = this.entry(graphId);
+    const helpers = await schemaHelpersFor(entry.spec.path);
     if (entry.loaded.kind === 'factory')
-      return toGraphSchemas(extractSchemas(await this.introspectable(graphId, options.config)));
-    entry.schemas ??= extractSchemas(await this.introspectable(graphId));
+      return toGraphSchemas(extractSchemas(await this.introspectable(graphId, options.config), helpers));
+    entry.schemas ??= extractSchemas(await this.introspectable(graphId), helpers);
     return toGraphSchemas(entry.schemas);
   }
 
@@ -141,9 +143,10 @@ export class GraphRegistry {
     config?: RunnableConfig,
   ): Promise<Record<string, unknown>> {
     const graph = await this.introspectable(graphId, config);
+    const helpers = await schemaHelpersFor(this.entry(graphId).spec.path);
     const result: Record<string, unknown> = {};
     for await (const [name, subgraph] of graph.getSubgraphsAsync(namespace, recurse)) {
-      result[name] = extractSchemas(subgraph);
+      result[name] = extractSchemas(subgraph, helpers);
     }
     return result;
   }

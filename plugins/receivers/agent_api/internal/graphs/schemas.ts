@@ -5,12 +5,8 @@
 
 import { toJsonSchema } from '@langchain/core/utils/json_schema';
 import { isZodSchemaV3, isZodSchemaV4 } from '@langchain/core/utils/types';
-import {
-  getConfigTypeSchema,
-  getInputTypeSchema,
-  getOutputTypeSchema,
-  getUpdateTypeSchema,
-} from '@langchain/langgraph/zod/schema';
+import * as ownHelpers from '@langchain/langgraph/zod/schema';
+import type { ZodSchemaHelpers } from './schema-helpers.ts';
 
 /** The schemas the `/assistants/{id}/schemas` endpoint serves. `null` when unknown. */
 export interface GraphSchemas {
@@ -68,8 +64,11 @@ function zodToJson(value: unknown): unknown {
   }
 }
 
-/** Extracts the schemas of one compiled graph; never throws for a graph it cannot read. */
-export function extractSchemas(graph: unknown): SubgraphSchemas {
+/**
+ * Extracts the schemas of one compiled graph; never throws for a graph it cannot read. `helpers`:
+ * the graph's own copy of LangGraph's Zod schema helpers (./schema-helpers.ts).
+ */
+export function extractSchemas(graph: unknown, helpers: ZodSchemaHelpers = ownHelpers): SubgraphSchemas {
   const builder = (graph as { builder?: BuilderInternals } | undefined)?.builder;
   if (!builder) return { state: null, input: null, output: null, config: null };
   const config = zodToJson(builder._configRuntimeSchema) ?? null;
@@ -90,10 +89,10 @@ export function extractSchemas(graph: unknown): SubgraphSchemas {
   if (isZod(builder._schemaRuntimeDefinition)) {
     try {
       const fromRegistry = {
-        state: getUpdateTypeSchema(graph) ?? null,
-        input: getInputTypeSchema(graph) ?? null,
-        output: getOutputTypeSchema(graph) ?? null,
-        config: getConfigTypeSchema(graph) ?? config,
+        state: helpers.getUpdateTypeSchema(graph as never) ?? null,
+        input: helpers.getInputTypeSchema(graph as never) ?? null,
+        output: helpers.getOutputTypeSchema(graph as never) ?? null,
+        config: helpers.getConfigTypeSchema(graph as never) ?? config,
       };
       if (Object.values(fromRegistry).some((schema) => schema !== null)) return fromRegistry;
     } catch {
