@@ -1,8 +1,8 @@
 // The searches use an index once a table has thousands of rows: the plans of the statements the
 // storage runs (`internal/storage/search-queries.ts`, `store.ts`), as SQLite's `EXPLAIN QUERY PLAN`
-// and PostgreSQL's `EXPLAIN (FORMAT JSON)` give them, on tables filled with bulk SQL. A plan passes
-// when SQLite names an index for every table it reads, and when PostgreSQL reads no big table with
-// a sequential scan. Also: paging stays consistent while rows are inserted, and a search does not
+// and PostgreSQL's `EXPLAIN (FORMAT JSON)` give them, on tables filled with bulk SQL
+// (`testing/seed.ts`). A plan passes when SQLite names an index for every table it reads, and when
+// PostgreSQL reads no big table with a sequential scan. Also: paging stays consistent while rows are inserted, and a search does not
 // read a large thread it does not return.
 
 import assert from 'node:assert/strict';
@@ -12,59 +12,97 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { openPostgresStorage } from './internal/storage/postgres.ts';
+import type { CronQuery } from './internal/storage/crons.ts';
 import { assistantSearch, cronSearch, runSearch, threadSearch } from './internal/storage/search-queries.ts';
-import type { Statement } from './internal/storage/search-queries.ts';
+import type { SearchStatements, Statement } from './internal/storage/search-queries.ts';
 import type { Dialect } from './internal/storage/sql-filters.ts';
 import { registerSqliteFilterFunctions } from './internal/storage/sql-filters.ts';
 import { openSqliteStorage } from './internal/storage/sqlite.ts';
-import type { Storage } from './internal/storage/storage.ts';
-import { STORE_MIGRATIONS, storeSearch } from './internal/storage/store.ts';
+import type { Storage, ThreadQuery } from './internal/storage/storage.ts';
+import { STORE_MIGRATIONS, namespacesOperation, storeSearch } from './internal/storage/store.ts';
+import { namespaceListing, registerNamespaceFunctions } from './internal/storage/store-namespaces.ts';
 import { openSqliteFile } from './internal/storage/sqlite-file.ts';
 import { freshDatabase, postgresAvailable } from './testing/postgres.ts';
 import type { TestDatabase } from './testing/postgres.ts';
+import { seedPostgres, seedSqlite, seeded } from './testing/seed.ts';
 import { thread } from './testing/storage-contract.ts';
 import { tempDir } from '../../../src/testkit/files.ts';
 
+// Asked before any suite starts: the SQLite suites' fills block the event loop for seconds, longer
+// than the question waits for an answer.
+const available = await postgresAvailable();
+
 const THREADS = 5000;
+const PLAN = { threads: THREADS, owners: 500 };
 
 /** The statements of the searches a chat UI, a run list, a cron list and the store make. */
 function statements(dialect: Dialect): { name: string; statement: Statement }[] {
   const page = { limit: 10, offset: 0, sort_order: 'desc' as const };
-  const threads = {
-    latest: threadSearch(dialect, { ...page, sort_by: 'created_at' }),
-    owner: threadSearch(dialect, { ...page, sort_by: 'created_at', metadata: { owner: 'user-7' } }),
-    idle: threadSearch(dialect, { ...page, offset: 40, sort_by: 'created_at', status: 'idle' }),
-    byId: threadSearch(dialect, { ...page, sort_by: 'thread_id', status: 'idle' }),
-    updated: threadSearch(dialect, { ...page, sort_by: 'updated_at', auth: { owner: 'user-7' } }),
-    values: threadSearch(dialect, { ...page, sort_by: 'created_at', values: { topic: 'topic-3' } }),
-    ids: threadSearch(dialect, { ...page, sort_by: 'created_at', ids: ['thread-1', 'thread-2'] }),
+  const owner = seeded.owner(7);
+  const threads: Record<string, ThreadQuery> = {
+    latest: { ...page, sort_by: 'created_at' },
+    owner: { ...page, sort_by: 'created_at', metadata: { owner } },
+    idle: { ...page, offset: 40, sort_by: 'created_at', status: 'idle' },
+    byId: { ...page, sort_by: 'thread_id', status: 'idle' },
+    updated: { ...page, sort_by: 'updated_at', auth: { owner } },
+    values: { ...page, sort_by: 'created_at', values: { topic: seeded.topic(3) } },
+    ids: { ...page, sort_by: 'created_at', ids: [seeded.threadId(1), seeded.threadId(2)] },
   };
-  const crons = {
-    assistant: cronSearch(dialect, { ...page, sort_by: 'created_at', assistant_id: 'assistant-3' }),
-    thread: cronSearch(dialect, { ...page, sort_by: 'created_at', thread_id: 'thread-9' }),
+  const crons: Record<string, CronQuery> = {
+    assistant: { ...page, sort_by: 'created_at', assistant_id: seeded.assistant(3) },
+    thread: { ...page, sort_by: 'created_at', thread_id: seeded.threadId(10) },
   };
+  // A page; the count of a page past the end (offset 40); the count route's (limit 0).
+  const searches = <Q>(kind: string, query: Q & { offset: number; limit: number }, of: (q: Q) => SearchStatements) => [
+    { name: kind, statement: of(query).page },
+    { name: `${kind}, past the end`, statement: of({ ...query, offset: 40 }).count },
+    { name: `${kind} count`, statement: of({ ...query, limit: 0 }).count },
+  ];
   return [
-    ...Object.entries(threads).flatMap(([name, search]) => [
-      { name: `threads ${name}`, statement: search.page },
-      { name: `threads ${name} count`, statement: search.count },
-    ]),
-    ...Object.entries(crons).flatMap(([name, search]) => [
-      { name: `crons ${name}`, statement: search.page },
-      { name: `crons ${name} count`, statement: search.count },
-    ]),
+    // SQLite, for a field that names many threads: walk the sort order's index, probe `thread_fields`.
+    { name: 'threads owner, probing fields', statement: threadSearch(dialect, threads.owner!, 'probe').page },
+    ...Object.entries(threads).flatMap(([name, query]) =>
+      searches(`threads ${name}`, query, (q: ThreadQuery) => threadSearch(dialect, q)),
+    ),
+    ...Object.entries(crons).flatMap(([name, query]) =>
+      searches(`crons ${name}`, query, (q: CronQuery) => cronSearch(dialect, q)),
+    ),
     {
       name: 'assistants of a graph',
       statement: assistantSearch(dialect, { ...page, sort_by: 'created_at', graph_id: 'g' }).page,
     },
-    { name: 'runs of a thread', statement: runSearch(dialect, 'thread-5', { limit: 10, offset: 0 }) },
+    { name: 'runs of a thread', statement: runSearch(dialect, seeded.threadId(5), { limit: 10, offset: 0 }) },
     {
       name: 'runs of a thread by status',
-      statement: runSearch(dialect, 'thread-5', { status: 'success', limit: 10, offset: 0 }),
+      statement: runSearch(dialect, seeded.threadId(5), { status: 'success', limit: 10, offset: 0 }),
     },
-    { name: 'store items under a prefix', statement: storeSearch(dialect, ['users', 'user-7'], undefined, 10, 0) },
+    { name: 'store items under a prefix', statement: storeSearch(dialect, ['users', owner], undefined, 10, 0) },
     { name: 'store items, newest', statement: storeSearch(dialect, [], undefined, 10, 0) },
+    {
+      name: 'store items under a prefix holding many, newest first',
+      statement: storeSearch(dialect, ['users'], undefined, 10, 0, { walkNewest: true }),
+    },
+    {
+      name: 'store namespaces under a prefix, two labels deep',
+      statement: namespaceListing(
+        dialect,
+        namespacesOperation({ prefix: ['users'], suffix: ['notes'], maxDepth: 2, limit: 10, offset: 5 }),
+        { page: true },
+      ),
+    },
+    {
+      name: 'store namespaces, whole',
+      statement: namespaceListing(dialect, namespacesOperation({}), { page: false }),
+    },
   ];
 }
+
+/**
+ * Rows a statement makes rather than reads from a table: a filter's parameter (`json_each`), a
+ * capped count's subquery (`matches`), the namespace listing's walk (`walk`, `step`) and its
+ * first step, a `SELECT` of no table (`CONSTANT ROW`).
+ */
+const DERIVED = new Set(['json_each', 'matches', 'walk', 'step', 'CONSTANT']);
 
 const BIG_TABLES = new Set(['threads', 'runs', 'crons', 'store_items', 'thread_fields']);
 
@@ -78,31 +116,9 @@ describe('SQLite search plans', () => {
     await openSqliteStorage(join(dir, 'agent.sqlite')).close();
     db = new Database(join(dir, 'agent.sqlite'));
     registerSqliteFilterFunctions(db);
-    db.exec(`
-      WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${THREADS - 1})
-      INSERT INTO threads (thread_id, created_at, updated_at, metadata, status, config, state_values, interrupts)
-      SELECT 'thread-' || i, printf('2024-01-01T00:%05d', i), printf('2024-01-02T00:%05d', i),
-        json_object('owner', 'user-' || (i % 500), 'n', i),
-        CASE i % 4 WHEN 0 THEN 'idle' WHEN 1 THEN 'busy' WHEN 2 THEN 'error' ELSE 'interrupted' END,
-        '{}', json_object('topic', 'topic-' || (i % 300)), NULL FROM n;
-      INSERT INTO runs (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
-        multitask_strategy, error, attempt, temporary)
-      SELECT 'run-' || thread_id, thread_id, 'assistant-1', created_at, created_at, 'success', '{}', '{}', 'enqueue',
-        NULL, 1, 0 FROM threads;
-      INSERT INTO crons (cron_id, assistant_id, thread_id, end_time, schedule, created_at, updated_at, payload,
-        next_run_date, metadata, enabled)
-      SELECT 'cron-' || thread_id, 'assistant-' || (rowid % 50), thread_id, NULL, '* * * * *', created_at, created_at,
-        '{}', created_at, '{}', 1 FROM threads;
-    `);
-    db.exec('ANALYZE');
     store = openSqliteFile(join(dir, 'store.sqlite'), STORE_MIGRATIONS).db;
-    store.exec(`
-      WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${THREADS - 1})
-      INSERT INTO store_items (namespace, key, value, created_at, updated_at)
-      SELECT 'users.user-' || (i % 500), 'item-' || i, json_object('n', i), printf('2024-01-01T00:%05d', i),
-        printf('2024-01-01T00:%05d', i) FROM n;
-      ANALYZE;
-    `);
+    registerNamespaceFunctions(store);
+    seedSqlite(db, store, PLAN);
   });
 
   after(() => {
@@ -120,7 +136,7 @@ describe('SQLite search plans', () => {
       const details = plan.map((row) => row.detail);
       for (const detail of details) {
         const scanned = /^(?:SCAN|SEARCH) (\w+)/.exec(detail)?.[1];
-        if (scanned === undefined || scanned === 'json_each') continue;
+        if (scanned === undefined || DERIVED.has(scanned)) continue;
         assert.match(
           detail,
           /USING (?:COVERING )?INDEX|USING (?:INTEGER )?PRIMARY KEY/,
@@ -135,7 +151,45 @@ describe('SQLite search plans', () => {
   });
 });
 
-const available = await postgresAvailable();
+describe('SQLite thread searches on fields', () => {
+  it('answer alike whether they list the threads a field names or probe each row on the sort index', async () => {
+    const dir = tempDir('agent-api-fields-');
+    const storage = openSqliteStorage(join(dir, 'agent.sqlite'));
+    try {
+      await storage.close();
+      const db = new Database(join(dir, 'agent.sqlite'));
+      const store = openSqliteFile(join(dir, 'store.sqlite'), STORE_MIGRATIONS).db;
+      registerSqliteFilterFunctions(db);
+      seedSqlite(db, store, { threads: 2000, owners: 4 });
+      const query = {
+        limit: 10,
+        offset: 15,
+        sort_by: 'updated_at',
+        sort_order: 'asc',
+        metadata: { owner: seeded.owner(1), source: 'web' },
+      } as const;
+      const ids = (fields: 'list' | 'probe') => {
+        const { sql, params } = threadSearch('sqlite', query, fields).page;
+        return (db.prepare(sql).all(...params) as { thread_id: string }[]).map((row) => row.thread_id);
+      };
+      const listed = ids('list');
+      assert.equal(listed.length, 11);
+      assert.deepEqual(ids('probe'), listed);
+      db.close();
+      store.close();
+      // Through the storage, which chooses: the same page (a quarter of the threads is one owner's).
+      const reopened = openSqliteStorage(join(dir, 'agent.sqlite'));
+      const page = await reopened.searchThreads(query);
+      assert.deepEqual(
+        page.items.map((t) => t.thread_id),
+        listed.slice(0, 10),
+      );
+      await reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 interface PlanNode {
   'Node Type': string;
@@ -159,26 +213,7 @@ describe('PostgreSQL search plans', { skip: available ? false : 'no PostgreSQL s
     storage = await openPostgresStorage(database.uri);
     pool = new pg.Pool({ connectionString: database.uri, max: 2 });
     pool.on('error', () => undefined);
-    await pool.query(`
-      INSERT INTO threads (thread_id, created_at, updated_at, metadata, status, config, state_values, interrupts)
-      SELECT 'thread-' || i, '2024-01-01T00:' || lpad(i::text, 5, '0'), '2024-01-02T00:' || lpad(i::text, 5, '0'),
-        jsonb_build_object('owner', 'user-' || (i % 500), 'n', i),
-        (ARRAY['idle', 'busy', 'error', 'interrupted'])[i % 4 + 1], '{}',
-        jsonb_build_object('topic', 'topic-' || (i % 300)), NULL
-      FROM generate_series(0, ${THREADS - 1}) i;
-      INSERT INTO runs (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
-        multitask_strategy, error, attempt, temporary)
-      SELECT 'run-' || thread_id, thread_id, 'assistant-1', created_at, created_at, 'success', '{}', '{}', 'enqueue',
-        NULL, 1, false FROM threads;
-      INSERT INTO crons (cron_id, assistant_id, thread_id, end_time, schedule, created_at, updated_at, payload,
-        next_run_date, metadata, enabled)
-      SELECT 'cron-' || thread_id, 'assistant-' || (hashtext(thread_id) & 49), thread_id, NULL, '* * * * *',
-        created_at, created_at, '{}', created_at, '{}', true FROM threads;
-      INSERT INTO store_items (namespace, key, value, created_at, updated_at)
-      SELECT 'users.user-' || (i % 500), 'item-' || i, jsonb_build_object('n', i), '2024-01-01T00:' || lpad(i::text, 5, '0'),
-        '2024-01-01T00:' || lpad(i::text, 5, '0') FROM generate_series(0, ${THREADS - 1}) i;
-    `);
-    await pool.query('VACUUM ANALYZE');
+    await seedPostgres(pool, PLAN);
   });
 
   after(async () => {
@@ -216,7 +251,7 @@ describe('PostgreSQL search plans', { skip: available ? false : 'no PostgreSQL s
       offset: 0,
       sort_by: 'created_at',
       sort_order: 'desc',
-      metadata: { owner: 'user-7' },
+      metadata: { owner: seeded.owner(7) },
     });
     const [row] = (await pool.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${search.page.sql}`, search.page.params))
       .rows as { 'QUERY PLAN': { Plan: PlanNode }[] }[];
@@ -228,9 +263,9 @@ describe('PostgreSQL search plans', { skip: available ? false : 'no PostgreSQL s
       offset: 0,
       sort_by: 'created_at',
       sort_order: 'desc',
-      metadata: { owner: 'user-7' },
+      metadata: { owner: seeded.owner(7) },
     });
-    assert.equal(page.total, THREADS / 500);
+    assert.equal(page.total, THREADS / PLAN.owners);
   });
 
   it('keeps paging consistent while threads are inserted', async () => {
@@ -239,7 +274,7 @@ describe('PostgreSQL search plans', { skip: available ? false : 'no PostgreSQL s
       offset: 0,
       sort_by: 'created_at' as const,
       sort_order: 'asc' as const,
-      metadata: { owner: 'user-11' },
+      metadata: { owner: seeded.owner(11) },
     };
     const seen: string[] = [];
     for (let offset = 0; ; offset += query.limit) {
@@ -247,12 +282,12 @@ describe('PostgreSQL search plans', { skip: available ? false : 'no PostgreSQL s
       seen.push(...page.items.map((t) => t.thread_id));
       // A newer thread of the same owner arrives between two pages.
       await storage.insertThread(
-        thread(`late-${offset}`, { created_at: '2025-01-01T00:00:00.000Z', metadata: { owner: 'user-11' } }),
+        thread(`late-${offset}`, { created_at: '2025-01-01T00:00:00.000Z', metadata: { owner: seeded.owner(11) } }),
       );
       if (page.items.length < query.limit) break;
     }
     const original = seen.filter((id) => !id.startsWith('late-'));
     assert.equal(new Set(seen).size, seen.length, 'no thread is seen twice');
-    assert.equal(original.length, THREADS / 500, 'every thread there before paging began is seen');
+    assert.equal(original.length, THREADS / PLAN.owners, 'every thread there before paging began is seen');
   });
 });

@@ -40,7 +40,9 @@ function sortedPage<T>(
 ): Page<T> {
   const sign = query.sort_order === 'asc' ? 1 : -1;
   rows.sort((a, b) => sign * order(a[query.sort_by], b[query.sort_by]) || sign * order(a[id], b[id]));
-  return { items: rows.slice(query.offset, query.offset + query.limit), total: rows.length };
+  // Every match for a count (limit 0); a page reports at most one more than it reaches.
+  const total = query.limit === 0 ? rows.length : Math.min(rows.length, query.offset + query.limit + 1);
+  return { items: rows.slice(query.offset, query.offset + query.limit), total };
 }
 
 const hasMetadata = (record: { metadata: JsonObject }, metadata: JsonObject | undefined): boolean =>

@@ -248,6 +248,12 @@ export function storageContract(name: string, open: () => Promise<ContractDataba
         const page = await storage.searchThreads({ ...query, sort_by: 'updated_at', sort_order: 'desc', limit: 2 });
         assert.deepEqual(ids(page.items, 'thread_id'), ['t1', 't3']);
         assert.equal(page.total, 3);
+        // A page that does not reach the end reports one match more than it reaches, not all of them.
+        const first = await storage.searchThreads({ ...query, limit: 1 });
+        assert.deepEqual([ids(first.items, 'thread_id'), first.total], [['t1'], 2]);
+        assert.equal((await storage.searchThreads({ ...query, limit: 0 })).total, 3, 'a count counts every match');
+        const past = await storage.searchThreads({ ...query, limit: 2, offset: 5 });
+        assert.deepEqual([past.items, past.total], [[], 3], 'a page past the end counts the matches');
         assert.deepEqual(await storage.threadIdsOfAssistant('a1'), ['t1']);
         await storage.updateThread({
           ...busy,

@@ -23,7 +23,11 @@ export function selectFields<T extends object>(items: T[], select: readonly stri
   );
 }
 
-/** `X-Pagination-Total`: all matches; `X-Pagination-Next`: the next page's offset, when there is one. */
+/**
+ * `X-Pagination-Total`: the matches up to this page's end, plus one when there are more (the
+ * storage's `Page.total`, as the hosted server reports it); `X-Pagination-Next`: the next page's
+ * offset, when there is one.
+ */
 export function setPagination(reply: FastifyReply, total: number, offset: number, limit: number): void {
   reply.header('x-pagination-total', String(total));
   if (offset + limit < total) reply.header('x-pagination-next', String(offset + limit));

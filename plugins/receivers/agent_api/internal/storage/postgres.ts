@@ -12,14 +12,7 @@ import type { PoolClient } from 'pg';
 import type { CronQuery, CronRecord } from './crons.ts';
 import { RecordCodec, json, str } from './records.ts';
 import type { Row } from './records.ts';
-import {
-  assistantSearch,
-  cronSearch,
-  runSearch,
-  threadSearch,
-  totalFromPage,
-  versionSearch,
-} from './search-queries.ts';
+import { assistantSearch, cronSearch, runSearch, settlePage, threadSearch, versionSearch } from './search-queries.ts';
 import type { SearchStatements } from './search-queries.ts';
 import { composeStorage, leaseExpiry } from './storage.ts';
 import type {
@@ -248,13 +241,12 @@ class PostgresOps implements StorageOps {
     return this.page(assistantSearch('postgres', query), records.toAssistant);
   }
 
-  /** A search's page, and its total (counted only when the page does not tell it). */
+  /** A search's page and its total (`settlePage`: counted only when the page does not tell it). */
   private async page<T>(search: SearchStatements, toRecord: (row: Row) => T): Promise<Page<T>> {
-    const rows = search.limit > 0 ? await this.rows(search.page.sql, search.page.params) : [];
-    const total =
-      totalFromPage(rows.length, search.limit, search.offset) ??
-      Number((await this.rows(search.count.sql, search.count.params))[0]?.total);
-    return { items: rows.map(toRecord), total };
+    const read = search.limit > 0 ? await this.rows(search.page.sql, search.page.params) : [];
+    const { rows, total } = settlePage(search, read);
+    const counted = total ?? Number((await this.rows(search.count.sql, search.count.params))[0]?.total);
+    return { items: rows.map(toRecord), total: counted };
   }
 
   async deleteAssistant(id: string): Promise<boolean> {

@@ -1,7 +1,13 @@
 // The searches of the storage as statements, the same for both backends but for their dialect:
-// each search is one `SELECT … LIMIT … OFFSET` that returns exactly the page, and, only when the
-// page does not tell the total by itself, one `SELECT COUNT(*)` with the same conditions. No
-// search reads a row it does not return; the indexes each one uses are listed in docs/scaling.md.
+// each search is one `SELECT … LIMIT … OFFSET` that reads its page and one row more, and, only
+// when that does not tell the total, one `SELECT COUNT(*)` with the same conditions, capped. No
+// search reads a row it does not return (but the one that says a next page exists); the indexes
+// each one uses are listed in docs/scaling.md.
+//
+// The total of a page (`X-Pagination-Total`) is what the hosted LangGraph server reports: exact
+// when the page ends the matches, `offset + limit + 1` ("at least one more") when it does not. An
+// exact count of every match reads every matching index entry — a million for the newest page of
+// a million threads — so only the count routes (`limit` 0) count them all.
 //
 // Orders are those the searches always had: text in byte order (PostgreSQL `COLLATE "C"`, SQLite's
 // BINARY collation), ties broken by the id in the same direction; crons compare case-insensitively
@@ -18,7 +24,11 @@ export interface Statement {
   readonly params: unknown[];
 }
 
-/** What a search runs: the page, and the count of every match (needed only when the page is full). */
+/**
+ * What a search runs: the page (`limit + 1` rows from `offset`: the last says a next page exists),
+ * and the count of the matches, up to `offset` when a page came back empty, all of them for a
+ * count (`limit` 0).
+ */
 export interface SearchStatements {
   readonly page: Statement;
   readonly count: Statement;
@@ -27,12 +37,14 @@ export interface SearchStatements {
 }
 
 /**
- * The total of a search from its page when the page tells it (a page that is not full ends the
- * matches: the total is `offset` plus its length), else undefined: count.
+ * The page of a search from the rows its page statement read (`limit + 1` at most, none for a
+ * count), and its total when they tell it: exact when the rows end the matches, `offset + limit + 1`
+ * when there are more. Undefined: run the count (a count, or an empty page past the first).
  */
-export function totalFromPage(rows: number, limit: number, offset: number): number | undefined {
-  if (limit > 0 && rows < limit && (rows > 0 || offset === 0)) return offset + rows;
-  return undefined;
+export function settlePage<Row>(search: SearchStatements, rows: Row[]): { rows: Row[]; total: number | undefined } {
+  if (search.limit === 0) return { rows: [], total: undefined };
+  if (rows.length > search.limit) return { rows: rows.slice(0, search.limit), total: search.offset + search.limit + 1 };
+  return { rows, total: rows.length > 0 || search.offset === 0 ? search.offset + rows.length : undefined };
 }
 
 /** The same text order in both databases: byte order. */
@@ -46,16 +58,43 @@ function orderBy(sort: string, id: string, order: 'asc' | 'desc'): string {
 }
 
 function statements(w: SqlWhere, from: string, order: string, limit: number, offset: number): SearchStatements {
-  const count = { sql: `SELECT COUNT(*) AS total FROM ${from} ${w.clause}`, params: [...w.params] };
-  const page = `SELECT * FROM ${from} ${w.clause} ${order} LIMIT ${w.param(limit)} OFFSET ${w.param(offset)}`;
-  return { page: { sql: page, params: w.params }, count, limit, offset };
+  const conditions = `FROM ${from} ${w.clause}`;
+  const params = [...w.params];
+  // For a page, capped at `offset`: only an empty page past the first counts, to tell whether its
+  // offset went past the end, which the first `offset` matches answer, read in the page's order
+  // (so through the page's index, as far as the page itself would have read).
+  const cap = w.dialect === 'postgres' ? `$${params.length + 1}` : '?';
+  const count: Statement =
+    limit === 0
+      ? { sql: `SELECT COUNT(*) AS total ${conditions}`, params }
+      : {
+          sql: `SELECT COUNT(*) AS total FROM (SELECT 1 ${conditions} ${order} LIMIT ${cap}) matches`,
+          params: [...params, offset],
+        };
+  return { page: pageStatement(w, from, order, limit + 1, offset), count, limit, offset };
 }
 
-/** The field index of threads' metadata and values (SQLite only; PostgreSQL has GIN indexes). */
-const threadFields = (dialect: Dialect, source: 0 | 1): FieldIndex | undefined =>
-  dialect === 'sqlite' ? { id: 't.thread_id', source } : undefined;
+/** `limit` rows of a search from `offset`. */
+function pageStatement(w: SqlWhere, from: string, order: string, limit: number, offset: number): Statement {
+  return {
+    sql: `SELECT * FROM ${from} ${w.clause} ${order} LIMIT ${w.param(limit)} OFFSET ${w.param(offset)}`,
+    params: w.params,
+  };
+}
 
-export function threadSearch(dialect: Dialect, query: ThreadQuery): SearchStatements {
+/**
+ * A thread search. SQLite answers its metadata and values conditions from `thread_fields`, by
+ * `fields` (`FieldIndex.use`): `list` when a field names few threads, `probe` when the sort
+ * order's index fills the page sooner (`sqlite.ts` chooses; PostgreSQL's planner does it itself
+ * with the GIN indexes). The conditions it answered from `thread_fields` come back as `fields`.
+ */
+export function threadSearch(
+  dialect: Dialect,
+  query: ThreadQuery,
+  fields: FieldIndex['use'] = 'list',
+): SearchStatements & { fields: SqlWhere['fields'] } {
+  const threadFields = (source: 0 | 1): FieldIndex | undefined =>
+    dialect === 'sqlite' ? { id: 't.thread_id', source, use: fields } : undefined;
   const w = new SqlWhere(dialect);
   if (query.ids) {
     w.add(
@@ -65,21 +104,16 @@ export function threadSearch(dialect: Dialect, query: ThreadQuery): SearchStatem
     );
   }
   if (query.status !== undefined) w.add(`t.status = ${w.param(query.status)}`);
-  if (query.metadata) addContainment(w, 't.metadata', query.metadata, { index: threadFields(dialect, 0) });
-  if (query.values)
-    addContainment(w, 't.state_values', query.values, { index: threadFields(dialect, 1), nullable: true });
-  addAuthFilters(w, 't.metadata', query.auth, threadFields(dialect, 0));
+  if (query.metadata) addContainment(w, 't.metadata', query.metadata, { index: threadFields(0) });
+  if (query.values) addContainment(w, 't.state_values', query.values, { index: threadFields(1), nullable: true });
+  addAuthFilters(w, 't.metadata', query.auth, threadFields(0));
+  const found = [...w.fields];
   const sort =
     query.sort_by === 'thread_id' || query.sort_by === 'status'
       ? text(dialect, `t.${query.sort_by}`)
       : `t.${query.sort_by}`;
-  return statements(
-    w,
-    'threads t',
-    orderBy(sort, text(dialect, 't.thread_id'), query.sort_order),
-    query.limit,
-    query.offset,
-  );
+  const order = orderBy(sort, text(dialect, 't.thread_id'), query.sort_order);
+  return { ...statements(w, 'threads t', order, query.limit, query.offset), fields: found };
 }
 
 export function assistantSearch(dialect: Dialect, query: AssistantQuery): SearchStatements {
@@ -129,7 +163,7 @@ export function runSearch(dialect: Dialect, threadId: string, query: RunQuery): 
   w.add(`r.thread_id = ${w.param(threadId)}`);
   if (query.status !== undefined) w.add(`r.status = ${w.param(query.status)}`);
   if (query.metadata) addContainment(w, 'r.metadata', query.metadata);
-  return statements(w, 'runs r', 'ORDER BY r.seq', query.limit, query.offset).page;
+  return pageStatement(w, 'runs r', 'ORDER BY r.seq', query.limit, query.offset);
 }
 
 /** The versions of an assistant, newest first. */
@@ -141,5 +175,5 @@ export function versionSearch(
   const w = new SqlWhere(dialect);
   w.add(`v.assistant_id = ${w.param(assistantId)}`);
   if (query.metadata) addContainment(w, 'v.metadata', query.metadata);
-  return statements(w, 'assistant_versions v', 'ORDER BY v.version DESC', query.limit, query.offset).page;
+  return pageStatement(w, 'assistant_versions v', 'ORDER BY v.version DESC', query.limit, query.offset);
 }

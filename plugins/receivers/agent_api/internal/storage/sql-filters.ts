@@ -28,6 +28,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export class SqlWhere {
   private readonly conditions: string[] = [];
   readonly params: unknown[] = [];
+  /** The conditions answered from `thread_fields` (SQLite), for the choice of plan (`fieldProbe`). */
+  readonly fields: IndexedField[] = [];
 
   constructor(readonly dialect: Dialect) {}
 
@@ -60,6 +62,20 @@ export interface FieldIndex {
   readonly id: string;
   /** 0: metadata, 1: values. */
   readonly source: 0 | 1;
+  /**
+   * How a condition uses the index: `list` reads the threads a field value names (few matches:
+   * the database starts from them); `probe` looks each row up as the statement walks another
+   * index, the sort order's (many matches: the page fills after a few rows).
+   */
+  readonly use: 'list' | 'probe';
+}
+
+/** A condition on a top-level scalar, as `thread_fields` records it. */
+export interface IndexedField {
+  readonly source: 0 | 1;
+  readonly key: string;
+  readonly kind: 's' | 'n' | 'b' | 'z';
+  readonly value: string | number | null;
 }
 
 type Scalar = string | number | boolean | null;
@@ -81,12 +97,32 @@ function fieldKind(value: Scalar): 's' | 'n' | 'b' | 'z' {
   return typeof value === 'string' ? 's' : typeof value === 'number' ? 'n' : 'b';
 }
 
+/** The conditions on `thread_fields` of `field`, binding its parameters. */
+function fieldConditions(w: SqlWhere, field: IndexedField): string {
+  const keyed = `f.source = ${field.source} AND f.key = ${w.param(field.key)} AND f.kind = '${field.kind}'`;
+  return field.value === null ? keyed : `${keyed} AND f.value = ${w.param(field.value)}`;
+}
+
 /** A condition that the top-level member `key` of the indexed JSON equals the scalar `value`. */
 function fieldEquals(w: SqlWhere, index: FieldIndex, key: string, value: Scalar): string {
-  const head = `${index.id} IN (SELECT f.thread_id FROM thread_fields f WHERE f.source = ${index.source}`;
-  const keyed = `${head} AND f.key = ${w.param(key)} AND f.kind = '${fieldKind(value)}'`;
-  if (value === null) return `${keyed})`;
-  return `${keyed} AND f.value = ${w.param(typeof value === 'boolean' ? Number(value) : value)})`;
+  const kind = fieldKind(value);
+  const field = {
+    source: index.source,
+    key,
+    kind,
+    value: kind === 'z' ? null : typeof value === 'boolean' ? Number(value) : value,
+  };
+  w.fields.push(field);
+  return index.use === 'list'
+    ? `${index.id} IN (SELECT f.thread_id FROM thread_fields f WHERE ${fieldConditions(w, field)})`
+    : `EXISTS (SELECT 1 FROM thread_fields f WHERE f.thread_id = ${index.id} AND ${fieldConditions(w, field)})`;
+}
+
+/** How many threads `field` names, counted up to `cap`. */
+export function fieldProbe(field: IndexedField, cap: number): { sql: string; params: unknown[] } {
+  const w = new SqlWhere('sqlite');
+  const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM thread_fields f WHERE ${fieldConditions(w, field)} LIMIT ${w.param(cap)})`;
+  return { sql, params: w.params };
 }
 
 /**

@@ -10,16 +10,9 @@ import type { Row } from './records.ts';
 import { CRON_SCHEMA, SqliteCronOps, records } from './sqlite-crons.ts';
 import { openSqliteFile } from './sqlite-file.ts';
 import type { SqliteMigration } from './sqlite-file.ts';
-import {
-  assistantSearch,
-  cronSearch,
-  runSearch,
-  threadSearch,
-  totalFromPage,
-  versionSearch,
-} from './search-queries.ts';
+import { assistantSearch, cronSearch, runSearch, settlePage, threadSearch, versionSearch } from './search-queries.ts';
 import type { SearchStatements } from './search-queries.ts';
-import { registerSqliteFilterFunctions } from './sql-filters.ts';
+import { fieldProbe, registerSqliteFilterFunctions } from './sql-filters.ts';
 import { bindOperations, composeStorage, leaseExpiry } from './storage.ts';
 import type { CronQuery, CronRecord } from './crons.ts';
 import type {
@@ -134,13 +127,12 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
     return this.page(cronSearch('sqlite', query), records.toCron);
   }
 
-  /** A search's page, and its total (counted only when the page does not tell it). */
+  /** A search's page and its total (`settlePage`: counted only when the page does not tell it). */
   private page<T>(search: SearchStatements, toRecord: (row: Row) => T): Page<T> {
-    const rows = search.limit > 0 ? (this.prepare(search.page.sql).all(...search.page.params) as Row[]) : [];
-    const total =
-      totalFromPage(rows.length, search.limit, search.offset) ??
-      Number((this.prepare(search.count.sql).get(...search.count.params) as Row).total);
-    return { items: rows.map(toRecord), total };
+    const read = search.limit > 0 ? (this.prepare(search.page.sql).all(...search.page.params) as Row[]) : [];
+    const { rows, total } = settlePage(search, read);
+    const counted = total ?? Number((this.prepare(search.count.sql).get(...search.count.params) as Row).total);
+    return { items: rows.map(toRecord), total: counted };
   }
 
   getAssistant(id: string): Assistant | undefined {
@@ -226,7 +218,19 @@ class SqliteOps extends SqliteCronOps implements SynchronousStorageOps {
   }
 
   searchThreads(query: ThreadQuery): Page<Thread> {
-    return this.page(threadSearch('sqlite', query), records.toThread);
+    const listed = threadSearch('sqlite', query, 'list');
+    if (listed.fields.length === 0 || query.limit === 0) return this.page(listed, records.toThread);
+    // Listing the threads a field names reads its matches (m); walking the sort order's index and
+    // probing each row's fields reads about page × threads / m rows. The walk is cheaper when every
+    // field names at least √(page × threads) of them, which a count capped there tells, at a cost
+    // bounded by the cap.
+    const threads = Number((this.prepare('SELECT max(rowid) AS n FROM threads').get() as Row).n ?? 0);
+    const cap = Math.ceil(Math.sqrt((query.offset + query.limit + 1) * Math.max(threads, 1)));
+    const common = listed.fields.every((field) => {
+      const probe = fieldProbe(field, cap);
+      return Number((this.prepare(probe.sql).get(...probe.params) as Row).n) >= cap;
+    });
+    return this.page(common ? threadSearch('sqlite', query, 'probe') : listed, records.toThread);
   }
 
   threadIdsOfAssistant(assistantId: string): string[] {

@@ -105,7 +105,10 @@ export interface RunRecord extends Run {
 
 export interface Page<T> {
   items: T[];
-  /** Matches before `limit`/`offset` were applied. */
+  /**
+   * Every match when `limit` is 0 (a count) or the page ends the matches; else `offset + limit + 1`:
+   * there are more (the hosted server's `X-Pagination-Total`; `search-queries.ts` says why).
+   */
   total: number;
 }
 

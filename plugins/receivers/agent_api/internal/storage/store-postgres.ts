@@ -1,9 +1,16 @@
 // The LangGraph store on PostgreSQL: the same items and the same answers as the SQLite store
-// (`store.ts`) — its search statement, paging and namespace listing are shared — in the `store_items`
-// table of the server's database (migration 2 of `postgres.ts`), on the server's pool.
+// (`store.ts`) — its search and namespace listing statements and its paging are shared — in the
+// `store_items` table of the server's database (migration 2 of `postgres.ts`), on the server's pool.
 
 import { BaseStore } from '@langchain/langgraph';
-import type { GetOperation, Item, Operation, OperationResults, PutOperation } from '@langchain/langgraph';
+import type {
+  GetOperation,
+  Item,
+  ListNamespacesOperation,
+  Operation,
+  OperationResults,
+  PutOperation,
+} from '@langchain/langgraph';
 import type pg from 'pg';
 import {
   applyOperation,
@@ -12,9 +19,11 @@ import {
   namespacesOperation,
   searchOperation,
   searchVisiblePage,
+  splitNamespace,
   storeSearch,
   toItem,
 } from './store.ts';
+import { namespaceListing } from './store-namespaces.ts';
 import type { NamespaceOptions, SearchOptions, ServerStore, StoreRow } from './store.ts';
 
 export class PostgresItemStore extends BaseStore implements ServerStore {
@@ -34,7 +43,7 @@ export class PostgresItemStore extends BaseStore implements ServerStore {
     return applyOperation<Promise<unknown>>(operation, {
       search: async (search) =>
         (await this.rows(search.namespacePrefix, search.filter, search.limit ?? 10, search.offset ?? 0)).map(toItem),
-      namespaces: async (list) => namespacePage(await this.namespaceNames(), list),
+      namespaces: async (list) => (await this.namespaces(list, { page: true })).map(splitNamespace),
       put: (put) => this.putItem(put),
       get: (get) => this.getItem(get),
     });
@@ -80,7 +89,8 @@ export class PostgresItemStore extends BaseStore implements ServerStore {
     options: NamespaceOptions,
     visible: (namespace: string[]) => boolean,
   ): Promise<string[][]> {
-    return namespacePage(await this.namespaceNames(), namespacesOperation(options), visible);
+    const operation = namespacesOperation(options);
+    return namespacePage(await this.namespaces(operation, { page: false }), operation, visible);
   }
 
   /** A page of the items a search matches (`storeSearch`). */
@@ -94,10 +104,10 @@ export class PostgresItemStore extends BaseStore implements ServerStore {
     return (await this.pool.query(sql, params)).rows as StoreRow[];
   }
 
-  private async namespaceNames(): Promise<string[]> {
-    return ((await this.pool.query('SELECT DISTINCT namespace FROM store_items')).rows as { namespace: string }[]).map(
-      (row) => row.namespace,
-    );
+  /** The namespaces of a listing (`namespaceListing`), dot-joined. */
+  private async namespaces(operation: ListNamespacesOperation, options: { page: boolean }): Promise<string[]> {
+    const { sql, params } = namespaceListing('postgres', operation, options);
+    return ((await this.pool.query(sql, params)).rows as { namespace: string }[]).map((row) => row.namespace);
   }
 
   async truncate(): Promise<void> {

@@ -3,7 +3,8 @@
 // PostgreSQL). Supports get, put, delete, search by namespace prefix with equality filters, and
 // namespace listing; semantic (`query`) search is not indexed: a query is ignored and results come
 // newest first. A search is one statement (`storeSearch`): the namespace prefix is a range on the
-// primary key, the filter runs in SQL, and only the page is read.
+// primary key, the filter runs in SQL, and only the page is read; so is a namespace listing
+// (`store-namespaces.ts`), which walks the primary key from one namespace to the next.
 
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { BaseStore } from '@langchain/langgraph';
@@ -20,6 +21,7 @@ import type {
 type SearchItem = Item & { score?: number };
 import { containsJson } from './json-match.ts';
 import { SqlWhere, hasNullMember } from './sql-filters.ts';
+import { matchesCondition, namespaceListing, registerNamespaceFunctions } from './store-namespaces.ts';
 import type { Dialect } from './sql-filters.ts';
 import { openSqliteFile } from './sqlite-file.ts';
 import type { SqliteMigration } from './sqlite-file.ts';
@@ -73,7 +75,9 @@ export function toItem(row: StoreRow): Item {
  * matches `filter` (each key's value contains the filter's, `containsJson`), newest first, then by
  * namespace and key; `limit`/`offset` bound as its last two parameters. Labels cannot contain
  * periods, so the items below `a.b` are the range [`a.b.`, `a.b/`) of the primary key (`/` follows
- * `.`).
+ * `.`). `walkNewest` (SQLite): check the prefix on each row while walking the newest-first index,
+ * instead of reading the prefix's range and sorting it — cheaper when the prefix holds many items
+ * (`SqliteStore` chooses; PostgreSQL's planner does it itself).
  */
 export function storeSearch(
   dialect: Dialect,
@@ -81,12 +85,15 @@ export function storeSearch(
   filter: Record<string, unknown> | undefined,
   limit: number,
   offset: number,
+  options: { walkNewest?: boolean } = {},
 ): { sql: string; params: unknown[] } {
   const w = new SqlWhere(dialect);
   const prefix = joinNamespace(namespacePrefix);
   if (prefix !== '') {
+    // SQLite's unary `+` keeps the primary key out of the plan, so the ORDER BY's index drives it.
+    const namespace = options.walkNewest && dialect === 'sqlite' ? '+namespace' : 'namespace';
     w.add(
-      `(namespace = ${w.param(prefix)} OR (namespace >= ${w.param(`${prefix}.`)} AND namespace < ${w.param(`${prefix}/`)}))`,
+      `(${namespace} = ${w.param(prefix)} OR (${namespace} >= ${w.param(`${prefix}.`)} AND ${namespace} < ${w.param(`${prefix}/`)}))`,
     );
   }
   if (filter && Object.keys(filter).length > 0) {
@@ -128,7 +135,11 @@ export async function searchVisiblePage(
   return found.slice(operation.offset ?? 0, wanted);
 }
 
-/** A namespace listing's page of the stored (dot-joined) namespaces. */
+/**
+ * A namespace listing's page of `stored` (dot-joined namespaces), as `namespaceListing` answers it
+ * in SQL, with `visible` judging each whole namespace before `maxDepth` cuts it: for a custom auth
+ * handler's filter, which SQL cannot run.
+ */
 export function namespacePage(
   stored: readonly string[],
   operation: ListNamespacesOperation,
@@ -137,14 +148,15 @@ export function namespacePage(
   const kept = stored
     .map(splitNamespace)
     .filter((namespace) =>
-      (operation.matchConditions ?? []).every((condition) => matches(namespace, condition.path, condition.matchType)),
+      (operation.matchConditions ?? []).every((condition) => matchesCondition(namespace, condition)),
     )
     .filter(visible)
-    .map((namespace) => (operation.maxDepth !== undefined ? namespace.slice(0, operation.maxDepth) : namespace));
-  const unique = [...new Map(kept.map((namespace) => [joinNamespace(namespace), namespace])).values()].sort((a, b) =>
-    joinNamespace(a).localeCompare(joinNamespace(b)),
-  );
-  return unique.slice(operation.offset, operation.offset + operation.limit);
+    .map((namespace) =>
+      joinNamespace(operation.maxDepth !== undefined ? namespace.slice(0, operation.maxDepth) : namespace),
+    );
+  // Byte order, as the index (and SQL's listing) orders them.
+  const unique = [...new Set(kept)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return unique.slice(operation.offset, operation.offset + operation.limit).map(splitNamespace);
 }
 
 /** What a store does for each kind of operation (`R`: its result, or a promise of it). */
@@ -213,12 +225,6 @@ export interface ServerStore extends BaseStore {
   close(): Promise<void>;
 }
 
-function matches(namespace: readonly string[], path: readonly string[], type: 'prefix' | 'suffix'): boolean {
-  if (path.length > namespace.length) return false;
-  const part = type === 'prefix' ? namespace.slice(0, path.length) : namespace.slice(namespace.length - path.length);
-  return path.every((label, index) => label === '*' || label === part[index]);
-}
-
 export class SqliteStore extends BaseStore implements ServerStore {
   private readonly db: SqliteDatabase;
   private closed = false;
@@ -226,6 +232,7 @@ export class SqliteStore extends BaseStore implements ServerStore {
   constructor(path: string) {
     super();
     this.db = openSqliteFile(path, STORE_MIGRATIONS).db;
+    registerNamespaceFunctions(this.db);
     const filterOf = new Map<string, Record<string, unknown>>();
     this.db.function('tp_store_filter', { deterministic: true }, (value: string, filter: string) => {
       if (!filterOf.has(filter)) filterOf.set(filter, JSON.parse(filter) as Record<string, unknown>);
@@ -243,7 +250,7 @@ export class SqliteStore extends BaseStore implements ServerStore {
     return applyOperation<unknown>(operation, {
       search: (search) =>
         this.rows(search.namespacePrefix, search.filter, search.limit ?? 10, search.offset ?? 0).map(toItem),
-      namespaces: (list) => namespacePage(this.namespaceNames(), list),
+      namespaces: (list) => this.namespaces(list, { page: true }).map(splitNamespace),
       put: (put) => this.putItem(put),
       get: (get) => this.getItem(get),
     });
@@ -287,7 +294,8 @@ export class SqliteStore extends BaseStore implements ServerStore {
     options: NamespaceOptions,
     visible: (namespace: string[]) => boolean,
   ): Promise<string[][]> {
-    return namespacePage(this.namespaceNames(), namespacesOperation(options), visible);
+    const operation = namespacesOperation(options);
+    return namespacePage(this.namespaces(operation, { page: false }), operation, visible);
   }
 
   /** A page of the items a search matches (`storeSearch`). */
@@ -297,14 +305,33 @@ export class SqliteStore extends BaseStore implements ServerStore {
     limit: number,
     offset: number,
   ): StoreRow[] {
-    const { sql, params } = storeSearch('sqlite', namespacePrefix, filter, limit, offset);
+    const walkNewest = this.prefixHoldsMany(joinNamespace(namespacePrefix), limit + offset);
+    const { sql, params } = storeSearch('sqlite', namespacePrefix, filter, limit, offset, { walkNewest });
     return this.db.prepare(sql).all(...params) as StoreRow[];
   }
 
-  private namespaceNames(): string[] {
-    return (this.db.prepare('SELECT DISTINCT namespace FROM store_items').all() as { namespace: string }[]).map(
-      (row) => row.namespace,
-    );
+  /**
+   * Whether walking the newest-first index reads fewer rows than the prefix's range: the range
+   * reads its m items and sorts them, the walk about page × items / m rows; so the walk wins when
+   * the range holds at least √(page × items), which a count capped there tells.
+   */
+  private prefixHoldsMany(prefix: string, page: number): boolean {
+    if (prefix === '') return false;
+    const items = Number((this.db.prepare('SELECT max(rowid) AS n FROM store_items').get() as { n: number | null }).n);
+    const cap = Math.ceil(Math.sqrt((page + 1) * Math.max(items, 1)));
+    const held = this.db
+      .prepare(
+        `SELECT COUNT(*) AS n FROM (SELECT 1 FROM store_items
+         WHERE namespace = ? OR (namespace >= ? AND namespace < ?) LIMIT ?)`,
+      )
+      .get(prefix, `${prefix}.`, `${prefix}/`, cap) as { n: number };
+    return held.n >= cap;
+  }
+
+  /** The namespaces of a listing (`namespaceListing`), dot-joined. */
+  private namespaces(operation: ListNamespacesOperation, options: { page: boolean }): string[] {
+    const { sql, params } = namespaceListing('sqlite', operation, options);
+    return (this.db.prepare(sql).all(...params) as { namespace: string }[]).map((row) => row.namespace);
   }
 
   async truncate(): Promise<void> {
