@@ -209,7 +209,7 @@ export class InvalidCursorError extends Error {
   override readonly name = 'InvalidCursorError';
 }
 
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -257,6 +257,8 @@ const RUN_COLUMNS: Record<string, string> = {
   provider: 'TEXT',
   cache_read_tokens: 'INTEGER NOT NULL DEFAULT 0',
   cache_write_tokens: 'INTEGER NOT NULL DEFAULT 0',
+  // Version 4: the trace's root name on each of its runs, so that usage splits by it from an index.
+  root_name: 'TEXT',
 };
 const TRACE_COLUMNS: Record<string, string> = {
   last_us: 'INTEGER NOT NULL DEFAULT 0',
@@ -285,7 +287,7 @@ CREATE INDEX IF NOT EXISTS traces_by_tokens ON traces (total_tokens, trace_id);
 CREATE INDEX IF NOT EXISTS deleted_by_time ON deleted_traces (deleted_us);
 CREATE INDEX IF NOT EXISTS traces_by_thread ON traces (thread_id, start_us) WHERE thread_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS traces_stats ON traces (start_us, project, model, name, duration_us, error_count);
-CREATE INDEX IF NOT EXISTS runs_usage_by_time ON runs (start_us, project, model, provider, trace_id, prompt_tokens,
+CREATE INDEX IF NOT EXISTS runs_usage_by_start ON runs (start_us, project, model, provider, root_name, prompt_tokens,
   completion_tokens, cache_read_tokens, cache_write_tokens, total_tokens, cost) WHERE total_tokens > 0 OR cost IS NOT NULL;
 CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value);
 `;
@@ -323,6 +325,15 @@ interface TraceRow {
   model: string | null;
 }
 
+/** A trace row with the value the list is sorted by. */
+type SortedRow = TraceRow & { sort_value: number | string };
+
+/** The list's order: a SORT_COLUMN expression, then the trace id, both one way. */
+interface TraceOrder {
+  readonly column: string;
+  readonly direction: 'ASC' | 'DESC';
+}
+
 /** The SQL expression each sort field orders by (NULLs as the smallest value). */
 const SORT_COLUMN: Record<TraceSortField, string> = {
   start_time: 'start_us',
@@ -331,6 +342,11 @@ const SORT_COLUMN: Record<TraceSortField, string> = {
   name: "COALESCE(name, '')",
   run_count: 'run_count',
 };
+
+// Search (`searchTraces`): below this many matching runs, their traces are looked up run by run;
+// from it, the traces are walked in the list's order, at most SEARCH_WINDOW of them.
+const FEW_MATCHES = 2000;
+const SEARCH_WINDOW = 5000;
 
 /** How long deleted trace ids are remembered, so that late runs of them are dropped. */
 const TOMBSTONE_MS = 24 * 3600_000;
@@ -353,17 +369,18 @@ export class LocalTraceStore {
     this.upsertRun = this.db.prepare(`
       INSERT INTO runs (id, trace_id, project, dotted_order, start_us, data, parent_run_id, end_us, name, status,
         model, prompt_tokens, completion_tokens, total_tokens, cost, bytes, provider, cache_read_tokens,
-        cache_write_tokens)
+        cache_write_tokens, root_name)
       VALUES (@id, @trace_id, @project, @dotted_order, @start_us, @data, @parent_run_id, @end_us, @name, @status,
         @model, @prompt_tokens, @completion_tokens, @total_tokens, @cost, @bytes, @provider, @cache_read_tokens,
-        @cache_write_tokens)
+        @cache_write_tokens, @root_name)
       ON CONFLICT (id) DO UPDATE SET trace_id = excluded.trace_id, project = excluded.project,
         dotted_order = excluded.dotted_order, start_us = excluded.start_us, data = excluded.data,
         parent_run_id = excluded.parent_run_id, end_us = excluded.end_us, name = excluded.name,
         status = excluded.status, model = excluded.model, prompt_tokens = excluded.prompt_tokens,
         completion_tokens = excluded.completion_tokens, total_tokens = excluded.total_tokens,
         cost = excluded.cost, bytes = excluded.bytes, provider = excluded.provider,
-        cache_read_tokens = excluded.cache_read_tokens, cache_write_tokens = excluded.cache_write_tokens
+        cache_read_tokens = excluded.cache_read_tokens, cache_write_tokens = excluded.cache_write_tokens,
+        root_name = COALESCE(excluded.root_name, runs.root_name)
       RETURNING rowid`);
     this.indexSearch = this.db.prepare('INSERT OR REPLACE INTO runs_fts (rowid, text) VALUES (?, ?)');
     this.isDeleted = this.db.prepare('SELECT 1 FROM deleted_traces WHERE trace_id = ?');
@@ -448,25 +465,9 @@ export class LocalTraceStore {
       conditions.push('thread_id = @threadId');
       params.threadId = query.threadId;
     }
-    if (query.text !== undefined) {
-      const match = ftsQuery(query.text);
-      if (match !== undefined) {
-        // Runs of a store of version 2 not indexed yet are searched the old way until they are.
-        const backlog = this.searchBacklog();
-        conditions.push(
-          `(trace_id IN (SELECT runs.trace_id FROM runs_fts JOIN runs ON runs.rowid = runs_fts.rowid WHERE runs_fts MATCH @match)${
-            backlog > 0
-              ? " OR EXISTS (SELECT 1 FROM runs WHERE runs.trace_id = traces.trace_id AND runs.rowid <= @backlog AND runs.data LIKE @text ESCAPE '\\')"
-              : ''
-          })`,
-        );
-        params.match = match;
-        if (backlog > 0) {
-          params.backlog = backlog;
-          params.text = `%${likeEscape(query.text)}%`;
-        }
-      }
-    }
+    const match = query.text === undefined ? undefined : ftsQuery(query.text);
+    // Runs of a store of version 2 not indexed yet are searched the old way until they are.
+    const backlog = match === undefined ? 0 : this.searchBacklog();
     if (query.cursor !== undefined) {
       const cursor = decodeCursor(query.cursor, sort, order);
       conditions.push(
@@ -475,13 +476,20 @@ export class LocalTraceStore {
       params.cursorValue = cursor.value;
       params.cursorId = cursor.id;
     }
-    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-    const direction = order === 'desc' ? 'DESC' : 'ASC';
-    const rows = this.db
-      .prepare(
-        `SELECT *, ${column} AS sort_value FROM traces ${where} ORDER BY ${column} ${direction}, trace_id ${direction} LIMIT @limit`,
-      )
-      .all(params) as (TraceRow & { sort_value: number | string })[];
+    const sorted: TraceOrder = { column, direction: order === 'desc' ? 'DESC' : 'ASC' };
+    let rows: SortedRow[];
+    if (match === undefined) rows = this.selectTraces(conditions, params, sorted);
+    else if (backlog > 0) {
+      rows = this.selectTraces(
+        [
+          ...conditions,
+          `(trace_id IN (SELECT runs.trace_id FROM runs_fts JOIN runs ON runs.rowid = runs_fts.rowid WHERE runs_fts MATCH @match)
+            OR EXISTS (SELECT 1 FROM runs WHERE runs.trace_id = traces.trace_id AND runs.rowid <= @backlog AND runs.data LIKE @text ESCAPE '\\'))`,
+        ],
+        { ...params, match, backlog, text: `%${likeEscape(query.text!)}%` },
+        sorted,
+      );
+    } else rows = this.searchTraces(conditions, params, match, sorted);
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
     const last = page.at(-1);
@@ -489,6 +497,68 @@ export class LocalTraceStore {
       traces: page.map(summaryOf),
       ...(more && last ? { nextCursor: encodeCursor(sort, order, last.sort_value, last.trace_id) } : {}),
     };
+  }
+
+  /**
+   * A page of the traces with runs that match an FTS5 query. Few matching runs: their traces are
+   * looked up (a row read per run). Many: the traces are walked in the page's order, each tested
+   * against the set of matching runs, which stops once the page is full — a word in one trace in
+   * nine fills a page of 50 in about 450 traces — but within the first SEARCH_WINDOW traces only,
+   * so that a word too rare to fill a page there is answered the first way.
+   */
+  private searchTraces(
+    conditions: readonly string[],
+    params: Record<string, unknown>,
+    match: string,
+    sorted: TraceOrder,
+  ): SortedRow[] {
+    const { column, direction } = sorted;
+    const byRuns = () =>
+      this.selectTraces(
+        [
+          ...conditions,
+          'trace_id IN (SELECT runs.trace_id FROM runs_fts JOIN runs ON runs.rowid = runs_fts.rowid WHERE runs_fts MATCH @match)',
+        ],
+        { ...params, match },
+        sorted,
+      );
+    const { hits } = this.db
+      .prepare('SELECT COUNT(*) AS hits FROM (SELECT rowid FROM runs_fts WHERE runs_fts MATCH ? LIMIT ?)')
+      .get(match, FEW_MATCHES) as { hits: number };
+    if (hits < FEW_MATCHES) return byRuns();
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+    const edge = this.db
+      .prepare(
+        `SELECT ${column} AS value, trace_id FROM traces ${where}
+         ORDER BY ${column} ${direction}, trace_id ${direction} LIMIT 1 OFFSET ${SEARCH_WINDOW}`,
+      )
+      .get(params) as { value: number | string; trace_id: string } | undefined;
+    const beyond = direction === 'DESC' ? '>' : '<';
+    const walked = this.selectTraces(
+      [
+        ...conditions,
+        ...(edge
+          ? [`(${column} ${beyond} @edgeValue OR (${column} = @edgeValue AND trace_id ${beyond}= @edgeId))`]
+          : []),
+        `EXISTS (SELECT 1 FROM runs INDEXED BY runs_by_trace WHERE runs.trace_id = traces.trace_id
+           AND runs.rowid IN (SELECT rowid FROM runs_fts WHERE runs_fts MATCH @match))`,
+      ],
+      { ...params, match, ...(edge ? { edgeValue: edge.value, edgeId: edge.trace_id } : {}) },
+      sorted,
+    );
+    // Exact when the page filled up within the window, or the window held every trace.
+    return walked.length >= (params.limit as number) || !edge ? walked : byRuns();
+  }
+
+  /** Up to `@limit` trace rows where all of `where` holds, in the list's order. */
+  private selectTraces(where: readonly string[], params: Record<string, unknown>, sorted: TraceOrder): SortedRow[] {
+    const { column, direction } = sorted;
+    return this.db
+      .prepare(
+        `SELECT *, ${column} AS sort_value FROM traces ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+         ORDER BY ${column} ${direction}, trace_id ${direction} LIMIT @limit`,
+      )
+      .all(params) as SortedRow[];
   }
 
   /** Every project with the number of traces it holds, largest first. */
@@ -570,17 +640,9 @@ export class LocalTraceStore {
     }));
   }
 
-  /**
-   * Token usage per bucket (by the run's start), group and model, from the `runs_usage_by_time`
-   * index (grouped by root name, each run's trace row is read too).
-   */
+  /** Token usage per bucket (by the run's start), group and model, from the `runs_usage_by_start` index alone. */
   usageStats(query: StatsQuery): UsageStatsRow[] {
-    const group =
-      query.groupBy === undefined
-        ? 'NULL'
-        : query.groupBy === 'name'
-          ? '(SELECT name FROM traces WHERE traces.trace_id = runs.trace_id)'
-          : `runs.${query.groupBy}`;
+    const group = query.groupBy === undefined ? 'NULL' : query.groupBy === 'name' ? 'root_name' : query.groupBy;
     const rows = this.db
       .prepare(
         `SELECT CAST((start_us - @start) / @bucket AS INTEGER) AS bucket, ${group} AS grp, model, provider,
@@ -589,7 +651,7 @@ export class LocalTraceStore {
            SUM(CASE WHEN cost IS NULL THEN completion_tokens ELSE 0 END) AS c,
            SUM(CASE WHEN cost IS NULL THEN cache_read_tokens ELSE 0 END) AS cr,
            SUM(CASE WHEN cost IS NULL THEN cache_write_tokens ELSE 0 END) AS cw
-         FROM runs INDEXED BY runs_usage_by_time
+         FROM runs INDEXED BY runs_usage_by_start
          WHERE (total_tokens > 0 OR cost IS NOT NULL) AND start_us >= @start AND start_us < @end${
            query.project !== undefined ? ' AND project = @project' : ''
          }
@@ -869,7 +931,7 @@ export class LocalTraceStore {
         for (const row of all) this.insertOne(JSON.parse(row.data) as Run, row.project);
         const ids = this.db.prepare('SELECT DISTINCT trace_id FROM runs').all() as { trace_id: string }[];
         for (const { trace_id } of ids) this.summarize(trace_id);
-      } else {
+      } else if (version === 2) {
         // Version 2: the new columns in SQL (runs with usage only; threads from the roots'
         // metadata); the search index is built in the background (`indexSearchBacklog`), since
         // parsing every run's JSON at open would keep the writer waiting on a large store.
@@ -884,37 +946,21 @@ export class LocalTraceStore {
           INSERT OR REPLACE INTO store_meta (key, value) SELECT '${SEARCH_BACKLOG}', MAX(rowid) FROM runs HAVING MAX(rowid) > 0;
         `);
       }
+      if (version >= 2) {
+        // Version 4: the root name on each run (a version 1 file got it above, run by run), and the
+        // usage index that covers it in place of the one that did not.
+        this.db.exec(`
+          DROP INDEX IF EXISTS runs_usage_by_time;
+          UPDATE runs SET root_name = (SELECT name FROM traces WHERE traces.trace_id = runs.trace_id);
+        `);
+      }
       this.db.pragma(`user_version = ${SCHEMA_VERSION}`);
     })();
   }
 
   private insertOne(incoming: Run, project: string): void {
     const run = incoming.update ? this.applyUpdate(incoming) : incoming;
-    const data = JSON.stringify(run);
-    const usage = usageOf(run);
-    const metadata = (run.extra?.metadata ?? {}) as Record<string, unknown>;
-    const model = typeof metadata.ls_model_name === 'string' ? metadata.ls_model_name : null;
-    const { rowid } = this.upsertRun.get({
-      id: run.id,
-      trace_id: run.trace_id,
-      project: run.session_name ?? project,
-      dotted_order: run.dotted_order ?? null,
-      start_us: toMicros(run.start_time),
-      end_us: run.end_time ? toMicros(run.end_time) : null,
-      parent_run_id: run.parent_run_id ?? null,
-      name: run.name ?? null,
-      status: run.status ?? (run.error ? 'error' : null),
-      model,
-      prompt_tokens: usage.prompt,
-      completion_tokens: usage.completion,
-      total_tokens: usage.total,
-      cost: usage.cost ?? null,
-      bytes: Buffer.byteLength(data),
-      provider: typeof metadata.ls_provider === 'string' ? metadata.ls_provider : null,
-      cache_read_tokens: usage.cacheRead,
-      cache_write_tokens: usage.cacheWrite,
-      data,
-    }) as { rowid: number | bigint };
+    const { rowid } = this.upsertRun.get(runColumns(run, project)) as { rowid: number | bigint };
     this.indexSearch.run(rowid, searchText(run));
   }
 
@@ -970,6 +1016,9 @@ export class LocalTraceStore {
       .prepare('SELECT data, project FROM runs WHERE trace_id = ? AND parent_run_id IS NULL ORDER BY start_us LIMIT 1')
       .get(traceId) as { data: string; project: string } | undefined;
     const root = rootRow ? (JSON.parse(rootRow.data) as Run) : undefined;
+    this.db
+      .prepare('UPDATE runs SET root_name = @name WHERE trace_id = @t AND root_name IS NOT @name')
+      .run({ t: traceId, name: root?.name ?? null });
     const model = this.db
       .prepare(
         `SELECT model FROM runs WHERE trace_id = ? AND model IS NOT NULL
@@ -988,9 +1037,7 @@ export class LocalTraceStore {
       .run({
         trace_id: traceId,
         project: rootRow?.project ?? agg.project,
-        name: root?.name ?? null,
-        status: root ? traceStatus(root) : null,
-        root_run_id: root?.id ?? null,
+        ...rootColumns(root),
         start_us: agg.start_us,
         start_time: times.start_time,
         end_us: agg.end_us,
@@ -1004,14 +1051,53 @@ export class LocalTraceStore {
         total_tokens: agg.total_tokens,
         cost: agg.cost,
         bytes: agg.bytes,
-        tags: JSON.stringify(root?.tags ?? []),
-        metadata: JSON.stringify(root?.extra?.metadata ?? {}),
-        input_preview: root ? preview(root.inputs) : null,
-        output_preview: root ? preview(root.outputs) : null,
-        thread_id: root ? (threadIdOf(root.extra?.metadata as Record<string, unknown> | undefined) ?? null) : null,
         model: model?.model ?? null,
       });
   }
+}
+
+/** The `runs` row of a run (as `insertRuns` stores it; the search text is `searchText(run)`). */
+export function runColumns(run: Run, project: string) {
+  const data = JSON.stringify(run);
+  const usage = usageOf(run);
+  const metadata = (run.extra?.metadata ?? {}) as Record<string, unknown>;
+  return {
+    id: run.id,
+    trace_id: run.trace_id,
+    project: run.session_name ?? project,
+    dotted_order: run.dotted_order ?? null,
+    start_us: toMicros(run.start_time),
+    end_us: run.end_time ? toMicros(run.end_time) : null,
+    parent_run_id: run.parent_run_id ?? null,
+    name: run.name ?? null,
+    // A root's own name; the other runs of its trace get it when the trace is summarized.
+    root_name: run.parent_run_id ? null : (run.name ?? null),
+    status: run.status ?? (run.error ? 'error' : null),
+    model: typeof metadata.ls_model_name === 'string' ? metadata.ls_model_name : null,
+    prompt_tokens: usage.prompt,
+    completion_tokens: usage.completion,
+    total_tokens: usage.total,
+    cost: usage.cost ?? null,
+    bytes: Buffer.byteLength(data),
+    provider: typeof metadata.ls_provider === 'string' ? metadata.ls_provider : null,
+    cache_read_tokens: usage.cacheRead,
+    cache_write_tokens: usage.cacheWrite,
+    data,
+  };
+}
+
+/** The columns of a trace's summary row that come from its root run (all null before it arrives). */
+export function rootColumns(root: Run | undefined) {
+  return {
+    name: root?.name ?? null,
+    status: root ? traceStatus(root) : null,
+    root_run_id: root?.id ?? null,
+    tags: JSON.stringify(root?.tags ?? []),
+    metadata: JSON.stringify(root?.extra?.metadata ?? {}),
+    input_preview: root ? preview(root.inputs) : null,
+    output_preview: root ? preview(root.outputs) : null,
+    thread_id: root ? (threadIdOf(root.extra?.metadata as Record<string, unknown> | undefined) ?? null) : null,
+  };
 }
 
 function likeEscape(text: string): string {

@@ -3,9 +3,12 @@
 // `GET /api/stats` bucket by bucket against figures computed by hand below.
 
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { calcPrice } from '@pydantic/genai-prices';
+import Database from 'better-sqlite3';
 import type { Run } from '../../../src/model/runs.ts';
+import { tempDir } from '../../../src/testkit/files.ts';
 import { makeRun } from '../../../src/testkit/runs.ts';
 import { LocalTraceStore } from 'tracepipe/tracestore';
 import { QueryError, tracePage } from './internal/api.ts';
@@ -252,6 +255,41 @@ describe('GET /api/stats', () => {
     );
     assert.deepEqual(byName.series[0]!.total_tokens, [1520, 0, 0, 100]);
     store.close();
+  });
+
+  it('splits usage by a root name that arrives after its model calls, and by the names of an upgraded store', () => {
+    const path = join(tempDir('tp-stats-'), 'v3.db');
+    const store = new LocalTraceStore(path);
+    const [root, llm] = trace({ minute: 1, seconds: 2, project: 'late', model: 'gpt-4o-mini', input: 7, output: 3 });
+    store.insertRuns([llm!], 'late');
+    const names = () =>
+      statsBody(store, query({ group_by: 'name', project: 'late' }), pricer).series.map((s) => [
+        s.group,
+        s.total_tokens[0],
+      ]);
+    assert.deepEqual(names(), [[null, 10]], 'usage before its trace has a root');
+    store.insertRuns([root!], 'late');
+    assert.deepEqual(names(), [['agent-late', 10]]);
+    store.close();
+
+    // As a file of version 3 was: no root name on the runs, usage indexed without it.
+    const raw = new Database(path);
+    raw.exec(`UPDATE runs SET root_name = NULL; DROP INDEX runs_usage_by_start;
+      CREATE INDEX runs_usage_by_time ON runs (start_us, project, model) WHERE total_tokens > 0 OR cost IS NOT NULL;
+      PRAGMA user_version = 3`);
+    raw.close();
+    const upgraded = new LocalTraceStore(path);
+    assert.deepEqual(
+      statsBody(upgraded, query({ group_by: 'name', project: 'late' }), pricer).series.map((s) => s.group),
+      ['agent-late'],
+    );
+    upgraded.close();
+    const check = new Database(path);
+    assert.deepEqual(
+      check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'runs_usage%'").pluck().all(),
+      ['runs_usage_by_start'],
+    );
+    check.close();
   });
 
   it('answers a bad query with the parameter it names', () => {
