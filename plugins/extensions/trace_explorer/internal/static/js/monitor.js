@@ -12,6 +12,7 @@ import { html } from '@tracepipe/webui/html.js';
 import { getStats, listProjects } from './api.js';
 import { href, navigate } from './app.js';
 import { costSourceText, formatCost, formatDuration } from './format.js';
+import { useRefresh } from './live.js';
 
 const REFRESH_MS = 10_000;
 
@@ -97,20 +98,15 @@ export function MonitorPage({ params }) {
       () => undefined,
     );
   }, []);
-  useEffect(() => {
-    let stopped = false;
-    const load = () =>
+  useRefresh(
+    (current) =>
       getStats(statsQuery(params)).then(
-        (body) => !stopped && (setStats(body), setError('')),
-        (failure) => !stopped && setError(/** @type {Error} */ (failure).message),
-      );
-    void load();
-    const timer = setInterval(load, REFRESH_MS);
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
-  }, [key]);
+        (body) => current() && (setStats(body), setError('')),
+        (failure) => current() && setError(/** @type {Error} */ (failure).message),
+      ),
+    key,
+    REFRESH_MS,
+  );
 
   /** @param {string} name @param {string} value */
   const set = (name, value) => {

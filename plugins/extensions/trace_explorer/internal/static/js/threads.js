@@ -11,6 +11,7 @@ import { html } from '@tracepipe/webui/html.js';
 import { getThread, listThreads } from './api.js';
 import { href } from './app.js';
 import { costSourceText, formatCost, formatDuration } from './format.js';
+import { usePagedList, useRefresh } from './live.js';
 
 const REFRESH_MS = 5000;
 
@@ -19,48 +20,27 @@ const REFRESH_MS = 5000;
 
 /** @param {{ params: URLSearchParams }} props */
 export function ThreadsPage({ params }) {
-  const [threads, setThreads] = useState(/** @type {ThreadSummary[]} */ ([]));
-  const [cursor, setCursor] = useState(/** @type {string | null} */ (null));
-  const [more, setMore] = useState(/** @type {ThreadSummary[]} */ ([]));
-  const [error, setError] = useState('');
-  const [loaded, setLoaded] = useState(false);
   const key = String(params);
   useEffect(() => {
     document.title = 'Threads · tracepipe traces';
-    let stopped = false;
-    setMore([]);
-    const load = () =>
-      listThreads(params).then(
-        (body) => {
-          if (stopped) return;
-          setThreads(body.threads);
-          setCursor((current) => current ?? body.next_cursor);
-          setError('');
-          setLoaded(true);
-        },
-        (failure) => !stopped && (setError(/** @type {Error} */ (failure).message), setLoaded(true)),
-      );
-    setCursor(null);
-    void load();
-    const timer = setInterval(load, REFRESH_MS);
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
-  }, [key]);
-  const loadMore = async () => {
-    if (!cursor) return;
-    const next = new URLSearchParams(params);
-    next.set('cursor', cursor);
-    try {
-      const body = await listThreads(next);
-      setMore((list) => [...list, ...body.threads]);
-      setCursor(body.next_cursor);
-    } catch (failure) {
-      setError(/** @type {Error} */ (failure).message);
-    }
-  };
-  const rows = [...threads, ...more.filter((t) => !threads.some((u) => u.thread_id === t.thread_id))];
+  }, []);
+  const {
+    items: rows,
+    error,
+    loaded,
+    hasMore,
+    loadMore,
+  } = usePagedList(
+    async (cursor) => {
+      const query = new URLSearchParams(params);
+      if (cursor) query.set('cursor', cursor);
+      const body = await listThreads(query);
+      return { items: body.threads, next_cursor: body.next_cursor };
+    },
+    key,
+    REFRESH_MS,
+    (thread) => thread.thread_id,
+  );
   return html`
     <section class="page" aria-labelledby="threads-title">
       <h1 id="threads-title">Threads</h1>
@@ -86,7 +66,7 @@ export function ThreadsPage({ params }) {
                 </tbody>
               </table>
             </div>
-            ${cursor && html`<button type="button" class="secondary" onClick=${loadMore}>Load more</button>`}`
+            ${hasMore && html`<button type="button" class="secondary" onClick=${loadMore}>Load more</button>`}`
       }
     </section>`;
 }
@@ -97,20 +77,17 @@ export function ThreadPage({ threadId }) {
   const [error, setError] = useState('');
   useEffect(() => {
     document.title = `Thread ${threadId} · tracepipe traces`;
-    let stopped = false;
-    const load = () =>
-      getThread(threadId).then(
-        (body) => !stopped && (setData(body), setError('')),
-        (failure) => !stopped && setError(/** @type {Error} */ (failure).message),
-      );
-    void load();
-    // A conversation goes on: new turns appear as they arrive.
-    const timer = setInterval(load, REFRESH_MS);
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
   }, [threadId]);
+  // A conversation goes on: new turns appear as they arrive.
+  useRefresh(
+    (current) =>
+      getThread(threadId).then(
+        (body) => current() && (setData(body), setError('')),
+        (failure) => current() && setError(/** @type {Error} */ (failure).message),
+      ),
+    threadId,
+    REFRESH_MS,
+  );
   const back = html`<p class="crumbs"><a href=${href.threads()}>← Threads</a></p>`;
   if (error && !data)
     return html`<section class="page">${back}<div class="error-banner" role="alert">${error}</div></section>`;

@@ -10,6 +10,7 @@ import { html } from '@tracepipe/webui/html.js';
 import { listExportUrl, listProjects, listTraces, saveExport } from './api.js';
 import { href, navigate } from './app.js';
 import { costSourceText, formatCost, formatDuration } from './format.js';
+import { usePagedList } from './live.js';
 
 const REFRESH_MS = 2000;
 
@@ -41,11 +42,6 @@ export function traceQuery(params, now = Date.now()) {
 
 /** @param {{ params: URLSearchParams }} props */
 export function TracesPage({ params }) {
-  const [traces, setTraces] = useState(/** @type {TraceSummary[]} */ ([]));
-  const [cursor, setCursor] = useState(/** @type {string | null} */ (null));
-  const [more, setMore] = useState(/** @type {TraceSummary[]} */ ([]));
-  const [error, setError] = useState('');
-  const [loaded, setLoaded] = useState(false);
   const [projects, setProjects] = useState(/** @type {string[]} */ ([]));
   const key = String(params);
   // The search box keeps its own text: the list re-renders on every live refresh, and a value
@@ -62,43 +58,23 @@ export function TracesPage({ params }) {
   }, []);
 
   // The first page, again every REFRESH_MS: new traces appear at the top as they arrive.
-  useEffect(() => {
-    let stopped = false;
-    setMore([]);
-    const load = async () => {
-      try {
-        const body = await listTraces(traceQuery(params));
-        if (stopped) return;
-        setTraces(body.traces);
-        setCursor((current) => current ?? body.next_cursor);
-        setError('');
-      } catch (failure) {
-        if (!stopped) setError(/** @type {Error} */ (failure).message);
-      } finally {
-        if (!stopped) setLoaded(true);
-      }
-    };
-    setCursor(null);
-    void load();
-    const timer = setInterval(load, REFRESH_MS);
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
-  }, [key]);
-
-  const loadMore = async () => {
-    if (!cursor) return;
-    const next = traceQuery(params);
-    next.set('cursor', cursor);
-    try {
-      const body = await listTraces(next);
-      setMore((list) => [...list, ...body.traces]);
-      setCursor(body.next_cursor);
-    } catch (failure) {
-      setError(/** @type {Error} */ (failure).message);
-    }
-  };
+  const {
+    items: rows,
+    error,
+    loaded,
+    hasMore,
+    loadMore,
+  } = usePagedList(
+    async (cursor) => {
+      const query = traceQuery(params);
+      if (cursor) query.set('cursor', cursor);
+      const body = await listTraces(query);
+      return { items: body.traces, next_cursor: body.next_cursor };
+    },
+    key,
+    REFRESH_MS,
+    (trace) => trace.trace_id,
+  );
 
   /**
    * @param {string} name
@@ -129,7 +105,6 @@ export function TracesPage({ params }) {
     const form = /** @type {HTMLFormElement} */ (event.currentTarget);
     setFilter('q', /** @type {HTMLInputElement} */ (form.elements.namedItem('q')).value.trim());
   };
-  const rows = [...traces, ...more.filter((t) => !traces.some((u) => u.trace_id === t.trace_id))];
 
   return html`
     <section class="page" aria-labelledby="traces-title">
@@ -191,12 +166,12 @@ export function TracesPage({ params }) {
               </tbody>
             </table>
           </div>
-          ${cursor && html`<button type="button" class="secondary" onClick=${loadMore}>Load more</button>`}
+          ${hasMore && html`<button type="button" class="secondary" onClick=${loadMore}>Load more</button>`}
           <p class="muted small"><a href=${listExportUrl(traceQuery(params))} onClick=${(
             /** @type {MouseEvent} */ e,
           ) => {
             e.preventDefault();
-            saveExport(listExportUrl(traceQuery(params)), 'traces.json').catch((f) => setError(f.message));
+            saveExport(listExportUrl(traceQuery(params)), 'traces.json').catch((f) => reportError(f.message));
           }}>Download these traces as JSON</a> (up to 1000)</p>`
       }
     </section>`;
