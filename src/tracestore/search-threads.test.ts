@@ -11,6 +11,7 @@ import type { Run } from '../model/runs.ts';
 import { makeRun } from '../testkit/runs.ts';
 import { tempDir } from '../testkit/files.ts';
 import { LocalTraceStore, ftsQuery } from './store.ts';
+import { bulkLoad } from './testing/bulk-load.ts';
 
 const dir = tempDir('tp-search-');
 
@@ -119,6 +120,64 @@ describe('free-text search', () => {
       1,
     );
     check.close();
+  });
+});
+
+describe('search on a large store', () => {
+  it('pages through common, rare and old-only words as a full scan would', () => {
+    // 7,100 one-run traces a second apart: "common" in every third, "ancient" only in the 2,050
+    // oldest (found by many runs, none among the newest 5,000 traces), "seldom" in every 700th.
+    const start = Date.UTC(2026, 0, 1);
+    const words = (n: number) =>
+      [n % 3 === 0 ? 'common' : '', n < 2050 ? 'ancient' : '', n % 700 === 0 ? 'seldom' : '', `n${n}`].join(' ');
+    const traces = Array.from({ length: 7100 }, (_, n) => [
+      makeRun({
+        name: 'agent',
+        run_type: 'chain',
+        start_time: new Date(start + n * 1000).toISOString(),
+        end_time: new Date(start + n * 1000 + 500).toISOString(),
+        inputs: { question: words(n) },
+        outputs: {},
+      }),
+    ]);
+    const path = join(dir, 'large.db');
+    bulkLoad(path, traces);
+    const s = new LocalTraceStore(path, { readonly: true });
+    const all = (text: string) => {
+      const found: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = s.queryTraces({ text, limit: 400, ...(cursor ? { cursor } : {}) });
+        found.push(...page.traces.map((t) => t.traceId));
+        cursor = page.nextCursor;
+      } while (cursor);
+      return found;
+    };
+    const expected = (has: (n: number) => boolean) =>
+      traces.flatMap((runs, n) => (has(n) ? [runs[0]!.trace_id] : [])).reverse();
+    assert.deepEqual(
+      all('common'),
+      expected((n) => n % 3 === 0),
+    );
+    assert.deepEqual(
+      all('ancient'),
+      expected((n) => n < 2050),
+    );
+    assert.deepEqual(
+      all('seldom'),
+      expected((n) => n % 700 === 0),
+    );
+    assert.deepEqual(
+      all('common ancient'),
+      expected((n) => n % 3 === 0 && n < 2050),
+    );
+    assert.deepEqual(
+      s.queryTraces({ text: 'common', sort: 'name', order: 'asc', limit: 5 }).traces.map((t) => t.traceId),
+      expected((n) => n % 3 === 0)
+        .sort()
+        .slice(0, 5),
+    );
+    s.close();
   });
 });
 

@@ -527,23 +527,21 @@ export class LocalTraceStore {
       .get(match, FEW_MATCHES) as { hits: number };
     if (hits < FEW_MATCHES) return byRuns();
     const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+    // The window: the traces up to the sort value of the SEARCH_WINDOW-th (with all that tie with
+    // it, so that it is a beginning of the list). By the value alone, which an index answers.
     const edge = this.db
       .prepare(
-        `SELECT ${column} AS value, trace_id FROM traces ${where}
-         ORDER BY ${column} ${direction}, trace_id ${direction} LIMIT 1 OFFSET ${SEARCH_WINDOW}`,
+        `SELECT ${column} AS value FROM traces ${where} ORDER BY ${column} ${direction} LIMIT 1 OFFSET ${SEARCH_WINDOW}`,
       )
-      .get(params) as { value: number | string; trace_id: string } | undefined;
-    const beyond = direction === 'DESC' ? '>' : '<';
+      .get(params) as { value: number | string } | undefined;
     const walked = this.selectTraces(
       [
         ...conditions,
-        ...(edge
-          ? [`(${column} ${beyond} @edgeValue OR (${column} = @edgeValue AND trace_id ${beyond}= @edgeId))`]
-          : []),
+        ...(edge ? [`${column} ${direction === 'DESC' ? '>=' : '<='} @edgeValue`] : []),
         `EXISTS (SELECT 1 FROM runs INDEXED BY runs_by_trace WHERE runs.trace_id = traces.trace_id
            AND runs.rowid IN (SELECT rowid FROM runs_fts WHERE runs_fts MATCH @match))`,
       ],
-      { ...params, match, ...(edge ? { edgeValue: edge.value, edgeId: edge.trace_id } : {}) },
+      { ...params, match, ...(edge ? { edgeValue: edge.value } : {}) },
       sorted,
     );
     // Exact when the page filled up within the window, or the window held every trace.
