@@ -4,20 +4,12 @@
 // serialized `Command`). A real agent server, pipeline, trace store and explorer, in process.
 
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
 import type { Service } from '../../../src/pipeline/service.ts';
 import { eventually } from '../../../src/testkit/eventually.ts';
 import { tempDir } from '../../../src/testkit/files.ts';
-import { localExporterFactory } from '../../exporters/local/index.ts';
-import { batchProcessorFactory } from '../../processors/batch/index.ts';
-import { genAiProcessorFactory } from '../../processors/genai/index.ts';
-import { agentApiReceiverFactory } from '../../receivers/agent_api/index.ts';
-import { traceExplorerExtensionFactory } from './index.ts';
-import { startService } from './testing/service.ts';
-
-const GRAPHS = fileURLToPath(new URL('../../../examples/graphs/langgraph.json', import.meta.url));
+import { startAgentServerWithExplorer } from './testing/service.ts';
 
 interface Summary {
   trace_id: string;
@@ -32,26 +24,10 @@ describe('the trace list of agent server runs', () => {
   let explorer: string;
 
   before(async () => {
-    const yaml = `
-receivers:
-  agent_api: { port: 0, langgraph_config: ${GRAPHS}, data_dir: ${dir}/agent, tracing: { enabled: true } }
-processors: { genai: {}, batch: { flush_interval_ms: 50 } }
-exporters: { local: { path: ${dir}/traces.db } }
-extensions: { trace_explorer: { port: 0, path: ${dir}/traces.db } }
-service:
-  extensions: [trace_explorer]
-  pipelines: { traces: { receivers: [agent_api], processors: [genai, batch], exporters: [local] } }
-`;
-    const started = await startService(yaml, dir, [
-      agentApiReceiverFactory,
-      genAiProcessorFactory,
-      batchProcessorFactory,
-      localExporterFactory,
-      traceExplorerExtensionFactory,
-    ]);
+    const started = await startAgentServerWithExplorer(dir);
     service = started.service;
-    client = new Client({ apiUrl: started.endpoint('agent_api').replace(/\/$/, '') });
-    explorer = started.endpoint('trace_explorer').replace(/\/ui\/traces$/, '');
+    client = new Client({ apiUrl: started.agentUrl });
+    explorer = started.explorerUrl;
   });
 
   after(async () => {

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
 import type { Browser } from 'playwright-core';
@@ -14,14 +13,8 @@ import type { Service } from '../../../src/pipeline/service.ts';
 import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
 import { eventually } from '../../../src/testkit/eventually.ts';
 import { tempDir } from '../../../src/testkit/files.ts';
-import { localExporterFactory } from '../../exporters/local/index.ts';
-import { batchProcessorFactory } from '../../processors/batch/index.ts';
-import { genAiProcessorFactory } from '../../processors/genai/index.ts';
-import { agentApiReceiverFactory } from '../../receivers/agent_api/index.ts';
-import { traceExplorerExtensionFactory } from './index.ts';
-import { startService } from './testing/service.ts';
+import { startAgentServerWithExplorer } from './testing/service.ts';
 
-const GRAPHS = fileURLToPath(new URL('../../../examples/graphs/langgraph.json', import.meta.url));
 const OUTPUT = join(import.meta.dirname, '../../../test-output');
 
 interface Turn {
@@ -46,27 +39,10 @@ describe('an agent server conversation as a thread', () => {
 
   before(async () => {
     // The example agent answers offline with its local model, `local-echo`, priced here.
-    const yaml = `
-receivers:
-  agent_api: { port: 0, langgraph_config: ${GRAPHS}, data_dir: ${dir}/agent, tracing: { enabled: true } }
-processors: { genai: {}, batch: { flush_interval_ms: 50 } }
-exporters: { local: { path: ${dir}/traces.db } }
-extensions:
-  trace_explorer: { port: 0, path: ${dir}/traces.db, prices: { local-echo: { input: 1, output: 2 } } }
-service:
-  extensions: [trace_explorer]
-  pipelines: { traces: { receivers: [agent_api], processors: [genai, batch], exporters: [local] } }
-`;
-    const started = await startService(yaml, dir, [
-      agentApiReceiverFactory,
-      genAiProcessorFactory,
-      batchProcessorFactory,
-      localExporterFactory,
-      traceExplorerExtensionFactory,
-    ]);
+    const started = await startAgentServerWithExplorer(dir, 'prices: { local-echo: { input: 1, output: 2 } }');
     service = started.service;
-    client = new Client({ apiUrl: started.endpoint('agent_api').replace(/\/$/, '') });
-    explorer = started.endpoint('trace_explorer').replace(/\/ui\/traces$/, '');
+    client = new Client({ apiUrl: started.agentUrl });
+    explorer = started.explorerUrl;
   });
 
   after(async () => {

@@ -20,7 +20,7 @@ export class QueryError extends Error {
   }
 }
 
-const KNOWN = new Set([
+const KNOWN = [
   'project',
   'name',
   'status',
@@ -36,40 +36,51 @@ const KNOWN = new Set([
   'order',
   'limit',
   'cursor',
-]);
+];
 
-/** The store query of `GET /api/traces`'s query string; throws QueryError naming the field. */
-export function parseTraceQuery(
-  raw: Record<string, string | string[] | undefined>,
-  extra: readonly string[] = [],
-): ListTracesQuery {
+export type RawQuery = Record<string, string | string[] | undefined>;
+
+/**
+ * Reads a query string's parameters one by one, each checked as it is read; a parameter outside
+ * `known` is refused at once. Every error is a QueryError naming the parameter.
+ */
+export function queryReader(raw: RawQuery, known: readonly string[]) {
   for (const key of Object.keys(raw)) {
-    if (!KNOWN.has(key) && !extra.includes(key)) {
-      throw new QueryError(key, `unknown parameter (known: ${[...KNOWN, ...extra].join(', ')})`);
-    }
+    if (!known.includes(key)) throw new QueryError(key, `unknown parameter (known: ${known.join(', ')})`);
   }
+  /** The parameter's value; undefined when absent or empty. */
   const one = (key: string): string | undefined => {
     const value = raw[key];
     if (Array.isArray(value)) throw new QueryError(key, 'give it once');
     return value === undefined || value === '' ? undefined : value;
   };
-  const time = (key: string) => {
-    const value = one(key);
-    if (value === undefined) return undefined;
-    try {
-      toMicros(value);
-    } catch {
-      throw new QueryError(key, `not an RFC 3339 time such as 2026-01-01T12:00:00Z: ${JSON.stringify(value)}`);
-    }
-    return value;
+  return {
+    one,
+    /** An RFC 3339 time, in epoch microseconds. */
+    time(key: string): number | undefined {
+      const value = one(key);
+      if (value === undefined) return undefined;
+      try {
+        return toMicros(value);
+      } catch {
+        throw new QueryError(key, `not an RFC 3339 time such as 2026-01-01T12:00:00Z: ${JSON.stringify(value)}`);
+      }
+    },
+    oneOf<T extends string>(key: string, allowed: readonly T[]): T | undefined {
+      const value = one(key);
+      if (value !== undefined && !allowed.includes(value as T)) {
+        throw new QueryError(key, `must be one of ${allowed.join(', ')}, not ${JSON.stringify(value)}`);
+      }
+      return value as T | undefined;
+    },
   };
-  const oneOf = <T extends string>(key: string, allowed: readonly T[]): T | undefined => {
-    const value = one(key);
-    if (value !== undefined && !allowed.includes(value as T)) {
-      throw new QueryError(key, `must be one of ${allowed.join(', ')}, not ${JSON.stringify(value)}`);
-    }
-    return value as T | undefined;
-  };
+}
+
+/** The store query of `GET /api/traces`'s query string; throws QueryError naming the field. */
+export function parseTraceQuery(raw: RawQuery, extra: readonly string[] = []): ListTracesQuery {
+  const { one, oneOf, time: micros } = queryReader(raw, [...KNOWN, ...extra]);
+  // Times stay RFC 3339 texts in the store's query (checked here, converted there).
+  const time = (key: string) => (micros(key) === undefined ? undefined : one(key));
   const query: { -readonly [K in keyof ListTracesQuery]: ListTracesQuery[K] } = {};
   const project = one('project');
   if (project !== undefined) query.project = project;
@@ -274,18 +285,13 @@ export function threadDetail(store: LocalTraceStore, threadId: string, pricer: P
 }
 
 /** The query of `GET /api/threads`; throws QueryError naming the field. */
-export function parseThreadQuery(raw: Record<string, string | string[] | undefined>) {
-  for (const key of Object.keys(raw)) {
-    if (!['project', 'limit', 'cursor'].includes(key)) {
-      throw new QueryError(key, 'unknown parameter (known: project, limit, cursor)');
-    }
-  }
-  const query = parseTraceQuery(Object.fromEntries(Object.entries(raw).filter(([key]) => key !== 'cursor')));
-  const cursor = raw.cursor;
-  if (Array.isArray(cursor)) throw new QueryError('cursor', 'give it once');
+export function parseThreadQuery(raw: RawQuery) {
+  queryReader(raw, ['project', 'limit', 'cursor']);
+  // The trace list's parameters of the same names, read the same way.
+  const query = parseTraceQuery(raw);
   return {
     ...(query.project !== undefined ? { project: query.project } : {}),
     ...(query.limit !== undefined ? { limit: query.limit } : {}),
-    ...(cursor ? { cursor } : {}),
+    ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
   };
 }

@@ -6,8 +6,9 @@
 // chart draws.
 
 import type { LocalTraceStore, StatsGroup } from 'tracepipe/tracestore';
-import { STATS_GROUPS, fromMicros, toMicros } from 'tracepipe/tracestore';
-import { QueryError } from './api.ts';
+import { STATS_GROUPS, fromMicros } from 'tracepipe/tracestore';
+import type { RawQuery } from './api.ts';
+import { QueryError, queryReader } from './api.ts';
 import type { CostSource, Pricer } from './pricing.ts';
 import { REPORTED, sourceBody } from './pricing.ts';
 
@@ -38,26 +39,10 @@ export interface StatsRequest {
 const KNOWN = ['start_after', 'start_before', 'bucket', 'group_by', 'project'];
 
 /** The stats query of a query string; throws QueryError naming the field. */
-export function parseStatsQuery(raw: Record<string, string | string[] | undefined>, now = Date.now()): StatsRequest {
-  for (const key of Object.keys(raw)) {
-    if (!KNOWN.includes(key)) throw new QueryError(key, `unknown parameter (known: ${KNOWN.join(', ')})`);
-  }
-  const one = (key: string): string | undefined => {
-    const value = raw[key];
-    if (Array.isArray(value)) throw new QueryError(key, 'give it once');
-    return value === undefined || value === '' ? undefined : value;
-  };
-  const time = (key: string, fallback: number): number => {
-    const value = one(key);
-    if (value === undefined) return fallback;
-    try {
-      return toMicros(value);
-    } catch {
-      throw new QueryError(key, `not an RFC 3339 time such as 2026-01-01T12:00:00Z: ${JSON.stringify(value)}`);
-    }
-  };
-  const endUs = time('start_before', now * 1000);
-  const startUs = time('start_after', endUs - DEFAULT_RANGE_MS * 1000);
+export function parseStatsQuery(raw: RawQuery, now = Date.now()): StatsRequest {
+  const { one, time, oneOf } = queryReader(raw, KNOWN);
+  const endUs = time('start_before') ?? now * 1000;
+  const startUs = time('start_after') ?? endUs - DEFAULT_RANGE_MS * 1000;
   if (startUs >= endUs) throw new QueryError('start_after', 'must be before start_before');
   const spanMs = (endUs - startUs) / 1000;
   const bucket = one('bucket') ?? 'auto';
@@ -80,10 +65,7 @@ export function parseStatsQuery(raw: Record<string, string | string[] | undefine
       `${bucket} cuts this range into more than ${MAX_BUCKETS} buckets; choose a wider one`,
     );
   }
-  const groupBy = one('group_by');
-  if (groupBy !== undefined && !STATS_GROUPS.includes(groupBy as StatsGroup)) {
-    throw new QueryError('group_by', `must be one of ${STATS_GROUPS.join(', ')}, not ${JSON.stringify(groupBy)}`);
-  }
+  const groupBy = oneOf('group_by', STATS_GROUPS);
   const project = one('project');
   return {
     // Buckets start on multiples of their width (UTC), so that their times are round.
