@@ -1,7 +1,7 @@
 // The trace explorer's queries on a large local store: bulk-loads a SQLite file with RUNS runs
 // (default a million) of synthetic agent traces shaped like a deployment's (projects, root names and
 // models of unequal popularity, failures, conversations, messages of common and rare words; see
-// plugins/exporters/local/testing/synthetic-traces.ts) spread over the 7 days ending now, then
+// src/tracestore/testing/synthetic-traces.ts) spread over the 7 days ending now, then
 // times, in process, the answers of the explorer's API: pages of the trace list, the monitoring
 // stats (whole and split by project, model and root name) and full-text searches. Prints the
 // median (p50) and the slowest of REPS runs of each, after one run to warm up.
