@@ -438,7 +438,8 @@ describe('configs/cluster.yaml', { skip }, () => {
       await until(
         'the server to be ready',
         async () => ((await fetch(`${url}/ready`).catch(() => undefined))?.status === 200 ? true : undefined),
-        30_000,
+        // A start beside other test files on two cores has taken over 30 s (ready in ~4 s when quiet).
+        120_000,
       ).catch((error: Error) => {
         throw new Error(`${error.message}\n${output}`);
       });

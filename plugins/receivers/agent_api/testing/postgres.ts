@@ -1,22 +1,28 @@
 // For tests on PostgreSQL: a server at TEST_POSTGRES_URI (default
 // postgres://postgres@127.0.0.1:5432/postgres, trust auth), and a database of its own per test,
-// created and dropped here. Suites skip themselves when no server answers (`postgresAvailable`).
+// created and dropped here. Suites skip themselves when no server answers (`postgresAvailable`),
+// except in a CI run (.ci/run starts the server): there a missing server fails the suite.
 
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { requireServiceUnderCi } from './services.ts';
 
 export const ADMIN_URI = process.env.TEST_POSTGRES_URI ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 let available: Promise<boolean> | undefined;
 
-/** Whether a PostgreSQL server answers at `ADMIN_URI` (asked once per process). */
+/**
+ * Whether a PostgreSQL server answers at `ADMIN_URI` (asked once per process). The connect timeout
+ * is generous: on a loaded machine a short one answered false and skipped whole suites unseen.
+ */
 export function postgresAvailable(): Promise<boolean> {
   available ??= (async () => {
-    const client = new pg.Client({ connectionString: ADMIN_URI, connectionTimeoutMillis: 2000 });
+    const client = new pg.Client({ connectionString: ADMIN_URI, connectionTimeoutMillis: 15_000 });
     try {
       await client.connect();
       return true;
-    } catch {
+    } catch (error) {
+      requireServiceUnderCi('PostgreSQL', ADMIN_URI, error);
       return false;
     } finally {
       await client.end().catch(() => undefined);

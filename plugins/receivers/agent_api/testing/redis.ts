@@ -2,17 +2,22 @@
 // answers, its client connections, and deleting a test's keys.
 
 import { Redis } from 'ioredis';
+import { requireServiceUnderCi } from './services.ts';
 
 export const TEST_REDIS_URI = process.env.TEST_REDIS_URI ?? 'redis://127.0.0.1:6379';
 
-/** Whether a Redis server answers PING at `uri` (no retries: a missing server answers false at once). */
+/**
+ * Whether a Redis server answers PING at `uri` (no retries: a missing server answers false at once).
+ * In a CI run a missing server fails instead (`requireServiceUnderCi`).
+ */
 export async function redisAvailable(uri: string = TEST_REDIS_URI): Promise<boolean> {
   const probe = new Redis(uri, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   probe.on('error', () => undefined);
   try {
     await probe.connect();
     return (await probe.ping()) === 'PONG';
-  } catch {
+  } catch (error) {
+    requireServiceUnderCi('Redis', uri, error);
     return false;
   } finally {
     probe.disconnect();
