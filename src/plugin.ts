@@ -69,8 +69,8 @@ export { Delivery, DeliveryGroup, holdDelivery } from './pipeline/delivery.ts';
 
 // Errors.
 export { PermanentError, ThrottleError, errorMessage, isPermanent, isThrottle } from './pipeline/errors.ts';
-export type { ErrorCode } from './errors.ts';
-export { ERROR_CODES, TracepipeError } from './errors.ts';
+export type { CodedErrorConstructor, ErrorCode } from './errors.ts';
+export { CodedError, ERROR_CODES, TracepipeError, createCodedError } from './errors.ts';
 
 // Helpers.
 export { counter, gauge, histogram } from './telemetry/metrics.ts';

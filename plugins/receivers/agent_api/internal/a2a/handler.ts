@@ -39,7 +39,7 @@ import {
   TaskNotFoundError,
   UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
-import { TracepipeError } from '../../../../../src/errors.ts';
+import { CodedError } from 'tracepipe/plugin';
 import { AuthRefusal } from '../auth/custom.ts';
 import type { RunCreate } from '../domain/runs.ts';
 import { isoNow } from '../domain/clock.ts';
@@ -102,7 +102,7 @@ function toA2aMessage(message: unknown, taskId: string, contextId: string): Mess
 
 /** Describes a refusal of the run's creation as the A2A error a client understands. */
 function a2aErrorOf(error: unknown): Error {
-  if (error instanceof TracepipeError && error.statusCode < 500)
+  if (error instanceof CodedError && error.statusCode < 500)
     return new RequestMalformedError(`Failed to create run: ${error.message}`);
   if (error instanceof AuthRefusal && error.statusCode < 500)
     return new RequestMalformedError(`Access denied to assistant or thread: ${error.message}`);
@@ -283,7 +283,7 @@ export class AssistantA2AHandler {
       if (run.assistant_id !== this.assistant.assistant_id) throw missing();
       return run;
     } catch (error) {
-      if (error instanceof TracepipeError && error.statusCode === 404) throw missing();
+      if (error instanceof CodedError && error.statusCode === 404) throw missing();
       throw error;
     }
   }

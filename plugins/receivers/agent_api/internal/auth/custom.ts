@@ -12,6 +12,14 @@ import { access } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AuthEventValueMap } from '@langchain/langgraph-sdk/auth';
+import {
+  ApiAuthHandlerError,
+  ApiConflictError,
+  ApiForbiddenError,
+  ApiInvalidError,
+  ApiNotFoundError,
+  ApiUnauthorizedError,
+} from '../../errors.ts';
 import { readLanggraphJson } from '../graphs/spec.ts';
 import { checkAuthFilters } from './filters.ts';
 import type { AuthFilters } from './filters.ts';
@@ -69,13 +77,13 @@ export class AuthRefusal extends Error {
   /** The coded error the response carries (see docs/errors.md). */
   get code(): string {
     const codes: Record<number, string> = {
-      401: 'TP_ERR_API_UNAUTHORIZED',
-      403: 'TP_ERR_API_FORBIDDEN',
-      404: 'TP_ERR_API_NOT_FOUND',
-      409: 'TP_ERR_API_CONFLICT',
-      422: 'TP_ERR_API_INVALID',
+      401: ApiUnauthorizedError.code,
+      403: ApiForbiddenError.code,
+      404: ApiNotFoundError.code,
+      409: ApiConflictError.code,
+      422: ApiInvalidError.code,
     };
-    return codes[this.statusCode] ?? 'TP_ERR_API_AUTH_HANDLER';
+    return codes[this.statusCode] ?? ApiAuthHandlerError.code;
   }
 }
 

@@ -1,11 +1,18 @@
 // The API's error constructors, so every route reports a missing id, a conflict or a bad body the
-// same way: a coded TracepipeError whose status the HTTP error handler sends, with the message.
+// same way: one of the plugin's coded errors (../../errors.ts), whose status the HTTP error handler
+// sends, with the message.
 
-import { TracepipeError } from '../../../../../src/errors.ts';
+import type { CodedError } from 'tracepipe/plugin';
+import {
+  ApiConflictError,
+  ApiForbiddenError,
+  ApiInvalidError,
+  ApiNotFoundError,
+  ApiUnauthorizedError,
+} from '../../errors.ts';
 
-export const notFound = (message: string): TracepipeError => new TracepipeError('TP_ERR_API_NOT_FOUND', [message]);
-export const conflict = (message: string): TracepipeError => new TracepipeError('TP_ERR_API_CONFLICT', [message]);
-export const invalid = (message: string): TracepipeError => new TracepipeError('TP_ERR_API_INVALID', [message]);
-export const unauthorized = (message: string): TracepipeError =>
-  new TracepipeError('TP_ERR_API_UNAUTHORIZED', [message]);
-export const forbidden = (message: string): TracepipeError => new TracepipeError('TP_ERR_API_FORBIDDEN', [message]);
+export const notFound = (message: string): CodedError => new ApiNotFoundError([message]);
+export const conflict = (message: string): CodedError => new ApiConflictError([message]);
+export const invalid = (message: string): CodedError => new ApiInvalidError([message]);
+export const unauthorized = (message: string): CodedError => new ApiUnauthorizedError([message]);
+export const forbidden = (message: string): CodedError => new ApiForbiddenError([message]);

@@ -8,11 +8,12 @@
 // changed wording fails a test instead of quietly turning back into a 500.
 
 import { EmptyInputError, InvalidUpdateError } from '@langchain/langgraph';
+import { ApiInvalidError, ApiNotFoundError } from '../../errors.ts';
 
 /** How the API answers a graph-library error caused by the request. */
 export interface GraphInputError {
   statusCode: 404 | 422;
-  code: 'TP_ERR_API_NOT_FOUND' | 'TP_ERR_API_INVALID';
+  code: typeof ApiNotFoundError.code | typeof ApiInvalidError.code;
   message: string;
 }
 
@@ -32,13 +33,13 @@ function firstLine(message: string): string {
 /** The answer for `error` when the graph library threw it over bad input, else undefined. */
 export function classifyGraphInputError(error: unknown): GraphInputError | undefined {
   if (error instanceof InvalidUpdateError || error instanceof EmptyInputError)
-    return { statusCode: 422, code: 'TP_ERR_API_INVALID', message: firstLine(error.message) };
+    return { statusCode: 422, code: ApiInvalidError.code, message: firstLine(error.message) };
   if (!(error instanceof Error) || error.constructor !== Error) return undefined;
   const known = UNTYPED_INPUT_ERRORS.find(({ pattern }) => pattern.test(error.message));
   if (!known) return undefined;
   return {
     statusCode: known.statusCode,
-    code: known.statusCode === 404 ? 'TP_ERR_API_NOT_FOUND' : 'TP_ERR_API_INVALID',
+    code: known.statusCode === 404 ? ApiNotFoundError.code : ApiInvalidError.code,
     message: error.message,
   };
 }

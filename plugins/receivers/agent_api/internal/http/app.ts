@@ -7,7 +7,14 @@ import swagger from '@fastify/swagger';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifySchemaValidationError } from 'fastify';
 import { httpErrorBody } from 'tracepipe/confighttp';
-import { TracepipeError } from '../../../../../src/errors.ts';
+import { CodedError } from 'tracepipe/plugin';
+import {
+  ApiGraphError,
+  ApiInternalError,
+  ApiInvalidError,
+  ApiNotFoundError,
+  ApiUnavailableError,
+} from '../../errors.ts';
 import { storedUuidForm } from '../../../../../src/model/uuid-forms.ts';
 import { AuthRefusal } from '../auth/custom.ts';
 import { GraphLoadError, GraphNotFoundError } from '../graphs/registry.ts';
@@ -79,9 +86,9 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
     app.setErrorHandler((error: FastifyError & { validationContext?: string }, request, reply) => {
       if (error.validation) {
         const message = validationMessage(error.validationContext, error.validation);
-        return reply.code(422).send(errorBody(422, 'TP_ERR_API_INVALID', message));
+        return reply.code(422).send(errorBody(422, ApiInvalidError.code, message));
       }
-      if (error instanceof TracepipeError)
+      if (error instanceof CodedError)
         return reply.code(error.statusCode).send(errorBody(error.statusCode, error.code, error.message));
       if (error instanceof AuthRefusal) {
         if (error.statusCode >= 500)
@@ -95,9 +102,9 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
         return reply
           .code(503)
           .header('retry-after', String(error.retryAfterSeconds))
-          .send(errorBody(503, 'TP_ERR_API_UNAVAILABLE', error.message));
+          .send(errorBody(503, ApiUnavailableError.code, error.message));
       if (error instanceof GraphNotFoundError)
-        return reply.code(404).send(errorBody(404, 'TP_ERR_API_NOT_FOUND', error.message));
+        return reply.code(404).send(errorBody(404, ApiNotFoundError.code, error.message));
       // Bad input only the graph library could judge (an unknown checkpoint namespace, ...).
       const graphInput = classifyGraphInputError(error);
       if (graphInput)
@@ -106,7 +113,7 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
           .send(errorBody(graphInput.statusCode, graphInput.code, graphInput.message));
       if (error instanceof GraphLoadError) {
         services.logger.warn({ err: error, url: request.url }, 'A graph could not be built for a request.');
-        const failure = new TracepipeError('TP_ERR_API_GRAPH', [error.message]);
+        const failure = new ApiGraphError([error.message]);
         return reply.code(failure.statusCode).send(errorBody(failure.statusCode, failure.code, failure.message));
       }
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
@@ -126,21 +133,21 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
       }
       if (isDatabaseUnavailable(error)) {
         databaseWarning.warn({ err: error, url: request.url, method: request.method });
-        const failure = new TracepipeError('TP_ERR_API_UNAVAILABLE', [error.message || String(error.code ?? '')]);
+        const failure = new ApiUnavailableError([error.message || String(error.code ?? '')]);
         return reply
           .code(503)
           .header('retry-after', String(DATABASE_RETRY_AFTER_S))
           .send(errorBody(503, failure.code, failure.message));
       }
       services.logger.error({ err: error, url: request.url, method: request.method }, 'An API request failed.');
-      const failure = new TracepipeError('TP_ERR_API_INTERNAL', [error.message]);
+      const failure = new ApiInternalError([error.message]);
       return reply.code(500).send(errorBody(500, failure.code, failure.message));
     });
 
     app.setNotFoundHandler((request, reply) => {
       reply
         .code(404)
-        .send(errorBody(404, 'TP_ERR_API_NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
+        .send(errorBody(404, ApiNotFoundError.code, `Route ${request.method} ${request.url.split('?')[0]} not found`));
     });
 
     // An id in the path may be written as 32 hex digits, as OpenTelemetry writes a run's trace id

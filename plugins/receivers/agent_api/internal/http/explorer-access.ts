@@ -6,6 +6,7 @@
 // both must pass, as on the API.
 
 import type { TraceAccessCheck, TraceAccessRefusal } from '../../../../../src/pipeline/component.ts';
+import { ApiForbiddenError, ApiUnauthorizedError } from '../../errors.ts';
 import type { ApiKeys } from '../auth/api-keys.ts';
 import { AuthRefusal } from '../auth/custom.ts';
 import type { CustomAuth } from '../auth/custom.ts';
@@ -22,7 +23,7 @@ export function explorerAccessCheck(
   if (!apiKeys.enabled && !customAuth) return undefined;
   return async (request): Promise<TraceAccessRefusal | undefined> => {
     if (apiKeys.enabled && !apiKeys.accepts(request.headers['x-api-key'])) {
-      return { statusCode: 401, code: 'TP_ERR_API_UNAUTHORIZED', message: 'Missing or invalid X-Api-Key header' };
+      return { statusCode: 401, code: ApiUnauthorizedError.code, message: 'Missing or invalid X-Api-Key header' };
     }
     if (!customAuth) return undefined;
     let permissions: readonly string[];
@@ -38,7 +39,7 @@ export function explorerAccessCheck(
     if (permissions.includes(TRACES_PERMISSION)) return undefined;
     return {
       statusCode: 403,
-      code: 'TP_ERR_API_FORBIDDEN',
+      code: ApiForbiddenError.code,
       message: `Reading traces needs the "${TRACES_PERMISSION}" permission from the custom auth handler`,
     };
   };

@@ -4,7 +4,7 @@
 // walks it recursively (validation, merging, serialisation, SQLite JSON), which used to be a 500
 // with an ERROR log per request. The scan is a loop, so it cannot overflow itself.
 
-import { TracepipeError } from '../../../../../src/errors.ts';
+import { ApiInvalidError, ApiMalformedJsonError } from '../../errors.ts';
 
 /** Whether the objects and arrays in a JSON text nest deeper than `max` (strings are skipped). */
 export function jsonDepthExceeds(text: string, max: number): boolean {
@@ -33,13 +33,13 @@ export function jsonDepthExceeds(text: string, max: number): boolean {
 export function parseJsonBody(text: string, maxDepth: number): unknown {
   if (text.trim() === '') return undefined;
   if (jsonDepthExceeds(text, maxDepth)) {
-    throw new TracepipeError('TP_ERR_API_INVALID', [
+    throw new ApiInvalidError([
       `body: JSON nested deeper than ${maxDepth} levels of objects and arrays (max_json_depth)`,
     ]);
   }
   try {
     return JSON.parse(text);
   } catch {
-    throw new TracepipeError('TP_ERR_API_MALFORMED_JSON');
+    throw new ApiMalformedJsonError();
   }
 }

@@ -4,7 +4,7 @@
 // error goes on to the API's error handler.
 
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { TracepipeError } from '../../../../../src/errors.ts';
+import { ApiMalformedJsonError } from '../../errors.ts';
 
 export type JsonRpcId = string | number | null;
 
@@ -13,7 +13,7 @@ export function rpcError(id: JsonRpcId, code: number, message: string) {
 }
 
 export function jsonRpcErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
-  if (error instanceof TracepipeError && error.code === 'TP_ERR_API_MALFORMED_JSON') {
+  if (error instanceof ApiMalformedJsonError) {
     return reply.code(400).send(rpcError(null, -32700, 'Parse error: the request body is not valid JSON'));
   }
   throw error; // the API's error handler answers it

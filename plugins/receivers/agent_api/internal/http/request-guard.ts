@@ -25,6 +25,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { registerCors, registerHostGuard } from 'tracepipe/confighttp';
 import type { CorsConfig } from 'tracepipe/confighttp';
+import { ApiCrossSiteError, ApiUnauthorizedError, ApiUnsupportedMediaTypeError } from '../../errors.ts';
 import { ApiKeys } from '../auth/api-keys.ts';
 import { AuthRefusal } from '../auth/custom.ts';
 import type { CustomAuth } from '../auth/custom.ts';
@@ -146,7 +147,7 @@ export async function registerRequestGuard(app: FastifyInstance, options: Reques
         return refuse(
           reply,
           403,
-          'TP_ERR_API_CROSS_SITE',
+          ApiCrossSiteError.code,
           `Cross-site ${request.method} request from origin ${origin ?? '(none)'} refused; allow the origin in cors.allowed_origins to call this API from that site`,
         );
       }
@@ -163,7 +164,7 @@ export async function registerRequestGuard(app: FastifyInstance, options: Reques
           return refuse(
             reply,
             415,
-            'TP_ERR_API_UNSUPPORTED_MEDIA_TYPE',
+            ApiUnsupportedMediaTypeError.code,
             `A ${request.method} body must be JSON with Content-Type: application/json (got ${type === '' ? 'no Content-Type' : `"${type}"`})`,
           );
         }
@@ -173,7 +174,7 @@ export async function registerRequestGuard(app: FastifyInstance, options: Reques
     // 5. Authentication.
     if (isPublic(request)) return;
     if (apiKeys.enabled && !apiKeys.accepts(request.headers['x-api-key'])) {
-      return refuse(reply, 401, 'TP_ERR_API_UNAUTHORIZED', 'Missing or invalid X-Api-Key header');
+      return refuse(reply, 401, ApiUnauthorizedError.code, 'Missing or invalid X-Api-Key header');
     }
     if (options.customAuth) {
       try {

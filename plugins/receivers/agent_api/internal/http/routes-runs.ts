@@ -21,7 +21,7 @@ import {
 import type { AgentApp, AgentServices } from './services.ts';
 import { writeHeartbeat, writeSSE } from './sse.ts';
 import { ThreadRunQueue } from './thread-run-queue.ts';
-import { TracepipeError } from '../../../../../src/errors.ts';
+import { ApiNotFoundError } from '../../errors.ts';
 
 type RunCreateBody = FromSchema<typeof runCreate>;
 
@@ -280,8 +280,7 @@ export function registerRunRoutes(app: AgentApp, services: AgentServices): void 
       // Under a custom auth handler, as on the reference server: a run this user may not see (or
       // that does not exist: the same answer, so nothing tells the two apart) opens the stream
       // and ends it with one error event.
-      if (!services.access.enabled || !(error instanceof TracepipeError && error.code === 'TP_ERR_API_NOT_FOUND'))
-        throw error;
+      if (!services.access.enabled || !(error instanceof ApiNotFoundError)) throw error;
       const stream = openStream(reply, {});
       await writeSSE(reply.raw, { event: 'error', data: { error: 'Error', message: '404: Thread not found' } });
       stream.end();

@@ -20,7 +20,7 @@ import {
   threadSearch,
 } from './schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
-import { TracepipeError } from '../../../../../src/errors.ts';
+import { ApiNotFoundError } from '../../errors.ts';
 import { conflict } from '../domain/api-errors.ts';
 
 export function registerThreadRoutes(app: AgentApp, services: AgentServices): void {
@@ -196,7 +196,7 @@ async function asConflict<T>(lookup: () => Promise<T>): Promise<T> {
   try {
     return await lookup();
   } catch (error) {
-    if (error instanceof TracepipeError && error.code === 'TP_ERR_API_NOT_FOUND') throw conflict(error.message);
+    if (error instanceof ApiNotFoundError) throw conflict(error.message);
     throw error;
   }
 }
