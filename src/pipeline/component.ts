@@ -82,13 +82,6 @@ export interface TraceViewer {
   /** The URL of one trace (and one of its runs), e.g. `…/ui/traces/<trace_id>?run=<run_id>`. */
   traceUrl(traceId: string, runId?: string): string | undefined;
   /**
-   * Tells the viewer where the agent server's web UI is (`http://<host>:<port><ui.path>/`), so
-   * that a trace of one of its runs links back to the studio (`#/studio/<assistant>/<thread>`).
-   * The agent server calls it once it listens, and again with `undefined` when it stops. Optional:
-   * a viewer without it shows no such links.
-   */
-  linkStudio?(studioUrl: string | undefined): void;
-  /**
    * Puts the viewer's data behind another component's authentication: called while the service
    * is built (before anything starts) by a component whose clients' data the viewer shows (the
    * agent server), so that the viewer knows from its own start that it is protected, and answers

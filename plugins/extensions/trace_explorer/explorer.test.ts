@@ -22,6 +22,7 @@ import { genAiProcessorFactory } from '../../processors/genai/index.ts';
 import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
 import { traceExplorerExtensionFactory } from './index.ts';
 import { startService } from './testing/service.ts';
+import { isStudioLinkTarget } from './studio-link.ts';
 import { studioLink } from './internal/static/js/studio-link.js';
 
 const OUTPUT = join(import.meta.dirname, '../../../test-output');
@@ -386,7 +387,7 @@ service:
 
     it('links the trace of an agent server run back to its thread in the studio, and no other trace', async () => {
       const viewer = service.host.getExtensions().get('trace_explorer');
-      assert.ok(isTraceViewer(viewer) && viewer.linkStudio);
+      assert.ok(isStudioLinkTarget(viewer));
       const config = async () => (await (await fetch(`${explorer}/api/config`)).json()) as { studio_url: unknown };
       assert.deepEqual(await config(), { studio_url: null });
       const studio = 'http://studio.test:8123/ui/';

@@ -4,7 +4,7 @@
 // It opens the store file itself, so it works whether this process's `local` exporter writes it,
 // another process does, or nothing writes it any more. Other components find it through
 // `Host.getExtensions()` (it is a `TraceViewer`) to link to its pages; the agent server tells it
-// where its studio is (`linkStudio()`), and the pages read that from `/api/config` to link an agent
+// where its studio is (`linkStudio()`, the explorer's own `StudioLinkTarget`), and the pages read that from `/api/config` to link an agent
 // run's trace back to its thread in the studio.
 
 import { mkdir } from 'node:fs/promises';
@@ -37,12 +37,13 @@ import {
 import { parseStatsQuery, statsBody } from './internal/stats.ts';
 import { Pricer } from './internal/pricing.ts';
 import { ExplorerAccess } from './internal/access.ts';
+import type { StudioLinkTarget } from './studio-link.ts';
 
 const STATIC_DIR = fileURLToPath(new URL('./internal/static/', import.meta.url));
 const OPENAPI = fileURLToPath(new URL('./openapi.json', import.meta.url));
 const UPLOT_CSS = readFileSync(fileURLToPath(import.meta.resolve('uplot/dist/uPlot.min.css')), 'utf8');
 
-export class TraceExplorer implements Extension, TraceViewer {
+export class TraceExplorer implements Extension, TraceViewer, StudioLinkTarget {
   private app?: FastifyInstance;
   private store?: LocalTraceStore;
   private baseUrl?: string;

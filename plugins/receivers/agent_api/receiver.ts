@@ -71,6 +71,15 @@ import type { BundleFile } from './internal/genui/bundle.ts';
 /** Folders of the web interface under `/ui/` (static files, browser modules). */
 const RESERVED_UI_NAMES = new Set(['js', 'shared', 'vendor']);
 
+/**
+ * Whether an extension links traces back to the studio: the `StudioLinkTarget` capability the
+ * trace explorer defines (plugins/extensions/trace_explorer/studio-link.ts). Plugins import no
+ * other plugin, so the method is the contract.
+ */
+function takesStudioLinks(extension: unknown): extension is { linkStudio(studioUrl: string | undefined): void } {
+  return typeof (extension as { linkStudio?: unknown } | null)?.linkStudio === 'function';
+}
+
 export class AgentApiReceiver implements Receiver {
   private app?: FastifyInstance;
   private database?: AgentDatabase;
@@ -444,7 +453,7 @@ export class AgentApiReceiver implements Receiver {
    */
   private linkStudio(studioUrl: string | undefined): void {
     for (const extension of this.settings.host.getExtensions().values()) {
-      if (isTraceViewer(extension)) extension.linkStudio?.(studioUrl);
+      if (takesStudioLinks(extension)) extension.linkStudio(studioUrl);
     }
     this.studioLinked = studioUrl !== undefined;
   }
