@@ -674,7 +674,8 @@ describe('custom auth: handler contract edges', () => {
     assert.equal(teapot.headers.get('x-why'), 'tea');
     assert.deepEqual(await teapot.json(), {
       statusCode: 418,
-      error: 'Error',
+      // The status's reason phrase, as Fastify's own error bodies carry it (node:http STATUS_CODES).
+      error: "I'm a Teapot",
       code: 'TP_ERR_API_AUTH_HANDLER',
       message: 'I am a teapot',
     });
