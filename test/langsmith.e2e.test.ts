@@ -26,7 +26,10 @@ function portOf(output: string, msg: string, field: 'address' | 'url'): number {
   throw new Error(`no "${msg}" line in:\n${output}`);
 }
 
-/** An agent that calls a failing tool and a model reporting its tokens: three nested runs. */
+/**
+ * An agent that calls a failing tool and a model reporting its tokens: three nested runs. The agent
+ * returns the model's result unchanged, so its outputs carry the same usage as the model run's.
+ */
 function tracedAgent(client: Client, project: string) {
   const options = { client, tracingEnabled: true, project_name: project };
   const llm = traceable(
@@ -45,9 +48,7 @@ function tracedAgent(client: Client, project: string) {
   return traceable(
     async (question: string) => {
       await tool().catch(() => undefined);
-      // The answer alone: the model's usage is the model run's (the store sums every run's usage).
-      const { answer } = await llm(question);
-      return { answer };
+      return llm(question);
     },
     { name: 'agent', ...options },
   );
@@ -237,6 +238,8 @@ describe('LangSmith SDK → configs/local.yaml → trace explorer', () => {
     const { summary, runs } = await traceOf('explorer-sdk', 3);
     assert.equal(summary.name, 'agent');
     assert.equal(summary.status, 'success');
+    // The model run's tokens once: the agent's outputs repeat them and do not count again.
+    assert.deepEqual(runs.get('agent')!.outputs!.usage_metadata, runs.get('fake-llm')!.outputs!.usage_metadata);
     assert.equal(summary.total_tokens, 15);
     assert.equal(summary.prompt_tokens, 11);
     const root = runs.get('agent')!;

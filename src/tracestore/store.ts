@@ -32,11 +32,14 @@ export interface TraceSummary {
   /** Runs whose status is `error`. */
   readonly errorCount: number;
   readonly rootRunId?: string;
-  /** Sums of the runs' `outputs.usage_metadata` (0 when none reported usage). */
+  /**
+   * Sums of the counted runs' `outputs.usage_metadata` (0 when none reported usage): the model
+   * calls', or other runs' when none reports usage (`countedUsageRuns`).
+   */
   readonly promptTokens: number;
   readonly completionTokens: number;
   readonly totalTokens: number;
-  /** Sum of the costs the runs reported themselves (`usage_metadata.total_cost`), if any did. */
+  /** Sum of the costs the counted runs reported themselves (`usage_metadata.total_cost`), if any did. */
   readonly reportedCost?: number;
   /** The conversation this trace is a turn of (see `threadIdOf`). */
   readonly threadId?: string;
@@ -209,7 +212,7 @@ export class InvalidCursorError extends Error {
   override readonly name = 'InvalidCursorError';
 }
 
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -259,6 +262,10 @@ const RUN_COLUMNS: Record<string, string> = {
   cache_write_tokens: 'INTEGER NOT NULL DEFAULT 0',
   // Version 4: the trace's root name on each of its runs, so that usage splits by it from an index.
   root_name: 'TEXT',
+  // Version 5: whether the run's usage counts toward its trace's totals and the stats (see
+  // `countedUsageRuns`), and the run type that decides it.
+  run_type: 'TEXT',
+  counts_usage: 'INTEGER NOT NULL DEFAULT 0',
 };
 const TRACE_COLUMNS: Record<string, string> = {
   last_us: 'INTEGER NOT NULL DEFAULT 0',
@@ -288,7 +295,8 @@ CREATE INDEX IF NOT EXISTS deleted_by_time ON deleted_traces (deleted_us);
 CREATE INDEX IF NOT EXISTS traces_by_thread ON traces (thread_id, start_us) WHERE thread_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS traces_stats ON traces (start_us, project, model, name, duration_us, error_count);
 CREATE INDEX IF NOT EXISTS runs_usage_by_start ON runs (start_us, project, model, provider, root_name, prompt_tokens,
-  completion_tokens, cache_read_tokens, cache_write_tokens, total_tokens, cost) WHERE total_tokens > 0 OR cost IS NOT NULL;
+  completion_tokens, cache_read_tokens, cache_write_tokens, total_tokens, cost)
+  WHERE counts_usage = 1 AND (total_tokens > 0 OR cost IS NOT NULL);
 CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value);
 `;
 // Free-text search: one row per run (rowid = the run's rowid) holding the text of its name,
@@ -369,10 +377,10 @@ export class LocalTraceStore {
     this.upsertRun = this.db.prepare(`
       INSERT INTO runs (id, trace_id, project, dotted_order, start_us, data, parent_run_id, end_us, name, status,
         model, prompt_tokens, completion_tokens, total_tokens, cost, bytes, provider, cache_read_tokens,
-        cache_write_tokens, root_name)
+        cache_write_tokens, root_name, run_type, counts_usage)
       VALUES (@id, @trace_id, @project, @dotted_order, @start_us, @data, @parent_run_id, @end_us, @name, @status,
         @model, @prompt_tokens, @completion_tokens, @total_tokens, @cost, @bytes, @provider, @cache_read_tokens,
-        @cache_write_tokens, @root_name)
+        @cache_write_tokens, @root_name, @run_type, @counts_usage)
       ON CONFLICT (id) DO UPDATE SET trace_id = excluded.trace_id, project = excluded.project,
         dotted_order = excluded.dotted_order, start_us = excluded.start_us, data = excluded.data,
         parent_run_id = excluded.parent_run_id, end_us = excluded.end_us, name = excluded.name,
@@ -380,7 +388,8 @@ export class LocalTraceStore {
         completion_tokens = excluded.completion_tokens, total_tokens = excluded.total_tokens,
         cost = excluded.cost, bytes = excluded.bytes, provider = excluded.provider,
         cache_read_tokens = excluded.cache_read_tokens, cache_write_tokens = excluded.cache_write_tokens,
-        root_name = COALESCE(excluded.root_name, runs.root_name)
+        root_name = COALESCE(excluded.root_name, runs.root_name), run_type = excluded.run_type,
+        counts_usage = excluded.counts_usage
       RETURNING rowid`);
     this.indexSearch = this.db.prepare('INSERT OR REPLACE INTO runs_fts (rowid, text) VALUES (?, ?)');
     this.isDeleted = this.db.prepare('SELECT 1 FROM deleted_traces WHERE trace_id = ?');
@@ -569,14 +578,14 @@ export class LocalTraceStore {
     ).map((row) => ({ project: row.project, traces: row.traces }));
   }
 
-  /** Tokens per model of these traces (runs that reported no cost of their own), for pricing. */
+  /** Counted tokens per model of these traces (runs that reported no cost of their own), for pricing. */
   modelUsage(traceIds: readonly string[]): ModelUsage[] {
     if (traceIds.length === 0) return [];
     const rows = this.db
       .prepare(
         `SELECT trace_id, model, provider, MIN(start_us) AS start_us, SUM(prompt_tokens) AS p,
            SUM(completion_tokens) AS c, SUM(cache_read_tokens) AS cr, SUM(cache_write_tokens) AS cw FROM runs
-         WHERE trace_id IN (SELECT value FROM json_each(?)) AND model IS NOT NULL AND cost IS NULL
+         WHERE trace_id IN (SELECT value FROM json_each(?)) AND model IS NOT NULL AND cost IS NULL AND counts_usage = 1
          GROUP BY trace_id, model, provider`,
       )
       .all(JSON.stringify(traceIds)) as {
@@ -638,7 +647,10 @@ export class LocalTraceStore {
     }));
   }
 
-  /** Token usage per bucket (by the run's start), group and model, from the `runs_usage_by_start` index alone. */
+  /**
+   * Counted token usage (`countedUsageRuns`) per bucket (by the run's start), group and model, from
+   * the `runs_usage_by_start` index alone.
+   */
   usageStats(query: StatsQuery): UsageStatsRow[] {
     const group = query.groupBy === undefined ? 'NULL' : query.groupBy === 'name' ? 'root_name' : query.groupBy;
     const rows = this.db
@@ -650,7 +662,7 @@ export class LocalTraceStore {
            SUM(CASE WHEN cost IS NULL THEN cache_read_tokens ELSE 0 END) AS cr,
            SUM(CASE WHEN cost IS NULL THEN cache_write_tokens ELSE 0 END) AS cw
          FROM runs INDEXED BY runs_usage_by_start
-         WHERE (total_tokens > 0 OR cost IS NOT NULL) AND start_us >= @start AND start_us < @end${
+         WHERE counts_usage = 1 AND (total_tokens > 0 OR cost IS NOT NULL) AND start_us >= @start AND start_us < @end${
            query.project !== undefined ? ' AND project = @project' : ''
          }
          GROUP BY bucket, grp, model, provider ORDER BY bucket`,
@@ -944,7 +956,7 @@ export class LocalTraceStore {
           INSERT OR REPLACE INTO store_meta (key, value) SELECT '${SEARCH_BACKLOG}', MAX(rowid) FROM runs HAVING MAX(rowid) > 0;
         `);
       }
-      if (version >= 2) {
+      if (version >= 2 && version <= 3) {
         // Version 4: the root name on each run (a version 1 file got it above, run by run), and the
         // usage index that covers it in place of the one that did not.
         this.db.exec(`
@@ -952,6 +964,26 @@ export class LocalTraceStore {
           UPDATE runs SET root_name = (SELECT name FROM traces WHERE traces.trace_id = runs.trace_id);
         `);
       }
+      if (version >= 2) {
+        // Version 5: which runs' usage counts. Only runs that report usage need their run type (the
+        // others never count), so the JSON of the rest is not read; then the traces where a run
+        // other than a model call reported usage are summarized again (the others' sums stay).
+        this.db.exec(`
+          UPDATE runs SET run_type = json_extract(data, '$.run_type'),
+            counts_usage = json_extract(data, '$.run_type') IS 'llm'
+          WHERE total_tokens > 0 OR cost IS NOT NULL;
+        `);
+        const recount = this.db
+          .prepare(
+            `SELECT DISTINCT trace_id FROM runs
+             WHERE run_type IS NOT 'llm' AND (total_tokens > 0 OR cost IS NOT NULL)`,
+          )
+          .all() as { trace_id: string }[];
+        for (const { trace_id } of recount) this.summarize(trace_id);
+      }
+      // The usage index of version 4 covered every run with usage; this one only the counted ones.
+      this.db.exec('DROP INDEX IF EXISTS runs_usage_by_start');
+      this.db.exec(INDEXES);
       this.db.pragma(`user_version = ${SCHEMA_VERSION}`);
     })();
   }
@@ -982,14 +1014,47 @@ export class LocalTraceStore {
     return merged;
   }
 
+  /**
+   * Marks which of a trace's runs have their usage counted (`countedUsageRuns`), from the runs
+   * that report usage and, when none of them is a model call, every run's parent.
+   */
+  private recountUsage(traceId: string): void {
+    const reporting = this.db
+      .prepare(
+        `SELECT id, parent_run_id, run_type, 1 AS reports, counts_usage FROM runs
+         WHERE trace_id = ? AND (total_tokens > 0 OR cost IS NOT NULL)`,
+      )
+      .all(traceId) as (UsageFacts & { counts_usage: number })[];
+    if (reporting.length === 0) return;
+    const facts: UsageFacts[] = reporting.some((run) => run.run_type === 'llm')
+      ? reporting
+      : [
+          ...reporting,
+          ...(this.db
+            .prepare(
+              `SELECT id, parent_run_id, run_type, 0 AS reports FROM runs
+               WHERE trace_id = ? AND total_tokens = 0 AND cost IS NULL`,
+            )
+            .all(traceId) as UsageFacts[]),
+        ];
+    const counted = countedUsageRuns(facts);
+    const mark = this.db.prepare('UPDATE runs SET counts_usage = ? WHERE id = ?');
+    for (const run of reporting) {
+      const counts = counted.has(run.id) ? 1 : 0;
+      if (run.counts_usage !== counts) mark.run(counts, run.id);
+    }
+  }
+
   /** Recomputes a trace's summary row from its runs' columns (and the root's JSON). */
   private summarize(traceId: string): void {
+    this.recountUsage(traceId);
     const agg = this.db
       .prepare(
         `SELECT MIN(project) AS project, MIN(start_us) AS start_us, MAX(end_us) AS end_us, COUNT(*) AS run_count,
            SUM(CASE WHEN status = 'error' THEN 1 ELSE 0 END) AS error_count,
-           SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens,
-           SUM(total_tokens) AS total_tokens, SUM(cost) AS cost, SUM(bytes) AS bytes
+           SUM(prompt_tokens * counts_usage) AS prompt_tokens, SUM(completion_tokens * counts_usage) AS completion_tokens,
+           SUM(total_tokens * counts_usage) AS total_tokens, SUM(CASE WHEN counts_usage = 1 THEN cost END) AS cost,
+           SUM(bytes) AS bytes
          FROM runs WHERE trace_id = ?`,
       )
       .get(traceId) as {
@@ -1020,7 +1085,7 @@ export class LocalTraceStore {
     const model = this.db
       .prepare(
         `SELECT model FROM runs WHERE trace_id = ? AND model IS NOT NULL
-         GROUP BY model ORDER BY SUM(total_tokens) DESC, MIN(start_us) LIMIT 1`,
+         GROUP BY model ORDER BY SUM(total_tokens * counts_usage) DESC, MIN(start_us) LIMIT 1`,
       )
       .get(traceId) as { model: string } | undefined;
     this.db
@@ -1080,6 +1145,9 @@ export function runColumns(run: Run, project: string) {
     provider: typeof metadata.ls_provider === 'string' ? metadata.ls_provider : null,
     cache_read_tokens: usage.cacheRead,
     cache_write_tokens: usage.cacheWrite,
+    run_type: run.run_type ?? null,
+    // A model call's usage always counts; another run's only as the trace's runs decide (`summarize`).
+    counts_usage: run.run_type === 'llm' && reportsUsage(usage) ? 1 : 0,
     data,
   };
 }
@@ -1137,6 +1205,47 @@ export interface RunUsage {
   readonly cacheWrite: number;
   /** The cost the run reported itself (`usage_metadata.total_cost`). */
   readonly cost?: number;
+}
+
+/** What decides whether a run's usage counts toward its trace's (`countedUsageRuns`). */
+export interface UsageFacts {
+  readonly id: string;
+  readonly parent_run_id: string | null;
+  readonly run_type: string | null;
+  /** Whether the run reported tokens or a cost (1 or 0 from SQL). */
+  readonly reports: boolean | number;
+}
+
+/**
+ * The runs of one trace whose usage counts toward its totals and the stats, as LangSmith counts
+ * it: the model calls' (run type `llm`). A run around a model call that reports usage too — a
+ * `traceable` function returning the model's result unchanged, an OTel GenAI `invoke_agent` span
+ * with the turn's `gen_ai.usage.*` — repeats tokens already counted. Only when no model call in the
+ * trace reports usage (an app that emits no model spans) do other runs count, and then only the
+ * outermost ones: a run whose ancestor reports usage is part of it. Never two runs on one path,
+ * so no token is counted twice. `facts` holds the runs that report usage and, for the outermost
+ * test, the trace's other runs (only their parents are read).
+ */
+export function countedUsageRuns(facts: readonly UsageFacts[]): Set<string> {
+  const reporting = facts.filter((run) => Boolean(run.reports));
+  const models = reporting.filter((run) => run.run_type === 'llm');
+  if (models.length > 0) return new Set(models.map((run) => run.id));
+  const parentOf = new Map(facts.map((run) => [run.id, run.parent_run_id]));
+  const reportingIds = new Set(reporting.map((run) => run.id));
+  const outermost = (run: UsageFacts) => {
+    const seen = new Set<string>();
+    for (let parent = run.parent_run_id; parent && !seen.has(parent); parent = parentOf.get(parent) ?? null) {
+      if (reportingIds.has(parent)) return false;
+      seen.add(parent);
+    }
+    return true;
+  };
+  return new Set(reporting.filter(outermost).map((run) => run.id));
+}
+
+/** Whether a run reported any usage (tokens or a cost of its own). */
+export function reportsUsage(usage: RunUsage): boolean {
+  return usage.total > 0 || usage.cost !== undefined;
 }
 
 /** Token counts and a reported cost from `outputs.usage_metadata` (LangChain's usage shape). */

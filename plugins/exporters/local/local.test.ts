@@ -83,9 +83,11 @@ describe('local exporter', () => {
       runCount: 3,
       errorCount: 0,
       rootRunId: t1.root.id,
-      promptTokens: 36,
-      completionTokens: 9,
-      totalTokens: 45,
+      // The two model calls' usage; the root repeats it in its outputs (a chain returning the
+      // model's result) and does not count.
+      promptTokens: 24,
+      completionTokens: 6,
+      totalTokens: 30,
       model: 'gpt-4o-mini',
       tags: [],
       metadata: t1.root.extra!.metadata,

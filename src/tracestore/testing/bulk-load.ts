@@ -9,7 +9,7 @@
 
 import Database from 'better-sqlite3';
 import type { Run } from '../../model/runs.ts';
-import { LocalTraceStore, rootColumns, runColumns, searchText } from '../store.ts';
+import { LocalTraceStore, countedUsageRuns, rootColumns, runColumns, searchText } from '../store.ts';
 
 export interface BulkLoadResult {
   readonly runs: number;
@@ -51,7 +51,9 @@ export function bulkLoad(path: string, traces: Iterable<readonly Run[]>, project
         const root = runs
           .filter((run) => !run.parent_run_id)
           .sort((a, b) => a.start_time.localeCompare(b.start_time))[0];
-        const rows = runs.map((run) => ({ ...runColumns(run, project), root_name: root?.name ?? null }));
+        const rows = withCountedUsage(
+          runs.map((run) => ({ ...runColumns(run, project), root_name: root?.name ?? null })),
+        );
         rows.forEach((row, i) => {
           const { lastInsertRowid } = insertRun.run(row);
           insertText.run(lastInsertRowid, searchText(runs[i]!));
@@ -94,10 +96,16 @@ const placeholderRun: Run = {
   start_time: '2026-01-01T00:00:00Z',
 };
 
+/** A trace's run rows with `counts_usage` as the store's `summarize` marks it. */
+function withCountedUsage(rows: readonly RunRow[]): RunRow[] {
+  const counted = countedUsageRuns(rows.map((row) => ({ ...row, reports: row.total_tokens > 0 || row.cost !== null })));
+  return rows.map((row) => ({ ...row, counts_usage: counted.has(row.id) ? 1 : 0 }));
+}
+
 /**
  * A trace's summary row from its runs' rows, as the store's `summarize` computes it in SQL: the
- * earliest start and latest end (their texts as sent), counts and sums, the root's columns, and
- * the model that used most tokens (the earliest on a tie).
+ * earliest start and latest end (their texts as sent), counts and sums (of the counted usage),
+ * the root's columns, and the model that used most counted tokens (the earliest on a tie).
  */
 function summaryRow(runs: readonly Run[], rows: readonly RunRow[], root: Run | undefined) {
   let first: number | undefined;
@@ -107,12 +115,15 @@ function summaryRow(runs: readonly Run[], rows: readonly RunRow[], root: Run | u
     if (row.end_us !== null && (last === undefined || row.end_us > rows[last]!.end_us!)) last = i;
   });
   const sum = (pick: (row: RunRow) => number) => rows.reduce((total, row) => total + pick(row), 0);
-  const costs = rows.filter((row) => row.cost !== null);
+  const costs = rows.filter((row) => row.cost !== null && row.counts_usage === 1);
   const byModel = new Map<string, { tokens: number; start: number }>();
   for (const row of rows) {
     if (row.model === null) continue;
     const seen = byModel.get(row.model) ?? { tokens: 0, start: Infinity };
-    byModel.set(row.model, { tokens: seen.tokens + row.total_tokens, start: Math.min(seen.start, row.start_us) });
+    byModel.set(row.model, {
+      tokens: seen.tokens + row.total_tokens * row.counts_usage,
+      start: Math.min(seen.start, row.start_us),
+    });
   }
   const model = [...byModel].sort(([, a], [, b]) => b.tokens - a.tokens || a.start - b.start)[0]?.[0] ?? null;
   const startUs = first === undefined ? 0 : rows[first]!.start_us;
@@ -130,9 +141,9 @@ function summaryRow(runs: readonly Run[], rows: readonly RunRow[], root: Run | u
     last_us: Math.max(startUs, endUs ?? 0),
     duration_us: endUs === null ? null : endUs - startUs,
     error_count: rows.filter((row) => row.status === 'error').length,
-    prompt_tokens: sum((row) => row.prompt_tokens),
-    completion_tokens: sum((row) => row.completion_tokens),
-    total_tokens: sum((row) => row.total_tokens),
+    prompt_tokens: sum((row) => row.prompt_tokens * row.counts_usage),
+    completion_tokens: sum((row) => row.completion_tokens * row.counts_usage),
+    total_tokens: sum((row) => row.total_tokens * row.counts_usage),
     cost: costs.length > 0 ? costs.reduce((total, row) => total + row.cost!, 0) : null,
     bytes: sum((row) => row.bytes),
     model,
