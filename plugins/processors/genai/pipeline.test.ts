@@ -13,10 +13,7 @@ import { OTLPTraceExporter as HttpProtoExporter } from '@opentelemetry/exporter-
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { join } from 'node:path';
-import { LocalTraceStore } from 'tracepipe/tracestore';
 import { validateAgainst } from '../../../src/config/ajv.ts';
-import { tempDir } from '../../../src/testkit/files.ts';
 import { Sink, nopSettings } from '../../../src/pipeline/testing.ts';
 import { batchProcessorFactory } from '../batch/index.ts';
 import type { BatchProcessorConfig } from '../batch/index.ts';
@@ -69,14 +66,7 @@ async function runPipeline(makeExporter: (url: string) => SpanExporter, protocol
     ],
   });
   const tracer = provider.getTracer('e2e');
-  // The agent span carries the whole turn's usage, as the GenAI conventions allow: the model call's.
-  const root = tracer.startSpan('invoke_agent trip', {
-    attributes: {
-      'gen_ai.operation.name': 'invoke_agent',
-      'gen_ai.usage.input_tokens': 5,
-      'gen_ai.usage.output_tokens': 3,
-    },
-  });
+  const root = tracer.startSpan('invoke_agent trip', { attributes: { 'gen_ai.operation.name': 'invoke_agent' } });
   const rootContext = trace.setSpan(context.active(), root);
   const llm = tracer.startSpan(
     'chat gpt-4o',
@@ -119,8 +109,6 @@ function grpcMetadata(): Metadata {
   return metadata;
 }
 
-const storeDir = tempDir('tp-genai-store-');
-
 describe('genai + batch behind the otlp receiver, fed by the OpenTelemetry JS SDK', () => {
   for (const [label, protocol, makeExporter] of [
     [
@@ -162,12 +150,6 @@ describe('genai + batch behind the otlp receiver, fed by the OpenTelemetry JS SD
         usage_metadata: { input_tokens: 5, output_tokens: 3, total_tokens: 8 },
       });
       assert.deepEqual(llm.extra!.resource, { 'service.name': 'e2e-agent' });
-      // Stored, the trace counts the model call's tokens once, not again for the agent span's.
-      assert.deepEqual(runs[0]!.outputs?.usage_metadata, llm.outputs.usage_metadata);
-      const store = new LocalTraceStore(join(storeDir, `${protocol}-${runs[0]!.id}.db`));
-      store.insertRuns(runs, 'trips');
-      assert.equal(store.getTrace(rootId)!.summary.totalTokens, 8);
-      store.close();
       assert.match(
         runs[2]!.dotted_order!,
         new RegExp(`^\\d{8}T\\d{12}Z${rootId}\\.\\d{8}T\\d{12}Z${llmId}\\.\\d{8}T\\d{12}Z${runs[2]!.id}$`),

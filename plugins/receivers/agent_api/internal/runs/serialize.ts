@@ -1,18 +1,36 @@
 // Turns what graphs produce (LangChain messages, interrupts, commands inside plain objects) into
-// the JSON the API sends. A message is its `toDict()` data with its `type` beside it — the flat
-// shape the SDKs read and the LangGraph.js server sends: fields a message does not have (`name`,
-// `usage_metadata`, ...) are left out rather than written as null, so clients comparing payloads
-// with that server's see the same objects.
+// the JSON the API sends. Messages take the flat shape the SDKs read — `type`, `content`,
+// `additional_kwargs`, `response_metadata`, `name`, `id`, `example`, and per type `tool_calls`,
+// `invalid_tool_calls`, `usage_metadata` or `tool_call_id`, `artifact`, `status` — with absent
+// optional fields written as null rather than left out: the API's documented message shape (the
+// Python server's). The LangGraph.js server leaves them out; clients reading a field see null or
+// undefined alike, and only a deep-equality comparison of whole messages tells the two apart
+// (the agent_api README, "Different on purpose").
 
 import { isBaseMessage } from '@langchain/core/messages';
 import type { BaseMessage } from '@langchain/core/messages';
 
 export function messageToWire(message: BaseMessage): Record<string, unknown> {
   const { type, data } = message.toDict() as unknown as { type: string; data: Record<string, unknown> };
-  const wire: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(data)) if (value !== undefined) wire[key] = toWire(value);
-  if (wire.id === undefined && message.id !== undefined) wire.id = message.id;
-  wire.type = type;
+  const wire: Record<string, unknown> = {
+    content: toWire(data.content),
+    additional_kwargs: toWire(data.additional_kwargs ?? {}),
+    response_metadata: toWire(data.response_metadata ?? {}),
+    type,
+    name: data.name ?? null,
+    id: data.id ?? message.id ?? null,
+    example: false,
+  };
+  if (type === 'ai') {
+    wire.tool_calls = toWire(data.tool_calls ?? []);
+    wire.invalid_tool_calls = toWire(data.invalid_tool_calls ?? []);
+    wire.usage_metadata = toWire(data.usage_metadata ?? null);
+  } else if (type === 'tool') {
+    wire.tool_call_id = data.tool_call_id;
+    wire.artifact = toWire(data.artifact ?? null);
+    wire.status = data.status ?? 'success';
+  }
+  for (const [key, value] of Object.entries(data)) if (!(key in wire) && value !== undefined) wire[key] = toWire(value);
   return wire;
 }
 
