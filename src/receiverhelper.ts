@@ -12,6 +12,8 @@
 
 export type { DurableIntakeOptions } from './journal/intake.ts';
 export { Admission, DurableIntake, IntakeUnavailableError, JournalRecordTooLargeError } from './journal/intake.ts';
+export type { JournaledTenant } from './journal/tenant.ts';
+export { journaledTenant, replayedContext } from './journal/tenant.ts';
 export type { JournalConfig } from './journal/schema.ts';
 export {
   DEFAULT_JOURNAL_MAX_BYTES,

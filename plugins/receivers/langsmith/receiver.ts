@@ -26,19 +26,15 @@ import {
   JournalRecordTooLargeError,
   SUPPORTED_CODINGS,
   codingOf,
+  journaledTenant,
   readBody,
+  replayedContext,
 } from 'tracepipe/receiverhelper';
-import type { Admission } from 'tracepipe/receiverhelper';
+import type { Admission, JournaledTenant } from 'tracepipe/receiverhelper';
 import type { LangSmithReceiverConfig } from './config.ts';
 import { MultipartError, boundaryOf, splitMultipart } from './internal/multipart.ts';
 import type { Assembled, Operation, Problem } from './internal/runs.ts';
 import { runsFromJson, runsFromParts } from './internal/runs.ts';
-
-/** What the journal keeps of a request besides its runs (as JSON). */
-interface JournaledRequest {
-  readonly project: string;
-  readonly apiKey?: string;
-}
 
 /** An answer other than 202, with its status and JSON body. */
 class Answer extends Error {
@@ -56,7 +52,7 @@ const RETRY_AFTER_DEFAULT_MS = 1000;
 
 export class LangSmithReceiver implements Receiver {
   private app?: FastifyInstance;
-  private readonly intake: DurableIntake<'runs', JournaledRequest>;
+  private readonly intake: DurableIntake<'runs', JournaledTenant>;
   port?: number;
 
   constructor(
@@ -72,11 +68,7 @@ export class LangSmithReceiver implements Receiver {
       next,
       restore: (header, body) => ({
         data: { runs: (JSON.parse(body.toString('utf8')) as { runs: Run[] }).runs },
-        context: {
-          project: header.project,
-          receiver: settings.id,
-          ...(header.apiKey ? { apiKey: header.apiKey } : {}),
-        },
+        context: replayedContext(header, settings.id),
       }),
     });
   }
@@ -262,10 +254,8 @@ export class LangSmithReceiver implements Receiver {
 
   /** Journals the runs (as JSON) and hands them to the pipeline; resolves once both are done. */
   private async deliver(runs: Run[], context: RequestContext, admission: Admission): Promise<void> {
-    const journaled: JournaledRequest = {
-      project: context.project,
-      ...(context.apiKey ? { apiKey: context.apiKey } : {}),
-    };
+    // What the journal keeps of a request besides its runs (as JSON).
+    const journaled = journaledTenant(context);
     const body = Buffer.from(JSON.stringify({ runs }));
     try {
       await this.intake.accept(journaled, body, () => ({ runs }), context, admission);

@@ -22,9 +22,11 @@ import {
   JournalRecordTooLargeError,
   SUPPORTED_CODINGS,
   codingOf,
+  journaledTenant,
   readBody,
+  replayedContext,
 } from 'tracepipe/receiverhelper';
-import type { Admission, BodyCoding } from 'tracepipe/receiverhelper';
+import type { Admission, BodyCoding, JournaledTenant } from 'tracepipe/receiverhelper';
 import type { ComponentDescription, ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
 import type { RequestContext } from '../../../src/pipeline/data.ts';
 import { errorMessage, isPermanent, isThrottle } from '../../../src/pipeline/errors.ts';
@@ -43,10 +45,8 @@ const DEFAULT_RETRY_AFTER_MS = 1000;
 const REJECTION_LOG_INTERVAL_MS = 10_000;
 
 /** What the journal keeps of a request besides its (decompressed) body. */
-interface JournaledRequest {
+interface JournaledRequest extends JournaledTenant {
   readonly encoding: OtlpEncoding;
-  readonly project: string;
-  readonly apiKey?: string;
 }
 
 export class OtlpReceiver implements Receiver {
@@ -74,11 +74,7 @@ export class OtlpReceiver implements Receiver {
       next,
       restore: (header, body) => ({
         data: this.decode(header.encoding, body).batch,
-        context: {
-          project: header.project,
-          receiver: settings.id,
-          ...(header.apiKey ? { apiKey: header.apiKey } : {}),
-        },
+        context: replayedContext(header, settings.id),
       }),
     });
   }
@@ -339,11 +335,7 @@ export class OtlpReceiver implements Receiver {
     context: ReturnType<typeof resolveRequestContext>,
     admission: Admission,
   ): Promise<DecodedTraceRequest> {
-    const journaled: JournaledRequest = {
-      encoding,
-      project: context.project,
-      ...(context.apiKey ? { apiKey: context.apiKey } : {}),
-    };
+    const journaled: JournaledRequest = { encoding, ...journaledTenant(context) };
     let decoded: DecodedTraceRequest | undefined;
     // Called by the intake once the body is journaled; a request without spans is not delivered.
     const decode = () => {
