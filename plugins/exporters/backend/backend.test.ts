@@ -5,15 +5,20 @@ import { join, resolve } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
 import { validateAgainst } from '../../../src/config/ajv.ts';
-import type { Exporter } from '../../../src/pipeline/component.ts';
-import { Delivery } from '../../../src/pipeline/delivery.ts';
-import { ThrottleError } from '../../../src/pipeline/errors.ts';
-import { nopHost, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
-import { eventually } from '../../../src/testkit/eventually.ts';
+import type { Exporter } from 'tracepipe/plugin';
+import { Delivery, ThrottleError } from 'tracepipe/plugin';
+import {
+  nopHost,
+  nopSettings,
+  runComponentConformance,
+  eventually,
+  captureLogs,
+  metricValue,
+  makeRun,
+  makeRuns,
+} from 'tracepipe/testing';
 import { BackendStub } from './testing/backend_stub.ts';
-import type { LogLine } from '../../../src/testkit/observe.ts';
-import { captureLogs, metricValue } from '../../../src/testkit/observe.ts';
-import { makeRun, makeRuns } from '../../../src/testkit/runs.ts';
+import type { LogLine } from 'tracepipe/testing';
 import type { BackendExporterConfig } from './config.ts';
 import { backendExporterFactory } from './index.ts';
 

@@ -1,8 +1,8 @@
 // Config of the `backend` exporter. Retry defaults are the proxy's environment defaults
 // (MAX_RETRIES 3 after the first attempt, RETRY_BACKOFF_MS 100, see configs/proxy.yaml); the blocks are the shared exporter helper's.
 
-import type { ConfigOf } from '../../../src/config/config-of.ts';
-import { httpEndpointSchema, queuedExporterBlocks } from '../../../src/exporterhelper/schema.ts';
+import type { ConfigOf } from 'tracepipe/plugin';
+import { httpEndpointSchema, queuedExporterBlocks } from 'tracepipe/exporterhelper';
 
 export const configSchema = {
   type: 'object',

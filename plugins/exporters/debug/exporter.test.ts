@@ -3,8 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
-import { captureLogs } from '../../../src/testkit/observe.ts';
+import { nopSettings, runComponentConformance, captureLogs } from 'tracepipe/testing';
 import { debugExporterFactory } from './index.ts';
 
 runComponentConformance(debugExporterFactory, {

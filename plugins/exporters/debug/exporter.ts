@@ -1,9 +1,8 @@
 // The `debug` exporter: logs what reaches it. For trying a pipeline out; not for production
 // volumes. Writing batches to a file is the `file` exporter's job.
 
-import type { ComponentSettings, Exporter } from '../../../src/pipeline/component.ts';
-import type { DataOf, DataType, RequestContext } from '../../../src/pipeline/data.ts';
-import { countItems } from '../../../src/pipeline/data.ts';
+import type { ComponentSettings, Exporter, DataOf, DataType, RequestContext } from 'tracepipe/plugin';
+import { countItems } from 'tracepipe/plugin';
 import { toJsonLine } from '../../../src/model/json.ts';
 import type { DebugExporterConfig } from './config.ts';
 

@@ -1,4 +1,4 @@
-import type { ExporterFactory } from '../../../src/pipeline/component.ts';
+import type { ExporterFactory } from 'tracepipe/plugin';
 import type { DebugExporterConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import { DebugExporter } from './exporter.ts';

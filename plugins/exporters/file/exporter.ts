@@ -7,11 +7,16 @@ import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { Logger } from 'pino';
-import type { ComponentSettings, Exporter } from '../../../src/pipeline/component.ts';
-import type { DataOf, DataType, RequestContext } from '../../../src/pipeline/data.ts';
-import { PermanentError, errorMessage } from '../../../src/pipeline/errors.ts';
-import type { RunBatch } from '../../../src/model/runs.ts';
-import type { SpanBatch } from '../../../src/model/spans.ts';
+import type {
+  ComponentSettings,
+  Exporter,
+  DataOf,
+  DataType,
+  RequestContext,
+  RunBatch,
+  SpanBatch,
+} from 'tracepipe/plugin';
+import { PermanentError, errorMessage } from 'tracepipe/plugin';
 import { encodeTraceRequestJson } from '../../../src/otlp/encode.ts';
 import type { FileExporterConfig } from './config.ts';
 

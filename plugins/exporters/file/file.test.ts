@@ -4,12 +4,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { validateAgainst } from '../../../src/config/ajv.ts';
-import { PermanentError } from '../../../src/pipeline/errors.ts';
-import { nopHost, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
-import { countSpans } from '../../../src/model/spans.ts';
+import { PermanentError, countSpans } from 'tracepipe/plugin';
+import { nopHost, nopSettings, runComponentConformance, makeRun, makeRuns, makeSpanBatch } from 'tracepipe/testing';
 import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
-import { makeRun, makeRuns } from '../../../src/testkit/runs.ts';
-import { makeSpanBatch } from '../../../src/testkit/spans.ts';
 import type { FileExporterConfig } from './config.ts';
 import { fileExporterFactory } from './index.ts';
 

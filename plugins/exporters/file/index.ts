@@ -1,4 +1,4 @@
-import type { ExporterFactory } from '../../../src/pipeline/component.ts';
+import type { ExporterFactory } from 'tracepipe/plugin';
 import type { FileExporterConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import { FileExporter } from './exporter.ts';

@@ -6,8 +6,8 @@
 // the resolver), with the defaults a second tier of tracepipe proxies wants.
 
 import ms from 'ms';
-import type { ConfigOf } from '../../../src/config/config-of.ts';
-import { queuedExporterBlocks, validateRetry } from '../../../src/exporterhelper/schema.ts';
+import type { ConfigOf } from 'tracepipe/plugin';
+import { queuedExporterBlocks, validateRetry } from 'tracepipe/exporterhelper';
 import { otlpExporterFactory } from '../otlp/index.ts';
 
 const { endpoint: _endpoint, ...otlpProperties } = otlpExporterFactory.configSchema.properties;

@@ -1,4 +1,4 @@
-import type { ExporterFactory } from '../../../src/pipeline/component.ts';
+import type { ExporterFactory } from 'tracepipe/plugin';
 import type { LoadBalancingExporterConfig } from './config.ts';
 import { configSchema, validateConfig } from './config.ts';
 import { LoadBalancingExporter } from './exporter.ts';

@@ -6,12 +6,19 @@ import { join, resolve } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
 import { validateAgainst } from '../../../src/config/ajv.ts';
-import type { Receiver } from '../../../src/pipeline/component.ts';
-import { Sink, nopHost, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
-import type { Span, SpanBatch } from '../../../src/model/spans.ts';
-import { eventually } from '../../../src/testkit/eventually.ts';
-import { metricValue } from '../../../src/testkit/observe.ts';
-import { makeBatch, makeSpan, makeSpanBatch, stringAttr } from '../../../src/testkit/spans.ts';
+import type { Receiver, Span, SpanBatch } from 'tracepipe/plugin';
+import {
+  Sink,
+  nopHost,
+  nopSettings,
+  runComponentConformance,
+  eventually,
+  metricValue,
+  makeBatch,
+  makeSpan,
+  makeSpanBatch,
+  stringAttr,
+} from 'tracepipe/testing';
 import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
 import type { OtlpReceiverConfig } from '../../receivers/otlp/index.ts';
 import type { LoadBalancingExporterConfig } from './config.ts';

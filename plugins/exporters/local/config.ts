@@ -1,8 +1,8 @@
 // Config of the `local` exporter.
 
-import type { ConfigOf } from '../../../src/config/config-of.ts';
+import type { ConfigOf } from 'tracepipe/plugin';
 
-import { filePathSchema } from '../../../src/exporterhelper/schema.ts';
+import { filePathSchema } from 'tracepipe/exporterhelper';
 
 export const configSchema = {
   type: 'object',

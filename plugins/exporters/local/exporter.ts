@@ -5,11 +5,16 @@
 
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { ComponentDescription, ComponentSettings, Exporter } from '../../../src/pipeline/component.ts';
-import type { RequestContext } from '../../../src/pipeline/data.ts';
-import { PermanentError } from '../../../src/pipeline/errors.ts';
-import type { RunBatch } from '../../../src/model/runs.ts';
-import type { ComponentCounter, ComponentGauge } from '../../../src/telemetry/component.ts';
+import type {
+  ComponentDescription,
+  ComponentSettings,
+  Exporter,
+  RequestContext,
+  RunBatch,
+  ComponentCounter,
+  ComponentGauge,
+} from 'tracepipe/plugin';
+import { PermanentError } from 'tracepipe/plugin';
 import type { LocalExporterConfig } from './config.ts';
 import type { ListTracesQuery, RetentionLimits, StoredTrace, TraceSummary } from 'tracepipe/tracestore';
 import { InvalidTimeError, LocalTraceStore } from 'tracepipe/tracestore';

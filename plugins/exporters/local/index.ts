@@ -1,4 +1,4 @@
-import type { ExporterFactory } from '../../../src/pipeline/component.ts';
+import type { ExporterFactory } from 'tracepipe/plugin';
 import type { LocalExporterConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import { LocalExporter } from './exporter.ts';

@@ -1,8 +1,8 @@
 // Config of the `otlp` exporter. Retry defaults follow the OpenTelemetry Collector's (5 s growing by
 // 1.5 up to 30 s); the blocks are the shared exporter helper's.
 
-import type { ConfigOf } from '../../../src/config/config-of.ts';
-import { httpEndpointSchema, queuedExporterBlocks } from '../../../src/exporterhelper/schema.ts';
+import type { ConfigOf } from 'tracepipe/plugin';
+import { httpEndpointSchema, queuedExporterBlocks } from 'tracepipe/exporterhelper';
 
 export const configSchema = {
   type: 'object',

@@ -9,17 +9,21 @@ import { gunzipSync } from 'node:zlib';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
 import { validateAgainst } from '../../../src/config/ajv.ts';
-import type { Exporter } from '../../../src/pipeline/component.ts';
-import { Sink, nopHost, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
-import { eventually } from '../../../src/testkit/eventually.ts';
-import { countSpans } from '../../../src/model/spans.ts';
-import type { SpanBatch } from '../../../src/model/spans.ts';
+import type { Exporter, SpanBatch } from 'tracepipe/plugin';
+import {
+  Sink,
+  nopHost,
+  nopSettings,
+  runComponentConformance,
+  eventually,
+  metricValue,
+  makeSpanBatch,
+} from 'tracepipe/testing';
+import { countSpans } from 'tracepipe/plugin';
 import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
 import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts';
 import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
 import type { OtlpReceiverConfig } from '../../receivers/otlp/index.ts';
-import { metricValue } from '../../../src/testkit/observe.ts';
-import { makeSpanBatch } from '../../../src/testkit/spans.ts';
 import type { OtlpExporterConfig } from './config.ts';
 import { otlpExporterFactory } from './index.ts';
 

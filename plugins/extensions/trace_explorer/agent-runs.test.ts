@@ -6,9 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
-import type { Service } from '../../../src/pipeline/service.ts';
-import { eventually } from '../../../src/testkit/eventually.ts';
-import { tempDir } from '../../../src/testkit/files.ts';
+import type { Service } from 'tracepipe';
+import { eventually, tempDir } from 'tracepipe/testing';
 import { startAgentServerWithExplorer } from './testing/service.ts';
 
 interface Summary {

@@ -1,7 +1,7 @@
 // Config of the `trace_explorer` extension.
 
-import type { ConfigOf } from '../../../src/config/config-of.ts';
-import { filePathSchema } from '../../../src/exporterhelper/schema.ts';
+import type { ConfigOf } from 'tracepipe/plugin';
+import { filePathSchema } from 'tracepipe/exporterhelper';
 import { allowedHostsSchema, listenerSchema } from 'tracepipe/confighttp';
 
 export const configSchema = {

@@ -13,16 +13,16 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { Run } from '../../../src/model/runs.ts';
-import { createGuardedServer, isLoopbackName, listen, listenerUrl, sendHttpError } from 'tracepipe/confighttp';
-import { contentSecurityPolicy, registerBrowserModules, securityHeaders } from '../../../src/http/webui.ts';
 import type {
+  Run,
   ComponentDescription,
   ComponentSettings,
   Extension,
   TraceViewer,
   TraceViewerGuard,
-} from '../../../src/pipeline/component.ts';
+} from 'tracepipe/plugin';
+import { createGuardedServer, isLoopbackName, listen, listenerUrl, sendHttpError } from 'tracepipe/confighttp';
+import { contentSecurityPolicy, registerBrowserModules, securityHeaders } from '../../../src/http/webui.ts';
 import { InvalidCursorError, InvalidTimeError, LocalTraceStore } from 'tracepipe/tracestore';
 import type { TraceExplorerConfig } from './config.ts';
 import {

@@ -1,4 +1,4 @@
-import type { ExtensionFactory } from '../../../src/pipeline/component.ts';
+import type { ExtensionFactory } from 'tracepipe/plugin';
 import type { TraceExplorerConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import { TraceExplorer } from './extension.ts';

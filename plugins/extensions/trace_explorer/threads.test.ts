@@ -9,10 +9,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
 import type { Browser } from 'playwright-core';
-import type { Service } from '../../../src/pipeline/service.ts';
+import type { Service } from 'tracepipe';
 import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
-import { eventually } from '../../../src/testkit/eventually.ts';
-import { tempDir } from '../../../src/testkit/files.ts';
+import { eventually, tempDir } from 'tracepipe/testing';
 import { startAgentServerWithExplorer } from './testing/service.ts';
 
 const OUTPUT = join(import.meta.dirname, '../../../test-output');

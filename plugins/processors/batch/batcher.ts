@@ -4,10 +4,8 @@
 // `max_held_runs` / `max_held_bytes`, consume() refuses with a ThrottleError instead of growing.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ComponentSettings, Consumer, Processor } from '../../../src/pipeline/component.ts';
-import type { RequestContext } from '../../../src/pipeline/data.ts';
-import type { RunBatch } from '../../../src/model/runs.ts';
-import { ThrottleError, errorMessage } from '../../../src/pipeline/errors.ts';
+import type { ComponentSettings, Consumer, Processor, RequestContext, RunBatch } from 'tracepipe/plugin';
+import { ThrottleError, errorMessage } from 'tracepipe/plugin';
 import { estimateJsonBytes } from '../../../src/model/json-size.ts';
 import type { BatchProcessorConfig } from './config.ts';
 import type { FlushTrigger, SealedBatch } from './internal/outbox.ts';

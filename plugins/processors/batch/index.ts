@@ -1,4 +1,4 @@
-import type { ProcessorFactory } from '../../../src/pipeline/component.ts';
+import type { ProcessorFactory } from 'tracepipe/plugin';
 import { BatchProcessor } from './batcher.ts';
 import type { BatchProcessorConfig } from './config.ts';
 import { configSchema, validateConfig } from './config.ts';

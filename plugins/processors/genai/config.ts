@@ -1,6 +1,6 @@
 // Config of the `genai` processor.
 
-import type { ConfigOf } from '../../../src/config/config-of.ts';
+import type { ConfigOf } from 'tracepipe/plugin';
 
 export const configSchema = {
   type: 'object',

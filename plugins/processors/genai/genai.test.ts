@@ -14,14 +14,17 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { defaultsOf } from '../../../src/config/ajv.ts';
-import type { RunBatch } from '../../../src/model/runs.ts';
-import { RUN_TYPES } from '../../../src/model/runs.ts';
-import type { AnyValue, Attribute, Span, SpanBatch } from '../../../src/model/spans.ts';
-import type { RequestContext } from '../../../src/pipeline/data.ts';
-import { ThrottleError } from '../../../src/pipeline/errors.ts';
-import { Sink, nopSettings, runComponentConformance } from '../../../src/pipeline/testing.ts';
-import { eventually } from '../../../src/testkit/eventually.ts';
-import { makeBatch, plainSpan, stringAttr } from '../../../src/testkit/spans.ts';
+import type { RunBatch, AnyValue, Attribute, Span, SpanBatch, RequestContext } from 'tracepipe/plugin';
+import { RUN_TYPES, ThrottleError } from 'tracepipe/plugin';
+import {
+  Sink,
+  nopSettings,
+  runComponentConformance,
+  eventually,
+  makeBatch,
+  plainSpan,
+  stringAttr,
+} from 'tracepipe/testing';
 import type { GenAiProcessorConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import { genAiProcessorFactory } from './index.ts';

@@ -1,4 +1,4 @@
-import type { ProcessorFactory } from '../../../src/pipeline/component.ts';
+import type { ProcessorFactory } from 'tracepipe/plugin';
 import type { GenAiProcessorConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import { GenAiProcessor } from './processor.ts';

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { AnyValue } from '../../../src/model/spans.ts';
-import { stringAttr } from '../../../src/testkit/spans.ts';
+import type { AnyValue } from 'tracepipe/plugin';
+import { stringAttr } from 'tracepipe/testing';
 import { AttributeMap } from './internal/attributes.ts';
 import { indexedMessages, indexedMessagesByKey, otelMessages, vercelMessages } from './internal/messages.ts';
 

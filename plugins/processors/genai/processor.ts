@@ -4,10 +4,15 @@
 // children move up to the nearest kept ancestor). What the batcher downstream still needs to know
 // travels as `RunBatch.hints`.
 
-import type { ComponentSettings, Consumer, Processor } from '../../../src/pipeline/component.ts';
-import type { RequestContext } from '../../../src/pipeline/data.ts';
-import type { Run, RunBatch } from '../../../src/model/runs.ts';
-import type { SpanBatch } from '../../../src/model/spans.ts';
+import type {
+  ComponentSettings,
+  Consumer,
+  Processor,
+  RequestContext,
+  Run,
+  RunBatch,
+  SpanBatch,
+} from 'tracepipe/plugin';
 import { TtlMap } from '../../../src/collections/ttl-map.ts';
 import { UuidMap } from '../../../src/collections/uuid-map.ts';
 import type { GenAiProcessorConfig } from './config.ts';

@@ -3,10 +3,9 @@
 // backend's run record. Tree decisions that need memory across spans (which span is the trace's
 // root, which spans were filtered out) are made by the processor, not here.
 
-import type { Run, RunType } from '../../../src/model/runs.ts';
+import type { Run, RunType, InstrumentationScope, Resource, Span } from 'tracepipe/plugin';
 import { shareJson } from '../../../src/model/shared-json.ts';
-import type { InstrumentationScope, Resource, Span } from '../../../src/model/spans.ts';
-import { StatusCode } from '../../../src/model/spans.ts';
+import { StatusCode } from 'tracepipe/plugin';
 import { AttributeMap, toJson } from './internal/attributes.ts';
 import { readEvents } from './internal/events.ts';
 import { idToUuid, isUuid } from './internal/ids.ts';

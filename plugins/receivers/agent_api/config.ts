@@ -1,7 +1,7 @@
 // Config of the `agent_api` receiver: where it listens, which graphs it serves, where it keeps its
 // data, and how many runs execute at once.
 
-import type { ConfigOf } from '../../../src/config/config-of.ts';
+import type { ConfigOf } from 'tracepipe/plugin';
 
 import { allowedHostsSchema, corsSchema, listenerSchema } from 'tracepipe/confighttp';
 

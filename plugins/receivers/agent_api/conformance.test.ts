@@ -3,7 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runComponentConformance } from '../../../src/pipeline/testing.ts';
+import { runComponentConformance } from 'tracepipe/testing';
 import { agentApiReceiverFactory } from './index.ts';
 import { EXAMPLES_LANGGRAPH_JSON } from './testing/test-server.ts';
 

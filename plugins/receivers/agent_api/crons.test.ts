@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
 import { validateAgainst } from '../../../src/config/ajv.ts';
-import { Sink, nopHost, nopSettings } from '../../../src/pipeline/testing.ts';
+import { Sink, nopHost, nopSettings } from 'tracepipe/testing';
 import type { AgentApiConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import type { Clock } from './internal/crons/schedule.ts';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { eventually } from '../../../src/testkit/eventually.ts';
+import { eventually } from 'tracepipe/testing';
 import { startTestServer, useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
-import { eventually } from '../../../src/testkit/eventually.ts';
+import { eventually } from 'tracepipe/testing';
 import { useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 

@@ -1,6 +1,6 @@
 // The `agent_api` receiver factory: the Agent Deployment API server for LangGraph.js graphs.
 
-import type { NamedFile, ReceiverFactory } from '../../../src/pipeline/component.ts';
+import type { NamedFile, ReceiverFactory } from 'tracepipe/plugin';
 import type { AgentApiConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import { allowListProblems } from './internal/net/address-policy.ts';

@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, test } from 'node:test';
 import pino from 'pino';
-import { tempDir } from '../../../src/testkit/files.ts';
+import { tempDir } from 'tracepipe/testing';
 import { COMPAT_LANGGRAPH_JSON, startTestServer } from './testing/test-server.ts';
 
 interface LogRecord {

@@ -14,7 +14,7 @@ import type { Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@langchain/langgraph-sdk';
 import pg from 'pg';
-import { eventually } from '../../../src/testkit/eventually.ts';
+import { eventually } from 'tracepipe/testing';
 import { spawnGroup } from '../../../src/testkit/processes.ts';
 import { newGate } from './testing/gates.ts';
 import { ADMIN_URI, freshDatabase, postgresAvailable, terminateConnections } from './testing/postgres.ts';

@@ -16,15 +16,9 @@ import { hostname } from 'node:os';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { createHttpServer, listen, listenerUrl } from '../../../src/http/server.ts';
-import { isTraceViewer } from '../../../src/pipeline/component.ts';
-import type {
-  ComponentDescription,
-  ComponentSettings,
-  Consumer,
-  Receiver,
-  TraceViewerGuard,
-} from '../../../src/pipeline/component.ts';
+import { createHttpServer, listen, isTraceViewer } from 'tracepipe/plugin';
+import { listenerUrl } from 'tracepipe/confighttp';
+import type { ComponentDescription, ComponentSettings, Consumer, Receiver, TraceViewerGuard } from 'tracepipe/plugin';
 import type { AgentApiConfig } from './config.ts';
 import { Crons } from './internal/crons/crons.ts';
 import { systemClock } from './internal/crons/schedule.ts';

@@ -24,7 +24,7 @@ import type { Storage } from './internal/storage/storage.ts';
 import { deleteKeys, killRedisClients, redisAvailable } from './testing/redis.ts';
 import { readFrames } from './testing/sse-client.ts';
 import { startTestServer } from './testing/test-server.ts';
-import { eventually } from '../../../src/testkit/eventually.ts';
+import { eventually } from 'tracepipe/testing';
 
 const REDIS_URI = process.env.TEST_REDIS_URI ?? 'redis://127.0.0.1:6379';
 const silent = pino({ level: 'silent' });

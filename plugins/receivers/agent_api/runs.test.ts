@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Client, Message } from '@langchain/langgraph-sdk';
-import { ThrottleError } from '../../../src/pipeline/errors.ts';
+import { ThrottleError } from 'tracepipe/plugin';
 import { newGate } from './testing/gates.ts';
 import { parseFrames, readFirstFrames, readFrames } from './testing/sse-client.ts';
 import { useTestServer } from './testing/test-server.ts';

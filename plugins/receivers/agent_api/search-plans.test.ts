@@ -26,7 +26,7 @@ import { freshDatabase, postgresAvailable } from './testing/postgres.ts';
 import type { TestDatabase } from './testing/postgres.ts';
 import { seedPostgres, seedSqlite, seeded } from './testing/seed.ts';
 import { thread } from './testing/storage-contract.ts';
-import { tempDir } from '../../../src/testkit/files.ts';
+import { tempDir } from 'tracepipe/testing';
 
 // Asked before any suite starts: the SQLite suites' fills block the event loop for seconds, longer
 // than the question waits for an answer.

@@ -14,7 +14,7 @@ import { SqliteStore, joinNamespace, namespacePage, namespacesOperation } from '
 import type { NamespaceOptions, ServerStore } from './internal/storage/store.ts';
 import { freshDatabase, postgresAvailable } from './testing/postgres.ts';
 import type { TestDatabase } from './testing/postgres.ts';
-import { tempDir } from '../../../src/testkit/files.ts';
+import { tempDir } from 'tracepipe/testing';
 
 // Labels that sort around the separator: `a` < `a-b` < `a.…` < `a0` in byte order, and `B` < `a`.
 const label = fc.constantFrom('a', 'a-b', 'a0', 'b', 'B', 'c');

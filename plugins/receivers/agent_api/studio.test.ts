@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { Message } from '@langchain/langgraph-sdk';
 import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
-import { eventually } from '../../../src/testkit/eventually.ts';
+import { eventually } from 'tracepipe/testing';
 import { startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 import { asObject, asObjects, kwargsOf, messagesOf } from './testing/types.ts';

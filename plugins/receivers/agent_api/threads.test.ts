@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Client } from '@langchain/langgraph-sdk';
-import { eventually } from '../../../src/testkit/eventually.ts';
+import { eventually } from 'tracepipe/testing';
 import { newGate } from './testing/gates.ts';
 import type { ErrorBody, MessagesValues } from './testing/types.ts';
 import { asObject, messagesOf } from './testing/types.ts';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
-import { eventually } from '../../../src/testkit/eventually.ts';
+import { eventually } from 'tracepipe/testing';
 import { startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 

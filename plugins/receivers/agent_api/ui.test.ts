@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
-import { eventually } from '../../../src/testkit/eventually.ts';
+import { eventually } from 'tracepipe/testing';
 import { startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 import { asObject, asObjects, kwargsOf } from './testing/types.ts';

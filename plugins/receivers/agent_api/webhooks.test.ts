@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import type { Logger } from 'pino';
-import { eventually } from '../../../src/testkit/eventually.ts';
+import { eventually } from 'tracepipe/testing';
 import { AddressPolicy, allowListProblems, webhookUrlProblem } from './internal/net/address-policy.ts';
 import { sendWebhook } from './internal/runs/webhook.ts';
 import { startTestServer } from './testing/test-server.ts';

@@ -1,6 +1,6 @@
 // Config of the `otlp` receiver.
 
-import type { ConfigOf } from '../../../src/config/config-of.ts';
+import type { ConfigOf } from 'tracepipe/plugin';
 
 import { allowedHostsSchema, corsSchema, listenerSchema } from 'tracepipe/confighttp';
 import { journalSchema, memoryLimitSchema } from 'tracepipe/receiverhelper';

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
 import { encodeTraceRequestJson } from '../../../src/otlp/encode.ts';
 import { OtlpDecodeError } from '../../../src/otlp/errors.ts';
-import type { Span } from '../../../src/model/spans.ts';
+import type { Span } from 'tracepipe/plugin';
 import { spanBatch } from './testing/arbitraries.ts';
 
 const TRACE_HEX = '5b8efff798038103d269b633813fc60c';

@@ -12,7 +12,7 @@ import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts
 import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../../src/otlp/encode.ts';
 import { OtlpDecodeError } from '../../../src/otlp/errors.ts';
 import { ProtoWriter } from '../../../src/otlp/protobuf-writer.ts';
-import { makeBatch, plainSpan, stringAttr } from '../../../src/testkit/spans.ts';
+import { makeBatch, plainSpan, stringAttr } from 'tracepipe/testing';
 import { expectedBatch, sdkSpans, spanBatch } from './testing/arbitraries.ts';
 
 const asReadable = (spans: unknown) => spans as ReadableSpan[];

@@ -17,13 +17,9 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { encodeTraceRequestProtobuf } from '../../../src/otlp/encode.ts';
 import { ProtoReader } from '../../../src/otlp/protobuf-reader.ts';
-import { holdDelivery } from '../../../src/pipeline/delivery.ts';
-import type { Release } from '../../../src/pipeline/delivery.ts';
-import { ThrottleError } from '../../../src/pipeline/errors.ts';
-import { Sink } from '../../../src/pipeline/testing.ts';
-import { eventually } from '../../../src/testkit/eventually.ts';
-import { tempDir } from '../../../src/testkit/files.ts';
-import { makeBatch, plainSpan } from '../../../src/testkit/spans.ts';
+import { holdDelivery, ThrottleError } from 'tracepipe/plugin';
+import type { Release } from 'tracepipe/plugin';
+import { Sink, eventually, tempDir, makeBatch, plainSpan } from 'tracepipe/testing';
 import { EXPORT_PATH } from './grpc-server.ts';
 import type { RunningReceiver } from './testing/test-server.ts';
 import { decodeExportResponseProtobuf, startReceiver } from './testing/test-server.ts';

@@ -1,4 +1,4 @@
-import type { ReceiverFactory } from '../../../src/pipeline/component.ts';
+import type { ReceiverFactory } from 'tracepipe/plugin';
 import type { OtlpReceiverConfig } from './config.ts';
 import { configSchema, validateConfig } from './config.ts';
 import { OtlpReceiver } from './receiver.ts';

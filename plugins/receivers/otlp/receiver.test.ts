@@ -2,7 +2,7 @@
 // authentication, every encoding and compression, every bad input, back-pressure and CORS.
 
 import assert from 'node:assert/strict';
-import type { Host } from '../../../src/pipeline/component.ts';
+import type { Host, SpanBatch } from 'tracepipe/plugin';
 import { rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { dirname, join } from 'node:path';
@@ -17,13 +17,19 @@ import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trac
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { SpanBatch } from '../../../src/model/spans.ts';
 import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../../src/otlp/encode.ts';
-import { PermanentError, ThrottleError } from '../../../src/pipeline/errors.ts';
-import { Sink, nopHost, runComponentConformance } from '../../../src/pipeline/testing.ts';
-import { eventually } from '../../../src/testkit/eventually.ts';
-import { tempDir } from '../../../src/testkit/files.ts';
-import { intAttr, makeBatch, plainSpan, stringAttr } from '../../../src/testkit/spans.ts';
+import { PermanentError, ThrottleError } from 'tracepipe/plugin';
+import {
+  Sink,
+  nopHost,
+  runComponentConformance,
+  eventually,
+  tempDir,
+  intAttr,
+  makeBatch,
+  plainSpan,
+  stringAttr,
+} from 'tracepipe/testing';
 import { otlpReceiverFactory } from './index.ts';
 import type { SdkLikeSpan } from './testing/arbitraries.ts';
 import { expectedBatch } from './testing/arbitraries.ts';

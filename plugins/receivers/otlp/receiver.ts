@@ -6,7 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { closeBy, corsEnabled, createGuardedServer, listen, listenerUrl, takeRawBodies } from 'tracepipe/confighttp';
-import { countSpans } from '../../../src/model/spans.ts';
+import { countSpans, errorMessage, isPermanent, isThrottle } from 'tracepipe/plugin';
 import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
 import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts';
 import type { DecodedTraceRequest } from '../../../src/otlp/decoded.ts';
@@ -27,10 +27,14 @@ import {
   replayedContext,
 } from 'tracepipe/receiverhelper';
 import type { Admission, BodyCoding, JournaledTenant } from 'tracepipe/receiverhelper';
-import type { ComponentDescription, ComponentSettings, Consumer, Receiver } from '../../../src/pipeline/component.ts';
-import type { RequestContext } from '../../../src/pipeline/data.ts';
-import { errorMessage, isPermanent, isThrottle } from '../../../src/pipeline/errors.ts';
-import type { ThrottleError } from '../../../src/pipeline/errors.ts';
+import type {
+  ComponentDescription,
+  ComponentSettings,
+  Consumer,
+  Receiver,
+  RequestContext,
+  ThrottleError,
+} from 'tracepipe/plugin';
 import type { OtlpReceiverConfig } from './config.ts';
 import { OtlpGrpcServer } from './grpc-server.ts';
 import { GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE, Refusal } from './internal/refusal.ts';

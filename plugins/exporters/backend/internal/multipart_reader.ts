@@ -3,7 +3,7 @@
 // backend stub uses it to check what arrived. It is strict: every part must carry a name, a JSON
 // content type and a Content-Length that matches, so a malformed body is an error, not a guess.
 
-import type { Run } from '../../../../src/model/runs.ts';
+import type { Run } from 'tracepipe/plugin';
 
 export interface MultipartPart {
   readonly name: string;

@@ -8,7 +8,7 @@
 // encoded (a bigint, a cycle) is refused whole and never leaves half its parts in the body.
 
 import { randomBytes } from 'node:crypto';
-import type { Run } from '../../../../src/model/runs.ts';
+import type { Run } from 'tracepipe/plugin';
 import { jsonWithShared } from '../../../../src/model/shared-json.ts';
 import { ZstdStreamCompressor } from './zstd_stream.ts';
 

@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decompress } from 'zstd-napi';
-import type { Run } from '../../../../src/model/runs.ts';
+import type { Run } from 'tracepipe/plugin';
 import { boundaryOf, parseMultipart, runsFromParts } from '../internal/multipart_reader.ts';
 
 export interface StubRequest {

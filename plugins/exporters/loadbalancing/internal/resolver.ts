@@ -6,7 +6,7 @@
 
 import { lookup } from 'node:dns/promises';
 import type { Logger } from 'pino';
-import { errorMessage } from '../../../../src/pipeline/errors.ts';
+import { errorMessage } from 'tracepipe/plugin';
 
 /** Resolves a host name to addresses (IPv4 or IPv6 text). Injected by tests as a stub. */
 export type LookupFunction = (hostname: string) => Promise<readonly string[]>;

@@ -2,8 +2,8 @@
 // scope. By trace id, every span of a trace lands in the same part wherever it sits in the batch;
 // by service, a whole resource goes to one endpoint.
 
-import type { ResourceSpans, ScopeSpans, Span, SpanBatch } from '../../../../src/model/spans.ts';
-import { findAttribute } from '../../../../src/model/spans.ts';
+import type { ResourceSpans, ScopeSpans, Span, SpanBatch } from 'tracepipe/plugin';
+import { findAttribute } from 'tracepipe/plugin';
 import type { HashRing } from './ring.ts';
 
 export type RoutingKey = 'traceID' | 'service';

@@ -3,7 +3,7 @@
 // went on the wire, with the tenant in the file header; the body says itself how it is encoded.
 
 import { gunzipSync } from 'node:zlib';
-import type { SpanBatch } from '../../../../src/model/spans.ts';
+import type { SpanBatch } from 'tracepipe/plugin';
 import { decodeTraceRequestJson } from '../../../../src/otlp/decode-json.ts';
 import { decodeTraceRequestProtobuf } from '../../../../src/otlp/decode-protobuf.ts';
 

@@ -6,7 +6,7 @@
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { sendHttpError } from 'tracepipe/confighttp';
-import type { TraceAccessCheck, TraceViewerGuard } from '../../../../src/pipeline/component.ts';
+import type { TraceAccessCheck, TraceViewerGuard } from 'tracepipe/plugin';
 
 /** Retry-After while the owner of the guard has not started yet, in seconds. */
 const NOT_ARMED_RETRY_AFTER_S = 1;

@@ -3,7 +3,7 @@
 // are known (and where each price comes from), and a trace's runs with their durations, tokens
 // and costs.
 
-import type { Run } from '../../../../src/model/runs.ts';
+import type { Run } from 'tracepipe/plugin';
 import type { ListTracesQuery, LocalTraceStore, StoredTrace, ThreadSummary, TraceSummary } from 'tracepipe/tracestore';
 import { TRACE_SORT_FIELDS, TRACE_STATUSES, toMicros, usageOf } from 'tracepipe/tracestore';
 import type { CostSource, Pricer, Quote } from './pricing.ts';

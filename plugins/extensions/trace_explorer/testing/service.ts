@@ -4,12 +4,8 @@
 
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { parseConfigText, validateConfig } from '../../../../src/config/load.ts';
-import type { Factory } from '../../../../src/pipeline/component.ts';
-import { Registry } from '../../../../src/pipeline/registry.ts';
-import { Service } from '../../../../src/pipeline/service.ts';
-import { silentLogger } from '../../../../src/telemetry/logger.ts';
-import { createMetricsRegistry } from '../../../../src/telemetry/metrics.ts';
+import { parseConfigText, validateConfig, Registry, Service, silentLogger, createMetricsRegistry } from 'tracepipe';
+import type { Factory } from 'tracepipe/plugin';
 import { localExporterFactory } from '../../../exporters/local/index.ts';
 import { batchProcessorFactory } from '../../../processors/batch/index.ts';
 import { genAiProcessorFactory } from '../../../processors/genai/index.ts';

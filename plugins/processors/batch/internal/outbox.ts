@@ -4,12 +4,8 @@
 // downstream one at a time per tenant, in order, so a parent's batch always arrives before its
 // children's; a batch whose delivery fails stays at the head of its queue and is retried.
 
-import type { Run } from '../../../../src/model/runs.ts';
-import type { Consumer } from '../../../../src/pipeline/component.ts';
-import type { RequestContext } from '../../../../src/pipeline/data.ts';
-import type { Delivery } from '../../../../src/pipeline/delivery.ts';
-import { DeliveryGroup } from '../../../../src/pipeline/delivery.ts';
-import { isPermanent, isThrottle } from '../../../../src/pipeline/errors.ts';
+import type { Run, Consumer, RequestContext, Delivery } from 'tracepipe/plugin';
+import { DeliveryGroup, isPermanent, isThrottle } from 'tracepipe/plugin';
 
 export type FlushTrigger = 'size' | 'bytes' | 'interval' | 'shutdown';
 

@@ -4,8 +4,7 @@
 // released, its waiting children follow at once, depth first, so a parent always leaves before its
 // children. A trace whose runs have waited `orphanTimeoutMs` falls back under the orphan policy.
 
-import type { Run, RunTreeHints } from '../../../../src/model/runs.ts';
-import type { RequestContext } from '../../../../src/pipeline/data.ts';
+import type { Run, RunTreeHints, RequestContext } from 'tracepipe/plugin';
 import { TtlMap } from '../../../../src/collections/ttl-map.ts';
 import { UuidMap } from '../../../../src/collections/uuid-map.ts';
 import { segment, segmentTime } from './dotted-order.ts';

@@ -3,7 +3,7 @@
 // the forms seen in practice (a token count as an int, a double or a numeric string) and turn
 // arrays and key-value lists into plain JSON.
 
-import type { AnyValue, Attribute } from '../../../../src/model/spans.ts';
+import type { AnyValue, Attribute } from 'tracepipe/plugin';
 
 /** The attributes of one span, by key (the last duplicate wins), with the typed readers below. */
 export class AttributeMap {

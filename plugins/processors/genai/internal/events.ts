@@ -2,7 +2,7 @@
 // input, whatever the speaker), `gen_ai.choice` events (the completion, every choice kept), the
 // legacy `gen_ai.content.prompt`/`completion` events, and the first `exception` event.
 
-import type { SpanEvent } from '../../../../src/model/spans.ts';
+import type { SpanEvent } from 'tracepipe/plugin';
 import { AttributeMap, isPlainObject, objectOf, parseJson } from './attributes.ts';
 import type { Message, ToolCall } from './messages.ts';
 

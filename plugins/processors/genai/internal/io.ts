@@ -1,7 +1,7 @@
 // A run's `inputs` and `outputs`: the first convention that says something wins, structured
 // messages before free text. See the README's mapping tables for the full precedence.
 
-import type { RunType } from '../../../../src/model/runs.ts';
+import type { RunType } from 'tracepipe/plugin';
 import { SharedJsonCache } from '../../../../src/model/shared-json.ts';
 import type { AttributeMap } from './attributes.ts';
 import { isPlainObject, objectOf, parseJson } from './attributes.ts';

@@ -5,8 +5,8 @@
 // the next hint instead of forcing `chain`. Two overrides follow (see `translateSpan`): a prompt
 // template makes a `prompt` run, and `gen_ai.tool.name` makes a `tool` run.
 
-import type { RunType } from '../../../../src/model/runs.ts';
-import { RUN_TYPES } from '../../../../src/model/runs.ts';
+import type { RunType } from 'tracepipe/plugin';
+import { RUN_TYPES } from 'tracepipe/plugin';
 import type { AttributeMap } from './attributes.ts';
 
 // OTel GenAI `gen_ai.operation.name` well-known values (and the older `completion`/`embedding`).

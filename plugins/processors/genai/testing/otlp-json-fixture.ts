@@ -2,7 +2,7 @@
 // and deliberately small: hex ids (as the OTLP JSON encoding specifies), the attribute value kinds,
 // events and status; the receiver's own decoder is the one that faces real clients.
 
-import type { AnyValue, Attribute, ResourceSpans, Span, SpanBatch } from '../../../../src/model/spans.ts';
+import type { AnyValue, Attribute, ResourceSpans, Span, SpanBatch } from 'tracepipe/plugin';
 
 // The OTLP/JSON request as the fixtures write it (every field optional, as the encoding allows).
 interface JsonAnyValue {

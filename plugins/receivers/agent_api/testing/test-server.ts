@@ -13,7 +13,7 @@ import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
 import { validateAgainst } from '../../../../src/config/ajv.ts';
-import { Sink, nopHost, nopSettings } from '../../../../src/pipeline/testing.ts';
+import { Sink, nopHost, nopSettings } from 'tracepipe/testing';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { AgentApiConfig } from '../config.ts';

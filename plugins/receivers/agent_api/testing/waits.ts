@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { Client, Run } from '@langchain/langgraph-sdk';
 
 type RunStatus = Run['status'];
-import { eventually } from '../../../../src/testkit/eventually.ts';
+import { eventually } from 'tracepipe/testing';
 
 /** Resolves to the run once its status is `status` (or one of them); on timeout, says which it was. */
 export async function runReaches(

@@ -1,7 +1,7 @@
 // The `otlp` receiver's own metrics: requests by outcome, and spans refused for invalid ids (the
 // latter in the framework's shared dropped-items counter, so dashboards find every drop in one place).
 
-import type { ComponentMeter } from '../../../../src/telemetry/component.ts';
+import type { ComponentMeter } from 'tracepipe/plugin';
 
 export function receiverMetrics(meter: ComponentMeter) {
   const requests = meter.counter({

@@ -3,7 +3,7 @@
 // configured default (which itself defaults to `default`).
 
 import type { IncomingHttpHeaders } from 'node:http';
-import type { RequestContext } from '../../../../src/pipeline/data.ts';
+import type { RequestContext } from 'tracepipe/plugin';
 
 export interface ContextDefaults {
   /** Empty string: no default key. */

@@ -3,7 +3,7 @@
 // serializers), with the batch each of the latter must decode to.
 
 import fc from 'fast-check';
-import type { AnyValue, Attribute, ResourceSpans, ScopeSpans, Span, SpanBatch } from '../../../../src/model/spans.ts';
+import type { AnyValue, Attribute, ResourceSpans, ScopeSpans, Span, SpanBatch } from 'tracepipe/plugin';
 
 const hex = (bytes: number) =>
   fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((b) => Buffer.from(b).toString('hex'));

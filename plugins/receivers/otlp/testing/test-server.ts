@@ -3,8 +3,8 @@
 
 import { validateAgainst } from '../../../../src/config/ajv.ts';
 import { ProtoReader } from '../../../../src/otlp/protobuf-reader.ts';
-import type { Host } from '../../../../src/pipeline/component.ts';
-import { Sink, nopHost, nopSettings } from '../../../../src/pipeline/testing.ts';
+import type { Host } from 'tracepipe/plugin';
+import { Sink, nopHost, nopSettings } from 'tracepipe/testing';
 import type { OtlpReceiverConfig } from '../config.ts';
 import { otlpReceiverFactory } from '../index.ts';
 import type { OtlpReceiver } from '../receiver.ts';

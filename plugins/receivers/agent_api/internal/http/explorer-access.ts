@@ -5,7 +5,7 @@
 // only identities granted the `traces:read` permission (403 for the others). Both configured:
 // both must pass, as on the API.
 
-import type { TraceAccessCheck, TraceAccessRefusal } from '../../../../../src/pipeline/component.ts';
+import type { TraceAccessCheck, TraceAccessRefusal } from 'tracepipe/plugin';
 import { ApiForbiddenError, ApiUnauthorizedError } from '../../errors.ts';
 import type { ApiKeys } from '../auth/api-keys.ts';
 import { AuthRefusal } from '../auth/custom.ts';

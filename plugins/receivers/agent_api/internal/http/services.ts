@@ -10,7 +10,7 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { Logger } from 'pino';
-import type { Host } from '../../../../../src/pipeline/component.ts';
+import type { Host } from 'tracepipe/plugin';
 import type { Crons } from '../crons/crons.ts';
 import type { AssistantService } from '../domain/assistants.ts';
 import type { RunService } from '../domain/runs.ts';

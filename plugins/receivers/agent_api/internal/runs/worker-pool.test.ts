@@ -5,8 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { eventually } from '../../../../../src/testkit/eventually.ts';
-import { silentLogger } from '../../../../../src/telemetry/logger.ts';
+import { eventually } from 'tracepipe/testing';
+import { silentLogger } from 'tracepipe';
 import { openSqliteStorage } from '../storage/sqlite.ts';
 import type { RunRecord, Storage } from '../storage/storage.ts';
 import { run, thread } from '../../testing/storage-contract.ts';

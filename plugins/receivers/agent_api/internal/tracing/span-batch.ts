@@ -4,7 +4,7 @@
 
 import type { AttributeValue, Attributes, HrTime } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import type { AnyValue, Attribute, ScopeSpans, Span, SpanBatch } from '../../../../../src/model/spans.ts';
+import type { AnyValue, Attribute, ScopeSpans, Span, SpanBatch } from 'tracepipe/plugin';
 
 export interface BatchResource {
   readonly serviceName: string;

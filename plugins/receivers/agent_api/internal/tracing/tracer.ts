@@ -13,8 +13,7 @@ import type { LLMResult } from '@langchain/core/outputs';
 import type { DocumentInterface } from '@langchain/core/documents';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
-import type { Consumer } from '../../../../../src/pipeline/component.ts';
-import type { RequestContext } from '../../../../../src/pipeline/data.ts';
+import type { Consumer, RequestContext } from 'tracepipe/plugin';
 import { CONTEXT_OF_RUN } from './context-manager.ts';
 import type { RunContextSource } from './context-manager.ts';
 import {
