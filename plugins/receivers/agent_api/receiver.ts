@@ -172,6 +172,10 @@ export class AgentApiReceiver implements Receiver {
       redisUri: config.broker.redis_uri,
       keyPrefix: config.broker.key_prefix,
       maxEvents: config.stream_buffer_events,
+      database:
+        database.kind === 'postgres'
+          ? { uri: config.storage.database_uri, connectTimeoutMs: config.storage.connect_timeout_ms }
+          : undefined,
       onDrop: (runId, count) => {
         metrics.eventsDropped.inc(count);
         droppedEvents.warn({ run_id: runId });
@@ -216,7 +220,10 @@ export class AgentApiReceiver implements Receiver {
       owner: leaseOwner,
       leaseMs,
     }));
-    const signals = messaging.signals(runner, () => workerPool.wakeIdle());
+    const signals = messaging.signals(runner, () => workerPool.wakeIdle(), {
+      onEnded: (runId, elsewhere) => coordinator.ended(runId, elsewhere),
+      onResync: () => coordinator.resync(),
+    });
     const coordinator = (this.coordinator = new RunCoordinator(
       storage,
       broker,
@@ -224,8 +231,9 @@ export class AgentApiReceiver implements Receiver {
       () => workerPool,
       signals,
       // Other servers may execute this server's runs, or cancel the ones it executes: without a
-      // shared broker to tell it, it watches their records.
-      database.kind === 'postgres' && !signals ? { pollMs: 500 } : undefined,
+      // shared broker, their PostgreSQL notifications tell it, and it watches their records while
+      // it cannot hear them.
+      database.kind === 'postgres' && messaging.kind !== 'redis' ? { pollMs: 500 } : undefined,
     ));
     const recovery = (this.recovery = new RunRecovery({
       storage,

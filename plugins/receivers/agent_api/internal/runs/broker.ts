@@ -108,6 +108,11 @@ export interface BrokerOptions {
   readonly now?: () => number;
   /** Called with the number of events dropped from a run's log. */
   readonly onDrop?: (runId: string, count: number) => void;
+  /**
+   * Called once a run's log ends (`finish`) or is discarded, which happens after its record reached
+   * its final state: other instances on the same database are told (`postgres-signals.ts`).
+   */
+  readonly onEnd?: (runId: string) => void;
 }
 
 export class StreamBroker implements EventBroker {
@@ -179,6 +184,7 @@ export class StreamBroker implements EventBroker {
     this.finished.push(runId);
     this.release();
     this.wake(channel);
+    this.options.onEnd?.(runId);
   }
 
   /** Drops the logs of finished runs past the count bound or their grace period, oldest first. */
@@ -209,6 +215,7 @@ export class StreamBroker implements EventBroker {
     this.discarded.add(runId);
     if (this.discarded.size > this.options.maxFinishedRuns)
       this.discarded.delete(this.discarded.values().next().value!);
+    this.options.onEnd?.(runId);
     const channel = this.channels.get(runId);
     if (!channel) return;
     channel.done = true;

@@ -1,13 +1,15 @@
 // The run machinery as the domain and the routes see it (the domain's `RunControl`): wakes the
 // worker pool, stops runs, opens and closes their event logs, waits for a run to end and reads its
 // result (the last root values, or `{__error__: {error, message}}`). With `signals` (the Redis
-// broker), wake-ups and cancels also reach the other instances.
+// broker, or PostgreSQL notifications), wake-ups and cancels also reach the other instances.
 //
 // On a database several servers share without a shared broker (`shared`), a run may execute in
-// another server, whose events this one does not see: waits then also watch the run's record and
-// end when it has ended, and a run this server executes is stopped when another server cancelled
-// it (its record is no longer `running`, or is gone after a rollback). Both look at the database
-// every `pollMs`.
+// another server, whose events this one does not see: waits then end when the run's record has
+// ended, and a run this server executes is stopped when another server cancelled it (its record
+// is no longer `running`, or is gone after a rollback). The other server says so through
+// PostgreSQL notifications (`ended`); while they cannot be heard (`signals.live()` is
+// false), the coordinator reads those records every `pollMs` instead, and once they can again
+// (`resync`) it reads them all once, for what it missed.
 
 import type { RunControl } from '../domain/runs.ts';
 import type { Storage } from '../storage/storage.ts';
@@ -17,15 +19,23 @@ import type { GraphRunner } from './graph-runner.ts';
 import type { RunSignals } from './redis-signals.ts';
 import type { WorkerPool } from './worker-pool.ts';
 
+/** Why a record watch ends when the run's record has ended. */
+const RECORD_ENDED = Symbol('the run record ended');
+
+/** Reads a waited run's record and ends the wait once the record has ended; `stop` ends it at once. */
+type RecordCheck = ((announced?: boolean) => Promise<void>) & { readonly stop: () => void };
+
 export class RunCoordinator implements RunControl {
   private stopped = false;
   private cancelWatch?: NodeJS.Timeout;
+  /** The record checks of the waits in progress (with `shared`), by run id. */
+  private readonly recordChecks = new Map<string, Set<RecordCheck>>();
 
   constructor(
     private readonly storage: Storage,
     private readonly broker: EventBroker,
-    private readonly runner: GraphRunner,
-    private readonly workers: () => WorkerPool,
+    private readonly runner: Pick<GraphRunner, 'abort' | 'activeIds' | 'result'>,
+    private readonly workers: () => Pick<WorkerPool, 'wakeIdle' | 'notify'>,
     private readonly signals?: RunSignals,
     private readonly shared?: { readonly pollMs: number },
   ) {}
@@ -33,20 +43,44 @@ export class RunCoordinator implements RunControl {
   /** Starts watching for runs cancelled by other servers (with `shared` only). */
   start(): void {
     if (!this.shared || this.cancelWatch) return;
-    this.cancelWatch = setInterval(() => void this.stopRunsCancelledElsewhere(), this.shared.pollMs);
+    this.cancelWatch = setInterval(() => {
+      if (!this.notified()) void this.stopRunsCancelledElsewhere();
+    }, this.shared.pollMs);
     this.cancelWatch.unref();
+  }
+
+  /** Whether the other servers' notifications reach this one (then records need no watching). */
+  private notified(): boolean {
+    return this.signals?.live?.() ?? false;
+  }
+
+  /**
+   * The run's record reached its final state, recorded by this server or (`elsewhere`) another
+   * one: the waits for it end, and this server stops executing it if another one settled it.
+   */
+  ended(runId: string, elsewhere: boolean): void {
+    if (elsewhere && this.runner.activeIds().has(runId)) void this.stopIfCancelledElsewhere(runId);
+    for (const check of this.recordChecks.get(runId) ?? []) void check(true);
+  }
+
+  /** Notifications may have been missed (they could not be heard until now): reads every record concerned. */
+  resync(): void {
+    void this.stopRunsCancelledElsewhere();
+    for (const checks of this.recordChecks.values()) for (const check of checks) void check(true);
   }
 
   /** Stops the runs this server executes whose record another server ended or deleted. */
   private async stopRunsCancelledElsewhere(): Promise<void> {
-    for (const runId of this.runner.activeIds()) {
-      try {
-        const run = await this.storage.getRun(runId);
-        if (!run) this.runner.abort(runId, 'rollback');
-        else if (run.status !== 'running') this.runner.abort(runId, 'interrupt');
-      } catch {
-        // The database is unreachable: look again next time.
-      }
+    for (const runId of this.runner.activeIds()) await this.stopIfCancelledElsewhere(runId);
+  }
+
+  private async stopIfCancelledElsewhere(runId: string): Promise<void> {
+    try {
+      const run = await this.storage.getRun(runId);
+      if (!run) this.runner.abort(runId, 'rollback');
+      else if (run.status !== 'running') this.runner.abort(runId, 'interrupt');
+    } catch {
+      // The database is unreachable: look again next time.
     }
   }
 
@@ -90,6 +124,7 @@ export class RunCoordinator implements RunControl {
     this.stopped = true;
     clearInterval(this.cancelWatch);
     this.broker.finishAll();
+    for (const checks of this.recordChecks.values()) for (const check of checks) check.stop();
   }
 
   async waitFor(runId: string, signal?: AbortSignal): Promise<void> {
@@ -98,38 +133,61 @@ export class RunCoordinator implements RunControl {
       // Following the log from past its end yields nothing and returns when the run's stream ends.
       const watch = this.shared ? this.watchRecord(runId, signal) : undefined;
       try {
-        for await (const _ of this.broker.subscribe(runId, Number.MAX_SAFE_INTEGER, watch?.signal ?? signal)) {
-          // Nothing to do per event.
+        try {
+          for await (const _ of this.broker.subscribe(runId, Number.MAX_SAFE_INTEGER, watch?.signal ?? signal)) {
+            // Nothing to do per event.
+          }
+        } catch (error) {
+          // The shared broker is unreachable: fall back on the run's status in storage.
+          if (!(error instanceof BrokerUnavailableError)) throw error;
         }
-      } catch (error) {
-        // The shared broker is unreachable: fall back on the run's status in storage.
-        if (!(error instanceof BrokerUnavailableError)) throw error;
+        const run = await this.storage.getRun(runId);
+        if (!run || (run.status !== 'pending' && run.status !== 'running') || this.stopped) return;
+        if (watch && !this.runner.activeIds().has(runId)) {
+          // No log here: another server executes it, or it waits for a worker; its end is announced.
+          if (!watch.signal.aborted)
+            await new Promise((resolve) => watch.signal.addEventListener('abort', resolve, { once: true }));
+          if (watch.signal.reason === RECORD_ENDED) return;
+        } else {
+          // Still in flight with no live log (e.g. left by a previous process): look again shortly.
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
       } finally {
         watch?.abort();
       }
-      const run = await this.storage.getRun(runId);
-      if (!run || (run.status !== 'pending' && run.status !== 'running') || this.stopped) return;
-      // Still in flight with no live log (e.g. left by a previous process): look again shortly.
-      await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
 
   /**
    * A signal that aborts with `signal`, or once the run's record says it ended while no worker
    * of this server holds it (it executed in another server, whose events never reach this log).
+   * The record is read when that server says the run ended, and every `pollMs` while such
+   * notifications cannot be heard.
    */
   private watchRecord(runId: string, signal?: AbortSignal): AbortController {
     const watch = new AbortController();
     const stop = () => watch.abort();
     signal?.addEventListener('abort', stop, { once: true });
-    const timer = setInterval(async () => {
-      if (this.runner.activeIds().has(runId)) return;
-      const run = await this.storage.getRun(runId).catch(() => null);
-      if (run === null) return;
-      if (!run || (run.status !== 'pending' && run.status !== 'running')) stop();
+    // A poll skips the runs executing here (their log ends with them); an announced end does not.
+    const check = Object.assign(
+      async (announced = false) => {
+        if (watch.signal.aborted || (!announced && this.runner.activeIds().has(runId))) return;
+        const run = await this.storage.getRun(runId).catch(() => null);
+        if (run === null) return;
+        if (!run || (run.status !== 'pending' && run.status !== 'running')) watch.abort(RECORD_ENDED);
+      },
+      { stop },
+    );
+    const checks = this.recordChecks.get(runId) ?? new Set();
+    checks.add(check);
+    this.recordChecks.set(runId, checks);
+    const timer = setInterval(() => {
+      if (!this.notified()) void check();
     }, this.shared?.pollMs ?? 500);
     watch.signal.addEventListener('abort', () => {
       clearInterval(timer);
+      checks.delete(check);
+      if (checks.size === 0 && this.recordChecks.get(runId) === checks) this.recordChecks.delete(runId);
       signal?.removeEventListener('abort', stop);
     });
     return watch;

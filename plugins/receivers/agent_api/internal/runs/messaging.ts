@@ -1,10 +1,13 @@
 // How a server instance's runs reach their readers and the other instances: in this process only
-// (one instance, the default), or through Redis (`broker.redis_uri`: several instances on one
-// database), where stream events, cancels and wake-ups reach every instance.
+// (one instance on SQLite, the default), or through Redis (`broker.redis_uri`: several instances
+// on one database), where stream events, cancels and wake-ups reach every instance. On PostgreSQL
+// without Redis, stream events stay in the process executing the run, and wake-ups and the ends
+// of runs reach the other instances through PostgreSQL notifications (`postgres-signals.ts`).
 
 import type { Logger } from 'pino';
 import { StreamBroker } from './broker.ts';
 import type { EventBroker } from './broker.ts';
+import { PostgresRunSignals } from './postgres-signals.ts';
 import { RedisBus } from './redis.ts';
 import { RedisStreamBroker } from './redis-broker.ts';
 import { RedisRunSignals } from './redis-signals.ts';
@@ -17,13 +20,23 @@ export interface RunMessagingOptions {
   /** Events kept per run. */
   readonly maxEvents: number;
   readonly onDrop?: (runId: string, count: number) => void;
+  /** The PostgreSQL database other instances may share (none on SQLite); its notifications are used without Redis. */
+  readonly database?: { readonly uri: string; readonly connectTimeoutMs: number };
   readonly logger: Logger;
+}
+
+/** What the other instances' signals tell this one, besides waking its workers. */
+export interface SignalHandlers {
+  /** This instance or (`elsewhere`) another one recorded that the run reached its final state. */
+  readonly onEnded: (runId: string, elsewhere: boolean) => void;
+  /** Signals could not be heard until now: look at everything they may have concerned. */
+  readonly onResync: () => void;
 }
 
 export class RunMessaging {
   readonly broker: EventBroker;
   private readonly bus?: RedisBus;
-  private runSignals?: RedisRunSignals;
+  private runSignals?: RedisRunSignals | PostgresRunSignals;
 
   constructor(private readonly options: RunMessagingOptions) {
     const { redisUri, maxEvents, onDrop, logger } = options;
@@ -31,7 +44,12 @@ export class RunMessaging {
       this.bus = new RedisBus({ uri: redisUri, prefix: options.keyPrefix, logger });
       this.broker = new RedisStreamBroker(this.bus, { maxEvents, onDrop, logger });
     } else {
-      this.broker = new StreamBroker({ maxEvents, maxFinishedRuns: 1000, onDrop });
+      this.broker = new StreamBroker({
+        maxEvents,
+        maxFinishedRuns: 1000,
+        onDrop,
+        onEnd: (runId) => (this.runSignals as PostgresRunSignals | undefined)?.ended(runId),
+      });
     }
   }
 
@@ -40,10 +58,26 @@ export class RunMessaging {
     return this.bus ? 'redis' : 'in-process';
   }
 
-  /** The signals to the other instances (none in-process); create once the runner exists. */
-  signals(runner: RedisRunSignalsOptions['runner'], wakeWorkers: () => void): RunSignals | undefined {
-    if (!this.bus) return undefined;
-    this.runSignals ??= new RedisRunSignals(this.bus, { runner, wakeWorkers, logger: this.options.logger });
+  /**
+   * The signals to the other instances (none on SQLite without Redis); create once the runner
+   * exists. `handlers` are called only from `start()` on.
+   */
+  signals(
+    runner: RedisRunSignalsOptions['runner'],
+    wakeWorkers: () => void,
+    handlers: SignalHandlers,
+  ): RunSignals | undefined {
+    const { logger, database } = this.options;
+    if (this.bus) this.runSignals ??= new RedisRunSignals(this.bus, { runner, wakeWorkers, logger });
+    else if (database) {
+      this.runSignals ??= new PostgresRunSignals({
+        databaseUri: database.uri,
+        connectTimeoutMs: database.connectTimeoutMs,
+        wakeWorkers,
+        ...handlers,
+        logger,
+      });
+    }
     return this.runSignals;
   }
 

@@ -27,6 +27,11 @@ export interface RunSignals {
   cancel(runId: string, action: CancelAction): Promise<boolean>;
   /** The run started executing in this process. */
   started(runId: string): void;
+  /**
+   * Whether the other instances' signals reach this one now; without it they always do (a lost
+   * connection is covered by the signals' own polling).
+   */
+  live?(): boolean;
   stop(): Promise<void>;
 }
 
