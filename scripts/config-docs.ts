@@ -1,7 +1,7 @@
 // Keeps generated documentation in step with its sources (as mdatagen does for the Collector):
 //   - each component README's config table, from the component's schema, between
 //     `<!-- config:start -->` and `<!-- config:end -->` (the built-in components and the example
-//     plugin);
+//     plugins);
 //   - README.md's tables of the environment variables of the ready configs (configs/*.yaml), from
 //     the configs' `${VAR:-default}` references and the schema descriptions of the keys they set,
 //     between `<!-- env:start -->` and `<!-- env:end -->`.
@@ -13,6 +13,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
 import { components } from '../distribution/components.ts';
+import ndjsonFactory from '../examples/ndjson-receiver/index.ts';
 import redactFactory from '../examples/redact-processor/index.ts';
 import { configTable } from '../src/config/describe.ts';
 import { environmentReferences } from '../src/config/expand.ts';
@@ -26,12 +27,14 @@ const END = '<!-- config:end -->';
 export function readmePath(factory: Factory): string {
   if (factory === redactFactory)
     return fileURLToPath(new URL('../examples/redact-processor/README.md', import.meta.url));
+  if (factory === ndjsonFactory)
+    return fileURLToPath(new URL('../examples/ndjson-receiver/README.md', import.meta.url));
   return fileURLToPath(new URL(`../plugins/${factory.kind}s/${factory.type}/README.md`, import.meta.url));
 }
 
-/** Every factory whose README carries a config table: the built-in ones and the example plugin. */
+/** Every factory whose README carries a config table: the built-in ones and the example plugins. */
 export async function documentedFactories(): Promise<Factory[]> {
-  return [...(await loadFactories(components)), redactFactory];
+  return [...(await loadFactories(components)), redactFactory, ndjsonFactory];
 }
 
 const ENV_START = '<!-- env:start -->';
