@@ -30,7 +30,7 @@ function line(spanId: string, extra: Record<string, unknown> = {}): string {
   });
 }
 
-async function startReceiver(next: Consumer<'spans'>, partial: Partial<NdjsonReceiverConfig> = {}) {
+async function startReceiver(next: Consumer<'spans'>, partial: object = {}) {
   const config = configFor<NdjsonReceiverConfig>(factory, { port: 0, ...partial });
   const receiver = factory.create(nopSettings('receiver', 'ndjson'), config, next) as NdjsonReceiver;
   await receiver.start();
