@@ -12,6 +12,7 @@ export const ApiUnsupportedMediaTypeError = createCodedError('TP_ERR_API_UNSUPPO
 export const ApiAuthHandlerError = createCodedError('TP_ERR_API_AUTH_HANDLER', '%s', 500);
 export const ApiNotFoundError = createCodedError('TP_ERR_API_NOT_FOUND', '%s', 404);
 export const ApiConflictError = createCodedError('TP_ERR_API_CONFLICT', '%s', 409);
+export const ApiUpgradeRequiredError = createCodedError('TP_ERR_API_UPGRADE_REQUIRED', '%s', 426);
 export const ApiMalformedJsonError = createCodedError(
   'TP_ERR_API_MALFORMED_JSON',
   'Request body is not valid JSON',
@@ -35,6 +36,7 @@ export const AGENT_API_ERROR_CODES = [
   ApiAuthHandlerError,
   ApiNotFoundError,
   ApiConflictError,
+  ApiUpgradeRequiredError,
   ApiMalformedJsonError,
   ApiGraphError,
   ApiInternalError,

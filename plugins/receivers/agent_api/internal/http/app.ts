@@ -27,6 +27,7 @@ import { registerA2aRoutes } from './routes-a2a.ts';
 import { registerDocsAndMetrics } from './routes-docs.ts';
 import { registerMetaRoutes } from './routes-meta.ts';
 import { BrokerUnavailableError } from '../runs/broker.ts';
+import { registerProtocolRoutes } from './routes-protocol.ts';
 import { registerRunRoutes } from './routes-runs.ts';
 import { registerStoreRoutes } from './routes-store.ts';
 import { registerGenerativeUiRoutes } from './routes-genui.ts';
@@ -178,6 +179,7 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
     registerAssistantRoutes(api, services);
     registerThreadRoutes(api, services);
     registerRunRoutes(api, services);
+    await registerProtocolRoutes(api, services);
     registerStoreRoutes(api, services);
     registerCronRoutes(api, services);
     if (services.mcpEnabled) registerMcpRoutes(api, services);

@@ -6,11 +6,12 @@
 //    with 403.
 // 2. CORS, only for the configured origins (`cors.allowed_origins`); with none, no CORS header is
 //    ever sent and browsers keep other sites from reading or calling the API.
-// 3. Cross-site guard. A state-changing request (anything but GET, HEAD and OPTIONS) that a
-//    browser marks as coming from another site (`Sec-Fetch-Site: cross-site|same-site`, or, from
-//    browsers that do not send it, an `Origin` whose host is not the `Host`) is refused with 403
-//    unless its origin is an allowed CORS origin. This covers the requests CORS does not stop:
-//    form posts and `no-cors` fetches, which a browser sends without asking.
+// 3. Cross-site guard. A state-changing request (anything but GET, HEAD and OPTIONS) or a
+//    WebSocket upgrade that a browser marks as coming from another site (`Sec-Fetch-Site:
+//    cross-site|same-site`, or, from browsers that do not send it, an `Origin` whose host is not
+//    the `Host`) is refused with 403 unless its origin is an allowed CORS origin. This covers the
+//    requests CORS does not stop: form posts, `no-cors` fetches and WebSockets, which a browser
+//    opens without asking.
 // 4. JSON only. A POST, PUT, PATCH or DELETE that carries a body must say `Content-Type:
 //    application/json` (415 otherwise), so the "simple" content types of cross-site forms
 //    (`text/plain`, `application/x-www-form-urlencoded`, `multipart/form-data`) never parse.
@@ -57,6 +58,10 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export { hostName, isLoopbackName } from 'tracepipe/confighttp';
+
+function isWebSocketUpgrade(request: FastifyRequest): boolean {
+  return (headerValue(request.headers.upgrade) ?? '').toLowerCase() === 'websocket';
+}
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
@@ -124,11 +129,19 @@ export async function registerRequestGuard(app: FastifyInstance, options: Reques
 
   if (!app.hasRequestDecorator('agentAuth')) app.decorateRequest('agentAuth', null);
 
+  // A WebSocket upgrade refused with an HTTP answer (by any guard here, a missing route, a route's
+  // own check) leaves a socket the HTTP server no longer tracks: it is closed once the answer is
+  // out, or it would hold the server open at shutdown. An accepted upgrade never gets here.
+  app.addHook('onResponse', async (request) => {
+    if (isWebSocketUpgrade(request)) request.raw.socket?.destroy();
+  });
+
   app.addHook('onRequest', async (request, reply) => {
     if (request.method === 'OPTIONS') return; // preflights: answered by CORS, or 404
 
-    // 3. Cross-site requests that change state.
-    if (!SAFE_METHODS.has(request.method)) {
+    // 3. Cross-site requests that change state. A WebSocket's upgrade is a GET, but the socket
+    // it opens starts runs, and CORS never applies to it: it is judged as a state change.
+    if (!SAFE_METHODS.has(request.method) || isWebSocketUpgrade(request)) {
       const origin = headerValue(request.headers.origin);
       const site = headerValue(request.headers['sec-fetch-site']);
       let crossSite = site === 'cross-site' || site === 'same-site';
