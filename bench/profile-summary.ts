@@ -6,6 +6,7 @@
 //   node --import tsx bench/profile-summary.ts FILE.cpuprofile [--top 40] [--per N]
 //        [--match TEXT]   # also: who calls the functions whose name or module contains TEXT
 //        [--after-ms MS]  # only samples taken MS after the profile started (skips the start-up)
+//        [--before-ms MS] # only samples taken before MS (with --after-ms: one slice of the run)
 //
 // `--per N` divides times by N (the benchmark's operation count) to show ms per operation.
 
@@ -35,6 +36,7 @@ const { values: args, positionals } = parseArgs({
     per: { type: 'string' },
     match: { type: 'string' },
     'after-ms': { type: 'string', default: '0' },
+    'before-ms': { type: 'string', default: 'Infinity' },
   },
 });
 const file = positionals[0];
@@ -42,6 +44,7 @@ if (!file) throw new Error('usage: profile-summary.ts FILE.cpuprofile [--top N] 
 const top = Number(args.top);
 const per = args.per ? Number(args.per) : undefined;
 const afterMs = Number(args['after-ms']);
+const beforeMs = Number(args['before-ms']);
 
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -88,7 +91,7 @@ const add = (map: Map<string, number>, key: string, ms: number) => map.set(key, 
 for (let i = 0; i < profile.samples.length; i++) {
   const ms = (profile.timeDeltas[i] ?? 0) / 1000;
   elapsedMs += ms;
-  if (elapsedMs < afterMs) continue;
+  if (elapsedMs < afterMs || elapsedMs >= beforeMs) continue;
   total += ms;
   const leaf = byId.get(profile.samples[i]!)!;
   add(selfByFunction, functionOf(leaf.callFrame), ms);

@@ -8,7 +8,11 @@
 // server keeps per run.
 //
 //   node --import tsx bench/agent/memory.ts [--warmup 1000] [--runs 10000] [--every 1000]
-//                                           [--clients 8] [--no-tracing] [--snapshots DIR] [--json]
+//                                           [--clients 8] [--settle-seconds 3] [--no-tracing]
+//                                           [--snapshots DIR] [--json]
+//
+// The RSS is read `--settle-seconds` after each batch's last run, as `ps` shows it a few seconds
+// after a load.
 //
 // The heap figures come from heap-probe.mjs, preloaded into the server (`--expose-gc`): on SIGUSR2
 // it collects garbage and writes `process.memoryUsage()`. With `--snapshots DIR` it also writes a
@@ -30,6 +34,7 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '10000' },
     every: { type: 'string', default: '1000' },
     clients: { type: 'string', default: '8' },
+    'settle-seconds': { type: 'string', default: '3' },
     'no-tracing': { type: 'boolean', default: false },
     snapshots: { type: 'string' },
     json: { type: 'boolean', default: false },
@@ -39,6 +44,7 @@ const warmup = Number(args.warmup);
 const runs = Number(args.runs);
 const every = Number(args.every);
 const clients = Number(args.clients);
+const settleMs = Number(args['settle-seconds']) * 1000;
 const GRAPH = 'chat';
 const input = { messages: [{ role: 'user', content: 'hello from the memory benchmark' }] };
 
@@ -51,6 +57,9 @@ interface Sample {
   /** V8's heap as committed after the collection: what of the RSS the JavaScript heap accounts for. */
   heapTotalMb: number;
   externalMb: number;
+  /** V8's spaces before and after the collection: MB resident (committed pages touched) and MB live. */
+  spacesBeforeGc: Record<string, { residentMb: number; usedMb: number }>;
+  spaces: Record<string, { residentMb: number; usedMb: number }>;
   /** RSS after the collection split as /proc reports it: anonymous memory (heaps: V8's, malloc's) and mapped files. */
   rssAnonMb: number;
   rssFileMb: number;
@@ -68,22 +77,30 @@ function residentMb(pid: number): { rss: number; anon: number; file: number } {
   return { rss: field('VmRSS'), anon: field('RssAnon'), file: field('RssFile') };
 }
 
-async function heapOf(
-  pid: number,
-  file: string,
-  probe: number,
-): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
+type SpaceStats = Record<string, { size: number; used: number; physical: number }>;
+
+interface HeapReport {
+  probe: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  spacesBeforeGc: SpaceStats;
+  spaces: SpaceStats;
+}
+
+function spacesMb(spaces: SpaceStats): Sample['spaces'] {
+  return Object.fromEntries(
+    Object.entries(spaces).map(([name, space]) => [name, { residentMb: space.physical / MB, usedMb: space.used / MB }]),
+  );
+}
+
+async function heapOf(pid: number, file: string, probe: number): Promise<HeapReport> {
   process.kill(pid, 'SIGUSR2');
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
     await sleep(50);
     try {
-      const report = JSON.parse(readFileSync(file, 'utf8')) as {
-        probe: number;
-        heapUsed: number;
-        heapTotal: number;
-        external: number;
-      };
+      const report = JSON.parse(readFileSync(file, 'utf8')) as HeapReport;
       if (report.probe >= probe) return report;
     } catch {
       // not written yet, or being written
@@ -110,8 +127,9 @@ try {
   const started = performance.now();
   let probes = 0;
   const sample = async (done: number) => {
-    // Let the last runs' deferred work (trace batches, finished-run timers) settle first.
-    await sleep(1000);
+    // Let the last runs' deferred work (trace batches, finished-run timers) settle first: the RSS
+    // as a look with `ps` a few seconds after the load would show it.
+    await sleep(settleMs);
     const rssMb = residentMb(pid).rss;
     const heap = await heapOf(pid, heapFile, ++probes);
     // V8 hands the pages a collection freed back from a background thread: read the RSS once that
@@ -125,6 +143,8 @@ try {
       heapUsedMb: heap.heapUsed / MB,
       heapTotalMb: heap.heapTotal / MB,
       externalMb: heap.external / MB,
+      spacesBeforeGc: spacesMb(heap.spacesBeforeGc),
+      spaces: spacesMb(heap.spaces),
       rssAnonMb: afterGc.anon,
       rssFileMb: afterGc.file,
       seconds: (performance.now() - started) / 1000,
@@ -185,6 +205,20 @@ else {
   for (const row of samples)
     process.stdout.write(
       `| ${row.runs} | ${row.rssMb.toFixed(1)} | ${row.rssAfterGcMb.toFixed(1)} | ${row.rssAnonMb.toFixed(1)} / ${row.rssFileMb.toFixed(1)} | ${row.heapUsedMb.toFixed(1)} / ${row.heapTotalMb.toFixed(1)} | ${row.externalMb.toFixed(1)} |\n`,
+    );
+  const spaceNames = Object.keys(samples[0]!.spaces);
+  process.stdout.write(
+    `\nV8's spaces, MB resident before the collection / after it (live after it):\n\n| runs | ${spaceNames.join(' | ')} |\n|--:|${spaceNames.map(() => '--:').join('|')}|\n`,
+  );
+  for (const row of samples)
+    process.stdout.write(
+      `| ${row.runs} | ${spaceNames
+        .map((name) => {
+          const before = row.spacesBeforeGc[name]!;
+          const after = row.spaces[name]!;
+          return `${before.residentMb.toFixed(1)} / ${after.residentMb.toFixed(1)} (${after.usedMb.toFixed(1)})`;
+        })
+        .join(' | ')} |\n`,
     );
   process.stdout.write(
     `\nafter the warm-up: RSS ${signed(summary.rssGrowthMb)} MB (${summary.rssGrowthPer1000Mb.toFixed(2)} MB per 1000 runs), ` +
