@@ -8,7 +8,7 @@
 // server keeps per run.
 //
 //   node --import tsx bench/agent/memory.ts [--warmup 1000] [--runs 10000] [--every 1000]
-//                                           [--clients 8] [--settle-seconds 3] [--no-tracing]
+//                                           [--clients 8] [--settle-seconds 5] [--no-tracing]
 //                                           [--snapshots DIR] [--json]
 //
 // The RSS is read `--settle-seconds` after each batch's last run, as `ps` shows it a few seconds
@@ -34,7 +34,7 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '10000' },
     every: { type: 'string', default: '1000' },
     clients: { type: 'string', default: '8' },
-    'settle-seconds': { type: 'string', default: '3' },
+    'settle-seconds': { type: 'string', default: '5' },
     'no-tracing': { type: 'boolean', default: false },
     snapshots: { type: 'string' },
     json: { type: 'boolean', default: false },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { eventually } from '../testkit/eventually.ts';
-import { IdleCollectionPolicy, fullCollection } from './idle-collection.ts';
+import { IdleCollectionPolicy, QUIET_MS, fullCollection } from './idle-collection.ts';
 
 describe('idle collection', () => {
   it('collects once the loop has been busy and then quiet for the quiet period, once per quiet period', () => {
@@ -14,6 +14,13 @@ describe('idle collection', () => {
       [0.3, 0.0, 0.0].map((utilization) => policy.observe(utilization, 5000)),
       [false, false, true],
     );
+  });
+
+  it('by default collects a couple of seconds after a load, before a look a few seconds later', () => {
+    const policy = new IdleCollectionPolicy();
+    assert.ok(QUIET_MS <= 2000);
+    const decisions = [0.5, 0.0, 0.0, 0.0].map((utilization) => policy.observe(utilization, 1000));
+    assert.deepEqual(decisions, [false, false, true, false]);
   });
 
   it('never collects a process that was never busy, nor during a load', () => {

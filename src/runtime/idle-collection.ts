@@ -8,9 +8,17 @@
 // 130 MB for minutes after a 10,000 spans/s load; one full collection once the load had stopped
 // brought it to 81 MB.
 //
+// A plain full collection frees objects but not the old-space pages they were scattered over: a
+// page goes back to the system only once nothing on it survives, and V8 moves survivors off a page
+// only when its own heuristics pick the page for compaction. After thousands of agent runs, whose
+// caches (finished runs' logs, thread states) keep replacing their oldest entries, the old space
+// kept ~80 MB of pages for ~45 MB of live objects after one (bench/agent/README.md, "Memory"). So
+// the idle collection compacts: it moves every survivor together and returns the emptied pages.
+//
 // So, every CHECK_INTERVAL_MS: once the event loop has been busy since the last collection and then
-// quiet for QUIET_MS, one full collection runs. It never runs during a load, and once per quiet
-// period at most.
+// quiet for QUIET_MS, one compacting full collection runs. It never runs during a load, and once per
+// quiet period at most. The quiet period is short, a couple of seconds, so that a look at the
+// process a few seconds after a load sees what it holds, not what the load left for the collector.
 
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
@@ -19,9 +27,9 @@ import type { Logger } from 'pino';
 
 /** Event loop utilisation at or above which an interval counts as busy. */
 const BUSY_UTILIZATION = 0.05;
-const CHECK_INTERVAL_MS = 5000;
+const CHECK_INTERVAL_MS = 1000;
 /** How long the loop must stay under BUSY_UTILIZATION after being busy before a collection. */
-const QUIET_MS = 10_000;
+export const QUIET_MS = 2000;
 
 /**
  * The decision alone, fed one utilisation figure per interval (tests drive it without timers):
@@ -47,15 +55,25 @@ export class IdleCollectionPolicy {
 }
 
 /**
- * A full, memory-reducing collection, or undefined where it cannot be had. Node has no API for
- * one; `--expose-gc` set at run time gives later contexts a `gc` function (the main context keeps
- * its globals), and a new context is made only to fetch it.
+ * A full, compacting collection, or undefined where it cannot be had. Node has no API for one;
+ * `--expose-gc` set at run time gives later contexts a `gc` function (the main context keeps its
+ * globals), and a new context is made only to fetch it. V8 reads `--compact-on-every-full-gc` as
+ * each collection starts: it is on for this one collection only, so the collections V8 runs on its
+ * own keep their usual (cheaper) heuristics.
  */
 export function fullCollection(): (() => void) | undefined {
   try {
     setFlagsFromString('--expose-gc');
     const gc: unknown = runInNewContext('gc');
-    return typeof gc === 'function' ? (gc as () => void) : undefined;
+    if (typeof gc !== 'function') return undefined;
+    return () => {
+      setFlagsFromString('--compact-on-every-full-gc');
+      try {
+        (gc as () => void)();
+      } finally {
+        setFlagsFromString('--no-compact-on-every-full-gc');
+      }
+    };
   } catch {
     return undefined;
   }
