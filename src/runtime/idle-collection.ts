@@ -92,6 +92,9 @@ export function startIdleCollection(logger: Logger): () => void {
     if (!policy.observe(utilization, CHECK_INTERVAL_MS)) return;
     const before = process.memoryUsage.rss();
     collect();
+    // The collection's own time is not load: counted in the next interval, a collection longer than
+    // 5 % of it would count as a burst and bring on another one, and so on every few seconds.
+    last = performance.eventLoopUtilization();
     logger.debug(
       { rss_before: before, rss_after: process.memoryUsage.rss() },
       'Collected garbage once the load had stopped.',
