@@ -23,6 +23,23 @@ describe('idle collection', () => {
     assert.deepEqual(decisions, [false, false, true, false]);
   });
 
+  it("does not take a collection's aftermath for a new burst: one collection per load, not one every few seconds", () => {
+    const policy = new IdleCollectionPolicy();
+    // Busy, quiet for 2 s: collected; then the collection's sweeping keeps the loop busy for a while.
+    const decisions = [0.5, 0.0, 0.0, 0.2, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0].map((utilization) =>
+      policy.observe(utilization, 1000),
+    );
+    assert.deepEqual(
+      decisions.map((due, index) => (due ? index : -1)).filter((index) => index >= 0),
+      [2],
+    );
+    // A load after the aftermath is a burst again.
+    assert.deepEqual(
+      [0.5, 0.0, 0.0].map((utilization) => policy.observe(utilization, 1000)),
+      [false, false, true],
+    );
+  });
+
   it('never collects a process that was never busy, nor during a load', () => {
     const quiet = new IdleCollectionPolicy(10_000);
     assert.ok([0, 0.01, 0, 0, 0].every((utilization) => !quiet.observe(utilization, 5000)));

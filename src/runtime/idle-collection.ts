@@ -32,16 +32,32 @@ const CHECK_INTERVAL_MS = 1000;
 export const QUIET_MS = 2000;
 
 /**
+ * After a collection, how long the loop's activity is not taken for a new burst: V8 finishes the
+ * collection's sweeping and hands its pages back for a while after it returns, and on a loaded
+ * machine that was enough to mark the next 1-s interval busy, so that each collection brought on
+ * another one every few seconds.
+ */
+export const AFTERMATH_MS = 3000;
+
+/**
  * The decision alone, fed one utilisation figure per interval (tests drive it without timers):
  * `observe` answers whether a collection is due now.
  */
 export class IdleCollectionPolicy {
   private busySinceCollection = false;
   private quietMs = 0;
+  private aftermathMs = 0;
 
-  constructor(private readonly quietNeededMs = QUIET_MS) {}
+  constructor(
+    private readonly quietNeededMs = QUIET_MS,
+    private readonly aftermathNeededMs = AFTERMATH_MS,
+  ) {}
 
   observe(utilization: number, intervalMs: number): boolean {
+    if (this.aftermathMs > 0) {
+      this.aftermathMs -= intervalMs;
+      return false;
+    }
     if (utilization >= BUSY_UTILIZATION) {
       this.busySinceCollection = true;
       this.quietMs = 0;
@@ -50,6 +66,7 @@ export class IdleCollectionPolicy {
     this.quietMs += intervalMs;
     if (!this.busySinceCollection || this.quietMs < this.quietNeededMs) return false;
     this.busySinceCollection = false;
+    this.aftermathMs = this.aftermathNeededMs;
     return true;
   }
 }
@@ -92,8 +109,7 @@ export function startIdleCollection(logger: Logger): () => void {
     if (!policy.observe(utilization, CHECK_INTERVAL_MS)) return;
     const before = process.memoryUsage.rss();
     collect();
-    // The collection's own time is not load: counted in the next interval, a collection longer than
-    // 5 % of it would count as a burst and bring on another one, and so on every few seconds.
+    // The collection's own time is not load (nor, for AFTERMATH_MS, what follows it: the policy).
     last = performance.eventLoopUtilization();
     logger.debug(
       { rss_before: before, rss_after: process.memoryUsage.rss() },
