@@ -31,6 +31,20 @@ describe('agent_api http.app', () => {
     assert.match(((await missing.json()) as { message: string }).message, /Route GET \/nowhere not found/);
   });
 
+  it('sends each write of a streamed answer as it is made', async () => {
+    // The app writes the next line only when told to, so each read can only hold one line: a
+    // server that held writes back (buffered, or corked until the stream ends) would hang here.
+    const response = await fetch(`${server.url}/custom/lockstep`);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    for (let i = 0; i < 4; i++) {
+      const { value } = await reader.read();
+      assert.equal(decoder.decode(value), `step ${i}\n`);
+      await (await fetch(`${server.url}/custom/next`)).json();
+    }
+    assert.equal((await reader.read()).done, true);
+  });
+
   it("wraps the API's routes: headers after next(), answers instead of it, reads the body before it", async () => {
     const info = await fetch(`${server.url}/info`);
     assert.equal(info.status, 200);

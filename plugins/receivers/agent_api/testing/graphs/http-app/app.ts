@@ -7,6 +7,7 @@ import { HTTPException } from 'hono/http-exception';
 import { streamText } from 'hono/streaming';
 
 const webhookPayloads: unknown[] = [];
+const lockstepWaiters: (() => void)[] = [];
 
 export const app = new Hono()
   .use(async (c, next) => {
@@ -35,6 +36,20 @@ export const app = new Hono()
       }
     }),
   )
+  // Writes a line, then waits for `/custom/next` before the next one: a client that reads each
+  // line on its own proves the server sends every write as it comes, with no clock involved.
+  .get('/custom/lockstep', (c) =>
+    streamText(c, async (stream) => {
+      for (let i = 0; i < 4; i++) {
+        await stream.writeln(`step ${i}`);
+        await new Promise<void>((resolve) => lockstepWaiters.push(resolve));
+      }
+    }),
+  )
+  .get('/custom/next', (c) => {
+    for (const release of lockstepWaiters.splice(0)) release();
+    return c.json({ released: true });
+  })
   .get('/custom/assistants', async (c) => {
     // No apiUrl: the SDK talks to the server that serves this route.
     const found = await new Client({ apiKey: c.req.header('x-api-key') ?? null }).assistants.search({
