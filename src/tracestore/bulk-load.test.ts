@@ -1,6 +1,6 @@
 // The bulk loader of large test stores (testing/bulk-load.ts) writes what the exporter's own path
-// writes: the same traces loaded both ways give the same runs, summaries, indexes and search
-// results, so a benchmark on a bulk-loaded store measures a store as the exporter leaves it.
+// writes: the same traces loaded both ways give the same runs, summaries, stats rollups, indexes
+// and search results, so a benchmark on a bulk-loaded store measures a store as the exporter leaves it.
 
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -12,6 +12,8 @@ import { bulkLoad } from './testing/bulk-load.ts';
 import { RARE_WORD, syntheticTraces } from './testing/synthetic-traces.ts';
 
 const dir = tempDir('tp-bulk-');
+const sortedKeys = (object: Record<string, number>) =>
+  Object.fromEntries(Object.entries(object).sort(([a], [b]) => Number(a) - Number(b)));
 
 describe('bulk loading a store', () => {
   it('writes the rows, indexes and search text that insertRuns writes', () => {
@@ -42,6 +44,17 @@ describe('bulk loading a store', () => {
           .all(),
         runs: db.prepare('SELECT * FROM runs ORDER BY id').all(),
         traces: db.prepare('SELECT * FROM traces ORDER BY trace_id').all(),
+        // Kept row by row by the exporter's writes, computed at once by the loader: the same sums.
+        traceRollup: (
+          db.prepare('SELECT * FROM trace_rollup ORDER BY width_us, slot_us, project, name, model').all() as {
+            latencies: string;
+          }[]
+        ).map((row) => ({ ...row, latencies: sortedKeys(JSON.parse(row.latencies) as Record<string, number>) })),
+        usageRollup: (
+          db
+            .prepare('SELECT * FROM usage_rollup ORDER BY width_us, slot_us, project, root_name, model, provider')
+            .all() as { cost: number }[]
+        ).map((row) => ({ ...row, cost: row.cost.toPrecision(12) })),
       };
       db.close();
       return tables;
@@ -55,6 +68,9 @@ describe('bulk loading a store', () => {
     assert.deepEqual(bulk.schema, written.schema);
     assert.deepEqual(bulk.traces, written.traces);
     assert.deepEqual(bulk.runs, written.runs);
+    assert.ok(bulk.traceRollup.length > 0 && bulk.usageRollup.length > 0);
+    assert.deepEqual(bulk.traceRollup, written.traceRollup);
+    assert.deepEqual(bulk.usageRollup, written.usageRollup);
 
     const search = (path: string, text: string) => {
       const store = new LocalTraceStore(path, { readonly: true });

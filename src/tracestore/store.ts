@@ -15,6 +15,15 @@ import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import type { Run } from '../model/runs.ts';
 import { storedUuidForm } from '../model/uuid-forms.ts';
+import type { RangePart } from './rollup.ts';
+import {
+  createRollups,
+  histogramPercentile,
+  rangeParts,
+  rebuildRollups,
+  traceRollupRows,
+  usageRollupSql,
+} from './rollup.ts';
 
 export interface TraceSummary {
   readonly traceId: string;
@@ -129,7 +138,16 @@ export interface StatsQuery {
   /** One series per project, per model or per root name; one series (group null) without. */
   readonly groupBy?: StatsGroup;
   readonly project?: string;
+  /**
+   * Up to this many traces in the range (default EXACT_PERCENTILE_TRACES), latency percentiles
+   * are computed exactly from the traces; above, from the rollup's latency histograms (within
+   * 1% of the latency at their rank).
+   */
+  readonly exactPercentileTraces?: number;
 }
+
+/** Ranges of up to this many traces get exact latency percentiles (`StatsQuery`). */
+export const EXACT_PERCENTILE_TRACES = 20_000;
 
 /** Trace figures of one bucket and group (`traceStats`). */
 export interface TraceStatsRow {
@@ -212,7 +230,7 @@ export class InvalidCursorError extends Error {
   override readonly name = 'InvalidCursorError';
 }
 
-const SCHEMA_VERSION = 5;
+const SCHEMA_VERSION = 6;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -333,6 +351,8 @@ interface TraceRow {
   model: string | null;
 }
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 /** A trace row with the value the list is sorted by. */
 type SortedRow = TraceRow & { sort_value: number | string };
 
@@ -366,6 +386,8 @@ export class LocalTraceStore {
   private readonly indexSearch: Statement<[number | bigint, string]>;
   private readonly isDeleted: Statement<[string]>;
   private readonly insertMany: (runs: readonly Run[], project: string) => number;
+  /** Whether the stats rollups are there and complete (a reader may open a file not upgraded yet). */
+  private readonly rollupsReady: boolean;
 
   constructor(path: string, options: StoreOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -374,6 +396,7 @@ export class LocalTraceStore {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     const version = options.readonly ? SCHEMA_VERSION : this.migrateSchema();
+    this.rollupsReady = !options.readonly || (this.db.pragma('user_version', { simple: true }) as number) >= 6;
     this.upsertRun = this.db.prepare(`
       INSERT INTO runs (id, trace_id, project, dotted_order, start_us, data, parent_run_id, end_us, name, status,
         model, prompt_tokens, completion_tokens, total_tokens, cost, bytes, provider, cache_read_tokens,
@@ -612,60 +635,95 @@ export class LocalTraceStore {
 
   /**
    * Trace count, failed traces and latency percentiles per bucket (by the trace's start) and
-   * group, from the `traces_stats` index alone.
+   * group: from the rollups (`rollup.ts`) where the buckets allow, else from the `traces_stats`
+   * index; percentiles exactly while the range holds few traces (`exactPercentileTraces`).
    */
   traceStats(query: StatsQuery): TraceStatsRow[] {
     const group = query.groupBy === undefined ? 'NULL' : query.groupBy;
+    const params = statsParams(query);
+    const merged = new Map<string, { row: Mutable<TraceStatsRow>; histogram: Map<number, number>; finished: number }>();
+    let traces = 0;
+    for (const part of this.rangeParts(query)) {
+      for (const row of traceRollupRows(this.db, part, params, group)) {
+        const key = JSON.stringify([row.bucket, row.grp]);
+        let entry = merged.get(key);
+        if (!entry) {
+          const empty = { bucket: row.bucket, group: row.grp, traces: 0, errors: 0, p50: null, p95: null, p99: null };
+          entry = { row: empty, histogram: new Map(), finished: 0 };
+          merged.set(key, entry);
+        }
+        entry.row.traces += row.traces;
+        entry.row.errors += row.errors;
+        traces += row.traces;
+        for (const [bucket, count] of Object.entries(JSON.parse(row.latencies) as Record<string, number>)) {
+          entry.histogram.set(Number(bucket), (entry.histogram.get(Number(bucket)) ?? 0) + count);
+          entry.finished += count;
+        }
+      }
+    }
+    if (traces <= (query.exactPercentileTraces ?? EXACT_PERCENTILE_TRACES)) {
+      for (const exact of this.exactPercentiles(query, group)) {
+        const entry = merged.get(JSON.stringify([exact.bucket, exact.grp]));
+        if (entry) Object.assign(entry.row, { p50: exact.p50, p95: exact.p95, p99: exact.p99 });
+      }
+    } else {
+      for (const { row, histogram, finished } of merged.values()) {
+        if (finished === 0) continue;
+        row.p50 = histogramPercentile(histogram, finished, 0.5);
+        row.p95 = histogramPercentile(histogram, finished, 0.95);
+        row.p99 = histogramPercentile(histogram, finished, 0.99);
+      }
+    }
+    const byGroup = (a: string | null, b: string | null) =>
+      a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1;
+    return [...merged.values()]
+      .map((entry) => entry.row)
+      .sort((a, b) => a.bucket - b.bucket || byGroup(a.group, b.group));
+  }
+
+  /** Latency percentiles (ms) per bucket and group, interpolated (SQLite's percentile()). */
+  private exactPercentiles(query: StatsQuery, group: string) {
     const rows = this.db
       .prepare(
-        `SELECT CAST((start_us - @start) / @bucket AS INTEGER) AS bucket, ${group} AS grp, COUNT(*) AS traces,
-           SUM(error_count > 0) AS errors, percentile(duration_us, 50) AS p50, percentile(duration_us, 95) AS p95,
-           percentile(duration_us, 99) AS p99
+        `SELECT CAST((start_us - @start) / @bucket AS INTEGER) AS bucket, ${group} AS grp,
+           percentile(duration_us, 50) AS p50, percentile(duration_us, 95) AS p95, percentile(duration_us, 99) AS p99
          FROM traces INDEXED BY traces_stats
          WHERE start_us >= @start AND start_us < @end${query.project !== undefined ? ' AND project = @project' : ''}
-         GROUP BY bucket, grp ORDER BY bucket`,
+         GROUP BY bucket, grp`,
       )
       .all(statsParams(query)) as {
       bucket: number;
       grp: string | null;
-      traces: number;
-      errors: number;
       p50: number | null;
       p95: number | null;
       p99: number | null;
     }[];
     // Whole microseconds, as stored (interpolation leaves float noise: 3849.9999999999995).
     const ms = (us: number | null) => (us === null ? null : Math.round(us) / 1000);
-    return rows.map((row) => ({
-      bucket: row.bucket,
-      group: row.grp,
-      traces: row.traces,
-      errors: row.errors,
-      p50: ms(row.p50),
-      p95: ms(row.p95),
-      p99: ms(row.p99),
-    }));
+    return rows.map((row) => ({ ...row, p50: ms(row.p50), p95: ms(row.p95), p99: ms(row.p99) }));
+  }
+
+  /** Where each part of a stats range is read from: a rollup, or the raw tables. */
+  private rangeParts(query: StatsQuery): RangePart[] {
+    return this.rollupsReady
+      ? rangeParts(query.startUs, query.endUs, query.bucketUs)
+      : [{ fromUs: query.startUs, toUs: query.endUs }];
   }
 
   /**
-   * Counted token usage (`countedUsageRuns`) per bucket (by the run's start), group and model, from
-   * the `runs_usage_by_start` index alone.
+   * Counted token usage (`countedUsageRuns`) per bucket (by the run's start), group and model: from
+   * the rollups where the buckets allow, else from the `runs_usage_by_start` index.
    */
   usageStats(query: StatsQuery): UsageStatsRow[] {
     const group = query.groupBy === undefined ? 'NULL' : query.groupBy === 'name' ? 'root_name' : query.groupBy;
+    const parts = this.rangeParts(query).map((part) => usageRollupSql(part, group, query.project !== undefined));
     const rows = this.db
       .prepare(
-        `SELECT CAST((start_us - @start) / @bucket AS INTEGER) AS bucket, ${group} AS grp, model, provider,
-           SUM(total_tokens) AS total, SUM(cost) AS reported,
-           SUM(CASE WHEN cost IS NULL THEN prompt_tokens ELSE 0 END) AS p,
-           SUM(CASE WHEN cost IS NULL THEN completion_tokens ELSE 0 END) AS c,
-           SUM(CASE WHEN cost IS NULL THEN cache_read_tokens ELSE 0 END) AS cr,
-           SUM(CASE WHEN cost IS NULL THEN cache_write_tokens ELSE 0 END) AS cw
-         FROM runs INDEXED BY runs_usage_by_start
-         WHERE counts_usage = 1 AND (total_tokens > 0 OR cost IS NOT NULL) AND start_us >= @start AND start_us < @end${
-           query.project !== undefined ? ' AND project = @project' : ''
-         }
-         GROUP BY bucket, grp, model, provider ORDER BY bucket`,
+        `SELECT CAST(bucket AS INTEGER) AS bucket, grp, model, provider, SUM(total) AS total,
+           CASE WHEN SUM(costed) > 0 THEN SUM(cost) END AS reported, SUM(p) AS p, SUM(c) AS c, SUM(cr) AS cr,
+           SUM(cw) AS cw
+         FROM (${parts.join(' UNION ALL ')})
+         GROUP BY bucket, grp, model, provider ORDER BY bucket, grp, model, provider`,
       )
       .all(statsParams(query)) as {
       bucket: number;
@@ -925,6 +983,7 @@ export class LocalTraceStore {
       addMissing('traces', TRACE_COLUMNS);
       this.db.exec(INDEXES);
       this.db.exec(SEARCH_SCHEMA);
+      createRollups(this.db);
       // A new file has nothing to fill in: it is current as soon as its tables exist.
       if (fresh) this.db.pragma(`user_version = ${SCHEMA_VERSION}`);
     })();
@@ -964,7 +1023,7 @@ export class LocalTraceStore {
           UPDATE runs SET root_name = (SELECT name FROM traces WHERE traces.trace_id = runs.trace_id);
         `);
       }
-      if (version >= 2) {
+      if (version >= 2 && version <= 4) {
         // Version 5: which runs' usage counts. Only runs that report usage need their run type (the
         // others never count), so the JSON of the rest is not read; then the traces where a run
         // other than a model call reported usage are summarized again (the others' sums stay).
@@ -981,9 +1040,13 @@ export class LocalTraceStore {
           .all() as { trace_id: string }[];
         for (const { trace_id } of recount) this.summarize(trace_id);
       }
-      // The usage index of version 4 covered every run with usage; this one only the counted ones.
-      this.db.exec('DROP INDEX IF EXISTS runs_usage_by_start');
-      this.db.exec(INDEXES);
+      if (version <= 4) {
+        // The usage index of version 4 covered every run with usage; this one only the counted ones.
+        this.db.exec('DROP INDEX IF EXISTS runs_usage_by_start');
+        this.db.exec(INDEXES);
+      }
+      // Version 6: the stats rollups, from the traces and runs as they now are.
+      rebuildRollups(this.db);
       this.db.pragma(`user_version = ${SCHEMA_VERSION}`);
     })();
   }
@@ -1090,12 +1153,23 @@ export class LocalTraceStore {
       .get(traceId) as { model: string } | undefined;
     this.db
       .prepare(
-        `INSERT OR REPLACE INTO traces (trace_id, project, name, status, root_run_id, start_us, start_time, end_us, end_time,
+        // An update rather than a replacement of the row, so that the rollup's update trigger
+        // sees the trace's old and new figures.
+        `INSERT INTO traces (trace_id, project, name, status, root_run_id, start_us, start_time, end_us, end_time,
            run_count, last_us, duration_us, error_count, prompt_tokens, completion_tokens, total_tokens, cost, bytes,
            tags, metadata, input_preview, output_preview, thread_id, model)
          VALUES (@trace_id, @project, @name, @status, @root_run_id, @start_us, @start_time, @end_us, @end_time,
            @run_count, @last_us, @duration_us, @error_count, @prompt_tokens, @completion_tokens, @total_tokens, @cost,
-           @bytes, @tags, @metadata, @input_preview, @output_preview, @thread_id, @model)`,
+           @bytes, @tags, @metadata, @input_preview, @output_preview, @thread_id, @model)
+         ON CONFLICT (trace_id) DO UPDATE SET
+           project = excluded.project, name = excluded.name, status = excluded.status,
+           root_run_id = excluded.root_run_id, start_us = excluded.start_us, start_time = excluded.start_time,
+           end_us = excluded.end_us, end_time = excluded.end_time, run_count = excluded.run_count,
+           last_us = excluded.last_us, duration_us = excluded.duration_us, error_count = excluded.error_count,
+           prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
+           total_tokens = excluded.total_tokens, cost = excluded.cost, bytes = excluded.bytes, tags = excluded.tags,
+           metadata = excluded.metadata, input_preview = excluded.input_preview,
+           output_preview = excluded.output_preview, thread_id = excluded.thread_id, model = excluded.model`,
       )
       .run({
         trace_id: traceId,
@@ -1328,7 +1402,7 @@ interface ThreadRow {
   duration_us: number;
 }
 
-function statsParams(query: StatsQuery): Record<string, unknown> {
+function statsParams(query: StatsQuery): { start: number; end: number; bucket: number; project?: string } {
   return {
     start: query.startUs,
     end: query.endUs,
