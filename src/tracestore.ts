@@ -26,6 +26,7 @@ export type {
   UsageStatsRow,
 } from './tracestore/store.ts';
 export {
+  EXACT_PERCENTILE_TRACES,
   InvalidCursorError,
   InvalidTimeError,
   LocalTraceStore,

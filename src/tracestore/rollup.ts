@@ -1,4 +1,4 @@
-// The monitoring rollups of the local trace store: per-minute and per-hour rows that the stats
+// The monitoring rollups of the local trace store: per-minute, per-15-minute and per-hour rows that the stats
 // (`traceStats`, `usageStats`) read instead of every trace and run of a long range. Kept by
 // triggers on `traces` and `runs`, so that every write that changes a trace's summary or a run's
 // counted usage — a new run, a re-sent one, a recount, a root name arriving, retention — changes
@@ -18,8 +18,11 @@
 
 import type { Database } from 'better-sqlite3';
 
-/** The slot widths kept, in microseconds, coarsest first. */
-export const ROLLUP_WIDTHS_US = [3600_000_000, 60_000_000] as const;
+/**
+ * The slot widths kept, in microseconds, coarsest first: an hour (buckets of 1 h to 7 d), 15
+ * minutes (15 min buckets: a day of them reads 96 slots rather than 1,440) and a minute.
+ */
+export const ROLLUP_WIDTHS_US = [3600_000_000, 900_000_000, 60_000_000] as const;
 
 /** The largest relative error of a latency percentile read from the histograms. */
 export const LATENCY_ERROR = 0.01;
@@ -263,14 +266,12 @@ export function traceRollupRows(
       : `SELECT CAST((start_us - @start) / @bucket AS INTEGER) AS bucket, ${group} AS grp, 1 AS traces, error_count > 0 AS errors,
            CASE WHEN duration_us IS NULL THEN '{}' ELSE json_object(CAST(${latencyBucket('duration_us')} AS TEXT), 1) END AS latencies
          FROM traces INDEXED BY traces_stats WHERE start_us >= @from AND start_us < @to${project}`;
-  return db
-    .prepare(sql)
-    .all({
-      ...params,
-      from: part.fromUs,
-      to: part.toUs,
-      ...(part.widthUs ? { width: part.widthUs } : {}),
-    }) as TraceRollupRow[];
+  return db.prepare(sql).all({
+    ...params,
+    from: part.fromUs,
+    to: part.toUs,
+    ...(part.widthUs ? { width: part.widthUs } : {}),
+  }) as TraceRollupRow[];
 }
 
 /**
