@@ -15,7 +15,7 @@ import { describe, it } from 'node:test';
 import pg from 'pg';
 import { eventually } from 'tracepipe/testing';
 import { silentLogger } from 'tracepipe';
-import { isoOf } from './internal/domain/clock.ts';
+import { isoOf } from './internal/api/clock.ts';
 import { StreamBroker } from './internal/runs/broker.ts';
 import type { StopReason } from './internal/runs/graph-runner.ts';
 import { RESTART_ERROR, RunRecovery } from './internal/runs/recovery.ts';

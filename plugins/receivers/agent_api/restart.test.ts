@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { isoNow } from './internal/domain/clock.ts';
+import { isoNow } from './internal/api/clock.ts';
 import { openSqliteStorage } from './internal/storage/sqlite.ts';
 import { newGate } from './testing/gates.ts';
 import { startTestServer } from './testing/test-server.ts';

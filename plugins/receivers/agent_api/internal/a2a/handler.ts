@@ -42,7 +42,7 @@ import {
 import { CodedError } from 'tracepipe/plugin';
 import { AuthRefusal } from '../auth/custom.ts';
 import type { RunCreate } from '../domain/runs.ts';
-import { isoNow } from '../domain/clock.ts';
+import { isoNow } from '../api/clock.ts';
 import { authorizeRun, createRun } from '../http/access.ts';
 import { contentText, finalAnswer, isAiMessage, messagesOf } from '../http/agent-calls.ts';
 import type { AgentServices } from '../http/services.ts';

@@ -11,7 +11,7 @@ import { matchesAuthFilters, requireWritable } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
 import { invalid, notFound } from '../domain/api-errors.ts';
 import type { AssistantService } from '../domain/assistants.ts';
-import { isoOf } from '../domain/clock.ts';
+import { isoOf } from '../api/clock.ts';
 import type { Cron, CronQuery, CronRecord, CronSortBy } from '../storage/crons.ts';
 import type { JsonObject, Storage } from '../storage/storage.ts';
 import { nextRunAfter, scheduleProblem, timezoneProblem } from './schedule.ts';

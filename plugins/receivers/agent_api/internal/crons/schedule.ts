@@ -5,7 +5,7 @@
 // expression is refused, since cron dialects disagree on whether its extra field is seconds or years.
 
 import { Cron as CronPattern } from 'croner';
-import { isoOf } from '../domain/clock.ts';
+import { isoOf } from '../api/clock.ts';
 
 /** Where the scheduler and the API read the time; tests substitute their own. */
 export interface Clock {

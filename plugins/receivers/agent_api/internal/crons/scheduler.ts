@@ -17,7 +17,7 @@
 
 import type { Logger } from 'pino';
 import type { AuthContext, AuthUser } from '../auth/custom.ts';
-import { isoOf } from '../domain/clock.ts';
+import { isoOf } from '../api/clock.ts';
 import type { RunAccess, RunCreate } from '../domain/runs.ts';
 import type { CronRecord } from '../storage/crons.ts';
 import type { RunRecord, Storage, StorageOps } from '../storage/storage.ts';

@@ -3,7 +3,7 @@
 // elsewhere in the API, optional fields accept null (the Python SDK sends null for unset options)
 // and unknown fields are ignored (the SDKs send `checkpoint_during`, `if_not_exists`, ...).
 
-import { STREAM_MODE_NAMES, WEBHOOK_PATTERN, sharedSchemaParts } from '../http/schemas.ts';
+import { STREAM_MODE_NAMES, WEBHOOK_PATTERN, sharedSchemaParts } from '../api/schemas.ts';
 
 const { object, string, nodes, runnableConfig } = sharedSchemaParts;
 const boolean = { type: ['boolean', 'null'] } as const;

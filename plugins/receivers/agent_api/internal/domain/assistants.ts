@@ -6,14 +6,14 @@
 
 import type { FromSchema } from 'json-schema-to-ts';
 import { v7 as uuid7 } from 'uuid';
-import type { RequestPayload, assistantCreate, assistantPatch } from '../http/schemas.ts';
+import type { RequestPayload, assistantCreate, assistantPatch } from '../api/schemas.ts';
 import { systemAssistantId } from '../graphs/registry.ts';
 import type { AssistantDefaults } from '../graphs/platform-defaults.ts';
 import type { Assistant, AssistantQuery, AssistantVersion, JsonObject, Storage } from '../storage/storage.ts';
 import { matchesAuthFilters, requireWritable } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
 import { conflict, invalid, notFound } from './api-errors.ts';
-import { isoNow } from './clock.ts';
+import { isoNow } from '../api/clock.ts';
 
 /** An assistant's creation parameters: the request body (`assistantCreate` in http/schemas.ts), nulls dropped. */
 export type AssistantCreate = RequestPayload<FromSchema<typeof assistantCreate>>;

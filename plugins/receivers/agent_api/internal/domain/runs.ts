@@ -15,20 +15,24 @@ import type {
   StorageOps,
   Thread,
 } from '../storage/storage.ts';
-import type { ApiStreamMode } from '../runs/stream-modes.ts';
-import type { RequestPayload, runCreate } from '../http/schemas.ts';
+import type { ApiStreamMode } from '../api/stream-modes.ts';
+import type { RequestPayload, runCreate } from '../api/schemas.ts';
 import type { AssistantService } from './assistants.ts';
 import type { AuthContext } from '../auth/custom.ts';
 import { matchesAuthFilters } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
 import { conflict, invalid, notFound } from './api-errors.ts';
-import { isoNow } from './clock.ts';
+import { isoNow } from '../api/clock.ts';
+import { settleThread } from '../storage/settle-thread.ts';
 import { HeaderFilter } from './configurable-headers.ts';
 
-/** What a run is created from: the request body (`runCreate` in http/schemas.ts), nulls dropped. */
+/** What a run is created from: the request body (`runCreate` in api/schemas.ts), nulls dropped. */
 export type RunCreate = RequestPayload<FromSchema<typeof runCreate>>;
 
-/** What the run machinery (worker pool, event logs) offers the domain to signal, stop and await runs. */
+/**
+ * What the run machinery (worker pool, event logs) offers the domain to signal, stop and await runs.
+ * Declared here, where it is used; `RunCoordinator` provides it without importing the domain.
+ */
 export interface RunControl {
   /** A new pending run exists: wake an idle worker. */
   notify(): void;
@@ -82,31 +86,6 @@ export interface RunServiceOptions {
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/**
- * Sets a thread's status after one of its runs ended or was cancelled: `error` when that run
- * failed, `interrupted` when the graph paused with nodes still to run, `busy` while other runs
- * wait, `idle` otherwise.
- */
-export async function settleThread(
-  tx: StorageOps,
-  threadId: string,
-  outcome: { error?: boolean; interrupted?: boolean; values?: JsonObject | null; interrupts?: JsonObject | null },
-): Promise<Thread | undefined> {
-  const thread = await tx.getThread(threadId);
-  if (!thread) return undefined;
-  const waiting = (await tx.inflightRuns(threadId)).length > 0;
-  const status = outcome.error ? 'error' : outcome.interrupted ? 'interrupted' : waiting ? 'busy' : 'idle';
-  const next: Thread = {
-    ...thread,
-    status: waiting && status !== 'busy' ? 'busy' : status,
-    updated_at: isoNow(),
-    ...(outcome.values !== undefined ? { values: outcome.values } : {}),
-    ...(outcome.interrupts !== undefined ? { interrupts: outcome.interrupts } : {}),
-  };
-  await tx.updateThread(next);
-  return next;
 }
 
 export class RunService {

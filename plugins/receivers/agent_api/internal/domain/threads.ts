@@ -7,14 +7,14 @@ import type { StateSnapshot } from '@langchain/langgraph';
 import type { FromSchema } from 'json-schema-to-ts';
 import { v7 as uuid7 } from 'uuid';
 import type { CompiledGraphLike } from '../graphs/registry.ts';
-import { EMPTY_STATE, checkpointRef, interruptsOf, snapshotToThreadState } from '../runs/state.ts';
-import type { ThreadState } from '../runs/state.ts';
-import { toWire } from '../runs/serialize.ts';
+import { EMPTY_STATE, checkpointRef, interruptsOf, snapshotToThreadState } from '../graphs/state.ts';
+import type { ThreadState } from '../graphs/state.ts';
+import { toWire } from '../graphs/serialize.ts';
 import type { JsonObject, Storage, Thread, ThreadQuery } from '../storage/storage.ts';
 import type { CheckpointDatabase } from '../storage/checkpoints.ts';
-import type { RequestPayload, checkpoint, stateUpdate, threadCreate } from '../http/schemas.ts';
+import type { RequestPayload, checkpoint, stateUpdate, threadCreate } from '../api/schemas.ts';
 import { conflict, invalid, notFound } from './api-errors.ts';
-import { isoNow } from './clock.ts';
+import { isoNow } from '../api/clock.ts';
 import { StateCache } from './state-cache.ts';
 
 /** A thread's creation parameters: the request body (`threadCreate` in http/schemas.ts), nulls dropped. */

@@ -3,9 +3,7 @@
 // a schema declaring them.
 
 import type { FastifyReply } from 'fastify';
-
-/** `T` after `withoutNulls`: a field that could be null may be missing instead, never null. */
-export type WithoutNulls<T> = { [K in keyof T]: null extends T[K] ? Exclude<T[K], null> | undefined : T[K] };
+import type { WithoutNulls } from '../api/schemas.ts';
 
 /** A top-level null means "not given" (the Python SDK sends null for every unset option). */
 export function withoutNulls<T extends object>(body: T): WithoutNulls<T>;

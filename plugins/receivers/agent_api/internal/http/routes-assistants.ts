@@ -15,7 +15,7 @@ import {
   assistantSearch,
   setLatest,
   versionsQuery,
-} from './schemas.ts';
+} from '../api/schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
 
 export function registerAssistantRoutes(app: AgentApp, services: AgentServices): void {

@@ -2,7 +2,7 @@
 // for test suites, keeping the system assistants: a route no server others can reach should have).
 
 import { createRequire } from 'node:module';
-import { truncateBody } from './schemas.ts';
+import { truncateBody } from '../api/schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
 
 const require = createRequire(import.meta.url);

@@ -20,7 +20,7 @@ import { ThreadStreamSession } from '../protocol/session.ts';
 import { authorizeThread, createRun } from './access.ts';
 import { errorBody } from './app.ts';
 import type { RunCreate } from '../domain/runs.ts';
-import { threadIdParams } from './schemas.ts';
+import { threadIdParams } from '../api/schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
 import { CodedError } from 'tracepipe/plugin';
 import { AuthRefusal } from '../auth/custom.ts';

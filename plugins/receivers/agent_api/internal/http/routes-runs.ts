@@ -17,7 +17,7 @@ import {
   runListQuery,
   threadIdParams,
   threadlessRunParams,
-} from './schemas.ts';
+} from '../api/schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
 import { writeHeartbeat, writeSSE } from './sse.ts';
 import { ThreadRunQueue } from './thread-run-queue.ts';

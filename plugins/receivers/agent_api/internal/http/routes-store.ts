@@ -5,7 +5,7 @@ import type { Item } from '@langchain/langgraph';
 import { invalid } from '../domain/api-errors.ts';
 import { withoutNulls } from './request-body.ts';
 import { checkStoreWrite, itemVisible, namespaceVisible, storeItemMetadata } from './store-access.ts';
-import { storeDelete, storeGetQuery, storeNamespaces, storePut, storeSearch } from './schemas.ts';
+import { storeDelete, storeGetQuery, storeNamespaces, storePut, storeSearch } from '../api/schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
 
 /** The store's camelCase timestamps as the API's snake_case fields. */

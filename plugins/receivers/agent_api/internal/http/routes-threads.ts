@@ -18,7 +18,7 @@ import {
   threadIdParams,
   threadPatch,
   threadSearch,
-} from './schemas.ts';
+} from '../api/schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
 import { ApiNotFoundError } from '../../errors.ts';
 import { conflict } from '../domain/api-errors.ts';

@@ -11,7 +11,6 @@
 // false), the coordinator reads those records every `pollMs` instead, and once they can again
 // (`resync`) it reads them all once, for what it missed.
 
-import type { RunControl } from '../domain/runs.ts';
 import type { Storage } from '../storage/storage.ts';
 import { BrokerUnavailableError, metadataEvent } from './broker.ts';
 import type { EventBroker, StreamEvent } from './broker.ts';
@@ -25,7 +24,7 @@ const RECORD_ENDED = Symbol('the run record ended');
 /** Reads a waited run's record and ends the wait once the record has ended; `stop` ends it at once. */
 type RecordCheck = ((announced?: boolean) => Promise<void>) & { readonly stop: () => void };
 
-export class RunCoordinator implements RunControl {
+export class RunCoordinator {
   private stopped = false;
   private cancelWatch?: NodeJS.Timeout;
   /** The record checks of the waits in progress (with `shared`), by run id. */

@@ -5,8 +5,8 @@
 // one within about a lease and a half; each run by exactly one instance (`reclaimExpired`).
 
 import type { Logger } from 'pino';
-import { isoOf } from '../domain/clock.ts';
-import { settleThread } from '../domain/runs.ts';
+import { isoOf } from '../api/clock.ts';
+import { settleThread } from '../storage/settle-thread.ts';
 import type { RunRecord, Storage } from '../storage/storage.ts';
 import type { EventBroker } from './broker.ts';
 

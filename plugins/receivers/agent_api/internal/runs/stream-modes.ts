@@ -7,21 +7,8 @@
 import type { StreamEvent as LangChainEvent } from '@langchain/core/tracers/log_stream';
 import { isBaseMessage } from '@langchain/core/messages';
 import type { BaseMessage } from '@langchain/core/messages';
-import { toWire } from './serialize.ts';
-
-export const STREAM_MODES = [
-  'values',
-  'messages',
-  'messages-tuple',
-  'updates',
-  'events',
-  'tasks',
-  'checkpoints',
-  'debug',
-  'custom',
-  'tools',
-] as const;
-export type ApiStreamMode = (typeof STREAM_MODES)[number];
+import type { ApiStreamMode } from '../api/stream-modes.ts';
+import { toWire } from '../graphs/serialize.ts';
 
 /** The modes to ask LangGraph for, given the modes the client asked for. */
 export function libraryModes(requested: readonly ApiStreamMode[]): string[] {

@@ -22,7 +22,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunRecord } from '../storage/storage.ts';
-import { isoNow } from '../domain/clock.ts';
+import { isoNow } from '../api/clock.ts';
 import type { AddressPolicy } from '../net/address-policy.ts';
 import { literalAddress } from '../net/address-policy.ts';
 

@@ -15,7 +15,7 @@
 // `recovery.ts`): the pool stops executing it without recording anything.
 
 import type { Logger } from 'pino';
-import { isoOf } from '../domain/clock.ts';
+import { isoOf } from '../api/clock.ts';
 import type { Storage } from '../storage/storage.ts';
 import type { GraphRunner } from './graph-runner.ts';
 

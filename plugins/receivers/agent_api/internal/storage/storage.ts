@@ -7,7 +7,7 @@
 // `testing/storage-contract.ts` holds the cases every implementation must pass.
 
 import type { AuthFilters } from '../auth/filters.ts';
-import type { ApiStreamMode } from '../runs/stream-modes.ts';
+import type { ApiStreamMode } from '../api/stream-modes.ts';
 import type { CronQuery, CronRecord } from './crons.ts';
 
 /** A JSON object as stored: plain data only, never class instances. */

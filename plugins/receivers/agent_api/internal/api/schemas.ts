@@ -4,12 +4,14 @@
 // fields are accepted and ignored, since the SDKs send some this server has no use for.
 //
 // The schemas are `as const`, so the types of what they accept follow from them (`FromSchema`):
-// routes get their request parts typed through the type provider (`AgentApp` in services.ts), and
+// routes get their request parts typed through the type provider (`AgentApp` in http/services.ts), and
 // the domain takes its request payload types from here (`RequestPayload`) rather than repeating
 // them.
 
-import type { WithoutNulls } from './request-body.ts';
-import { STREAM_MODES } from '../runs/stream-modes.ts';
+import { STREAM_MODES } from './stream-modes.ts';
+
+/** `T` after `withoutNulls`: a field that could be null may be missing instead, never null. */
+export type WithoutNulls<T> = { [K in keyof T]: null extends T[K] ? Exclude<T[K], null> | undefined : T[K] };
 
 /**
  * A request body as the domain takes it: `Body` (`FromSchema<typeof schema>`) with its top-level
