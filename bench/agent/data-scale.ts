@@ -82,7 +82,7 @@ async function time(
 
 async function measure(backend: string, size: number, storage: Storage, store: ServerStore, searches: number) {
   for (const [name, query] of Object.entries(THREAD_SEARCHES))
-    await time(backend, size, name, searches, (i) => storage.searchThreads(query(i)));
+    await time(backend, size, name, searches, (i) => storage.threads.search(query(i)));
   for (const [name, search] of Object.entries(STORE_SEARCHES))
     await time(backend, size, name, searches, (i) => search(store, i));
   report(backend, size, `rss ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`);

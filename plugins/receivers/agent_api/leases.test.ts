@@ -141,10 +141,10 @@ function leaseCases(backend: string, create: () => Promise<Database>): void {
       try {
         const seed = await database.open();
         const created = isoOf(T0 - 1000);
-        for (const id of ['t-dies', 't-lives']) await seed.insertThread(thread(id, { status: 'busy' }));
-        await seed.insertRun(run('cut-off', 't-dies', { created_at: created }));
+        for (const id of ['t-dies', 't-lives']) await seed.threads.insert(thread(id, { status: 'busy' }));
+        await seed.runs.insert(run('cut-off', 't-dies', { created_at: created }));
         // Queued behind `cut-off` on the same thread: it may start once that one is settled.
-        await seed.insertRun(run('next', 't-dies', { created_at: isoOf(T0 - 500) }));
+        await seed.runs.insert(run('next', 't-dies', { created_at: isoOf(T0 - 500) }));
 
         // A takes `cut-off`, then C takes `kept` (inserted once A holds its run).
         const a = instance(await database.open(), 'A', now);
@@ -153,7 +153,7 @@ function leaseCases(backend: string, create: () => Promise<Database>): void {
         instances.push(a, b, c);
         a.pool.start();
         await eventually(() => assert.deepEqual(a.runner.started, ['cut-off']));
-        await seed.insertRun(run('kept', 't-lives', { created_at: created }));
+        await seed.runs.insert(run('kept', 't-lives', { created_at: created }));
         c.pool.start();
         await eventually(() => assert.deepEqual(c.runner.started, ['kept']));
         b.pool.start();
@@ -172,13 +172,13 @@ function leaseCases(backend: string, create: () => Promise<Database>): void {
         );
         assert.deepEqual(await c.recovery.reclaim(), [], 'each run is reclaimed once');
 
-        const settled = (await seed.getRun('cut-off'))!;
+        const settled = (await seed.runs.get('cut-off'))!;
         assert.equal(settled.status, 'error');
         assert.deepEqual(settled.error, RESTART_ERROR);
         // The thread records the failure and stays busy with its queued run, which now starts.
-        assert.equal((await seed.getThread('t-dies'))?.status, 'busy');
+        assert.equal((await seed.threads.get('t-dies'))?.status, 'busy');
         await eventually(() => assert.ok(b.runner.started.includes('next') || c.runner.started.includes('next')));
-        assert.equal((await seed.getRun('next'))?.status, 'running');
+        assert.equal((await seed.runs.get('next'))?.status, 'running');
 
         // The run whose owner renews is never reclaimed, however long it runs.
         for (let hour = 2; hour <= 5; hour++) {
@@ -189,14 +189,14 @@ function leaseCases(backend: string, create: () => Promise<Database>): void {
             assert.ok(!(await other.recovery.reclaim()).some((r) => r.run_id === 'kept'));
           }
         }
-        assert.equal((await seed.getRun('kept'))?.status, 'running');
+        assert.equal((await seed.runs.get('kept'))?.status, 'running');
         assert.deepEqual(c.runner.aborted, []);
 
         // Had A only stalled, its next renewal finds the run gone and stops executing it.
         assert.deepEqual(a.runner.aborted, []);
         await a.pool.renewLeases();
         assert.deepEqual(a.runner.aborted, [{ runId: 'cut-off', reason: 'lost' }]);
-        assert.equal((await seed.getRun('cut-off'))?.status, 'error', 'the first outcome stands');
+        assert.equal((await seed.runs.get('cut-off'))?.status, 'error', 'the first outcome stands');
       } finally {
         for (const { runner, pool, recovery } of instances) {
           runner.releaseAll();

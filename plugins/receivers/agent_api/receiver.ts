@@ -494,7 +494,7 @@ export class AgentApiReceiver implements Receiver {
   ): Promise<void> {
     // Logs the runs it settles itself.
     await recovery.reclaim({ everyLease: alone });
-    const pending = await storage.runsWithStatus('pending');
+    const pending = await storage.runs.withStatus('pending');
     // As when they were created: a log that lost its `metadata` with a restart gets it back.
     for (const run of pending) coordinator.open(run.run_id);
     if (pending.length > 0) {

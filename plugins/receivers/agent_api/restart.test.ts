@@ -74,12 +74,12 @@ describe('agent_api restart', () => {
 
     // Simulate a crash: one run was running when the process died; the other is due now.
     const storage = openSqliteStorage(join(first.dataDir, 'agent', 'agent.sqlite'));
-    const running = (await storage.getRun(cutOff.run_id))!;
-    await storage.updateRun({ ...running, status: 'running', attempt: 1 });
-    const pending = (await storage.getRun(waiting.run_id))!;
+    const running = (await storage.runs.get(cutOff.run_id))!;
+    await storage.runs.update({ ...running, status: 'running', attempt: 1 });
+    const pending = (await storage.runs.get(waiting.run_id))!;
     await storage.transaction(async (tx) => {
-      await tx.deleteRun(pending.run_id);
-      await tx.insertRun({ ...pending, created_at: isoNow(-1000) });
+      await tx.runs.delete(pending.run_id);
+      await tx.runs.insert({ ...pending, created_at: isoNow(-1000) });
     });
     await storage.close();
 

@@ -179,7 +179,7 @@ describe('SQLite thread searches on fields', () => {
       store.close();
       // Through the storage, which chooses: the same page (a quarter of the threads is one owner's).
       const reopened = openSqliteStorage(join(dir, 'agent.sqlite'));
-      const page = await reopened.searchThreads(query);
+      const page = await reopened.threads.search(query);
       assert.deepEqual(
         page.items.map((t) => t.thread_id),
         listed.slice(0, 10),
@@ -242,7 +242,7 @@ describe('PostgreSQL search plans', { skip: available ? false : 'no PostgreSQL s
   it('does not read a 1 MB thread that a search does not return', async () => {
     // Incompressible, so that it really takes 1 MB of TOAST pages.
     const big = Array.from({ length: 16_384 }, (_, i) => `${i.toString(36)}-${Math.random().toString(36)}`).join(' ');
-    await storage.insertThread(
+    await storage.threads.insert(
       thread('big', { metadata: { owner: 'someone-else', blob: big }, values: { blob: big } }),
     );
     await pool.query('ANALYZE threads');
@@ -258,7 +258,7 @@ describe('PostgreSQL search plans', { skip: available ? false : 'no PostgreSQL s
     const top = row!['QUERY PLAN'][0]!.Plan;
     const blocks = (top['Shared Hit Blocks'] ?? 0) + (top['Shared Read Blocks'] ?? 0);
     assert.ok(blocks < 64, `the search read ${blocks} blocks; the large thread alone takes over 128`);
-    const page = await storage.searchThreads({
+    const page = await storage.threads.search({
       limit: 10,
       offset: 0,
       sort_by: 'created_at',
@@ -278,10 +278,10 @@ describe('PostgreSQL search plans', { skip: available ? false : 'no PostgreSQL s
     };
     const seen: string[] = [];
     for (let offset = 0; ; offset += query.limit) {
-      const page = await storage.searchThreads({ ...query, offset });
+      const page = await storage.threads.search({ ...query, offset });
       seen.push(...page.items.map((t) => t.thread_id));
       // A newer thread of the same owner arrives between two pages.
-      await storage.insertThread(
+      await storage.threads.insert(
         thread(`late-${offset}`, { created_at: '2025-01-01T00:00:00.000Z', metadata: { owner: seeded.owner(11) } }),
       );
       if (page.items.length < query.limit) break;

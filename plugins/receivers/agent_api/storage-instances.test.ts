@@ -44,9 +44,9 @@ describe('PostgreSQL storage shared by two instances', { skip: available ? false
     const create = async (instance: Storage, n: number): Promise<void> => {
       const threadId = `thread-${n % THREADS}`;
       await instance.transaction(async (tx) => {
-        if (!(await tx.getThread(threadId))) await tx.insertThread(thread(threadId, { status: 'busy' }));
-        await tx.inflightRuns(threadId);
-        await tx.insertRun(run(`run-${n}`, threadId, { created_at: new Date().toISOString() }));
+        if (!(await tx.threads.get(threadId))) await tx.threads.insert(thread(threadId, { status: 'busy' }));
+        await tx.runs.inflight(threadId);
+        await tx.runs.insert(run(`run-${n}`, threadId, { created_at: new Date().toISOString() }));
       });
     };
     const creators = Promise.allSettled(Array.from({ length: RUNS }, (_, n) => create(instances[n % 2]!, n))).finally(
@@ -55,9 +55,9 @@ describe('PostgreSQL storage shared by two instances', { skip: available ? false
 
     const work = async (instance: Storage, owner: string): Promise<void> => {
       for (;;) {
-        const claimed = await instance.claimNextRun(owner, 30_000, new Date().toISOString(), new Set());
+        const claimed = await instance.runs.claimNext(owner, 30_000, new Date().toISOString(), new Set());
         if (!claimed) {
-          if (!creating && (await instance.runsWithStatus('pending')).length === 0) return;
+          if (!creating && (await instance.runs.withStatus('pending')).length === 0) return;
           await new Promise((resolve) => setTimeout(resolve, 5));
           continue;
         }
@@ -69,11 +69,12 @@ describe('PostgreSQL storage shared by two instances', { skip: available ? false
         await yieldToLoop();
         executing.delete(claimed.thread_id);
         await instance.transaction(async (tx) => {
-          const current = await tx.getRun(claimed.run_id);
+          const current = await tx.runs.get(claimed.run_id);
           if (current?.status !== 'running') return;
-          await tx.updateRun({ ...current, status: 'success', updated_at: new Date().toISOString() });
-          const t = await tx.getThread(claimed.thread_id);
-          if (t && (await tx.inflightRuns(t.thread_id)).length === 0) await tx.updateThread({ ...t, status: 'idle' });
+          await tx.runs.update({ ...current, status: 'success', updated_at: new Date().toISOString() });
+          const t = await tx.threads.get(claimed.thread_id);
+          if (t && (await tx.runs.inflight(t.thread_id)).length === 0)
+            await tx.threads.update({ ...t, status: 'idle' });
         });
       }
     };
@@ -96,7 +97,7 @@ describe('PostgreSQL storage shared by two instances', { skip: available ? false
     );
     for (let t = 0; t < THREADS; t++) {
       const threadId = `thread-${t}`;
-      const created = (await instances[0]!.listRuns(threadId, { limit: RUNS, offset: 0 })).map((r) => r.run_id);
+      const created = (await instances[0]!.runs.list(threadId, { limit: RUNS, offset: 0 })).map((r) => r.run_id);
       assert.deepEqual(order.get(threadId), created, `${threadId} ran its runs in the order they were created`);
     }
   });
@@ -108,31 +109,31 @@ describe('PostgreSQL storage shared by two instances', { skip: available ? false
       const outcomes = await Promise.allSettled(
         instances.map((instance, i) =>
           instance.transaction(async (tx) => {
-            if (!(await tx.getThread(threadId))) await tx.insertThread(thread(threadId));
-            if ((await tx.inflightRuns(threadId)).length > 0) throw new Error('rejected: a run is in flight');
-            await tx.insertRun(run(`${threadId}-run-${i}`, threadId));
+            if (!(await tx.threads.get(threadId))) await tx.threads.insert(thread(threadId));
+            if ((await tx.runs.inflight(threadId)).length > 0) throw new Error('rejected: a run is in flight');
+            await tx.runs.insert(run(`${threadId}-run-${i}`, threadId));
           }),
         ),
       );
       assert.deepEqual(outcomes.map((outcome) => outcome.status).sort(), ['fulfilled', 'rejected'], `round ${round}`);
       assert.match(String((outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason), /rejected/);
-      assert.equal((await instances[0]!.inflightRuns(threadId)).length, 1);
+      assert.equal((await instances[0]!.runs.inflight(threadId)).length, 1);
     }
 
-    await instances[0]!.insertAssistant(assistant('shared'));
+    await instances[0]!.assistants.insert(assistant('shared'));
     await Promise.all(
       Array.from({ length: 20 }, (_, n) =>
         instances[n % 2]!.transaction(async (tx) => {
-          await tx.lockAssistant('shared');
-          const current = (await tx.getAssistant('shared'))!;
-          const version = (await tx.maxAssistantVersion('shared')) + 1;
+          await tx.assistants.lock('shared');
+          const current = (await tx.assistants.get('shared'))!;
+          const version = (await tx.assistants.maxVersion('shared')) + 1;
           const { updated_at: _updated, ...fields } = current;
-          await tx.insertAssistantVersion({ ...fields, version, metadata: { n } });
-          await tx.updateAssistant({ ...current, version });
+          await tx.assistants.insertVersion({ ...fields, version, metadata: { n } });
+          await tx.assistants.update({ ...current, version });
         }),
       ),
     );
-    assert.equal(await instances[1]!.maxAssistantVersion('shared'), 21, 'twenty versions, numbered in turn');
-    assert.equal((await instances[1]!.getAssistant('shared'))?.version, 21);
+    assert.equal(await instances[1]!.assistants.maxVersion('shared'), 21, 'twenty versions, numbered in turn');
+    assert.equal((await instances[1]!.assistants.get('shared'))?.version, 21);
   });
 });

@@ -116,22 +116,22 @@ describe('agent_api SQLite migrations', () => {
       const storage = openSqliteStorage(path);
       assert.deepEqual(recordedVersions(path), ALL_VERSIONS);
       try {
-        const assistant = await storage.getAssistant('a-legacy');
+        const assistant = await storage.assistants.get('a-legacy');
         assert.equal(assistant?.description, 'made before migrations');
         assert.deepEqual(assistant?.context, { system_prompt: 'old' });
-        assert.equal(await storage.maxAssistantVersion('a-legacy'), 2);
-        assert.deepEqual((await storage.getThread('t-legacy'))?.values, { messages: ['hi'] });
-        assert.equal((await storage.getRun('r-legacy'))?.status, 'success');
-        assert.equal((await storage.getCron('c-legacy'))?.schedule, '*/5 * * * *');
+        assert.equal(await storage.assistants.maxVersion('a-legacy'), 2);
+        assert.deepEqual((await storage.threads.get('t-legacy'))?.values, { messages: ['hi'] });
+        assert.equal((await storage.runs.get('r-legacy'))?.status, 'success');
+        assert.equal((await storage.crons.get('c-legacy'))?.schedule, '*/5 * * * *');
         // And it goes on working: new runs queue after the old ones.
-        await storage.insertRun(run('r-new', 't-new', { created_at: '2024-05-01T10:00:01.000Z' }));
+        await storage.runs.insert(run('r-new', 't-new', { created_at: '2024-05-01T10:00:01.000Z' }));
         assert.equal(
-          (await storage.claimNextRun('w1', 30_000, '2024-05-01T11:00:00.000Z', new Set()))?.run_id,
+          (await storage.runs.claimNext('w1', 30_000, '2024-05-01T11:00:00.000Z', new Set()))?.run_id,
           'r-new',
         );
         // The cron trigger made before versions still fires.
-        await storage.deleteThread('t-legacy');
-        assert.equal(await storage.getCron('c-legacy'), undefined);
+        await storage.threads.delete('t-legacy');
+        assert.equal(await storage.crons.get('c-legacy'), undefined);
       } finally {
         await storage.close();
       }

@@ -141,12 +141,12 @@ const data: fc.Arbitrary<Data> = fc
 
 async function fill(storage: Storage, d: Data): Promise<void> {
   await storage.truncate({ runs: true, threads: true, assistants: true }, new Set());
-  for (const c of (await storage.searchCrons(allCrons)).items) await storage.deleteCron(c.cron_id);
-  for (const a of d.assistants) await storage.insertAssistant(a);
-  for (const v of d.versions) if (v.version > 1) await storage.insertAssistantVersion(v);
-  for (const t of d.threads) await storage.insertThread(t);
-  for (const r of d.runs) await storage.insertRun(r);
-  for (const c of d.crons) await storage.insertCron(c);
+  for (const c of (await storage.crons.search(allCrons)).items) await storage.crons.delete(c.cron_id);
+  for (const a of d.assistants) await storage.assistants.insert(a);
+  for (const v of d.versions) if (v.version > 1) await storage.assistants.insertVersion(v);
+  for (const t of d.threads) await storage.threads.insert(t);
+  for (const r of d.runs) await storage.runs.insert(r);
+  for (const c of d.crons) await storage.crons.insert(c);
 }
 
 const allCrons: CronQuery = { limit: 1000, offset: 0, sort_by: 'cron_id', sort_order: 'asc' };
@@ -236,25 +236,25 @@ export function searchOracleContract(
             ).map(cleanQuery);
           for (const query of sample(q.thread)) {
             assert.deepEqual(
-              await storage.searchThreads(query),
+              await storage.threads.search(query),
               threadsPage([...d.threads], query),
               JSON.stringify(query),
             );
           }
           for (const query of sample(q.assistantQuery)) {
             assert.deepEqual(
-              await storage.searchAssistants(query),
+              await storage.assistants.search(query),
               assistantsPage([...d.assistants], query),
               JSON.stringify(query),
             );
           }
           for (const query of sample(q.cronQuery)) {
-            assert.deepEqual(await storage.searchCrons(query), cronsPage([...d.crons], query), JSON.stringify(query));
+            assert.deepEqual(await storage.crons.search(query), cronsPage([...d.crons], query), JSON.stringify(query));
           }
           for (const { thread_id: threadId, query } of sample(q.runQuery)) {
             const runs = d.runs.filter((r) => r.thread_id === threadId);
             const clean = cleanQuery(query);
-            assert.deepEqual(await storage.listRuns(threadId, clean), runsPage(runs, clean), JSON.stringify(query));
+            assert.deepEqual(await storage.runs.list(threadId, clean), runsPage(runs, clean), JSON.stringify(query));
           }
           for (const { assistant_id: assistantId, query } of sample(q.versionQuery)) {
             const versions = d.versions
@@ -262,7 +262,7 @@ export function searchOracleContract(
               .sort((a, b) => b.version - a.version);
             const clean = cleanQuery(query);
             assert.deepEqual(
-              await storage.listAssistantVersions(assistantId, clean),
+              await storage.assistants.listVersions(assistantId, clean),
               versionsPage(versions, clean),
               JSON.stringify(query),
             );

@@ -95,14 +95,14 @@ export class Crons {
     this.checkSchedule(body.schedule, timezone);
     this.checkWebhook(body.webhook);
     const assistantId = this.assistants.resolveId(body.assistant_id);
-    const assistant = await this.storage.getAssistant(assistantId);
+    const assistant = await this.storage.assistants.get(assistantId);
     if (!assistant || !matchesAuthFilters(assistant.metadata, access.assistantVisible)) {
       throw notFound(
         `No assistant found for '${body.assistant_id}'. Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
       );
     }
     if (threadId !== undefined) {
-      const thread = await this.storage.getThread(threadId);
+      const thread = await this.storage.threads.get(threadId);
       if (!thread || !matchesAuthFilters(thread.metadata, access.threadVisible))
         throw notFound(`Thread with ID ${threadId} not found`);
     }
@@ -134,14 +134,14 @@ export class Crons {
       enabled: body.enabled ?? true,
       auth: access.auth ? { user: { ...access.auth.user }, scopes: [...access.auth.scopes] } : null,
     };
-    await this.storage.insertCron(cron);
+    await this.storage.crons.insert(cron);
     this.options.onChange?.();
     return cron;
   }
 
   /** The cron, if it exists and passes `filters`; 404 otherwise (a hidden cron is a missing one). */
   async get(cronId: string, filters?: AuthFilters): Promise<CronRecord> {
-    const cron = await this.storage.getCron(cronId);
+    const cron = await this.storage.crons.get(cronId);
     if (!cron || !matchesAuthFilters(cron.metadata, filters)) throw notFound(cronNotFound(cronId));
     return cron;
   }
@@ -187,14 +187,14 @@ export class Crons {
       next_run_date: reschedule ? nextRunAfter(schedule, timezone ?? null, nowMs) : cron.next_run_date,
       updated_at: isoOf(nowMs),
     };
-    await this.storage.updateCron(next);
+    await this.storage.crons.update(next);
     this.options.onChange?.();
     return next;
   }
 
   async delete(cronId: string, filters?: AuthFilters): Promise<void> {
     await this.get(cronId, filters);
-    await this.storage.deleteCron(cronId);
+    await this.storage.crons.delete(cronId);
   }
 
   private query(
@@ -212,7 +212,7 @@ export class Crons {
 
   /** Crons matching the query, and how many match in all. Default order: newest first. */
   async search(body: CronSearchBody, filters?: AuthFilters): Promise<{ items: CronRecord[]; total: number }> {
-    return this.storage.searchCrons({
+    return this.storage.crons.search({
       ...this.query(body, filters),
       limit: body?.limit ?? 10,
       offset: body?.offset ?? 0,
@@ -222,7 +222,7 @@ export class Crons {
   }
 
   async count(body: CronCountBody, filters?: AuthFilters): Promise<number> {
-    const page = await this.storage.searchCrons({
+    const page = await this.storage.crons.search({
       ...this.query(body, filters),
       limit: 0,
       offset: 0,

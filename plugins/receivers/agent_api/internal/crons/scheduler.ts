@@ -120,7 +120,7 @@ export class CronScheduler {
     let delay = this.pollMs;
     try {
       await this.tick();
-      const earliest = await this.options.storage.earliestCronRun();
+      const earliest = await this.options.storage.crons.earliestRun();
       if (earliest !== undefined) {
         const wait = Date.parse(earliest) - this.options.clock().now();
         delay = Math.max(20, Math.min(this.pollMs, wait));
@@ -136,7 +136,7 @@ export class CronScheduler {
     // Bounded: each pass moves every cron it saw past now (or another instance did).
     for (let pass = 0; pass < 10; pass++) {
       const nowMs = this.options.clock().now();
-      const due = await this.options.storage.dueCrons(isoOf(nowMs), 100);
+      const due = await this.options.storage.crons.due(isoOf(nowMs), 100);
       for (const cron of due) {
         const run = await this.fire(cron, nowMs);
         if (run) started.push(run);
@@ -157,7 +157,7 @@ export class CronScheduler {
       next = null;
     }
     const claim = async (tx: StorageOps) => {
-      if (!(await tx.claimCronTick(cron.cron_id, expected, next, now))) throw new TickTaken();
+      if (!(await tx.crons.claimTick(cron.cron_id, expected, next, now))) throw new TickTaken();
     };
     const auth: AuthContext | undefined = cron.auth
       ? { user: cron.auth.user as unknown as AuthUser, scopes: cron.auth.scopes }
@@ -175,7 +175,7 @@ export class CronScheduler {
         { cron_id: cron.cron_id, due: expected, err: error },
         'A cron could not start its run; it runs again at its next scheduled time.',
       );
-      await storage.claimCronTick(cron.cron_id, expected, next, now).catch((failure: unknown) => {
+      await storage.crons.claimTick(cron.cron_id, expected, next, now).catch((failure: unknown) => {
         logger.error({ cron_id: cron.cron_id, err: failure }, 'Could not move a cron to its next time.');
       });
       return undefined;

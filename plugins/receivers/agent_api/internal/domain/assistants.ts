@@ -59,10 +59,10 @@ export class AssistantService {
       const graphDefaults = defaults.get(graphId);
       const assistantId = systemAssistantId(graphId);
       await this.storage.transaction(async (tx) => {
-        await tx.lockAssistant(assistantId);
-        if (await tx.getAssistant(assistantId)) return;
+        await tx.assistants.lock(assistantId);
+        if (await tx.assistants.get(assistantId)) return;
         const now = isoNow();
-        await tx.insertAssistant({
+        await tx.assistants.insert({
           assistant_id: assistantId,
           graph_id: graphId,
           name: graphId,
@@ -98,8 +98,8 @@ export class AssistantService {
     this.checkGraph(body.graph_id);
     const assistantId = body.assistant_id ?? uuid7();
     return this.storage.transaction(async (tx) => {
-      await tx.lockAssistant(assistantId);
-      const existing = await tx.getAssistant(assistantId);
+      await tx.assistants.lock(assistantId);
+      const existing = await tx.assistants.get(assistantId);
       if (existing) {
         if (options.visible && !options.visible(existing.metadata))
           throw conflict(`Assistant ${assistantId} already exists`);
@@ -119,19 +119,19 @@ export class AssistantService {
         created_at: now,
         updated_at: now,
       };
-      await tx.insertAssistant(assistant);
+      await tx.assistants.insert(assistant);
       return assistant;
     });
   }
 
   async get(idOrGraph: string): Promise<Assistant> {
-    const assistant = await this.storage.getAssistant(this.resolveId(idOrGraph));
+    const assistant = await this.storage.assistants.get(this.resolveId(idOrGraph));
     if (!assistant) throw notFound('Assistant not found');
     return assistant;
   }
 
   search(query: AssistantQuery) {
-    return this.storage.searchAssistants(query);
+    return this.storage.assistants.search(query);
   }
 
   /**
@@ -148,8 +148,8 @@ export class AssistantService {
     if (patch.graph_id !== undefined) this.checkGraph(patch.graph_id);
     const assistantId = this.resolveId(idOrGraph);
     return this.storage.transaction(async (tx) => {
-      await tx.lockAssistant(assistantId);
-      const current = await tx.getAssistant(assistantId);
+      await tx.assistants.lock(assistantId);
+      const current = await tx.assistants.get(assistantId);
       if (!current || !matchesAuthFilters(current.metadata, options.visible)) throw notFound('Assistant not found');
       // As the reference server: a field not sent keeps its value, and metadata sent is merged
       // into the current metadata (keys not sent stay, the auth handler's filter keys included).
@@ -164,11 +164,11 @@ export class AssistantService {
         config: patch.config ?? current.config,
         context: patch.context ?? current.context,
         metadata,
-        version: (await tx.maxAssistantVersion(assistantId)) + 1,
+        version: (await tx.assistants.maxVersion(assistantId)) + 1,
         updated_at: now,
       };
-      await tx.insertAssistantVersion(versionOf(next, now));
-      await tx.updateAssistant(next);
+      await tx.assistants.insertVersion(versionOf(next, now));
+      await tx.assistants.update(next);
       return next;
     });
   }
@@ -177,10 +177,10 @@ export class AssistantService {
   async setLatest(idOrGraph: string, version: number): Promise<Assistant> {
     const assistantId = this.resolveId(idOrGraph);
     return this.storage.transaction(async (tx) => {
-      await tx.lockAssistant(assistantId);
-      const current = await tx.getAssistant(assistantId);
+      await tx.assistants.lock(assistantId);
+      const current = await tx.assistants.get(assistantId);
       if (!current) throw notFound('Assistant not found');
-      const row = await tx.getAssistantVersion(assistantId, version);
+      const row = await tx.assistants.getVersion(assistantId, version);
       if (!row) throw notFound(`Assistant ${idOrGraph} has no version ${version}`);
       const next: Assistant = {
         ...current,
@@ -193,7 +193,7 @@ export class AssistantService {
         version: row.version,
         updated_at: isoNow(),
       };
-      await tx.updateAssistant(next);
+      await tx.assistants.update(next);
       return next;
     });
   }
@@ -204,7 +204,7 @@ export class AssistantService {
     query: { metadata?: JsonObject; limit: number; offset: number },
   ): Promise<AssistantVersion[]> {
     const assistant = await this.get(idOrGraph);
-    return this.storage.listAssistantVersions(assistant.assistant_id, query);
+    return this.storage.assistants.listVersions(assistant.assistant_id, query);
   }
 
   /**
@@ -217,18 +217,18 @@ export class AssistantService {
     options: { visible?: AuthFilters; threadsVisible?: AuthFilters } = {},
   ): Promise<string[]> {
     const assistantId = this.resolveId(idOrGraph);
-    const assistant = await this.storage.getAssistant(assistantId);
+    const assistant = await this.storage.assistants.get(assistantId);
     if (!assistant || !matchesAuthFilters(assistant.metadata, options.visible)) throw notFound('Assistant not found');
     const threadIds: string[] = [];
-    for (const threadId of deleteThreads ? await this.storage.threadIdsOfAssistant(assistantId) : []) {
+    for (const threadId of deleteThreads ? await this.storage.threads.idsOfAssistant(assistantId) : []) {
       if (
         !options.threadsVisible ||
-        matchesAuthFilters((await this.storage.getThread(threadId))?.metadata, options.threadsVisible)
+        matchesAuthFilters((await this.storage.threads.get(threadId))?.metadata, options.threadsVisible)
       )
         threadIds.push(threadId);
     }
     await this.cancelAssistantRuns(assistantId);
-    if (!(await this.storage.deleteAssistant(assistantId))) throw notFound('Assistant not found');
+    if (!(await this.storage.assistants.delete(assistantId))) throw notFound('Assistant not found');
     for (const threadId of threadIds) await this.deleteThread(threadId);
     return [assistantId];
   }

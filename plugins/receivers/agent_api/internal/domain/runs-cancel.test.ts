@@ -50,7 +50,7 @@ function claimingBeforeTransaction(storage: Storage): Storage {
     async transaction(fn) {
       if (!claimed) {
         claimed = true;
-        await storage.claimNextRun('worker-elsewhere', 60_000, new Date().toISOString(), new Set());
+        await storage.runs.claimNext('worker-elsewhere', 60_000, new Date().toISOString(), new Set());
       }
       return storage.transaction(fn);
     },
@@ -65,9 +65,9 @@ describe('RunService.cancel against a concurrent claim', () => {
     it(`${action}: a run claimed after it was read as pending is stopped by its worker, not settled under it`, async () => {
       const storage = openSqliteStorage(join(dir, `${action}.sqlite`));
       try {
-        await storage.insertAssistant(assistant('a1'));
-        await storage.insertThread(thread('t1', { status: 'busy' }));
-        await storage.insertRun(run('r1', 't1', { assistant_id: 'a1', status: 'pending' }));
+        await storage.assistants.insert(assistant('a1'));
+        await storage.threads.insert(thread('t1', { status: 'busy' }));
+        await storage.runs.insert(run('r1', 't1', { assistant_id: 'a1', status: 'pending' }));
         const control = new RecordingControl();
         const racing = claimingBeforeTransaction(storage);
         const graphs = await GraphRegistry.load([]);
@@ -81,9 +81,9 @@ describe('RunService.cancel against a concurrent claim', () => {
         await service.cancel('t1', 'r1', action, false);
 
         assert.deepEqual(control.calls, [`abort r1 ${action}`], 'the worker executing it was asked to stop it');
-        const record = await storage.getRun('r1');
+        const record = await storage.runs.get('r1');
         assert.equal(record?.status, 'running', 'the run is left to its worker, which settles it as it stops');
-        assert.equal((await storage.getThread('t1'))?.status, 'busy');
+        assert.equal((await storage.threads.get('t1'))?.status, 'busy');
       } finally {
         await storage.close();
       }
@@ -93,9 +93,9 @@ describe('RunService.cancel against a concurrent claim', () => {
   it('a pending run nobody claims is settled by the cancel itself', async () => {
     const storage = openSqliteStorage(join(dir, 'pending.sqlite'));
     try {
-      await storage.insertAssistant(assistant('a1'));
-      await storage.insertThread(thread('t1', { status: 'busy' }));
-      await storage.insertRun(run('r1', 't1', { assistant_id: 'a1', status: 'pending' }));
+      await storage.assistants.insert(assistant('a1'));
+      await storage.threads.insert(thread('t1', { status: 'busy' }));
+      await storage.runs.insert(run('r1', 't1', { assistant_id: 'a1', status: 'pending' }));
       const control = new RecordingControl();
       const service = new RunService(
         storage,
@@ -105,8 +105,8 @@ describe('RunService.cancel against a concurrent claim', () => {
       );
       await service.cancel('t1', 'r1', 'rollback', false);
       assert.deepEqual(control.calls, ['discard r1']);
-      assert.equal(await storage.getRun('r1'), undefined);
-      assert.equal((await storage.getThread('t1'))?.status, 'idle');
+      assert.equal(await storage.runs.get('r1'), undefined);
+      assert.equal((await storage.threads.get('t1'))?.status, 'idle');
     } finally {
       await storage.close();
     }
@@ -115,9 +115,9 @@ describe('RunService.cancel against a concurrent claim', () => {
     const storage = openSqliteStorage(join(dir, 'orphan.sqlite'));
     const checkpoints = new SqliteCheckpointDatabase(join(dir, 'orphan-checkpoints.sqlite'));
     try {
-      await storage.insertAssistant(assistant('a1'));
-      await storage.insertThread(thread('t1', { status: 'busy' }));
-      await storage.insertRun(run('r1', 't1', { assistant_id: 'a1', status: 'running' }));
+      await storage.assistants.insert(assistant('a1'));
+      await storage.threads.insert(thread('t1', { status: 'busy' }));
+      await storage.runs.insert(run('r1', 't1', { assistant_id: 'a1', status: 'running' }));
       const address = { configurable: { thread_id: 't1', checkpoint_ns: '' } };
       const metadata = { source: 'loop', step: 0, parents: {} } as CheckpointMetadata;
       await checkpoints.saver.put(
@@ -136,9 +136,9 @@ describe('RunService.cancel against a concurrent claim', () => {
       );
       await service.cancel('t1', 'r1', 'rollback', false);
       assert.deepEqual(control.calls, ['abort r1 rollback', 'discard r1']);
-      assert.equal(await storage.getRun('r1'), undefined);
+      assert.equal(await storage.runs.get('r1'), undefined);
       assert.equal(await checkpoints.saver.getTuple(address), undefined, "the run's checkpoints went with it");
-      assert.equal((await storage.getThread('t1'))?.status, 'idle');
+      assert.equal((await storage.threads.get('t1'))?.status, 'idle');
     } finally {
       await checkpoints.close();
       await storage.close();

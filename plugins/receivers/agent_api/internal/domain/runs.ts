@@ -126,7 +126,7 @@ export class RunService {
     // Starting from a checkpoint the thread does not have would silently start from nothing.
     const fromCheckpoint = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined;
     const existingThread =
-      threadId !== undefined && fromCheckpoint ? await this.storage.getThread(threadId) : undefined;
+      threadId !== undefined && fromCheckpoint ? await this.storage.threads.get(threadId) : undefined;
     if (existingThread && !matchesAuthFilters(existingThread.metadata, access.threadVisible))
       throw notFound(`Thread with ID ${threadId} not found`);
     if (threadId !== undefined && fromCheckpoint && existingThread) {
@@ -136,7 +136,7 @@ export class RunService {
     }
     const { run, inflight } = await this.storage.transaction(async (tx) => {
       if (access.claim) await access.claim(tx);
-      const assistant = await tx.getAssistant(assistantId);
+      const assistant = await tx.assistants.get(assistantId);
       if (!assistant || !matchesAuthFilters(assistant.metadata, access.assistantVisible)) {
         throw notFound(
           `No assistant found for '${body.assistant_id}'. Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
@@ -148,7 +148,7 @@ export class RunService {
       const runId = access.runId ?? uuid7();
       const temporary = threadId === undefined && (body.on_completion ?? 'delete') === 'delete';
       const runConfig: JsonObject = isObject(body.config) ? body.config : {};
-      let thread = threadId === undefined ? undefined : await tx.getThread(threadId);
+      let thread = threadId === undefined ? undefined : await tx.threads.get(threadId);
       // A thread the user's filter hides answers as a missing one, and is never created over.
       if (thread && !matchesAuthFilters(thread.metadata, access.threadVisible))
         throw notFound(`Thread with ID ${threadId} not found`);
@@ -165,9 +165,9 @@ export class RunService {
           values: null,
           interrupts: null,
         };
-        await tx.insertThread(thread);
+        await tx.threads.insert(thread);
       }
-      const inflight = await tx.inflightRuns(thread.thread_id);
+      const inflight = await tx.runs.inflight(thread.thread_id);
       if (inflight.length > 0 && strategy === 'reject') {
         throw conflict(
           `Thread ${thread.thread_id} is already running a task. Wait for it to finish or choose a different multitask strategy (enqueue, interrupt or rollback).`,
@@ -257,8 +257,8 @@ export class RunService {
         attempt: 0,
         temporary,
       };
-      await tx.insertRun(run);
-      await tx.updateThread({
+      await tx.runs.insert(run);
+      await tx.threads.update({
         ...thread,
         status: 'busy',
         metadata: { ...thread.metadata, graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
@@ -281,14 +281,14 @@ export class RunService {
   }
 
   async get(threadId: string | undefined, runId: string): Promise<RunRecord> {
-    const run = await this.storage.getRun(runId);
+    const run = await this.storage.runs.get(runId);
     if (!run || (threadId !== undefined && run.thread_id !== threadId)) throw notFound(`Run ${runId} not found`);
     return run;
   }
 
   async list(threadId: string, query: RunQuery): Promise<RunRecord[]> {
-    if (!(await this.storage.getThread(threadId))) throw notFound(`Thread with ID ${threadId} not found`);
-    return this.storage.listRuns(threadId, query);
+    if (!(await this.storage.threads.get(threadId))) throw notFound(`Thread with ID ${threadId} not found`);
+    return this.storage.runs.list(threadId, query);
   }
 
   /**
@@ -310,7 +310,7 @@ export class RunService {
 
   /** Interrupts a run if it is still pending or running (a client that left); an ended run is left alone. */
   async cancelIfActive(runId: string): Promise<void> {
-    const run = await this.storage.getRun(runId);
+    const run = await this.storage.runs.get(runId);
     if (run) await this.cancelOne(run, 'interrupt');
   }
 
@@ -321,15 +321,15 @@ export class RunService {
       // Pending (or running in no worker: left over by a stopped process): settle it here.
       let orphaned = false;
       const claimed = await this.storage.transaction(async (tx) => {
-        const current = await tx.getRun(run.run_id);
+        const current = await tx.runs.get(run.run_id);
         if (!current || (current.status !== 'pending' && current.status !== 'running')) return undefined;
         // Read as pending, claimed by a worker since (here or on another instance): that worker
         // executes it, so it is the one to stop it. Settling it here would leave it executing on a
         // thread that looks free, its checkpoints landing after the rollback that should remove them.
         if (current.status === 'running' && run.status === 'pending') return current;
         orphaned = current.status === 'running';
-        if (action === 'rollback') await tx.deleteRun(run.run_id);
-        else await tx.updateRun({ ...current, status: 'interrupted', updated_at: isoNow() });
+        if (action === 'rollback') await tx.runs.delete(run.run_id);
+        else await tx.runs.update({ ...current, status: 'interrupted', updated_at: isoNow() });
         await settleThread(tx, run.thread_id, {});
         return undefined;
       });
@@ -348,7 +348,7 @@ export class RunService {
 
   /** Cancels every pending or running run of a thread (before the thread is deleted). */
   async cancelThreadRuns(threadId: string): Promise<void> {
-    const runs = await this.storage.inflightRuns(threadId);
+    const runs = await this.storage.runs.inflight(threadId);
     for (const run of runs) await this.cancelOne(run, 'interrupt');
     // Wait until they have stopped, so none writes a checkpoint after the thread is gone.
     for (const run of runs) await this.execution.waitFor(run.run_id);
@@ -357,8 +357,8 @@ export class RunService {
   /** Cancels every pending or running run of an assistant (before the assistant is deleted). */
   async cancelAssistantRuns(assistantId: string): Promise<void> {
     const inflight = [
-      ...(await this.storage.runsWithStatus('pending')),
-      ...(await this.storage.runsWithStatus('running')),
+      ...(await this.storage.runs.withStatus('pending')),
+      ...(await this.storage.runs.withStatus('running')),
     ];
     const runs = inflight.filter((run) => run.assistant_id === assistantId);
     for (const run of runs) await this.cancelOne(run, 'interrupt');
@@ -371,7 +371,7 @@ export class RunService {
       await this.cancelOne(run, 'interrupt');
       await this.execution.waitFor(runId);
     }
-    await this.storage.deleteRun(runId);
+    await this.storage.runs.delete(runId);
     this.execution.discard(runId);
   }
 }

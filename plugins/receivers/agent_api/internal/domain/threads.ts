@@ -114,7 +114,7 @@ export class ThreadService {
       throw invalid('metadata.graph_id: is required when supersteps are given');
     }
     const thread = await this.storage.transaction(async (tx) => {
-      const existing = await tx.getThread(threadId);
+      const existing = await tx.threads.get(threadId);
       if (existing) {
         if (options.visible && !options.visible(existing.metadata)) throw conflict(`Thread ${threadId} already exists`);
         if (body.if_exists === 'do_nothing') return { thread: existing, created: false };
@@ -131,7 +131,7 @@ export class ThreadService {
         values: null,
         interrupts: null,
       };
-      await tx.insertThread(created);
+      await tx.threads.insert(created);
       return { thread: created, created: true };
     });
     if (thread.created && body.supersteps?.length) {
@@ -139,7 +139,7 @@ export class ThreadService {
         return await this.applySupersteps(thread.thread, body.supersteps);
       } catch (error) {
         // The request failed as a whole: no half-built thread is left behind.
-        await this.storage.deleteThread(threadId);
+        await this.storage.threads.delete(threadId);
         await this.checkpoints.deleteThread(threadId);
         throw error;
       }
@@ -166,7 +166,7 @@ export class ThreadService {
   }
 
   async get(threadId: string): Promise<Thread> {
-    const thread = await this.storage.getThread(threadId);
+    const thread = await this.storage.threads.get(threadId);
     if (!thread) throw notFound(`Thread with ID ${threadId} not found`);
     return thread;
   }
@@ -174,10 +174,10 @@ export class ThreadService {
   /** Merges `metadata` into the thread's metadata. */
   async patch(threadId: string, metadata: JsonObject): Promise<Thread> {
     return this.storage.transaction(async (tx) => {
-      const thread = await tx.getThread(threadId);
+      const thread = await tx.threads.get(threadId);
       if (!thread) throw notFound(`Thread with ID ${threadId} not found`);
       const next = { ...thread, metadata: { ...thread.metadata, ...metadata }, updated_at: isoNow() };
-      await tx.updateThread(next);
+      await tx.threads.update(next);
       return next;
     });
   }
@@ -186,12 +186,12 @@ export class ThreadService {
   async delete(threadId: string): Promise<void> {
     await this.get(threadId);
     await this.cancelThreadRuns(threadId);
-    await this.storage.deleteThread(threadId);
+    await this.storage.threads.delete(threadId);
     await this.checkpoints.deleteThread(threadId);
   }
 
   search(query: ThreadQuery) {
-    return this.storage.searchThreads(query);
+    return this.storage.threads.search(query);
   }
 
   /**
@@ -209,7 +209,7 @@ export class ThreadService {
       status: 'idle',
       metadata: { ...(options.metadata ?? source.metadata) },
     };
-    await this.storage.insertThread(copy);
+    await this.storage.threads.insert(copy);
     await this.checkpoints.copyThread(source.thread_id, copy.thread_id);
     return copy;
   }
@@ -265,7 +265,7 @@ export class ThreadService {
   /** Writes values to the thread's state as if `as_node` had produced them. */
   async updateState(threadId: string, update: StateUpdate): Promise<{ checkpoint: unknown }> {
     const thread = await this.get(threadId);
-    if ((await this.storage.inflightRuns(threadId)).length > 0)
+    if ((await this.storage.runs.inflight(threadId)).length > 0)
       throw conflict(`Thread ${threadId} is busy: a run is pending or running`);
     const graph = await this.graphOf(thread);
     if (!graph) throw invalid(`thread ${threadId} has no graph yet: run it once, or create it with metadata.graph_id`);
@@ -317,7 +317,7 @@ export class ThreadService {
   async refreshValues(threadId: string, graph: CompiledGraphLike): Promise<Thread> {
     const snapshot = await graph.getState({ configurable: { thread_id: threadId, checkpoint_ns: '' } });
     return this.storage.transaction(async (tx) => {
-      const thread = await tx.getThread(threadId);
+      const thread = await tx.threads.get(threadId);
       if (!thread) throw notFound(`Thread with ID ${threadId} not found`);
       const next = {
         ...thread,
@@ -325,7 +325,7 @@ export class ThreadService {
         interrupts: interruptsOf(snapshot),
         updated_at: isoNow(),
       };
-      await tx.updateThread(next);
+      await tx.threads.update(next);
       return next;
     });
   }

@@ -157,7 +157,7 @@ export async function authorizeRun(
   const filters = await services.access.authorize(request, event, (value ?? { thread_id: threadId }) as never);
   if (!filters) return undefined;
   const run = await services.runs.get(threadId, runId);
-  const thread = await services.storage.getThread(run.thread_id);
+  const thread = await services.storage.threads.get(run.thread_id);
   requireVisible(thread?.metadata ?? run.metadata, filters, `Run ${runId} not found`);
   return run;
 }

@@ -20,7 +20,7 @@ export async function visibleAssistants(services: AgentServices, request: Fastif
     limit: 10_000,
     offset: 0,
   } as never);
-  const page = await services.storage.searchAssistants({
+  const page = await services.storage.assistants.search({
     ...(filters ? { auth: filters } : {}),
     limit: 10_000,
     offset: 0,
@@ -37,7 +37,7 @@ export async function readableAssistant(
   idOrGraph: string,
 ): Promise<Assistant> {
   const { assistant } = await authorizeAssistant(services, request, 'assistants:read', idOrGraph);
-  const found = assistant ?? (await services.storage.getAssistant(services.assistants.resolveId(idOrGraph)));
+  const found = assistant ?? (await services.storage.assistants.get(services.assistants.resolveId(idOrGraph)));
   if (!found) throw notFound(ASSISTANT_NOT_FOUND);
   return found;
 }

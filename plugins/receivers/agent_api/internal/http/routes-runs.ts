@@ -323,7 +323,9 @@ export function registerRunRoutes(app: AgentApp, services: AgentServices): void 
     const stopWatching = await broker.watchThread(threadId, (runId) => runs.add(runId));
     try {
       let resumeAfter = lastRun && /^\d+$/.test(lastSeq ?? '') ? { runId: lastRun, seq: Number(lastSeq) } : undefined;
-      const resumed = resumeAfter ? await services.storage.listRuns(threadId, { limit: 10_000, offset: 0 }) : undefined;
+      const resumed = resumeAfter
+        ? await services.storage.runs.list(threadId, { limit: 10_000, offset: 0 })
+        : undefined;
       if (resumed?.some((run) => run.run_id === resumeAfter!.runId)) {
         // Runs before the one the client last saw are done for it; that one and later ones are not.
         let before = true;
@@ -335,15 +337,15 @@ export function registerRunRoutes(app: AgentApp, services: AgentServices): void 
       } else {
         // A new reader starts with what is in flight; finished runs are history, not stream.
         resumeAfter = undefined;
-        for (const run of await services.storage.inflightRuns(threadId)) runs.add(run.run_id);
+        for (const run of await services.storage.runs.inflight(threadId)) runs.add(run.run_id);
       }
       while (!stream.signal.aborted && !services.closing()) {
         const next = runs.next();
         if (!next) {
           if (await runs.announced(THREAD_STREAM_LOOK_MS, stream.signal)) continue;
           if (stream.signal.aborted) break;
-          if (!(await services.storage.getThread(threadId))) break;
-          for (const run of await services.storage.inflightRuns(threadId)) runs.add(run.run_id);
+          if (!(await services.storage.threads.get(threadId))) break;
+          for (const run of await services.storage.runs.inflight(threadId)) runs.add(run.run_id);
           continue;
         }
         const after = next === resumeAfter?.runId ? resumeAfter.seq : -1;

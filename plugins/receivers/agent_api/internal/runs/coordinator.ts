@@ -75,7 +75,7 @@ export class RunCoordinator {
 
   private async stopIfCancelledElsewhere(runId: string): Promise<void> {
     try {
-      const run = await this.storage.getRun(runId);
+      const run = await this.storage.runs.get(runId);
       if (!run) this.runner.abort(runId, 'rollback');
       else if (run.status !== 'running') this.runner.abort(runId, 'interrupt');
     } catch {
@@ -140,7 +140,7 @@ export class RunCoordinator {
           // The shared broker is unreachable: fall back on the run's status in storage.
           if (!(error instanceof BrokerUnavailableError)) throw error;
         }
-        const run = await this.storage.getRun(runId);
+        const run = await this.storage.runs.get(runId);
         if (!run || (run.status !== 'pending' && run.status !== 'running') || this.stopped) return;
         if (watch && !this.runner.activeIds().has(runId)) {
           // No log here: another server executes it, or it waits for a worker; its end is announced.
@@ -171,7 +171,7 @@ export class RunCoordinator {
     const check = Object.assign(
       async (announced = false) => {
         if (watch.signal.aborted || (!announced && this.runner.activeIds().has(runId))) return;
-        const run = await this.storage.getRun(runId).catch(() => null);
+        const run = await this.storage.runs.get(runId).catch(() => null);
         if (run === null) return;
         if (!run || (run.status !== 'pending' && run.status !== 'running')) watch.abort(RECORD_ENDED);
       },
@@ -202,7 +202,7 @@ export class RunCoordinator {
   async result(runId: string, threadId?: string): Promise<unknown> {
     const errorEvent = await this.lastEvent(runId, 'error');
     if (errorEvent) return { __error__: errorEvent.data };
-    const run = await this.storage.getRun(runId);
+    const run = await this.storage.runs.get(runId);
     if (run?.error) return { __error__: run.error };
     if (run && (run.status === 'pending' || run.status === 'running')) {
       return {
@@ -228,7 +228,7 @@ export class RunCoordinator {
       const last = await this.lastEvent(runId, 'values');
       if (last) return last.data;
     }
-    const thread = threadId ? await this.storage.getThread(threadId) : undefined;
+    const thread = threadId ? await this.storage.threads.get(threadId) : undefined;
     if ((thread?.values ?? null) === null && run?.status === 'interrupted') {
       // Cancelled before it produced anything: say so, rather than answer a bare null.
       return {

@@ -155,7 +155,7 @@ export class GraphRunner {
     const { kwargs } = run;
     try {
       await this.turnstile.pass();
-      assistant = await this.options.storage.getAssistant(run.assistant_id);
+      assistant = await this.options.storage.assistants.get(run.assistant_id);
       if (!assistant) throw new Error(`Assistant ${run.assistant_id} was deleted before the run started`);
       try {
         tracer = this.options.tracer?.(run, assistant);
@@ -217,8 +217,8 @@ export class GraphRunner {
     if (status === 'deleted') broker.discard(run.run_id);
     else broker.finish(run.run_id);
     if (kwargs.webhook && status !== 'deleted') {
-      const record = (await this.options.storage.getRun(run.run_id)) ?? { ...run, error: failure ?? null };
-      const thread = run.temporary ? undefined : await this.options.storage.getThread(run.thread_id);
+      const record = (await this.options.storage.runs.get(run.run_id)) ?? { ...run, error: failure ?? null };
+      const thread = run.temporary ? undefined : await this.options.storage.threads.get(run.thread_id);
       const payload = { run: record, status, startedAt, values: thread?.values ?? this.results.get(run.run_id) };
       // Not awaited: the worker moves on; delivery has its own time limit and attempts.
       void sendWebhook(kwargs.webhook, payload, this.options.webhooks, (fields) => {
@@ -305,7 +305,7 @@ export class GraphRunner {
     if (run.temporary) {
       // A threadless run's thread exists only for the run (no checkpointer was used): drop it with
       // its runs. Wait and join answer from the broker's retained events and the kept values.
-      await storage.deleteThread(run.thread_id);
+      await storage.threads.delete(run.thread_id);
       return false;
     }
     if (status === 'deleted') await checkpoints.deleteRunCheckpoints(run.thread_id, run.run_id);
@@ -329,12 +329,12 @@ export class GraphRunner {
     }
     // Whether runs wait on the thread (settled as busy): the caller has a worker claim the next.
     return storage.transaction(async (tx) => {
-      const current = await tx.getRun(run.run_id);
+      const current = await tx.runs.get(run.run_id);
       // Already settled elsewhere (its lease lapsed and another instance reclaimed it): the first
       // outcome recorded stands.
       if (current && current.status !== 'running') return false;
-      if (status === 'deleted') await tx.deleteRun(run.run_id);
-      else if (current) await tx.updateRun({ ...current, status, error: failure ?? null, updated_at: isoNow() });
+      if (status === 'deleted') await tx.runs.delete(run.run_id);
+      else if (current) await tx.runs.update({ ...current, status, error: failure ?? null, updated_at: isoNow() });
       const thread = await settleThread(tx, run.thread_id, {
         error: status === 'error' || status === 'timeout',
         interrupted,

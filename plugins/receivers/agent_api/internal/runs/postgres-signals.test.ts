@@ -29,9 +29,11 @@ function instance(uri: string) {
   let wakes = 0;
   let resyncs = 0;
   const storage = {
-    getRun: async (runId: string) => {
-      reads.push(runId);
-      return records.get(runId) as RunRecord | undefined;
+    runs: {
+      get: async (runId: string) => {
+        reads.push(runId);
+        return records.get(runId) as RunRecord | undefined;
+      },
     },
   } as Storage;
   const runner = {

@@ -70,7 +70,7 @@ export class RunRecovery {
     const { storage, broker, logger } = this.options;
     const now = isoOf(this.now());
     const reclaimed = await storage.transaction(async (tx) => {
-      const runs = await tx.reclaimExpired(now, RESTART_ERROR, options);
+      const runs = await tx.runs.reclaimExpired(now, RESTART_ERROR, options);
       for (const run of runs) await settleThread(tx, run.thread_id, { error: true });
       return runs;
     });

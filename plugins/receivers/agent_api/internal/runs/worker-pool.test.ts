@@ -36,24 +36,22 @@ class HeldRunner implements RunExecutor {
 describe('agent_api worker pool wake-ups', () => {
   let storage: Storage;
   let claims: number;
-  let counted: Storage;
   let runner: HeldRunner;
   let pool: WorkerPool;
 
   beforeEach(async () => {
     storage = openSqliteStorage(':memory:');
     claims = 0;
-    counted = {
-      ...storage,
-      claimNextRun: (...args) => {
-        claims++;
-        return storage.claimNextRun(...args);
-      },
+    // Every claim goes through the storage's run repository: count them there.
+    const claimNext = storage.runs.claimNext.bind(storage.runs);
+    storage.runs.claimNext = (...args) => {
+      claims++;
+      return claimNext(...args);
     };
     runner = new HeldRunner();
     // A lease and a poll far longer than the test: neither timer fires.
-    pool = new WorkerPool(counted, runner, 2, silentLogger(), { owner: 'test', leaseMs: 3_600_000 }, 3_600_000);
-    for (const id of ['t1', 't2', 't3']) await storage.insertThread(thread(id));
+    pool = new WorkerPool(storage, runner, 2, silentLogger(), { owner: 'test', leaseMs: 3_600_000 }, 3_600_000);
+    for (const id of ['t1', 't2', 't3']) await storage.threads.insert(thread(id));
   });
 
   afterEach(async () => {
@@ -70,16 +68,16 @@ describe('agent_api worker pool wake-ups', () => {
 
   it('claims once per run announced, and keeps a wake-up that found every worker busy', async () => {
     await started();
-    await storage.insertRun(run('r1', 't1'));
+    await storage.runs.insert(run('r1', 't1'));
     pool.notify();
     await eventually(() => assert.deepEqual(runner.started, ['r1']));
     assert.equal(claims, 3, 'one claim for one announced run');
-    await storage.insertRun(run('r2', 't2'));
+    await storage.runs.insert(run('r2', 't2'));
     pool.notify();
     await eventually(() => assert.deepEqual(runner.started, ['r1', 'r2']));
     assert.equal(claims, 4);
     // Both workers busy: the wake-up for r3 is kept, and the first worker to finish claims it.
-    await storage.insertRun(run('r3', 't3'));
+    await storage.runs.insert(run('r3', 't3'));
     pool.notify();
     assert.equal(claims, 4, 'no worker was idle to claim');
     runner.release('r1');
@@ -93,7 +91,7 @@ describe('agent_api worker pool wake-ups', () => {
       ['r1', 't1'],
       ['r2', 't2'],
     ]) {
-      await storage.insertRun(run(id!, threadId!));
+      await storage.runs.insert(run(id!, threadId!));
       pool.notify();
     }
     await eventually(() => assert.equal(runner.started.length, 2));

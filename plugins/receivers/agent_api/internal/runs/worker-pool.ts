@@ -135,7 +135,7 @@ export class WorkerPool {
     if (held.length === 0) return;
     let renewed: string[];
     try {
-      renewed = await this.storage.renewLeases(this.leases.owner, held, this.leases.leaseMs, isoOf(this.now()));
+      renewed = await this.storage.runs.renewLeases(this.leases.owner, held, this.leases.leaseMs, isoOf(this.now()));
     } catch (error) {
       // The next attempt comes a third of a lease later; two more failures and the lease lapses.
       this.logger.warn({ err: error, runs: held.length }, 'Could not renew the leases of running runs.');
@@ -160,7 +160,12 @@ export class WorkerPool {
     while (!this.stopped) {
       let run;
       try {
-        run = await this.storage.claimNextRun(this.leases.owner, this.leases.leaseMs, isoOf(this.now()), this.claimed);
+        run = await this.storage.runs.claimNext(
+          this.leases.owner,
+          this.leases.leaseMs,
+          isoOf(this.now()),
+          this.claimed,
+        );
       } catch (error) {
         this.logger.error({ worker: index, err: error }, 'A worker could not read the run queue.');
       }

@@ -1,4 +1,4 @@
-// What both storage backends (`sqlite.ts` with `sqlite-crons.ts`, and `postgres.ts`) share apart
+// What both storage backends (the `*/sqlite.ts` and `*/postgres.ts` repositories) share apart
 // from their SQL and driver calls: records read from rows and written as statement parameters (the
 // column shapes agree; only how JSON and boolean columns travel differs, see `ColumnCodec`). Their
 // searches are built once for both in `search-queries.ts`.

@@ -15,9 +15,9 @@ export async function settleThread(
   threadId: string,
   outcome: { error?: boolean; interrupted?: boolean; values?: JsonObject | null; interrupts?: JsonObject | null },
 ): Promise<Thread | undefined> {
-  const thread = await tx.getThread(threadId);
+  const thread = await tx.threads.get(threadId);
   if (!thread) return undefined;
-  const waiting = (await tx.inflightRuns(threadId)).length > 0;
+  const waiting = (await tx.runs.inflight(threadId)).length > 0;
   const status = outcome.error ? 'error' : outcome.interrupted ? 'interrupted' : waiting ? 'busy' : 'idle';
   const next: Thread = {
     ...thread,
@@ -26,6 +26,6 @@ export async function settleThread(
     ...(outcome.values !== undefined ? { values: outcome.values } : {}),
     ...(outcome.interrupts !== undefined ? { interrupts: outcome.interrupts } : {}),
   };
-  await tx.updateThread(next);
+  await tx.threads.update(next);
   return next;
 }

@@ -1,9 +1,10 @@
-// The storage contract of the agent server: assistants with their versions, threads, runs and
-// their queue, crons and their ticks. One operations interface (`StorageOps`) and `transaction`,
-// which hands the same operations to a function whose calls commit together. Every operation is
-// async, so that a networked database (PostgreSQL) implements the same contract as the embedded
-// one. Checkpoints are not here: they belong to LangGraph's checkpointer, opened beside this
-// storage. Implementations: `sqlite.ts` (embedded, the default) and `postgres.ts`;
+// The storage contract of the agent server: one repository per resource — assistants with their
+// versions, threads, runs and their queue, crons and their ticks — and `transaction`, which hands
+// the same repositories to a function whose calls commit together. Every operation is async, so
+// that a networked database (PostgreSQL) implements the same contract as the embedded one.
+// Checkpoints and the store are not here: they belong to LangGraph's checkpointer and store, opened
+// beside this storage. Each repository has its SQLite and PostgreSQL implementation side by side
+// (`threads/sqlite.ts`, `threads/postgres.ts`, ...), composed by `sqlite.ts` and `postgres.ts`;
 // `testing/storage-contract.ts` holds the cases every implementation must pass.
 
 import type { AuthFilters } from '../auth/filters.ts';
@@ -147,63 +148,64 @@ export interface RunQuery {
 }
 
 /**
- * The operations of the storage, the same outside and inside a transaction. Every method is atomic
- * on its own; several calls are atomic together only inside `Storage.transaction`. Absent rows come
- * back as `undefined`.
+ * Assistants and their versions. Inside `Storage.transaction`, `lock` makes the transaction's
+ * changes to the assistant "as if one at a time" with every other transaction's: call it before the
+ * first read of an assistant that the transaction then writes (its versions included). Outside a
+ * transaction it does nothing.
  */
-export interface StorageOps {
-  /**
-   * Inside `Storage.transaction`, makes the transaction's changes to the assistant "as if one at a
-   * time" with every other transaction's: call it before the first read of an assistant that the
-   * transaction then writes (its versions included). Threads need no call: a transaction's first
-   * operation on a thread does the same for the thread. Outside a transaction: nothing.
-   */
-  lockAssistant(assistantId: string): Promise<void>;
-  getAssistant(assistantId: string): Promise<Assistant | undefined>;
+export interface AssistantRepository {
+  lock(assistantId: string): Promise<void>;
+  get(assistantId: string): Promise<Assistant | undefined>;
   /** Inserts the assistant and its version row `assistant.version`. */
-  insertAssistant(assistant: Assistant): Promise<void>;
+  insert(assistant: Assistant): Promise<void>;
   /** Replaces the assistant row (the active version and its fields). */
-  updateAssistant(assistant: Assistant): Promise<void>;
-  insertAssistantVersion(version: AssistantVersion): Promise<void>;
-  getAssistantVersion(assistantId: string, version: number): Promise<AssistantVersion | undefined>;
+  update(assistant: Assistant): Promise<void>;
+  /** Deletes the assistant, all its versions, its runs and its crons. */
+  delete(assistantId: string): Promise<boolean>;
+  search(query: AssistantQuery): Promise<Page<Assistant>>;
+  insertVersion(version: AssistantVersion): Promise<void>;
+  getVersion(assistantId: string, version: number): Promise<AssistantVersion | undefined>;
   /** Highest version number ever created for the assistant (0 when none). */
-  maxAssistantVersion(assistantId: string): Promise<number>;
-  listAssistantVersions(
+  maxVersion(assistantId: string): Promise<number>;
+  listVersions(
     assistantId: string,
     query: { metadata?: JsonObject; limit: number; offset: number },
   ): Promise<AssistantVersion[]>;
-  searchAssistants(query: AssistantQuery): Promise<Page<Assistant>>;
-  /** Deletes the assistant, all its versions, its runs and its crons. */
-  deleteAssistant(assistantId: string): Promise<boolean>;
+}
 
-  getThread(threadId: string): Promise<Thread | undefined>;
-  insertThread(thread: Thread): Promise<void>;
-  updateThread(thread: Thread): Promise<void>;
+/**
+ * Threads. A transaction needs no lock call for them: its first operation on a thread makes the
+ * transaction "as if one at a time" with every other one on that thread.
+ */
+export interface ThreadRepository {
+  get(threadId: string): Promise<Thread | undefined>;
+  insert(thread: Thread): Promise<void>;
+  update(thread: Thread): Promise<void>;
   /** Deletes the thread, its runs and its crons. */
-  deleteThread(threadId: string): Promise<boolean>;
-  searchThreads(query: ThreadQuery): Promise<Page<Thread>>;
+  delete(threadId: string): Promise<boolean>;
+  search(query: ThreadQuery): Promise<Page<Thread>>;
   /** Ids of threads whose metadata holds `assistant_id`. */
-  threadIdsOfAssistant(assistantId: string): Promise<string[]>;
+  idsOfAssistant(assistantId: string): Promise<string[]>;
+}
 
-  getRun(runId: string): Promise<RunRecord | undefined>;
-  insertRun(run: RunRecord): Promise<void>;
-  updateRun(run: RunRecord): Promise<void>;
-  deleteRun(runId: string): Promise<boolean>;
+/** Runs, their queue and their leases. */
+export interface RunRepository {
+  get(runId: string): Promise<RunRecord | undefined>;
+  insert(run: RunRecord): Promise<void>;
+  update(run: RunRecord): Promise<void>;
+  delete(runId: string): Promise<boolean>;
   /** Runs of a thread, oldest first. */
-  listRuns(threadId: string, query: RunQuery): Promise<RunRecord[]>;
+  list(threadId: string, query: RunQuery): Promise<RunRecord[]>;
   /** Runs of a thread that are `pending` or `running`, oldest first. */
-  inflightRuns(threadId: string): Promise<RunRecord[]>;
+  inflight(threadId: string): Promise<RunRecord[]>;
+  /** Runs in `status`, oldest first (e.g. the `pending` runs a restarted server resumes). */
+  withStatus(status: RunStatus): Promise<RunRecord[]>;
   /**
    * Picks the oldest `pending` run due at `now` whose thread has no `running` run and whose id is
    * not in `exclude`, marks it `running`, counts an attempt and gives `owner` a lease on it until
    * `now + leaseMs`, all in one step. Runs of one thread therefore execute one at a time, in order.
    */
-  claimNextRun(
-    owner: string,
-    leaseMs: number,
-    now: string,
-    exclude: ReadonlySet<string>,
-  ): Promise<RunRecord | undefined>;
+  claimNext(owner: string, leaseMs: number, now: string, exclude: ReadonlySet<string>): Promise<RunRecord | undefined>;
   /**
    * Extends to `now + leaseMs` the leases `owner` holds on the `running` runs among `runIds`, and
    * returns the ids it extended. A run missing from the answer is no longer the owner's to execute:
@@ -224,29 +226,24 @@ export interface StorageOps {
     options?: { everyLease?: boolean },
   ): Promise<RunRecord[]>;
   /** The earliest `created_at` among pending runs that are not due yet, to schedule a wake-up. */
-  nextDueRun(now: string): Promise<string | undefined>;
-  /** Runs in `status`, oldest first (e.g. the `pending` runs a restarted server resumes). */
-  runsWithStatus(status: RunStatus): Promise<RunRecord[]>;
+  nextDue(now: string): Promise<string | undefined>;
+}
 
-  /** Empties the named tables; assistants keeps those whose ids are in `keepAssistants`. */
-  truncate(
-    what: { runs?: boolean; threads?: boolean; assistants?: boolean },
-    keepAssistants: ReadonlySet<string>,
-  ): Promise<void>;
-
-  getCron(cronId: string): Promise<CronRecord | undefined>;
-  insertCron(cron: CronRecord): Promise<void>;
+/** Crons and their ticks. */
+export interface CronRepository {
+  get(cronId: string): Promise<CronRecord | undefined>;
+  insert(cron: CronRecord): Promise<void>;
   /** Replaces every field of the cron row. */
-  updateCron(cron: CronRecord): Promise<void>;
-  deleteCron(cronId: string): Promise<boolean>;
-  searchCrons(query: CronQuery): Promise<Page<CronRecord>>;
+  update(cron: CronRecord): Promise<void>;
+  delete(cronId: string): Promise<boolean>;
+  search(query: CronQuery): Promise<Page<CronRecord>>;
   /**
    * Crons due at `now`: enabled, `next_run_date <= now`, and `end_time` unset or `>= now`; earliest
    * first, at most `limit`.
    */
-  dueCrons(now: string, limit: number): Promise<CronRecord[]>;
+  due(now: string, limit: number): Promise<CronRecord[]>;
   /** The earliest `next_run_date` of an enabled cron not past its `end_time` (to schedule the next wake-up). */
-  earliestCronRun(): Promise<string | undefined>;
+  earliestRun(): Promise<string | undefined>;
   /**
    * Claims the tick of `cronId` that was due at `expected`: sets `next_run_date` to `next` (and
    * `updated_at` to `now`) only if the cron still exists, is enabled and its `next_run_date` still
@@ -255,25 +252,43 @@ export interface StorageOps {
    * update is a compare-and-set on the row. Called inside `Storage.transaction` together with the
    * insertion of the run, the tick and its run commit together or not at all.
    */
-  claimCronTick(cronId: string, expected: string, next: string | null, now: string): Promise<boolean>;
+  claimTick(cronId: string, expected: string, next: string | null, now: string): Promise<boolean>;
+}
+
+/** Which tables `StorageOps.truncate` empties. */
+export interface TruncateTables {
+  runs?: boolean;
+  threads?: boolean;
+  assistants?: boolean;
 }
 
 /**
- * The storage: its operations, each atomic on its own, and transactions over the same operations.
- * Build one with `composeStorage` from an operations object; nothing delegates method by method.
+ * The storage's repositories, one per resource, the same outside and inside a transaction (grouped
+ * as `@langchain/langgraph-api` groups its `Ops`). Every method is atomic on its own; several calls
+ * are atomic together only inside `Storage.transaction`. Absent rows come back as `undefined`.
  */
+export interface StorageOps {
+  readonly assistants: AssistantRepository;
+  readonly threads: ThreadRepository;
+  readonly runs: RunRepository;
+  readonly crons: CronRepository;
+  /** Empties the named tables; assistants keeps those whose ids are in `keepAssistants`. */
+  truncate(what: TruncateTables, keepAssistants: ReadonlySet<string>): Promise<void>;
+}
+
+/** The storage: its repositories, each operation atomic on its own, and transactions over the same. */
 export interface Storage extends StorageOps {
   /**
-   * Runs `fn` with the operations of one transaction: all of its writes commit together, or none
+   * Runs `fn` with the repositories of one transaction: all of its writes commit together, or none
    * do when it throws (the error is rethrown). Transactions are serializable: the outcome is as if
    * they ran one at a time, so `fn` may read, decide and write without another caller's writes
    * slipping in between (SQLite runs them one at a time; a networked backend must lock or retry to
-   * keep this). Inside `fn`, use `tx` only: the storage's own operations run outside the
+   * keep this). Inside `fn`, use `tx` only: the storage's own repositories run outside the
    * transaction, and with SQLite wait until it ends.
    *
    * "One at a time" holds per thread and per assistant, not per database: SQLite runs every
    * transaction alone; PostgreSQL locks each thread a transaction touches, from its first operation
-   * on it, and each assistant it names with `lockAssistant`. A transaction may therefore run again
+   * on it, and each assistant it names with `assistants.lock`. A transaction may therefore run again
    * from the start when two of them wait for each other (a deadlock PostgreSQL breaks), so `fn`
    * must do nothing but storage operations and what follows from them.
    */
@@ -289,81 +304,4 @@ export interface Storage extends StorageOps {
 export function leaseExpiry(now: string, leaseMs: number): string {
   const expiry = new Date(Date.parse(now) + leaseMs).toISOString();
   return now.endsWith('Z') ? expiry : expiry.replace('Z', '+00:00');
-}
-
-/** Every operation of `StorageOps` by name, so that implementations bind them in one place. */
-export const STORAGE_OPERATIONS = [
-  'lockAssistant',
-  'getAssistant',
-  'insertAssistant',
-  'updateAssistant',
-  'insertAssistantVersion',
-  'getAssistantVersion',
-  'maxAssistantVersion',
-  'listAssistantVersions',
-  'searchAssistants',
-  'deleteAssistant',
-  'getThread',
-  'insertThread',
-  'updateThread',
-  'deleteThread',
-  'searchThreads',
-  'threadIdsOfAssistant',
-  'getRun',
-  'insertRun',
-  'updateRun',
-  'deleteRun',
-  'listRuns',
-  'inflightRuns',
-  'claimNextRun',
-  'renewLeases',
-  'reclaimExpired',
-  'nextDueRun',
-  'runsWithStatus',
-  'truncate',
-  'getCron',
-  'insertCron',
-  'updateCron',
-  'deleteCron',
-  'searchCrons',
-  'dueCrons',
-  'earliestCronRun',
-  'claimCronTick',
-] as const satisfies readonly (keyof StorageOps)[];
-
-// Fails to compile when an operation is added to `StorageOps` but not to the list above.
-const listsEveryOperation: Exclude<keyof StorageOps, (typeof STORAGE_OPERATIONS)[number]> extends never ? true : false =
-  true;
-void listsEveryOperation;
-
-/** The operations with their results not wrapped in promises: what a synchronous driver implements. */
-export type SynchronousStorageOps = {
-  [K in keyof StorageOps]: (...args: Parameters<StorageOps[K]>) => Awaited<ReturnType<StorageOps[K]>>;
-};
-
-/**
- * The operations of `source` (a class instance works: methods are looked up by name) as a plain
- * object of async functions, each call made through `call` — e.g. a lock around a synchronous driver.
- */
-export function bindOperations(
-  source: StorageOps | SynchronousStorageOps,
-  call: (run: () => unknown) => Promise<unknown>,
-): StorageOps {
-  const ops: Record<string, unknown> = {};
-  for (const name of STORAGE_OPERATIONS) {
-    const method = source[name] as (...args: unknown[]) => unknown;
-    ops[name] = (...args: unknown[]) => call(() => method.apply(source, args));
-  }
-  return ops as unknown as StorageOps;
-}
-
-/** A storage from its operations outside transactions, its `transaction` and its `close`. */
-export function composeStorage(ops: StorageOps, control: Pick<Storage, 'transaction' | 'close'>): Storage {
-  const bound: Record<string, unknown> = {};
-  for (const name of STORAGE_OPERATIONS) bound[name] = (ops[name] as (...args: unknown[]) => unknown).bind(ops);
-  return Object.freeze({
-    ...(bound as unknown as StorageOps),
-    transaction: control.transaction,
-    close: control.close,
-  });
 }
