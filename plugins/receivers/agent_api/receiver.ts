@@ -10,28 +10,20 @@
 // counts as cut off, whatever its lease says; on PostgreSQL, which several servers share, only the
 // runs whose lease expired do (a live server keeps renewing its own).
 
-import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
-import { hostname } from 'node:os';
-import type { RunnableConfig } from '@langchain/core/runnables';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer, listen, isTraceViewer } from 'tracepipe/plugin';
 import { listenerUrl } from 'tracepipe/confighttp';
 import type { ComponentDescription, ComponentSettings, Consumer, Receiver, TraceViewerGuard } from 'tracepipe/plugin';
 import type { AgentApiConfig } from './config.ts';
-import { Crons } from './internal/crons/crons.ts';
 import { systemClock } from './internal/crons/schedule.ts';
 import type { Clock } from './internal/crons/schedule.ts';
-import { CronScheduler } from './internal/crons/scheduler.ts';
-import { AssistantService } from './internal/domain/assistants.ts';
-import { RunService } from './internal/domain/runs.ts';
-import { ThreadService } from './internal/domain/threads.ts';
+import type { CronScheduler } from './internal/crons/scheduler.ts';
 import { applyDeploymentEnv } from './internal/graphs/deployment-env.ts';
 import { GraphRegistry, parseGraphEnv, parseGraphSpecs } from './internal/graphs/registry.ts';
 import { HeaderFilter } from './internal/domain/configurable-headers.ts';
 import { parseDeploymentHttp } from './internal/graphs/http-config.ts';
-import { AddressPolicy, webhookUrlProblem } from './internal/net/address-policy.ts';
+import { AddressPolicy } from './internal/net/address-policy.ts';
 import { ApiKeys, splitList } from './internal/auth/api-keys.ts';
 import { CustomAuth, findAuthHandler } from './internal/auth/custom.ts';
 import { Access } from './internal/http/access.ts';
@@ -41,15 +33,12 @@ import { registerErrorNegotiation } from './internal/http/error-negotiation.ts';
 import { isLoopbackName, registerRequestGuard } from './internal/http/request-guard.ts';
 import type { AgentServices } from './internal/http/services.ts';
 import { normalizePrefix, registerUi } from './internal/ui/register.ts';
-import { RunMessaging } from './internal/runs/messaging.ts';
-import { RunCoordinator } from './internal/runs/coordinator.ts';
-import { GraphRunner } from './internal/runs/graph-runner.ts';
-import { RunRecovery } from './internal/runs/recovery.ts';
-import { WorkerPool } from './internal/runs/worker-pool.ts';
 import { ThrottledWarning } from './internal/runs/throttled-warning.ts';
-import { openAgentDatabase } from './internal/storage/database.ts';
-import type { AgentDatabase } from './internal/storage/database.ts';
-import type { Assistant, RunRecord, Storage } from './internal/storage/storage.ts';
+import { openBackend } from './internal/server/backend.ts';
+import type { AgentBackend } from './internal/server/backend.ts';
+import { buildServerParts } from './internal/server/parts.ts';
+import type { ServerParts } from './internal/server/parts.ts';
+import type { Assistant, RunRecord } from './internal/storage/storage.ts';
 import { registerGlobalRunTracing } from './internal/tracing/global.ts';
 import { createRunTracer } from './internal/tracing/tracer.ts';
 import type { RunTracer } from './internal/tracing/tracer.ts';
@@ -76,12 +65,8 @@ function takesStudioLinks(extension: unknown): extension is { linkStudio(studioU
 
 export class AgentApiReceiver implements Receiver {
   private app?: FastifyInstance;
-  private database?: AgentDatabase;
-  private workerPool?: WorkerPool;
-  private runner?: GraphRunner;
-  private coordinator?: RunCoordinator;
-  private messaging?: RunMessaging;
-  private recovery?: RunRecovery;
+  private backend?: AgentBackend;
+  private parts?: ServerParts;
   private boundPort?: number;
   /** Whether the trace viewers of the service were told where the studio is. */
   private studioLinked = false;
@@ -93,8 +78,7 @@ export class AgentApiReceiver implements Receiver {
   /** The trace viewers of the service, put behind this server's authentication. */
   private readonly viewerGuards: TraceViewerGuard[] = [];
   /** What `describe()` reports, set once listening. */
-  private started?: { database: string; graphs: GraphRegistry; auth: string; watching?: string };
-  private cronScheduler?: CronScheduler;
+  private started?: { graphs: GraphRegistry; auth: string; watching?: string };
 
   constructor(
     private readonly settings: ComponentSettings,
@@ -116,8 +100,8 @@ export class AgentApiReceiver implements Receiver {
 
   /** The cron scheduler (after `start`): `tick()` starts the due crons' runs now. */
   get crons(): CronScheduler {
-    if (!this.cronScheduler) throw new Error('the agent API server is not started');
-    return this.cronScheduler;
+    if (!this.parts) throw new Error('the agent API server is not started');
+    return this.parts.cronScheduler;
   }
 
   /** The port the server listens on (after `start`). */
@@ -154,46 +138,43 @@ export class AgentApiReceiver implements Receiver {
     const headerFilter = new HeaderFilter(deploymentHttp.configurableHeaders);
     const webhookPolicy = AddressPolicy.fromAllowList(config.webhooks.allow);
 
-    const database = (this.database = await openAgentDatabase({
+    const metrics = this.metrics();
+    const droppedEvents = new ThrottledWarning(
+      logger,
+      'Dropped the oldest stream events of a long run; late joiners will miss them.',
+    );
+    const backend = (this.backend = await openBackend({
       dataDir,
       databaseUri: config.storage.database_uri,
       poolSize: config.storage.pool_size,
       statementTimeoutMs: config.storage.statement_timeout_ms,
       connectTimeoutMs: config.storage.connect_timeout_ms,
       logger,
-    }));
-    const { storage, checkpoints, store } = database;
-    const metrics = this.metrics();
-    const droppedEvents = new ThrottledWarning(
-      logger,
-      'Dropped the oldest stream events of a long run; late joiners will miss them.',
-    );
-    const messaging = (this.messaging = new RunMessaging({
-      redisUri: config.broker.redis_uri,
-      keyPrefix: config.broker.key_prefix,
-      maxEvents: config.stream_buffer_events,
-      database:
-        database.kind === 'postgres'
-          ? { uri: config.storage.database_uri, connectTimeoutMs: config.storage.connect_timeout_ms }
-          : undefined,
-      onDrop: (runId, count) => {
-        metrics.eventsDropped.inc(count);
-        droppedEvents.warn({ run_id: runId });
+      messaging: {
+        redisUri: config.broker.redis_uri,
+        keyPrefix: config.broker.key_prefix,
+        maxEvents: config.stream_buffer_events,
+        onDrop: (runId, count) => {
+          metrics.eventsDropped.inc(count);
+          droppedEvents.warn({ run_id: runId });
+        },
       },
-      logger,
     }));
-    const { broker } = messaging;
+    const { database, messaging } = backend;
     if (config.tracing.enabled) this.registerTracingGlobals();
-    const runner = (this.runner = new GraphRunner({
-      storage,
+    const parts = (this.parts = buildServerParts(backend, {
       graphs,
-      checkpoints,
-      store,
-      broker,
-      onStart: (runId) => messaging.started(runId),
-      onThreadFree: () => workerPool.notify(),
       logger,
+      workers: config.workers,
+      leaseMs: config.runs.lease_ms,
       runTimeoutMs: config.run_timeout_ms,
+      headerFilter,
+      webhookPolicy,
+      webhooks: {
+        timeoutMs: config.webhooks.timeout_ms,
+        maxAttempts: config.webhooks.max_attempts,
+        selfUrl: () => (this.boundPort === undefined ? undefined : listenerUrl(config.host, this.boundPort, '/')),
+      },
       metrics: {
         runFinished: (status, seconds) => {
           metrics.runs.inc({ status });
@@ -205,94 +186,23 @@ export class AgentApiReceiver implements Receiver {
       tracer: config.tracing.enabled
         ? (run, assistant) => this.tracerFor(run, assistant, metrics.tracingFailures)
         : undefined,
-      webhooks: {
-        policy: webhookPolicy,
-        timeoutMs: config.webhooks.timeout_ms,
-        maxAttempts: config.webhooks.max_attempts,
-        selfUrl: () => (this.boundPort === undefined ? undefined : listenerUrl(config.host, this.boundPort, '/')),
-      },
+      clock: () => this.options.clock ?? systemClock,
     }));
-    // This process's name on the run leases it takes: random per start, so a restarted process
-    // never takes its predecessor's leases for its own.
-    const leaseOwner = `${hostname()}:${process.pid}:${randomUUID()}`;
-    const leaseMs = config.runs.lease_ms;
-    const workerPool = (this.workerPool = new WorkerPool(storage, runner, config.workers, logger, {
-      owner: leaseOwner,
-      leaseMs,
-    }));
-    const signals = messaging.signals(runner, () => workerPool.wakeIdle(), {
-      onEnded: (runId, elsewhere) => coordinator.ended(runId, elsewhere),
-      onResync: () => coordinator.resync(),
-    });
-    const coordinator = (this.coordinator = new RunCoordinator(
-      storage,
-      broker,
-      runner,
-      () => workerPool,
-      signals,
-      // Other servers may execute this server's runs, or cancel the ones it executes: without a
-      // shared broker, their PostgreSQL notifications tell it, and it watches their records while
-      // it cannot hear them.
-      database.kind === 'postgres' && messaging.kind !== 'redis' ? { pollMs: 500 } : undefined,
-    ));
-    const recovery = (this.recovery = new RunRecovery({
-      storage,
-      broker,
-      leaseMs,
-      logger,
-      onReclaimed: () => coordinator.notify(),
-    }));
-    const graphForThread = (graphId: string, runConfig: RunnableConfig) =>
-      graphs.get(graphId, { config: runConfig, checkpointer: checkpoints.saver, store });
-    // Threads and runs refer to each other (deleting a thread cancels its runs); `runs` is set
-    // right below, before any request can arrive.
-    let runs: RunService | undefined;
-    const threads = new ThreadService(storage, checkpoints, graphForThread, (threadId) =>
-      runs!.cancelThreadRuns(threadId),
-    );
-    const assistants = new AssistantService(
-      storage,
-      graphs,
-      (threadId) => threads.delete(threadId),
-      (assistantId) => runs!.cancelAssistantRuns(assistantId),
-    );
-    runs = new RunService(
-      storage,
-      assistants,
-      coordinator,
-      (graphId) => graphs.has(graphId),
-      async (threadId, checkpointId, checkpointNs) =>
-        (await checkpoints.saver.getTuple({
-          configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpointId },
-        })) !== undefined,
-      {
-        headerFilter,
-        webhookProblem: (url) => webhookUrlProblem(url, webhookPolicy),
-        deleteRunCheckpoints: (threadId, runId) => checkpoints.deleteRunCheckpoints(threadId, runId),
-      },
-    );
-
-    await assistants.ensureSystemAssistants(assistantDefaults);
-    await this.recover(storage, coordinator, recovery, database.kind === 'sqlite');
-    const clock = () => this.options.clock ?? systemClock;
-    const cronScheduler = (this.cronScheduler = new CronScheduler({ storage, runs, clock, logger }));
-    const crons = new Crons(storage, assistants, clock, {
-      webhookProblem: (url) => webhookUrlProblem(url, webhookPolicy),
-      onChange: () => cronScheduler.wake(),
-    });
+    await parts.assistants.ensureSystemAssistants(assistantDefaults);
+    await this.recover(backend, parts);
 
     const apiKeys = splitList(config.auth.api_keys);
     const services: AgentServices = {
-      assistants,
-      threads,
-      runs,
-      storage,
-      checkpoints,
-      store,
+      assistants: parts.assistants,
+      threads: parts.threads,
+      runs: parts.runs,
+      storage: database.storage,
+      checkpoints: database.checkpoints,
+      store: database.store,
       graphs,
-      broker,
-      runner,
-      coordinator,
+      broker: messaging.broker,
+      runner: parts.runner,
+      coordinator: parts.coordinator,
       logger,
       access: new Access(customAuth),
       testRoutes: config.test_routes,
@@ -301,7 +211,7 @@ export class AgentApiReceiver implements Receiver {
       metrics: host.metrics,
       maxBodyBytes: config.max_body_bytes,
       maxJsonDepth: config.max_json_depth,
-      crons,
+      crons: parts.crons,
       // Either switch turns a route off: the plugin's `enabled: false` or langgraph.json's
       // `http.disable_*: true` (the deployment's own word; the plugin's default cannot undo it).
       mcpEnabled: (config.mcp?.enabled ?? true) && !deploymentHttp.disableMcp,
@@ -335,11 +245,12 @@ export class AgentApiReceiver implements Receiver {
         prefix: config.ui.path,
         traceExplorerUrl: config.ui.trace_explorer_url || this.traceExplorerOfService(),
       });
+    // The background work starts here, once every route is registered.
     await messaging.start();
-    coordinator.start();
-    workerPool.start();
-    recovery.start();
-    cronScheduler.start();
+    parts.coordinator.start();
+    parts.workerPool.start();
+    parts.recovery.start();
+    parts.cronScheduler.start();
     this.boundPort = await listen(app, config.host, config.port);
     // `new Client()` without an apiUrl, in a graph or a custom route, talks to this server.
     this.unbindLoopbackUrl = bindLoopbackUrl(listenerUrl(config.host, this.boundPort, '/').replace(/\/$/, ''));
@@ -354,10 +265,10 @@ export class AgentApiReceiver implements Receiver {
         host: config.host,
         port: this.boundPort,
         graphs: graphs.ids(),
-        database: database.kind === 'sqlite' ? `SQLite under ${dataDir}` : `PostgreSQL ${database.location}`,
+        database: backend.location.log,
         workers: config.workers,
         broker: messaging.kind,
-        lease_owner: leaseOwner,
+        lease_owner: parts.leaseOwner,
         auth,
         mcp: services.mcpEnabled,
         a2a: services.a2aEnabled,
@@ -365,7 +276,6 @@ export class AgentApiReceiver implements Receiver {
       'Agent API server listening.',
     );
     this.started = {
-      database: database.kind === 'sqlite' ? dataDir : `PostgreSQL ${database.location}`,
       graphs,
       auth:
         [
@@ -473,7 +383,7 @@ export class AgentApiReceiver implements Receiver {
       ],
       details: {
         graphs: started.graphs.ids().join(', ') || 'none',
-        [this.database?.kind === 'postgres' ? 'database' : 'data directory']: started.database,
+        ...(this.backend ? { [this.backend.location.label]: this.backend.location.value } : {}),
         auth: started.auth,
         ...(started.watching ? { 'reloads on changes in': started.watching } : {}),
       },
@@ -482,21 +392,16 @@ export class AgentApiReceiver implements Receiver {
 
   /**
    * Settles what stopped processes left behind (see the restart rule above): the `running` runs
-   * whose lease expired, or with `alone` (SQLite: one server per database file) every
-   * `running` run, since no other process can be executing one. Then opens the logs of the
+   * whose lease expired, or on a backend that is `alone` (SQLite: one server per database file)
+   * every `running` run, since no other process can be executing one. Then opens the logs of the
    * `pending` runs, which run now.
    */
-  private async recover(
-    storage: Storage,
-    coordinator: RunCoordinator,
-    recovery: RunRecovery,
-    alone: boolean,
-  ): Promise<void> {
+  private async recover(backend: AgentBackend, parts: ServerParts): Promise<void> {
     // Logs the runs it settles itself.
-    await recovery.reclaim({ everyLease: alone });
-    const pending = await storage.runs.withStatus('pending');
+    await parts.recovery.reclaim({ everyLease: backend.alone });
+    const pending = await backend.database.storage.runs.withStatus('pending');
     // As when they were created: a log that lost its `metadata` with a restart gets it back.
-    for (const run of pending) coordinator.open(run.run_id);
+    for (const run of pending) parts.coordinator.open(run.run_id);
     if (pending.length > 0) {
       this.settings.telemetry.logger.warn({ resumed_pending: pending.length }, 'Resuming queued runs.');
     }
@@ -577,17 +482,18 @@ export class AgentApiReceiver implements Receiver {
     if (this.studioLinked) this.linkStudio(undefined);
     // Stop taking requests first, then let running runs finish until shortly before the deadline.
     const closing = this.app?.close();
-    await this.cronScheduler?.stop();
-    await this.recovery?.stop();
-    if (this.workerPool) {
+    const { parts } = this;
+    await parts?.cronScheduler.stop();
+    await parts?.recovery.stop();
+    if (parts) {
       const remaining = Math.max(0, deadline - Date.now() - 500);
-      const timer = setTimeout(() => this.runner?.abortAll('shutdown'), remaining);
-      await this.workerPool.stop();
+      const timer = setTimeout(() => parts.runner.abortAll('shutdown'), remaining);
+      await parts.workerPool.stop();
       clearTimeout(timer);
     }
     // Streams and waits on runs that will not run in this process end now, so closing the server
     // does not wait for them.
-    this.coordinator?.stop();
+    parts?.coordinator.stop();
     // Responses that ended after `close()` began leave idle keep-alive sockets that Node would
     // otherwise hold until their keep-alive timeout; close them as they appear.
     const sweep = setInterval(() => this.app?.server.closeIdleConnections(), 20);
@@ -596,8 +502,7 @@ export class AgentApiReceiver implements Receiver {
     } finally {
       clearInterval(sweep);
     }
-    await this.messaging?.close(deadline);
-    await this.database?.close();
+    await this.backend?.close(deadline);
     this.unregisterSdkLogger?.();
     this.unbindLoopbackUrl?.();
   }

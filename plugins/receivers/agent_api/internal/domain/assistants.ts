@@ -15,7 +15,7 @@ import type { AuthFilters } from '../auth/filters.ts';
 import { conflict, invalid, notFound } from './api-errors.ts';
 import { isoNow } from '../api/clock.ts';
 
-/** An assistant's creation parameters: the request body (`assistantCreate` in http/schemas.ts), nulls dropped. */
+/** An assistant's creation parameters: the request body (`assistantCreate` in api/schemas.ts), nulls dropped. */
 export type AssistantCreate = RequestPayload<FromSchema<typeof assistantCreate>>;
 
 /** The fields of an assistant's new version: the request body (`assistantPatch`), nulls dropped. */

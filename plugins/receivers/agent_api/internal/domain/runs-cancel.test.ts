@@ -20,7 +20,7 @@ import { openSqliteStorage } from '../storage/sqlite.ts';
 import type { Storage } from '../storage/storage.ts';
 import { assistant, run, thread } from '../../testing/storage-contract.ts';
 import { AssistantService } from './assistants.ts';
-import type { RunControl } from './runs.ts';
+import type { RunControl } from './run-control.ts';
 import { RunService } from './runs.ts';
 
 class RecordingControl implements RunControl {

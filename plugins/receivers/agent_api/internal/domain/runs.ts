@@ -23,34 +23,12 @@ import { matchesAuthFilters } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
 import { conflict, invalid, notFound } from './api-errors.ts';
 import { isoNow } from '../api/clock.ts';
-import { settleThread } from '../storage/settle-thread.ts';
 import { HeaderFilter } from './configurable-headers.ts';
+import { RunCancellation } from './run-cancellation.ts';
+import type { RunControl } from './run-control.ts';
 
 /** What a run is created from: the request body (`runCreate` in api/schemas.ts), nulls dropped. */
 export type RunCreate = RequestPayload<FromSchema<typeof runCreate>>;
-
-/**
- * What the run machinery (worker pool, event logs) offers the domain to signal, stop and await runs.
- * Declared here, where it is used; `RunCoordinator` provides it without importing the domain.
- */
-export interface RunControl {
-  /** A new pending run exists: wake an idle worker. */
-  notify(): void;
-  /**
-   * Opens the run's event log with its `metadata` event, so that a stream gets that at once and
-   * may wait on the rest before the run starts; with `threadId`, a new run that the thread's
-   * streams are told of.
-   */
-  open(runId: string, threadId?: string): void;
-  /** Stops a running run (on whichever instance executes it); false when no worker holds it. */
-  abort(runId: string, action: 'interrupt' | 'rollback'): boolean | Promise<boolean>;
-  /** Resolves once the run has finished (or at once when it has). */
-  waitFor(runId: string, signal?: AbortSignal): Promise<void>;
-  /** Closes the run's event log after it ended without executing (cancelled while pending). */
-  close(runId: string): void;
-  /** Forgets a deleted run's event log. */
-  discard(runId: string): void;
-}
 
 export const DEFAULT_STREAM_MODE: ApiStreamMode[] = ['values'];
 
@@ -79,9 +57,11 @@ export interface RunServiceOptions {
   /**
    * Deletes the checkpoints a run wrote. A rollback of a run that a stopped process left
    * `running` (no worker holds it) calls this, since no worker will; a worker deletes those of the
-   * runs it executes itself.
+   * runs it executes itself. Used by the default `cancellation`.
    */
   readonly deleteRunCheckpoints?: (threadId: string, runId: string) => Promise<unknown>;
+  /** How runs are cancelled (default: one on this service's storage and run control). */
+  readonly cancellation?: RunCancellation;
 }
 
 function isObject(value: unknown): value is JsonObject {
@@ -103,9 +83,11 @@ export class RunService {
     private readonly options: RunServiceOptions = {},
   ) {
     this.headerFilter = options.headerFilter ?? new HeaderFilter();
+    this.cancellation = options.cancellation ?? new RunCancellation(storage, execution, options.deleteRunCheckpoints);
   }
 
   private readonly headerFilter: HeaderFilter;
+  private readonly cancellation: RunCancellation;
 
   /**
    * Creates a pending run on `threadId`, or on a new thread when `threadId` is undefined
@@ -274,7 +256,7 @@ export class RunService {
     });
     this.execution.open(run.run_id, run.thread_id);
     if (strategy === 'interrupt' || strategy === 'rollback') {
-      for (const old of inflight) await this.cancelOne(old, strategy);
+      for (const old of inflight) await this.cancellation.cancelOne(old, strategy);
     }
     this.execution.notify();
     return run;
@@ -304,71 +286,19 @@ export class RunService {
   ): Promise<void> {
     const run = await this.get(threadId, runId);
     if (run.status !== 'pending' && run.status !== 'running') return;
-    await this.cancelOne(run, action);
+    await this.cancellation.cancelOne(run, action);
     if (wait) await this.execution.waitFor(runId);
   }
 
   /** Interrupts a run if it is still pending or running (a client that left); an ended run is left alone. */
-  async cancelIfActive(runId: string): Promise<void> {
-    const run = await this.storage.runs.get(runId);
-    if (run) await this.cancelOne(run, 'interrupt');
-  }
-
-  private async cancelOne(run: RunRecord, action: 'interrupt' | 'rollback'): Promise<void> {
-    for (;;) {
-      if (run.status === 'running' && (await this.execution.abort(run.run_id, action))) return;
-      if (run.status !== 'pending' && run.status !== 'running') return;
-      // Pending (or running in no worker: left over by a stopped process): settle it here.
-      let orphaned = false;
-      const claimed = await this.storage.transaction(async (tx) => {
-        const current = await tx.runs.get(run.run_id);
-        if (!current || (current.status !== 'pending' && current.status !== 'running')) return undefined;
-        // Read as pending, claimed by a worker since (here or on another instance): that worker
-        // executes it, so it is the one to stop it. Settling it here would leave it executing on a
-        // thread that looks free, its checkpoints landing after the rollback that should remove them.
-        if (current.status === 'running' && run.status === 'pending') return current;
-        orphaned = current.status === 'running';
-        if (action === 'rollback') await tx.runs.delete(run.run_id);
-        else await tx.runs.update({ ...current, status: 'interrupted', updated_at: isoNow() });
-        await settleThread(tx, run.thread_id, {});
-        return undefined;
-      });
-      if (claimed) {
-        run = claimed;
-        continue;
-      }
-      if (action === 'rollback') {
-        // What the stopped process's graph wrote goes with the run, as it would with a worker's rollback.
-        if (orphaned) await this.options.deleteRunCheckpoints?.(run.thread_id, run.run_id);
-        this.execution.discard(run.run_id);
-      } else this.execution.close(run.run_id);
-      return;
-    }
-  }
-
-  /** Cancels every pending or running run of a thread (before the thread is deleted). */
-  async cancelThreadRuns(threadId: string): Promise<void> {
-    const runs = await this.storage.runs.inflight(threadId);
-    for (const run of runs) await this.cancelOne(run, 'interrupt');
-    // Wait until they have stopped, so none writes a checkpoint after the thread is gone.
-    for (const run of runs) await this.execution.waitFor(run.run_id);
-  }
-
-  /** Cancels every pending or running run of an assistant (before the assistant is deleted). */
-  async cancelAssistantRuns(assistantId: string): Promise<void> {
-    const inflight = [
-      ...(await this.storage.runs.withStatus('pending')),
-      ...(await this.storage.runs.withStatus('running')),
-    ];
-    const runs = inflight.filter((run) => run.assistant_id === assistantId);
-    for (const run of runs) await this.cancelOne(run, 'interrupt');
-    for (const run of runs) await this.execution.waitFor(run.run_id);
+  cancelIfActive(runId: string): Promise<void> {
+    return this.cancellation.cancelIfActive(runId);
   }
 
   async delete(threadId: string | undefined, runId: string): Promise<void> {
     const run = await this.get(threadId, runId);
     if (run.status === 'pending' || run.status === 'running') {
-      await this.cancelOne(run, 'interrupt');
+      await this.cancellation.cancelOne(run, 'interrupt');
       await this.execution.waitFor(runId);
     }
     await this.storage.runs.delete(runId);

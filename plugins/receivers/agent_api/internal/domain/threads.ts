@@ -17,13 +17,13 @@ import { conflict, invalid, notFound } from './api-errors.ts';
 import { isoNow } from '../api/clock.ts';
 import { StateCache } from './state-cache.ts';
 
-/** A thread's creation parameters: the request body (`threadCreate` in http/schemas.ts), nulls dropped. */
+/** A thread's creation parameters: the request body (`threadCreate` in api/schemas.ts), nulls dropped. */
 export type ThreadCreate = RequestPayload<FromSchema<typeof threadCreate>>;
 
-/** Which checkpoint to read or write from (`checkpoint` in http/schemas.ts). */
+/** Which checkpoint to read or write from (`checkpoint` in api/schemas.ts). */
 export type CheckpointSelector = NonNullable<FromSchema<typeof checkpoint>>;
 
-/** A state write: the request body (`stateUpdate` in http/schemas.ts), nulls dropped. */
+/** A state write: the request body (`stateUpdate` in api/schemas.ts), nulls dropped. */
 export type StateUpdate = RequestPayload<FromSchema<typeof stateUpdate>>;
 
 /** A history page's query: the request body or query string with `limit` defaulted. */

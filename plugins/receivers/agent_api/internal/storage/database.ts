@@ -1,6 +1,6 @@
-// The agent server's database, chosen by `storage.database_uri`: embedded SQLite files under
-// `<data_dir>/agent/` (empty URI, the default), or one PostgreSQL database that several servers
-// may share. Either way the domain gets the same three parts — the storage (`storage.ts`), the
+// The agent server's database: embedded SQLite files under `<data_dir>/agent/`
+// (`openSqliteDatabase`), or one PostgreSQL database that several servers may share
+// (`openPostgresDatabase`); `server/backend.ts` chooses by `storage.database_uri`. Either way the domain gets the same three parts — the storage (`storage.ts`), the
 // checkpoint database (`checkpoints.ts`) and the store (`store.ts`) — and a cheap reachability
 // check for `/ready`. On PostgreSQL all three share one pool.
 
@@ -48,11 +48,8 @@ export interface DatabaseOptions {
 /** How long a reachability answer is reused. */
 const READY_CACHE_MS = 1500;
 
-export async function openAgentDatabase(options: DatabaseOptions): Promise<AgentDatabase> {
-  return options.databaseUri === '' ? openSqlite(options.dataDir) : openPostgres(options);
-}
-
-async function openSqlite(dataDir: string): Promise<AgentDatabase> {
+/** Embedded SQLite files under `dataDir` (`<data_dir>/agent`). */
+export async function openSqliteDatabase(dataDir: string): Promise<AgentDatabase> {
   await mkdir(dataDir, { recursive: true });
   const storage = openSqliteStorage(join(dataDir, 'agent.sqlite'));
   const checkpoints = new SqliteCheckpointDatabase(join(dataDir, 'checkpoints.sqlite'));
@@ -83,7 +80,8 @@ export function redactUri(uri: string): string {
   }
 }
 
-async function openPostgres(options: DatabaseOptions): Promise<AgentDatabase> {
+/** One PostgreSQL database (`options.databaseUri`), its three parts sharing one pool. */
+export async function openPostgresDatabase(options: DatabaseOptions): Promise<AgentDatabase> {
   const { logger } = options;
   let idleErrors = 0;
   const pool = createPostgresPool(options.databaseUri, {
