@@ -35,9 +35,9 @@ import type { AgentServices } from './internal/http/services.ts';
 import { normalizePrefix, registerUi } from './internal/ui/register.ts';
 import { ThrottledWarning } from './internal/runs/throttled-warning.ts';
 import { openBackend } from './internal/server/backend.ts';
-import type { AgentBackend } from './internal/server/backend.ts';
+import type { AgentBackend, BackendOptions } from './internal/server/backend.ts';
 import { buildServerParts } from './internal/server/parts.ts';
-import type { ServerParts } from './internal/server/parts.ts';
+import type { PartsOptions, ServerParts } from './internal/server/parts.ts';
 import type { Assistant, RunRecord } from './internal/storage/storage.ts';
 import { registerGlobalRunTracing } from './internal/tracing/global.ts';
 import { createRunTracer } from './internal/tracing/tracer.ts';
@@ -62,6 +62,21 @@ const RESERVED_UI_NAMES = new Set(['js', 'shared', 'vendor']);
 function takesStudioLinks(extension: unknown): extension is { linkStudio(studioUrl: string | undefined): void } {
   return typeof (extension as { linkStudio?: unknown } | null)?.linkStudio === 'function';
 }
+
+/**
+ * Whether a route family is on. Either switch turns it off: the plugin's `enabled: false` or
+ * langgraph.json's `http.disable_*: true` (the deployment's own word; the plugin's default cannot undo it).
+ */
+function mcpEnabled(config: AgentApiConfig, http: { disableMcp?: boolean }): boolean {
+  return (config.mcp?.enabled ?? true) && !http.disableMcp;
+}
+
+function a2aEnabled(config: AgentApiConfig, http: { disableA2a?: boolean }): boolean {
+  return (config.a2a?.enabled ?? true) && !http.disableA2a;
+}
+
+/** What the deployment declares (`AgentApiReceiver.loadDeployment`). */
+type Deployment = Awaited<ReturnType<AgentApiReceiver['loadDeployment']>>;
 
 export class AgentApiReceiver implements Receiver {
   private app?: FastifyInstance;
@@ -111,12 +126,38 @@ export class AgentApiReceiver implements Receiver {
   }
 
   async start(): Promise<void> {
-    const { settings, config } = this;
-    const { host } = settings;
-    const { logger } = settings.telemetry;
-    const dataDir = join(host.resolvePath(config.data_dir), 'agent');
+    const { config } = this;
+    const deployment = await this.loadDeployment();
+    const metrics = this.metrics();
+    const backend = (this.backend = await openBackend(this.backendOptions(metrics)));
+    if (config.tracing.enabled) this.registerTracingGlobals();
+    const parts = (this.parts = buildServerParts(backend, this.partsOptions(deployment, metrics)));
+    await parts.assistants.ensureSystemAssistants(deployment.assistantDefaults);
+    await this.recover(backend, parts);
+    const app = (this.app = await this.buildApp(deployment, backend, parts));
+    // The background work starts here, once every route is registered.
+    await backend.messaging.start();
+    parts.coordinator.start();
+    parts.workerPool.start();
+    parts.recovery.start();
+    parts.cronScheduler.start();
+    this.boundPort = await listen(app, config.host, config.port);
+    // `new Client()` without an apiUrl, in a graph or a custom route, talks to this server.
+    this.unbindLoopbackUrl = bindLoopbackUrl(listenerUrl(config.host, this.boundPort, '/').replace(/\/$/, ''));
+    if (config.ui.enabled)
+      this.linkStudio(listenerUrl(config.host, this.boundPort, `${normalizePrefix(config.ui.path)}/`));
+    this.announce(deployment, backend, parts);
+  }
 
-    const baseDir = host.resolvePath('.');
+  /**
+   * What the deployment declares, read before anything is opened: the langgraph.json env (applied
+   * to the process), the assistants' defaults, the graphs, the custom auth handler (which arms the
+   * trace viewers' guards), the `http` section and the generative UIs.
+   */
+  private async loadDeployment() {
+    const { settings, config } = this;
+    const { logger } = settings.telemetry;
+    const baseDir = settings.host.resolvePath('.');
     const graphInput = this.graphInput(baseDir);
     const env = applyDeploymentEnv(parseGraphEnv(graphInput, baseDir));
     if (env.applied.length > 0 || env.kept.length > 0) {
@@ -137,13 +178,32 @@ export class AgentApiReceiver implements Receiver {
     const uiBundles = await this.bundleGenerativeUis(graphInput, baseDir);
     const headerFilter = new HeaderFilter(deploymentHttp.configurableHeaders);
     const webhookPolicy = AddressPolicy.fromAllowList(config.webhooks.allow);
+    const apiKeys = splitList(config.auth.api_keys);
+    return {
+      baseDir,
+      graphInput,
+      assistantDefaults,
+      graphs,
+      authSpec,
+      customAuth,
+      apiKeys,
+      deploymentHttp,
+      uiBundles,
+      headerFilter,
+      webhookPolicy,
+    };
+  }
 
-    const metrics = this.metrics();
+  /** Where the backend keeps the data and how runs reach their readers (`storage`, `broker`). */
+  private backendOptions(metrics: ReturnType<AgentApiReceiver['metrics']>): BackendOptions {
+    const { config } = this;
+    const { logger } = this.settings.telemetry;
+    const dataDir = join(this.settings.host.resolvePath(config.data_dir), 'agent');
     const droppedEvents = new ThrottledWarning(
       logger,
       'Dropped the oldest stream events of a long run; late joiners will miss them.',
     );
-    const backend = (this.backend = await openBackend({
+    return {
       dataDir,
       databaseUri: config.storage.database_uri,
       poolSize: config.storage.pool_size,
@@ -159,12 +219,15 @@ export class AgentApiReceiver implements Receiver {
           droppedEvents.warn({ run_id: runId });
         },
       },
-    }));
-    const { database, messaging } = backend;
-    if (config.tracing.enabled) this.registerTracingGlobals();
-    const parts = (this.parts = buildServerParts(backend, {
+    };
+  }
+
+  private partsOptions(deployment: Deployment, metrics: ReturnType<AgentApiReceiver['metrics']>): PartsOptions {
+    const { config } = this;
+    const { graphs, headerFilter, webhookPolicy } = deployment;
+    return {
       graphs,
-      logger,
+      logger: this.settings.telemetry.logger,
       workers: config.workers,
       leaseMs: config.runs.lease_ms,
       runTimeoutMs: config.run_timeout_ms,
@@ -187,11 +250,16 @@ export class AgentApiReceiver implements Receiver {
         ? (run, assistant) => this.tracerFor(run, assistant, metrics.tracingFailures)
         : undefined,
       clock: () => this.options.clock ?? systemClock,
-    }));
-    await parts.assistants.ensureSystemAssistants(assistantDefaults);
-    await this.recover(backend, parts);
+    };
+  }
 
-    const apiKeys = splitList(config.auth.api_keys);
+  /** The HTTP server: the guards, the deployment's own app, the API's routes and the web interface. */
+  private async buildApp(deployment: Deployment, backend: AgentBackend, parts: ServerParts): Promise<FastifyInstance> {
+    const { settings, config } = this;
+    const { host } = settings;
+    const { logger } = settings.telemetry;
+    const { database, messaging } = backend;
+    const { graphs, customAuth, apiKeys, deploymentHttp, uiBundles } = deployment;
     const services: AgentServices = {
       assistants: parts.assistants,
       threads: parts.threads,
@@ -212,10 +280,8 @@ export class AgentApiReceiver implements Receiver {
       maxBodyBytes: config.max_body_bytes,
       maxJsonDepth: config.max_json_depth,
       crons: parts.crons,
-      // Either switch turns a route off: the plugin's `enabled: false` or langgraph.json's
-      // `http.disable_*: true` (the deployment's own word; the plugin's default cannot undo it).
-      mcpEnabled: (config.mcp?.enabled ?? true) && !deploymentHttp.disableMcp,
-      a2aEnabled: (config.a2a?.enabled ?? true) && !deploymentHttp.disableA2a,
+      mcpEnabled: mcpEnabled(config, deploymentHttp),
+      a2aEnabled: a2aEnabled(config, deploymentHttp),
       apiKeysRequired: apiKeys.length > 0,
       uiBundles,
     };
@@ -245,17 +311,15 @@ export class AgentApiReceiver implements Receiver {
         prefix: config.ui.path,
         traceExplorerUrl: config.ui.trace_explorer_url || this.traceExplorerOfService(),
       });
-    // The background work starts here, once every route is registered.
-    await messaging.start();
-    parts.coordinator.start();
-    parts.workerPool.start();
-    parts.recovery.start();
-    parts.cronScheduler.start();
-    this.boundPort = await listen(app, config.host, config.port);
-    // `new Client()` without an apiUrl, in a graph or a custom route, talks to this server.
-    this.unbindLoopbackUrl = bindLoopbackUrl(listenerUrl(config.host, this.boundPort, '/').replace(/\/$/, ''));
-    if (config.ui.enabled)
-      this.linkStudio(listenerUrl(config.host, this.boundPort, `${normalizePrefix(config.ui.path)}/`));
+    return app;
+  }
+
+  /** Logs the start, keeps what `describe()` reports, and watches the graphs when asked. */
+  private announce(deployment: Deployment, backend: AgentBackend, parts: ServerParts): void {
+    const { settings, config } = this;
+    const { host } = settings;
+    const { logger } = settings.telemetry;
+    const { graphs, authSpec, customAuth, apiKeys, deploymentHttp, graphInput, baseDir } = deployment;
     const auth = {
       api_keys: apiKeys.length,
       custom_handler: authSpec ? `${authSpec.path}:${authSpec.exportName}` : null,
@@ -267,11 +331,11 @@ export class AgentApiReceiver implements Receiver {
         graphs: graphs.ids(),
         database: backend.location.log,
         workers: config.workers,
-        broker: messaging.kind,
+        broker: backend.messaging.kind,
         lease_owner: parts.leaseOwner,
         auth,
-        mcp: services.mcpEnabled,
-        a2a: services.a2aEnabled,
+        mcp: mcpEnabled(config, deploymentHttp),
+        a2a: a2aEnabled(config, deploymentHttp),
       },
       'Agent API server listening.',
     );
