@@ -6,10 +6,8 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { didYouMean } from './suggest.ts';
 
-// ajv-formats is CommonJS; its default export arrives wrapped under ESM interop.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
-  ajv: Ajv,
-) => Ajv;
+// ajv-formats is CommonJS: a default import is its `module.exports`, whose `default` is the plugin.
+const addFormats = addFormatsModule.default;
 
 /**
  * Annotation of an object schema listing keys it no longer accepts, each with what to write

@@ -65,6 +65,9 @@ export function parseConfigText(text: string, options: LoadOptions = {}, source 
     const more = messages.length > 1 ? ` (and ${messages.length - 1} more YAML errors after it)` : '';
     throw new TracepipeError('TP_ERR_CONFIG_PARSE', [`${messages[0]}${more}`]);
   }
+  // A parsed document's `contents` is typed as parsed nodes, which carry source ranges that a node
+  // made here has none of; an empty file becomes an empty map all the same, so no type fits but a
+  // parsed one.
   if (document.contents === null) document.contents = document.createNode({}) as unknown as typeof document.contents;
   const problems: string[] = [];
   for (const assignment of options.sets ?? []) {
@@ -152,7 +155,7 @@ export function validateConfig(
   baseDir: string,
 ): { config?: ServiceConfig; errors: string[] } {
   const raw = structuredClone(data ?? {}) as RawConfig;
-  const errors = validateAgainst(topLevelSchema as unknown as Record<string, unknown>, raw, '');
+  const errors = validateAgainst(topLevelSchema, raw, '');
   // A mistake in a setting of the service itself (its log level, its shutdown timeout) leaves the
   // components and pipelines readable: they are checked too, so that every mistake shows at once.
   // Any other top-level mistake (a section that is not a map, a malformed pipeline) stops here.

@@ -38,6 +38,9 @@ export interface HttpServerOptions {
 
 /** A Fastify instance with `GET /live`, `GET /ready` and (optionally) the metrics route. */
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
+  // Fastify's overloads cannot tell from spread options which server they make (they infer an
+  // HTTP/2 one) and type the instance by its pino logger; it is the default HTTP/1 server, and
+  // the rest of the code takes it as the default FastifyInstance, which no overload returns.
   const app = Fastify({
     ...(options.fastify as FastifyServerOptions),
     // A child of its own, so that `listen` can quieten Fastify's lines without touching the
@@ -167,6 +170,8 @@ export function listenerUrl(host: string, port: number, path = '/'): string {
  * receiver logs one line of its own, and the start banner says where everything is.
  */
 export async function listen(app: FastifyInstance, host: string, port: number): Promise<number> {
+  // Fastify types its logger as the few methods every logger has; the servers made here log
+  // through pino (createHttpServer), whose level numbers that type does not name.
   const log = app.log as unknown as { level: string; levelVal?: number; levels?: { values: Record<string, number> } };
   const values = log.levels?.values;
   // Only at info: at debug the lines are wanted, and a stricter level must stay as strict.

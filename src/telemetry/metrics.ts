@@ -3,7 +3,7 @@
 // instances of one component type share a metric (distinguished by their `component_id` label).
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { CounterConfiguration, GaugeConfiguration, HistogramConfiguration } from 'prom-client';
+import type { CounterConfiguration, GaugeConfiguration, HistogramConfiguration, Metric } from 'prom-client';
 
 export function createMetricsRegistry(options: { processMetrics?: boolean } = {}): Registry {
   const registry = new Registry();
@@ -11,13 +11,18 @@ export function createMetricsRegistry(options: { processMetrics?: boolean } = {}
   return registry;
 }
 
-type MetricKind = 'counter' | 'gauge' | 'histogram';
-
-function getOrCreate<M>(registry: Registry, name: string, kind: MetricKind, create: () => M): M {
-  const existing = registry.getSingleMetric(name) as unknown as { type?: string } | undefined;
+/** The registered metric `name` when it is of `kind`'s class, or a new one from `create`. */
+function getOrCreate<M extends Metric>(
+  registry: Registry,
+  name: string,
+  kind: abstract new (...args: never[]) => M,
+  create: () => M,
+): M {
+  const existing = registry.getSingleMetric(name);
   if (existing) {
-    if (existing.type !== kind) throw new Error(`metric ${name} already registered as ${existing.type}`);
-    return existing as unknown as M;
+    if (!(existing instanceof kind))
+      throw new Error(`metric ${name} already registered as a ${existing.constructor.name.toLowerCase()}`);
+    return existing;
   }
   return create();
 }
@@ -26,21 +31,21 @@ export function counter<L extends string>(
   registry: Registry,
   config: Omit<CounterConfiguration<L>, 'registers'>,
 ): Counter<L> {
-  return getOrCreate(registry, config.name, 'counter', () => new Counter({ ...config, registers: [registry] }));
+  return getOrCreate(registry, config.name, Counter, () => new Counter({ ...config, registers: [registry] }));
 }
 
 export function gauge<L extends string>(
   registry: Registry,
   config: Omit<GaugeConfiguration<L>, 'registers'>,
 ): Gauge<L> {
-  return getOrCreate(registry, config.name, 'gauge', () => new Gauge({ ...config, registers: [registry] }));
+  return getOrCreate(registry, config.name, Gauge, () => new Gauge({ ...config, registers: [registry] }));
 }
 
 export function histogram<L extends string>(
   registry: Registry,
   config: Omit<HistogramConfiguration<L>, 'registers'>,
 ): Histogram<L> {
-  return getOrCreate(registry, config.name, 'histogram', () => new Histogram({ ...config, registers: [registry] }));
+  return getOrCreate(registry, config.name, Histogram, () => new Histogram({ ...config, registers: [registry] }));
 }
 
 const COMPONENT_LABELS = ['component_id', 'component_kind', 'data_type'] as const;

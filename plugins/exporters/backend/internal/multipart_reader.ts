@@ -77,7 +77,10 @@ export function runsFromParts(parts: readonly MultipartPart[]): Run[] {
     const match = /^(post|patch)\.([^.]+)(?:\.(inputs|outputs))?$/.exec(part.name);
     if (!match) throw new MultipartFormatError(`unexpected part name ${part.name}`);
     if (part.contentType !== 'application/json') throw new MultipartFormatError(`part ${part.name} is not JSON`);
-    const [, operation, runId, field] = match as unknown as [string, string, string, 'inputs' | 'outputs' | undefined];
+    const operation = match[1]!;
+    const runId = match[2]!;
+    // The pattern admits only these two fields.
+    const field = match[3] === 'inputs' || match[3] === 'outputs' ? match[3] : undefined;
     // A patch is kept apart from a post of the same run (both may be in one body), marked as an update.
     const id = operation === 'patch' ? `patch:${runId}` : runId;
     let value: unknown;

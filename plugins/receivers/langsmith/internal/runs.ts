@@ -57,7 +57,10 @@ export function runsFromParts(parts: readonly Part[], maxPartBytes: number, proj
       });
       continue;
     }
-    const [, operation, id, field] = match as unknown as [string, Operation, string, string | undefined];
+    // RUN_PART admits only these two operations.
+    const operation: Operation = match[1] === 'patch' ? 'patch' : 'post';
+    const id = match[2]!;
+    const field = match[3];
     const key = `${operation}.${id}`;
     let entry = pending.get(key);
     if (!entry) pending.set(key, (entry = { operation, id, fields: {}, partNames: [], spoiled: false }));
@@ -135,8 +138,7 @@ function mergeUpdates(runs: Run[]): Run[] {
       continue;
     }
     const { update: _marker, ...fields } = run;
-    for (const [key, value] of Object.entries(fields))
-      if (value !== undefined) (create as unknown as Record<string, unknown>)[key] = value;
+    for (const [key, value] of Object.entries(fields)) if (value !== undefined) Object.assign(create, { [key]: value });
   }
   return out;
 }

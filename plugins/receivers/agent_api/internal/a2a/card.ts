@@ -85,6 +85,8 @@ export function coreCard(card: JsonObject): AgentCard {
   // The security declarations are in the v0.3 wire shape, not the core (v1.0) one; the dispatcher
   // does not need them.
   const { securitySchemes: _schemes, security: _security, ...rest } = card;
+  // The card is JSON in the v0.3 wire shape; the SDK's AgentCard is the v1.0 type, of which the
+  // dispatcher reads only `capabilities`. No type describes the one as the other.
   return {
     ...rest,
     capabilities: { streaming: true, pushNotifications: false, extensions: [] },

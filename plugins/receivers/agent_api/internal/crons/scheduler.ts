@@ -159,6 +159,8 @@ export class CronScheduler {
     const claim = async (tx: StorageOps) => {
       if (!(await tx.crons.claimTick(cron.cron_id, expected, next, now))) throw new TickTaken();
     };
+    // The stored creator is the JSON of the AuthUser the custom auth handler returned when the cron
+    // was created; JSON's type cannot say so.
     const auth: AuthContext | undefined = cron.auth
       ? { user: cron.auth.user as unknown as AuthUser, scopes: cron.auth.scopes }
       : undefined;
