@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
 import { chromium } from 'playwright-core';
+import { eventually } from '../src/testkit/eventually.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const images = join(repo, 'docs/images');
@@ -82,17 +83,6 @@ async function startTracepipe(dataDir: string): Promise<Started> {
   };
 }
 
-/** Polls `check` until it returns a value (not undefined), for at most `ms`. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 interface TraceSummary {
   trace_id: string;
   status: string;
@@ -129,12 +119,15 @@ async function main(): Promise<void> {
 
     // The trace of the last run, once both runs' traces are complete: the waterfall, and the
     // root run's messages with each tool call beside its result.
-    const traces = await until('both traces in the explorer', async () => {
-      const response = await fetch(`${tracepipe.explorerUrl}/api/traces`);
-      const body = (await response.json()) as { traces: TraceSummary[] };
-      const done = body.traces.filter((t) => t.end_time && t.status === 'success' && t.run_count > 1);
-      return done.length >= QUESTIONS.length ? done : undefined;
-    });
+    const traces = await eventually(
+      async () => {
+        const response = await fetch(`${tracepipe.explorerUrl}/api/traces`);
+        const body = (await response.json()) as { traces: TraceSummary[] };
+        const done = body.traces.filter((t) => t.end_time && t.status === 'success' && t.run_count > 1);
+        return done.length >= QUESTIONS.length && done;
+      },
+      { intervalMs: 200, message: 'both traces in the explorer' },
+    );
     await page.goto(`${tracepipe.explorerUrl}/ui/traces/${traces[0]!.trace_id}`);
     await page.getByTestId('run-panel').locator('.tool-call[data-tool="get_weather"] .tool-result-text').waitFor();
     await page.screenshot({ path: join(images, 'trace-view.png') });

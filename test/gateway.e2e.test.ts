@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { parseDocument } from 'yaml';
 import type { Span } from '../src/model/spans.ts';
+import { eventually } from '../src/testkit/eventually.ts';
 import { encodeTraceRequestProtobuf } from '../src/otlp/encode.ts';
 import { intAttr, makeBatch, plainSpan, stringAttr } from '../src/testkit/spans.ts';
 import { CaptureBackend } from './support/capture_backend.ts';
@@ -219,15 +220,16 @@ describe('gateway → three proxies (real processes)', { timeout: 240_000 }, () 
 
   async function waitForAllAcked(acked: Set<Trace>, timeoutMs: number): Promise<void> {
     const ids = [...acked].flatMap((trace) => trace.spans.map(runIdOf));
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const missing = ids.filter((id) => !backends.some((backend) => backend.has(id)));
-      if (missing.length === 0) return;
-      if (Date.now() > end)
-        throw new Error(
+    await eventually(
+      () => {
+        const missing = ids.filter((id) => !backends.some((backend) => backend.has(id)));
+        assert.equal(
+          missing.length,
+          0,
           `${missing.length} of ${ids.length} acknowledged runs never arrived; ${backends.map((b) => b.summary()).join(' | ')}`,
         );
-      await sleep(100);
-    }
+      },
+      { timeoutMs, intervalMs: 100 },
+    );
   }
 });

@@ -3,9 +3,9 @@
 // clock instead.)
 
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import type { Client } from '@langchain/langgraph-sdk';
+import { eventually } from '../../../src/testkit/eventually.ts';
 import { useTestServer } from './testing/test-server.ts';
 
 describe('agent_api crons on the wall clock', () => {
@@ -23,12 +23,14 @@ describe('agent_api crons on the wall clock', () => {
     });
     const due = Date.parse(cron.next_run_date!);
     assert.ok(due - created <= 60_000 && due > created, `next_run_date ${cron.next_run_date} is the next minute`);
-    let threads: Awaited<ReturnType<Client['threads']['search']>> = [];
-    while (Date.now() - created < 65_000 && threads.length === 0) {
-      await sleep(250);
-      threads = await client.threads.search({ metadata: { cron_id: cron.cron_id } });
-    }
-    assert.equal(threads.length, 1, 'one run within 65 s');
+    const threads = await eventually(
+      async () => {
+        const found = await client.threads.search({ metadata: { cron_id: cron.cron_id } });
+        assert.equal(found.length, 1, 'one run within 65 s');
+        return found;
+      },
+      { timeoutMs: 65_000 - (Date.now() - created), intervalMs: 250 },
+    );
     const [run] = await client.runs.list(threads[0]!.thread_id);
     const lateness = Date.parse(run!.created_at) - due;
     assert.ok(lateness >= 0 && lateness < 2000, `started ${lateness} ms after it was due`);

@@ -9,12 +9,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
 import { validateAgainst } from '../../../src/config/ajv.ts';
-import { Sink, nopHost, nopSettings } from 'tracepipe/testing';
+import { Sink, eventually, nopHost, nopSettings } from 'tracepipe/testing';
 import type { AgentApiConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import type { Clock } from './internal/crons/schedule.ts';
@@ -89,15 +88,6 @@ async function post(url: string, path: string, body: unknown, method = 'POST') {
     body: JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json().catch(() => null)) as ErrorBody };
-}
-
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await sleep(25);
-  }
-  throw new Error(`never: ${what}`);
 }
 
 /** What the second server (testdata/cron-instance.ts) sends its parent process. */
@@ -292,10 +282,9 @@ describe('agent_api crons through the SDK', () => {
     );
     assert.equal((await client.runs.get(keptRun.thread_id, keptRun.run_id)).status, 'success');
     // The deleted kind's thread goes when its run ends.
-    await eventually(
-      async () => ((await client.threads.get(droppedRun.thread_id).catch(() => null)) === null ? true : undefined),
-      'the temporary thread is deleted',
-    );
+    await eventually(async () => (await client.threads.get(droppedRun.thread_id).catch(() => null)) === null, {
+      message: 'the temporary thread is deleted',
+    });
     const after = asCron(await fetch(`${server.url}/runs/crons/${kept.cron_id}`).then((r) => r.json()));
     assert.equal(after.next_run_date, '2030-01-01T10:02:00.000+00:00');
     await client.crons.delete(kept.cron_id);
@@ -378,10 +367,13 @@ describe('agent_api crons across restarts and instances', () => {
     // The restarted server's scheduler fires at start; a manual tick racing it must not fire again.
     const second = await startServer(clock, { dataDir: first.dataDir });
     await second.receiver.crons.tick();
-    const threads = await eventually(async () => {
-      const found = await second.client.threads.search({ metadata: { cron_id: cron.cron_id } });
-      return found.length > 0 ? found : undefined;
-    }, 'the due tick ran');
+    const threads = await eventually(
+      async () => {
+        const found = await second.client.threads.search({ metadata: { cron_id: cron.cron_id } });
+        return found.length > 0 && found;
+      },
+      { message: 'the due tick ran' },
+    );
     await second.stop(true);
     const third = await startServer(clock, { dataDir: first.dataDir });
     await third.receiver.crons.tick();
@@ -430,10 +422,13 @@ describe('agent_api crons across restarts and instances', () => {
         assert.equal(startedA.length + startedB.runs.length, 3, `minute ${minute}: each cron fired once`);
       }
       for (const cron of crons) {
-        const threads = await eventually(async () => {
-          const found = await a.client.threads.search({ metadata: { cron_id: cron.cron_id } });
-          return found.length === 4 ? found : undefined;
-        }, 'four runs per cron');
+        const threads = await eventually(
+          async () => {
+            const found = await a.client.threads.search({ metadata: { cron_id: cron.cron_id } });
+            return found.length === 4 && found;
+          },
+          { message: 'four runs per cron' },
+        );
         assert.equal(threads.length, 4);
       }
     } finally {
