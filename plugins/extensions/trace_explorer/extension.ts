@@ -21,10 +21,11 @@ import type {
   TraceViewer,
   TraceViewerGuard,
 } from 'tracepipe/plugin';
-import { createGuardedServer, isLoopbackName, listen, listenerUrl, sendHttpError } from 'tracepipe/confighttp';
+import { createGuardedServer, isLoopbackName, listen, listenerUrl } from 'tracepipe/confighttp';
 import { contentSecurityPolicy, registerBrowserModules, securityHeaders } from '../../../src/http/webui.ts';
 import { InvalidCursorError, InvalidTimeError, LocalTraceStore } from 'tracepipe/tracestore';
 import type { TraceExplorerConfig } from './config.ts';
+import { ExplorerInvalidError, ExplorerNotFoundError, sendCodedError } from './errors.ts';
 import {
   QueryError,
   parseThreadQuery,
@@ -247,16 +248,14 @@ function answer(reply: FastifyReply, body: () => unknown) {
       const field =
         error instanceof QueryError ? error.field : error instanceof InvalidCursorError ? 'cursor' : undefined;
       const message = field && !error.message.startsWith(field) ? `${field}: ${error.message}` : error.message;
-      return sendHttpError(reply, 422, message, {
-        fields: { code: 'TP_ERR_API_INVALID', ...(field ? { field } : {}) },
-      });
+      return sendCodedError(reply, new ExplorerInvalidError([message]), { fields: field ? { field } : {} });
     }
     throw error;
   }
 }
 
 function notFound(reply: FastifyReply, message: string) {
-  return sendHttpError(reply, 404, message, { fields: { code: 'TP_ERR_API_NOT_FOUND' } });
+  return sendCodedError(reply, new ExplorerNotFoundError([message]));
 }
 
 /** A JSON file to save: `{"post": [...runs]}`, written run by run. */

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { sendHttpError } from 'tracepipe/confighttp';
 import type { TraceAccessCheck, TraceViewerGuard } from 'tracepipe/plugin';
+import { ExplorerUnavailableError, sendCodedError } from '../errors.ts';
 
 /** Retry-After while the owner of the guard has not started yet, in seconds. */
 const NOT_ARMED_RETRY_AFTER_S = 1;
@@ -61,8 +62,8 @@ export class ExplorerAccess {
       const path = request.url.split('?')[0]!;
       if (isPublic(path)) return;
       if (this.check === undefined) {
-        return refuse(reply, 503, 'TP_ERR_API_UNAVAILABLE', 'the trace explorer is starting; retry shortly', {
-          'retry-after': String(NOT_ARMED_RETRY_AFTER_S),
+        return sendCodedError(reply, new ExplorerUnavailableError(['the trace explorer is starting; retry shortly']), {
+          headers: { 'retry-after': String(NOT_ARMED_RETRY_AFTER_S) },
         });
       }
       if (this.check === null) return;
