@@ -140,6 +140,51 @@ describe('Redis stream broker across instances', { skip: available ? false : `no
     }
   });
 
+  it('a wait for the end of a run executing elsewhere reads its last entry once, then only when the end is announced', async () => {
+    // No poll within the test: only announcements make the waiting instance read.
+    const env = instances(2, 600_000);
+    try {
+      await env.ready();
+      const [a, b] = env.brokers;
+      const command = env.buses[1].command;
+      const multi = command.multi.bind(command);
+      let reads = 0;
+      command.multi = ((...args: Parameters<typeof multi>) => {
+        reads++;
+        return multi(...args);
+      }) as typeof command.multi;
+      assert.equal(
+        await within(b.untilEnded(randomUUID()).then(() => 'ended')),
+        'ended',
+        'no log: nothing to wait for',
+      );
+      assert.equal(reads, 1);
+
+      const run = randomUUID();
+      a.open(run, { event: 'metadata', data: { run_id: run } });
+      await until(async () => (await command.exists(`${env.prefix}run:{${run}}:open`)) === 1);
+      let ended = false;
+      const waiting = b.untilEnded(run).then(() => (ended = true));
+      await until(() => reads === 2);
+      for (let n = 0; n < 20; n++) a.publish(run, 'values', { n });
+      await until(async () => (await command.xlen(`${env.prefix}run:{${run}}:events`)) === 21);
+      assert.equal(ended, false);
+      assert.equal(reads, 2, 'the events cost the wait no reads');
+      a.finish(run);
+      await within(waiting);
+      assert.equal(reads, 3);
+
+      const discarded = randomUUID();
+      a.open(discarded);
+      await until(async () => (await command.exists(`${env.prefix}run:{${discarded}}:open`)) === 1);
+      const waitingDiscarded = b.untilEnded(discarded);
+      a.discard(discarded);
+      await within(waitingDiscarded);
+    } finally {
+      await env.cleanup();
+    }
+  });
+
   it("announces a thread's new runs to the thread's watchers on every instance, and only to them", async () => {
     const env = instances();
     try {

@@ -57,6 +57,12 @@ export interface EventBroker {
    */
   subscribe(runId: string, afterId: number, signal?: AbortSignal): AsyncGenerator<StreamEvent>;
   /**
+   * Resolves once the run's stream is complete (it ended or was discarded, or has no log) or
+   * `signal` aborts, reading none of its events: what a wait needs. Throws
+   * `BrokerUnavailableError` when the logs cannot be read.
+   */
+  untilEnded(runId: string, signal?: AbortSignal): Promise<void>;
+  /**
    * Tells the thread's watchers (`watchThread`, on every instance) that a run was created on it.
    * Nothing is kept: a watcher hears only what is announced while it listens.
    */
@@ -226,6 +232,13 @@ export class StreamBroker implements EventBroker {
   /** Whether the run's log was discarded because the run was deleted (rolled back or deleted). */
   wasDiscarded(runId: string): boolean {
     return this.discarded.has(runId);
+  }
+
+  async untilEnded(runId: string, signal?: AbortSignal): Promise<void> {
+    // Following the log from past its end yields nothing and returns when the run's stream ends.
+    for await (const _ of this.subscribe(runId, Number.MAX_SAFE_INTEGER, signal)) {
+      // Nothing to do per event.
+    }
   }
 
   /** The last event named `event` in the run's retained log. */

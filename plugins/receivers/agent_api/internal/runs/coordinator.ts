@@ -133,9 +133,7 @@ export class RunCoordinator {
       const watch = this.shared ? this.watchRecord(runId, signal) : undefined;
       try {
         try {
-          for await (const _ of this.broker.subscribe(runId, Number.MAX_SAFE_INTEGER, watch?.signal ?? signal)) {
-            // Nothing to do per event.
-          }
+          await this.broker.untilEnded(runId, watch?.signal ?? signal);
         } catch (error) {
           // The shared broker is unreachable: fall back on the run's status in storage.
           if (!(error instanceof BrokerUnavailableError)) throw error;

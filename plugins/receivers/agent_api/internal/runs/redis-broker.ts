@@ -8,7 +8,7 @@
 //                           e (event name), d (JSON data), w/n (writer and its write counter)
 //   <p>run:{id}:open        set by `open` so that readers wait on a run that has no event yet
 //   <p>run:{id}:discarded   the run was deleted (what `wasDiscarded` answers)
-//   <p>run:{id}             pub/sub channel: "an entry was appended"
+//   <p>run:{id}             pub/sub channel: "an entry was appended" (message: its id and kind)
 //   <p>thread:{id}:runs     pub/sub channel: "a run was created on the thread" (message: its id),
 //                           what a thread's stream follows; nothing is kept
 // Appends run one Lua script (number, XADD with `MAXLEN ~`, expiry, PUBLISH) so positions are
@@ -20,7 +20,9 @@
 // Readers are woken by pub/sub and then read with XRANGE on the shared command connection, rather
 // than each blocking a connection of its own in XREAD BLOCK: an instance needs two connections
 // however many streams it serves, and pub/sub being lossy costs at most a poll interval, because
-// readers also look again every `pollMs`.
+// readers also look again every `pollMs`. A wait for the end of a run (`untilEnded`) reads the
+// stream's last entry once, then again only when an end or discard entry is announced (or after
+// `pollMs`): the events in between cost it no reads.
 //
 // Appends are buffered in this process, per run and in order, and written in batches; while Redis
 // is unreachable they stay buffered (bounded by `maxEvents` per run, oldest events dropped first)
@@ -68,7 +70,7 @@ else
   redis.call('DEL', KEYS[2])
   if kind == 'discard' then redis.call('SET', KEYS[3], '1', 'PX', ARGV[8]) end
 end
-redis.call('PUBLISH', ARGV[9], id)
+redis.call('PUBLISH', ARGV[9], id .. ' ' .. kind)
 return id
 `;
 
@@ -286,6 +288,58 @@ export class RedisStreamBroker implements EventBroker {
         }
       }
     } finally {
+      unlisten();
+    }
+  }
+
+  async untilEnded(runId: string, signal?: AbortSignal): Promise<void> {
+    if (this.stopped || signal?.aborted) return;
+    if (!this.available())
+      throw new BrokerUnavailableError('The run event broker (Redis) is unreachable; retry shortly.');
+    // Whether the last entry is worth reading: at first, after an announced end or discard (or an
+    // announcement without its kind), and after `pollMs` without one (announcements are lossy).
+    let look = true;
+    let wakeUp: (() => void) | undefined;
+    const unlisten = await this.bus.listen(this.channel(runId), (message) => {
+      const kind = message.split(' ')[1];
+      if (kind !== undefined && kind !== 'end' && kind !== 'discard') return;
+      look = true;
+      wakeUp?.();
+    });
+    // `finishAll` (the server stops) ends the wait.
+    const stop = () => wakeUp?.();
+    let set = this.wakers.get(runId);
+    if (!set) this.wakers.set(runId, (set = new Set()));
+    set.add(stop);
+    try {
+      // What this process has appended itself (say, the end of a run it executed) is in Redis first.
+      await this.drained(runId, this.graceMs);
+      for (;;) {
+        if (signal?.aborted || this.stopped) return;
+        if (look) {
+          look = false;
+          const [top, open] = await this.call(() => this.topAndOpen(runId));
+          if (top ? ['end', 'discard'].includes(fieldsOf(top[1]).k ?? '') : !open) return;
+          if (look) continue;
+        }
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            signal?.removeEventListener('abort', done);
+            wakeUp = undefined;
+            resolve();
+          };
+          wakeUp = done;
+          const timer = setTimeout(() => {
+            look = true;
+            done();
+          }, this.pollMs);
+          signal?.addEventListener('abort', done, { once: true });
+        });
+      }
+    } finally {
+      set.delete(stop);
+      if (set.size === 0 && this.wakers.get(runId) === set) this.wakers.delete(runId);
       unlisten();
     }
   }
