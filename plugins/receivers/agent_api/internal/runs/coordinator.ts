@@ -11,12 +11,15 @@
 // false), the coordinator reads those records every `pollMs` instead, and once they can again
 // (`resync`) it reads them all once, for what it missed.
 
-import type { Storage } from '../storage/storage.ts';
+import type { RunRecord, Storage } from '../storage/storage.ts';
 import { BrokerUnavailableError, metadataEvent } from './broker.ts';
 import type { EventBroker, StreamEvent } from './broker.ts';
 import type { GraphRunner } from './graph-runner.ts';
 import type { RunSignals } from './redis-signals.ts';
 import type { WorkerPool } from './worker-pool.ts';
+
+/** How many final records read by waits are kept for their results. */
+const ENDED_RECORDS = 256;
 
 /** Why a record watch ends when the run's record has ended. */
 const RECORD_ENDED = Symbol('the run record ended');
@@ -27,6 +30,11 @@ type RecordCheck = ((announced?: boolean) => Promise<void>) & { readonly stop: (
 export class RunCoordinator {
   private stopped = false;
   private cancelWatch?: NodeJS.Timeout;
+  /**
+   * The final records the last waits read, for `result` to answer from instead of reading them
+   * again (a wait is followed by its result); bounded, oldest first.
+   */
+  private readonly endedRecords = new Map<string, RunRecord>();
   /** The record checks of the waits in progress (with `shared`), by run id. */
   private readonly recordChecks = new Map<string, Set<RecordCheck>>();
 
@@ -139,6 +147,7 @@ export class RunCoordinator {
           if (!(error instanceof BrokerUnavailableError)) throw error;
         }
         const run = await this.storage.runs.get(runId);
+        if (run && run.status !== 'pending' && run.status !== 'running') this.keepEnded(run);
         if (!run || (run.status !== 'pending' && run.status !== 'running') || this.stopped) return;
         if (watch && !this.runner.activeIds().has(runId)) {
           // No log here: another server executes it, or it waits for a worker; its end is announced.
@@ -171,6 +180,7 @@ export class RunCoordinator {
         if (watch.signal.aborted || (!announced && this.runner.activeIds().has(runId))) return;
         const run = await this.storage.runs.get(runId).catch(() => null);
         if (run === null) return;
+        if (run && run.status !== 'pending' && run.status !== 'running') this.keepEnded(run);
         if (!run || (run.status !== 'pending' && run.status !== 'running')) watch.abort(RECORD_ENDED);
       },
       { stop },
@@ -200,7 +210,7 @@ export class RunCoordinator {
   async result(runId: string, threadId?: string): Promise<unknown> {
     const errorEvent = await this.lastEvent(runId, 'error');
     if (errorEvent) return { __error__: errorEvent.data };
-    const run = await this.storage.runs.get(runId);
+    const run = this.takeEnded(runId) ?? (await this.storage.runs.get(runId));
     if (run?.error) return { __error__: run.error };
     if (run && (run.status === 'pending' || run.status === 'running')) {
       return {
@@ -234,6 +244,18 @@ export class RunCoordinator {
       };
     }
     return thread?.values ?? null;
+  }
+
+  private keepEnded(run: RunRecord): void {
+    this.endedRecords.delete(run.run_id);
+    this.endedRecords.set(run.run_id, run);
+    if (this.endedRecords.size > ENDED_RECORDS) this.endedRecords.delete(this.endedRecords.keys().next().value!);
+  }
+
+  private takeEnded(runId: string): RunRecord | undefined {
+    const run = this.endedRecords.get(runId);
+    this.endedRecords.delete(runId);
+    return run;
   }
 
   /** The run's last `event` in its log; none while the shared broker is unreachable. */
