@@ -21,8 +21,8 @@
 // than each blocking a connection of its own in XREAD BLOCK: an instance needs two connections
 // however many streams it serves, and pub/sub being lossy costs at most a poll interval, because
 // readers also look again every `pollMs`. A wait for the end of a run (`untilEnded`) reads the
-// stream's last entry once, then again only when an end or discard entry is announced (or after
-// `pollMs`): the events in between cost it no reads.
+// stream's last entry once, then ends when an end or discard entry is announced (or reads it
+// again after `pollMs`): the events in between cost it no reads.
 //
 // Appends are buffered in this process, per run and in order, and written in batches; while Redis
 // is unreachable they stay buffered (bounded by `maxEvents` per run, oldest events dropped first)
@@ -296,14 +296,17 @@ export class RedisStreamBroker implements EventBroker {
     if (this.stopped || signal?.aborted) return;
     if (!this.available())
       throw new BrokerUnavailableError('The run event broker (Redis) is unreachable; retry shortly.');
-    // Whether the last entry is worth reading: at first, after an announced end or discard (or an
-    // announcement without its kind), and after `pollMs` without one (announcements are lossy).
+    // Whether the last entry is worth reading: at first, after an announcement without its kind,
+    // and after `pollMs` without one (announcements are lossy). An announced end or discard is
+    // taken at its word: the append script publishes it once the entry is in the stream.
     let look = true;
+    let announcedEnd = false;
     let wakeUp: (() => void) | undefined;
     const unlisten = await this.bus.listen(this.channel(runId), (message) => {
       const kind = message.split(' ')[1];
-      if (kind !== undefined && kind !== 'end' && kind !== 'discard') return;
-      look = true;
+      if (kind === 'end' || kind === 'discard') announcedEnd = true;
+      else if (kind === undefined) look = true;
+      else return;
       wakeUp?.();
     });
     // `finishAll` (the server stops) ends the wait.
@@ -315,12 +318,12 @@ export class RedisStreamBroker implements EventBroker {
       // What this process has appended itself (say, the end of a run it executed) is in Redis first.
       await this.drained(runId, this.graceMs);
       for (;;) {
-        if (signal?.aborted || this.stopped) return;
+        if (signal?.aborted || this.stopped || announcedEnd) return;
         if (look) {
           look = false;
           const [top, open] = await this.call(() => this.topAndOpen(runId));
           if (top ? ['end', 'discard'].includes(fieldsOf(top[1]).k ?? '') : !open) return;
-          if (look) continue;
+          if (look || announcedEnd) continue;
         }
         await new Promise<void>((resolve) => {
           const done = () => {
