@@ -110,6 +110,8 @@ export interface StoredTrace {
   readonly summary: TraceSummary;
   /** Every run of the trace, parents before children (by dotted_order, then start time). */
   readonly runs: Run[];
+  /** The ids of the runs whose usage counts toward the trace's totals (see the token usage rule). */
+  readonly countedUsageRunIds: string[];
 }
 
 /** Tokens per model of some traces, for pricing (`modelUsage`). */
@@ -863,12 +865,14 @@ export class LocalTraceStore {
     const traceId = storedUuidForm(id);
     const row = this.db.prepare('SELECT * FROM traces WHERE trace_id = ?').get(traceId) as TraceRow | undefined;
     if (!row) return undefined;
-    const runs = (
-      this.db.prepare('SELECT data FROM runs WHERE trace_id = ? ORDER BY dotted_order, start_us').all(traceId) as {
-        data: string;
-      }[]
-    ).map((r) => JSON.parse(r.data) as Run);
-    return { summary: summaryOf(row), runs };
+    const rows = this.db
+      .prepare('SELECT id, data, counts_usage FROM runs WHERE trace_id = ? ORDER BY dotted_order, start_us')
+      .all(traceId) as { id: string; data: string; counts_usage: number }[];
+    return {
+      summary: summaryOf(row),
+      runs: rows.map((r) => JSON.parse(r.data) as Run),
+      countedUsageRunIds: rows.filter((r) => r.counts_usage === 1).map((r) => r.id),
+    };
   }
 
   /** Bytes the database's pages hold (free pages excluded): what `maxBytes` limits. */

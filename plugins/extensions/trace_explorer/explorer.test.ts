@@ -74,8 +74,11 @@ function otlpBody() {
           {
             scope: { name: 'test' },
             spans: [
+              // The agent span repeats its model call's usage (the turn's): shown on its run, not counted twice.
               span('aaaaaaaaaaaaaaa1', undefined, 'weather agent', 0, 2400, [
                 str('gen_ai.operation.name', 'invoke_agent'),
+                int('gen_ai.usage.input_tokens', 1000),
+                int('gen_ai.usage.output_tokens', 200),
               ]),
               span('aaaaaaaaaaaaaaa2', 'aaaaaaaaaaaaaaa1', 'chat gpt-4o-mini', 100, 1300, [
                 str('gen_ai.operation.name', 'chat'),
@@ -197,6 +200,15 @@ service:
     );
     assert.equal(trace.runs[2]!.status, 'error');
     assert.equal(trace.runs[1]!.parent_run_id, trace.runs[0]!.id);
+    // Each run's own usage, and whether the trace's totals count it: the model call's, not the agent's repeat.
+    assert.deepEqual(
+      trace.runs.map((run) => [run.total_tokens, run.usage_counted]),
+      [
+        [1200, false],
+        [1200, true],
+        [0, null],
+      ],
+    );
     // Filters and the cursor.
     const filtered = async (query: string) =>
       ((await (await fetch(`${explorer}/api/traces?${query}`)).json()) as { traces: unknown[] }).traces.length;
@@ -362,6 +374,7 @@ service:
       assert.match(await call.innerText(), /get_weather/);
       assert.match(await call.innerText(), /"city": "Paris"/);
       assert.match(await panel.getByTestId('run-tokens').innerText(), /1200 \(1000 in, 200 out\)/);
+      assert.equal(await panel.getByTestId('run-usage-counted').innerText(), 'Counted');
       await panel.getByText('Raw JSON').click();
       assert.match(await panel.getByTestId('run-json').innerText(), /"run_type": "llm"/);
       await page.screenshot({ path: join(OUTPUT, 'explorer-trace.png'), fullPage: true });
@@ -372,6 +385,10 @@ service:
       await fresh.goto(runUrl);
       await eventually(async () => assert.match(await fresh.getByTestId('run-panel').innerText(), /chat gpt-4o-mini/));
       await fresh.screenshot({ path: join(OUTPUT, 'explorer-trace-phone.png'), fullPage: true });
+      const apiRuns = (
+        (await (await fetch(`${explorer}/api/traces/${TRACE_UUID}`)).json()) as { runs: { id: string }[] }
+      ).runs;
+      const rootRunId = apiRuns[0]!.id;
       await fresh.goto(
         `${explorer}/ui/traces/${TRACE_UUID}?run=${encodeURIComponent(
           ((await (await fetch(`${explorer}/api/traces/${TRACE_UUID}`)).json()) as { runs: { id: string }[] }).runs[2]!
@@ -381,6 +398,14 @@ service:
       await eventually(async () =>
         assert.match(await fresh.getByTestId('run-panel').innerText(), /weather service unavailable/),
       );
+      assert.equal(await fresh.getByTestId('run-usage-counted').count(), 0, 'a run without usage');
+      // The agent run shows the usage it reported, and that the trace's totals count it on the model call.
+      await fresh.goto(`${explorer}/ui/traces/${TRACE_UUID}?run=${encodeURIComponent(rootRunId)}`);
+      const rootPanel = fresh.getByTestId('run-panel');
+      await eventually(async () => assert.match(await rootPanel.innerText(), /weather agent/));
+      assert.match(await rootPanel.getByTestId('run-tokens').innerText(), /1200 \(1000 in, 200 out\)/);
+      assert.match(await rootPanel.getByTestId('run-usage-counted').innerText(), /^Not counted/);
+      await fresh.screenshot({ path: join(OUTPUT, 'explorer-run-usage-not-counted.png'), fullPage: true });
       await fresh.close();
     });
 

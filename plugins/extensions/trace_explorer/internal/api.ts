@@ -141,9 +141,10 @@ export function tracePage(store: LocalTraceStore, query: ListTracesQuery, pricer
 /** `GET /api/traces/{trace_id}`: the summary and every run, parents first. */
 export function traceBody(store: LocalTraceStore, trace: StoredTrace, pricer: Pricer) {
   const cost = tracesCost(store, [trace.summary], pricer).get(trace.summary.traceId);
+  const counted = new Set(trace.countedUsageRunIds);
   return {
     trace: summaryBody(trace.summary, cost),
-    runs: trace.runs.map((run) => runBody(run, pricer)),
+    runs: trace.runs.map((run) => runBody(run, pricer, counted)),
   };
 }
 
@@ -174,7 +175,8 @@ export function summaryBody(summary: TraceSummary, cost: Quote | undefined) {
   };
 }
 
-function runBody(run: Run, pricer: Pricer) {
+/** A run in the API's words: the usage it reported itself, and whether the trace's totals count it. */
+function runBody(run: Run, pricer: Pricer, counted: ReadonlySet<string>) {
   const usage = usageOf(run);
   const metadata = run.extra?.metadata as Record<string, unknown> | undefined;
   const model = metadata?.ls_model_name;
@@ -205,6 +207,8 @@ function runBody(run: Run, pricer: Pricer) {
     cache_read_tokens: usage.cacheRead,
     cost: quote?.cost ?? null,
     cost_source: sourceBody(quote?.source),
+    // null when the run reported no usage; false when the same tokens count on another run.
+    usage_counted: usage.total > 0 || usage.cost !== undefined ? counted.has(run.id) : null,
   };
 }
 

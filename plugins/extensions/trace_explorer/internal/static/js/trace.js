@@ -177,6 +177,7 @@ function RunPanel({ run }) {
         <dt>Latency</dt><dd>${formatDuration(run.duration_ms)}</dd>
         ${run.total_tokens > 0 && html`<dt>Tokens</dt><dd data-testid="run-tokens">${run.total_tokens} (${run.prompt_tokens} in, ${run.completion_tokens} out)</dd>`}
         ${run.cost !== null && html`<dt>Cost</dt><dd>${formatCost(run.cost)} <span class="muted small">${costSourceText(run.cost_source)}</span></dd>`}
+        ${run.usage_counted !== null && html`<dt>In trace totals</dt><dd data-testid="run-usage-counted">${run.usage_counted ? 'Counted' : html`Not counted <span class="muted small">(the same tokens count on the trace's model calls or an enclosing run)</span>`}</dd>`}
         ${metadata?.ls_model_name && html`<dt>Model</dt><dd>${String(metadata.ls_model_name)}</dd>`}
         <dt>Start</dt><dd>${formatTime(run.start_time)}</dd>
         <dt>Run</dt><dd><code>${run.id}</code></dd>
