@@ -18,7 +18,6 @@
  * @property {number} completion_tokens
  * @property {number} total_tokens
  * @property {number | null} cost
- * @property {boolean | null} usage_counted whether the trace's totals count the usage the run reported (null: it reported none)
  * @property {CostSource | null} cost_source
  * @property {string | null} model
  * @property {string | null} thread_id
@@ -49,6 +48,7 @@
  * @property {number} completion_tokens
  * @property {number} total_tokens
  * @property {number | null} cost
+ * @property {boolean | null} usage_counted whether the trace's totals count the usage the run reported (null: it reported none)
  * @property {CostSource | null} cost_source
  */
 
