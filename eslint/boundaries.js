@@ -3,6 +3,10 @@
 //
 //   - src/ is the framework: it imports nothing from plugins/, distribution/, examples/, test/,
 //     bench/ or scripts/ (the CLI gets its components from the distribution module);
+//   - plugins/ and examples/ reach the framework only through its public entry points (the source
+//     files package.json's `exports` name: src/plugin.ts for `tracepipe/plugin`, ...), as a plugin
+//     package outside the repository must, so that the built-in components are built on what a
+//     plugin author gets;
 //   - a plugin (plugins/<kind>s/<type>/) reaches another plugin only through its index.ts, never
 //     its internals, and nothing in plugins/ imports distribution/;
 //   - nothing outside test/ imports test/;
@@ -11,7 +15,7 @@
 //
 // Options: `{ root: <absolute repository path>, allow: [{ from: <dir prefix>, to: <dir prefix> }] }`.
 
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 const FRAMEWORK_FORBIDDEN = ['plugins', 'distribution', 'examples', 'test', 'bench', 'scripts'];
@@ -32,6 +36,18 @@ function packageDirOf(root, path, cache) {
   }
   return undefined;
 }
+
+/** The source files of the package's entry points (`tracepipe-source` of package.json's exports). */
+function entryPointsOf(root) {
+  const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  return new Set(
+    Object.values(exports)
+      .filter((target) => typeof target === 'object' && target['tracepipe-source'])
+      .map((target) => target['tracepipe-source'].replace(/^\.\//, '')),
+  );
+}
+
+const entryPointsByRoot = new Map();
 
 function within(path, dir) {
   return path === dir || path.startsWith(`${dir}/`);
@@ -60,6 +76,8 @@ export const boundaries = {
     const root = options.root ?? context.cwd;
     const allow = options.allow ?? [];
     const packageDirs = new Map();
+    if (!entryPointsByRoot.has(root)) entryPointsByRoot.set(root, entryPointsOf(root));
+    const entryPoints = entryPointsByRoot.get(root);
     const file = relative(root, context.filename).split(sep).join('/');
     if (file.startsWith('..')) return {};
 
@@ -81,6 +99,11 @@ export const boundaries = {
       if (targetArea === 'test' && area !== 'test') {
         return report(
           'only test/ may import test/; shared test helpers belong in the test kit (src/testkit/, `tracepipe/testing`)',
+        );
+      }
+      if ((area === 'plugins' || area === 'examples') && targetArea === 'src' && !entryPoints.has(target)) {
+        return report(
+          `${area}/ reaches the framework only through its public entry points (${[...entryPoints].join(', ')}), not ${target}`,
         );
       }
       const plugin = pluginOf(file);

@@ -33,4 +33,4 @@ export {
   readBody,
 } from './http/body.ts';
 export type { HttpServerOptions } from './http/server.ts';
-export { closeBy, createHttpServer, listen, listenerSchema, listenerUrl } from './http/server.ts';
+export { closeBy, createHttpServer, listen, listenerSchema, listenerUrl, registerMetricsRoute } from './http/server.ts';

@@ -23,7 +23,8 @@ export type { ExportResult, ExportStatus, RetryConfig } from './exporterhelper/r
 export { backoffDelay, classifyHttpStatus, parseRetryAfter } from './exporterhelper/retry.ts';
 export { TimeoutError, withTimeout } from './exporterhelper/timeout.ts';
 export type { DropReason } from './exporterhelper/metrics.ts';
-export type { PersistentQueueConfig } from './exporterhelper/persistent_queue.ts';
+export type { PersistentQueueConfig, StoredBatch, StoredHeader } from './exporterhelper/persistent_queue.ts';
+export { CorruptBatchError, PersistentQueue } from './exporterhelper/persistent_queue.ts';
 export type { SendingQueueConfig } from './exporterhelper/sending_queue.ts';
 export type { QueuedExporterBlocksConfig, RetryDefaults } from './exporterhelper/schema.ts';
 export {

@@ -42,6 +42,8 @@ export type {
   InstrumentConfig,
   TelemetrySettings,
 } from './telemetry/component.ts';
+// The telemetry of a component another component creates inside itself (an exporter per endpoint).
+export { componentTelemetry } from './telemetry/component.ts';
 
 // The data between components, and who sent it.
 export type { ConsumedType, DataOf, DataType, RequestContext } from './pipeline/data.ts';
@@ -77,3 +79,8 @@ export { counter, gauge, histogram } from './telemetry/metrics.ts';
 export type { HttpServerOptions } from './http/server.ts';
 export { ListenError, closeBy, createHttpServer, listen, listenerSchema } from './http/server.ts';
 export { importModule } from './runtime/user_modules.ts';
+// JSON: a JSON Lines record, a cheap size estimate (for byte limits), and the frozen values many
+// runs share (a resource, tool definitions) serialized once.
+export { toJsonLine } from './model/json.ts';
+export { estimateJsonBytes } from './model/json-size.ts';
+export { SharedJsonCache, jsonWithShared, shareJson } from './model/shared-json.ts';

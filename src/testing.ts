@@ -18,3 +18,8 @@ export { makeRun, makeRuns } from './testkit/runs.ts';
 export type { LogLine } from './testkit/observe.ts';
 export { captureLogs, metricValue } from './testkit/observe.ts';
 export { tempDir } from './testkit/files.ts';
+// A component's config as the framework would see it: ajv's defaults applied, or the errors.
+export { defaultsOf, validateAgainst } from './config/ajv.ts';
+// Processes a test starts, each in a process group of its own, killed with whatever it started.
+export type { GroupProcess, GroupRun } from './testkit/processes.ts';
+export { runGroup, spawnGroup } from './testkit/processes.ts';

@@ -39,3 +39,6 @@ export {
   toMicros,
   usageOf,
 } from './tracestore/store.ts';
+// The form the store keeps a 16-byte id in (a dashed, lowercase UUID), whether it was written so or as
+// OTLP's 32 hex digits: what a component looks an id up by.
+export { storedUuidForm } from './model/uuid-forms.ts';

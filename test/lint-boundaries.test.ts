@@ -54,6 +54,18 @@ describe('lint: module boundaries', () => {
     ['bench/pipeline/probe.ts', '../../test/helpers.ts', /only test\/ may import test\//],
     ['scripts/probe.ts', '../test/helpers.ts', /only test\/ may import test\//],
     ['examples/redact-processor/probe.ts', '../../src/plugin.ts', /is a package of its own/],
+    // The framework's internals, past its public entry points.
+    [
+      'plugins/exporters/otlp/probe.ts',
+      '../../../src/exporterhelper/queued_exporter.ts',
+      /only through its public entry points .*not src\/exporterhelper\/queued_exporter\.ts/,
+    ],
+    [
+      'plugins/receivers/otlp/probe.test.ts',
+      '../../../src/otlp/decode-json.ts',
+      /only through its public entry points/,
+    ],
+    ['examples/graphs/probe.ts', '../../src/model/runs.ts', /only through its public entry points/],
   ];
   for (const [file, specifier, expected] of violations) {
     it(`fails: ${file} importing ${specifier}`, async () => {
@@ -65,7 +77,8 @@ describe('lint: module boundaries', () => {
 
   const allowed: [string, string][] = [
     ['src/cli/probe.ts', '../pipeline/service.ts'],
-    ['plugins/exporters/otlp/probe.ts', '../../../src/exporterhelper/queued_exporter.ts'],
+    ['plugins/exporters/otlp/probe.ts', 'tracepipe/exporterhelper'],
+    ['plugins/exporters/otlp/probe.ts', '../../../src/otlp.ts'],
     ['plugins/exporters/otlp/probe.ts', './internal/encode.ts'],
     ['plugins/processors/genai/probe.test.ts', '../../receivers/otlp/index.ts'],
     ['distribution/probe.ts', '../plugins/receivers/otlp/index.ts'],

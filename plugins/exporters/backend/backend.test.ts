@@ -4,10 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
-import { validateAgainst } from '../../../src/config/ajv.ts';
-import type { Exporter } from 'tracepipe/plugin';
-import { Delivery, ThrottleError } from 'tracepipe/plugin';
 import {
+  validateAgainst,
   nopHost,
   nopSettings,
   runComponentConformance,
@@ -17,6 +15,8 @@ import {
   makeRun,
   makeRuns,
 } from 'tracepipe/testing';
+import type { Exporter } from 'tracepipe/plugin';
+import { Delivery, ThrottleError } from 'tracepipe/plugin';
 import { BackendStub } from './testing/backend_stub.ts';
 import type { LogLine } from 'tracepipe/testing';
 import type { BackendExporterConfig } from './config.ts';

@@ -2,8 +2,7 @@
 // volumes. Writing batches to a file is the `file` exporter's job.
 
 import type { ComponentSettings, Exporter, DataOf, DataType, RequestContext } from 'tracepipe/plugin';
-import { countItems } from 'tracepipe/plugin';
-import { toJsonLine } from '../../../src/model/json.ts';
+import { countItems, toJsonLine } from 'tracepipe/plugin';
 import type { DebugExporterConfig } from './config.ts';
 
 export class DebugExporter implements Exporter {

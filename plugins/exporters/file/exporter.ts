@@ -17,7 +17,7 @@ import type {
   SpanBatch,
 } from 'tracepipe/plugin';
 import { PermanentError, errorMessage } from 'tracepipe/plugin';
-import { encodeTraceRequestJson } from '../../../src/otlp/encode.ts';
+import { encodeTraceRequestJson } from 'tracepipe/otlp';
 import type { FileExporterConfig } from './config.ts';
 
 export class FileExporter implements Exporter {

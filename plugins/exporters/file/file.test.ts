@@ -3,10 +3,17 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { validateAgainst } from '../../../src/config/ajv.ts';
+import {
+  validateAgainst,
+  nopHost,
+  nopSettings,
+  runComponentConformance,
+  makeRun,
+  makeRuns,
+  makeSpanBatch,
+} from 'tracepipe/testing';
 import { PermanentError, countSpans } from 'tracepipe/plugin';
-import { nopHost, nopSettings, runComponentConformance, makeRun, makeRuns, makeSpanBatch } from 'tracepipe/testing';
-import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
+import { decodeTraceRequestJson } from 'tracepipe/otlp';
 import type { FileExporterConfig } from './config.ts';
 import { fileExporterFactory } from './index.ts';
 

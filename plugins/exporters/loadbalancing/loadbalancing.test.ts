@@ -5,9 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
-import { validateAgainst } from '../../../src/config/ajv.ts';
-import type { Receiver, Span, SpanBatch } from 'tracepipe/plugin';
 import {
+  validateAgainst,
   Sink,
   nopHost,
   nopSettings,
@@ -19,6 +18,7 @@ import {
   makeSpanBatch,
   stringAttr,
 } from 'tracepipe/testing';
+import type { Receiver, Span, SpanBatch } from 'tracepipe/plugin';
 import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
 import type { OtlpReceiverConfig } from '../../receivers/otlp/index.ts';
 import type { LoadBalancingExporterConfig } from './config.ts';

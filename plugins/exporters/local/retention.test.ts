@@ -5,8 +5,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { validateAgainst } from '../../../src/config/ajv.ts';
-import { nopHost, nopSettings, tempDir, makeRun } from 'tracepipe/testing';
+import { validateAgainst, nopHost, nopSettings, tempDir, makeRun } from 'tracepipe/testing';
 import type { Run } from 'tracepipe/plugin';
 import { configSchema } from './config.ts';
 import type { LocalExporterConfig } from './config.ts';

@@ -10,7 +10,7 @@ import { HttpSender, httpVerdict, newExporter, reject, tenantHeader } from 'trac
 import type { ExportRequest, RequestCodec, TenantHeader } from 'tracepipe/exporterhelper';
 import { PermanentError, countSpans, errorMessage } from 'tracepipe/plugin';
 import type { ComponentSettings, Exporter, SpanBatch } from 'tracepipe/plugin';
-import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../../src/otlp/encode.ts';
+import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from 'tracepipe/otlp';
 import type { OtlpExporterConfig } from './config.ts';
 
 const gzip = promisify(gzipCallback);

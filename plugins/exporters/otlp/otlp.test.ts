@@ -8,9 +8,8 @@ import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
-import { validateAgainst } from '../../../src/config/ajv.ts';
-import type { Exporter, SpanBatch } from 'tracepipe/plugin';
 import {
+  validateAgainst,
   Sink,
   nopHost,
   nopSettings,
@@ -19,9 +18,9 @@ import {
   metricValue,
   makeSpanBatch,
 } from 'tracepipe/testing';
+import type { Exporter, SpanBatch } from 'tracepipe/plugin';
 import { countSpans } from 'tracepipe/plugin';
-import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
-import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts';
+import { decodeTraceRequestJson, decodeTraceRequestProtobuf } from 'tracepipe/otlp';
 import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
 import type { OtlpReceiverConfig } from '../../receivers/otlp/index.ts';
 import type { OtlpExporterConfig } from './config.ts';

@@ -22,7 +22,7 @@ import type {
   TraceViewerGuard,
 } from 'tracepipe/plugin';
 import { createGuardedServer, isLoopbackName, listen, listenerUrl } from 'tracepipe/confighttp';
-import { contentSecurityPolicy, registerBrowserModules, securityHeaders } from '../../../src/http/webui.ts';
+import { contentSecurityPolicy, registerBrowserModules, securityHeaders } from 'tracepipe/webui';
 import { InvalidCursorError, InvalidTimeError, LocalTraceStore } from 'tracepipe/tracestore';
 import type { TraceExplorerConfig } from './config.ts';
 import { ExplorerInvalidError, ExplorerNotFoundError, sendCodedError } from './errors.ts';

@@ -5,8 +5,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ComponentSettings, Consumer, Processor, RequestContext, RunBatch } from 'tracepipe/plugin';
-import { ThrottleError, errorMessage } from 'tracepipe/plugin';
-import { estimateJsonBytes } from '../../../src/model/json-size.ts';
+import { ThrottleError, errorMessage, estimateJsonBytes } from 'tracepipe/plugin';
 import type { BatchProcessorConfig } from './config.ts';
 import type { FlushTrigger, SealedBatch } from './internal/outbox.ts';
 import { Outbox } from './internal/outbox.ts';

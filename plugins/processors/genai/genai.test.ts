@@ -13,10 +13,8 @@ import type { AttributeValue, HrTime } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { defaultsOf } from '../../../src/config/ajv.ts';
-import type { RunBatch, AnyValue, Attribute, Span, SpanBatch, RequestContext } from 'tracepipe/plugin';
-import { RUN_TYPES, ThrottleError } from 'tracepipe/plugin';
 import {
+  defaultsOf,
   Sink,
   nopSettings,
   runComponentConformance,
@@ -25,6 +23,8 @@ import {
   plainSpan,
   stringAttr,
 } from 'tracepipe/testing';
+import type { RunBatch, AnyValue, Attribute, Span, SpanBatch, RequestContext } from 'tracepipe/plugin';
+import { RUN_TYPES, ThrottleError } from 'tracepipe/plugin';
 import type { GenAiProcessorConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import { genAiProcessorFactory } from './index.ts';

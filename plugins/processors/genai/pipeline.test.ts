@@ -13,8 +13,7 @@ import { OTLPTraceExporter as HttpProtoExporter } from '@opentelemetry/exporter-
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { validateAgainst } from '../../../src/config/ajv.ts';
-import { Sink, nopSettings } from 'tracepipe/testing';
+import { validateAgainst, Sink, nopSettings } from 'tracepipe/testing';
 import { batchProcessorFactory } from '../batch/index.ts';
 import type { BatchProcessorConfig } from '../batch/index.ts';
 import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';

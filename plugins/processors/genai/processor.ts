@@ -13,8 +13,7 @@ import type {
   RunBatch,
   SpanBatch,
 } from 'tracepipe/plugin';
-import { TtlMap } from '../../../src/collections/ttl-map.ts';
-import { UuidMap } from '../../../src/collections/uuid-map.ts';
+import { TtlMap, UuidMap } from 'tracepipe/collections';
 import type { GenAiProcessorConfig } from './config.ts';
 import type { Translated } from './translator.ts';
 import { InvalidSpanIdError, translateSpan } from './translator.ts';

@@ -4,8 +4,7 @@
 // root, which spans were filtered out) are made by the processor, not here.
 
 import type { Run, RunType, InstrumentationScope, Resource, Span } from 'tracepipe/plugin';
-import { shareJson } from '../../../src/model/shared-json.ts';
-import { StatusCode } from 'tracepipe/plugin';
+import { shareJson, StatusCode } from 'tracepipe/plugin';
 import { AttributeMap, toJson } from './internal/attributes.ts';
 import { readEvents } from './internal/events.ts';
 import { idToUuid, isUuid } from './internal/ids.ts';

@@ -20,7 +20,7 @@ import { startTestServer, useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 import type { ErrorBody } from './testing/types.ts';
 import { asObject, asString, kwargsOf } from './testing/types.ts';
-import { spawnGroup } from '../../../src/testkit/processes.ts';
+import { spawnGroup } from 'tracepipe/testing';
 
 interface RawAnswer {
   status: number;

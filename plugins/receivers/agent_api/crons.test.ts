@@ -12,15 +12,13 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
-import { validateAgainst } from '../../../src/config/ajv.ts';
-import { Sink, eventually, nopHost, nopSettings } from 'tracepipe/testing';
+import { validateAgainst, Sink, eventually, nopHost, nopSettings, spawnGroup } from 'tracepipe/testing';
 import type { AgentApiConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import type { Clock } from './internal/crons/schedule.ts';
 import { AgentApiReceiver } from './receiver.ts';
 import { asCron, asObject, messagesOf } from './testing/types.ts';
 import type { ErrorBody } from './testing/types.ts';
-import { spawnGroup } from '../../../src/testkit/processes.ts';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const repoRoot = resolve(here, '../../..');

@@ -19,8 +19,7 @@ import type { Storage } from './internal/storage/storage.ts';
 import { searchOracleContract } from './testing/search-oracle-contract.ts';
 import { run, storageContract } from './testing/storage-contract.ts';
 import type { ContractDatabase } from './testing/storage-contract.ts';
-import { tempDir } from 'tracepipe/testing';
-import { runGroup } from '../../../src/testkit/processes.ts';
+import { tempDir, runGroup } from 'tracepipe/testing';
 
 const ALL_VERSIONS = AGENT_MIGRATIONS.map((migration) => migration.version);
 

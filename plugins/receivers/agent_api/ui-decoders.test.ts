@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { formatSSE } from './internal/http/sse.ts';
 import type { SseEvent, StreamedMessage } from './internal/ui/static/js/types.js';
 import { parseJsonObject } from './internal/ui/static/js/json-object.js';
-import { messageText } from '../../../src/http/webui/messages.js';
+import { messageText } from '@tracepipe/webui/messages.js';
 import { addChunk, mergeMessages } from './internal/ui/static/js/messages.js';
 import { createSseParser } from './internal/ui/static/js/sse.js';
 

@@ -18,8 +18,8 @@ import { constants, crc32, deflateRawSync, deflateSync, gunzipSync, gzipSync, in
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
 import type * as ZstdBinding from 'zstd-napi/binding.js';
 import { DEFAULT_MAX_BODY_BYTES } from './config.ts';
-import { spawnGroup } from '../../../src/testkit/processes.ts';
-import type { GroupProcess } from '../../../src/testkit/processes.ts';
+import { spawnGroup } from 'tracepipe/testing';
+import type { GroupProcess } from 'tracepipe/testing';
 
 const zstd = createRequire(import.meta.url)('zstd-napi/binding.js') as typeof ZstdBinding;
 const root = join(import.meta.dirname, '..', '..', '..');

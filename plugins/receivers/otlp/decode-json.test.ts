@@ -4,9 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
-import { encodeTraceRequestJson } from '../../../src/otlp/encode.ts';
-import { OtlpDecodeError } from '../../../src/otlp/errors.ts';
+import { decodeTraceRequestJson, encodeTraceRequestJson, OtlpDecodeError } from 'tracepipe/otlp';
 import type { Span } from 'tracepipe/plugin';
 import { spanBatch } from './testing/arbitraries.ts';
 

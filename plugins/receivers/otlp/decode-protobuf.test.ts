@@ -7,11 +7,14 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
-import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts';
-import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../../src/otlp/encode.ts';
-import { OtlpDecodeError } from '../../../src/otlp/errors.ts';
-import { ProtoWriter } from '../../../src/otlp/protobuf-writer.ts';
+import {
+  decodeTraceRequestJson,
+  decodeTraceRequestProtobuf,
+  encodeTraceRequestJson,
+  encodeTraceRequestProtobuf,
+  OtlpDecodeError,
+  ProtoWriter,
+} from 'tracepipe/otlp';
 import { makeBatch, plainSpan, stringAttr } from 'tracepipe/testing';
 import { expectedBatch, sdkSpans, spanBatch } from './testing/arbitraries.ts';
 

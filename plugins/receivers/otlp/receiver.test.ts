@@ -17,7 +17,7 @@ import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trac
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../../src/otlp/encode.ts';
+import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from 'tracepipe/otlp';
 import { PermanentError, ThrottleError } from 'tracepipe/plugin';
 import {
   Sink,

@@ -7,12 +7,15 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { closeBy, corsEnabled, createGuardedServer, listen, listenerUrl, takeRawBodies } from 'tracepipe/confighttp';
 import { countSpans, errorMessage, isPermanent, isThrottle } from 'tracepipe/plugin';
-import { decodeTraceRequestJson } from '../../../src/otlp/decode-json.ts';
-import { decodeTraceRequestProtobuf } from '../../../src/otlp/decode-protobuf.ts';
-import type { DecodedTraceRequest } from '../../../src/otlp/decoded.ts';
-import { OtlpDecodeError } from '../../../src/otlp/errors.ts';
-import type { OtlpEncoding, PartialSuccess } from '../../../src/otlp/response.ts';
-import { CONTENT_TYPES, encodeExportResponse, encodeStatus } from '../../../src/otlp/response.ts';
+import {
+  decodeTraceRequestJson,
+  decodeTraceRequestProtobuf,
+  OtlpDecodeError,
+  CONTENT_TYPES,
+  encodeExportResponse,
+  encodeStatus,
+} from 'tracepipe/otlp';
+import type { DecodedTraceRequest, OtlpEncoding, PartialSuccess } from 'tracepipe/otlp';
 import {
   BodyAbortedError,
   BodyCodingError,

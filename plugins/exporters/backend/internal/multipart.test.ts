@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { decompress } from 'zstd-napi';
 import type { Run } from 'tracepipe/plugin';
-import { shareJson } from '../../../../src/model/shared-json.ts';
+import { shareJson } from 'tracepipe/plugin';
 import { makeRun } from 'tracepipe/testing';
 import { MultipartFormatError, boundaryOf, parseMultipart, runsFromParts } from './multipart_reader.ts';
 import { BOUNDARY_PREFIX, MultipartZstdWriter, UnencodableRunError, multipartContentType } from './multipart_writer.ts';

@@ -9,7 +9,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Run } from 'tracepipe/plugin';
-import { jsonWithShared } from '../../../../src/model/shared-json.ts';
+import { jsonWithShared } from 'tracepipe/plugin';
 import { ZstdStreamCompressor } from './zstd_stream.ts';
 
 export const BOUNDARY_PREFIX = '----LangSmithFormBoundary-';

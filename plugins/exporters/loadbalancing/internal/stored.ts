@@ -4,8 +4,7 @@
 
 import { gunzipSync } from 'node:zlib';
 import type { SpanBatch } from 'tracepipe/plugin';
-import { decodeTraceRequestJson } from '../../../../src/otlp/decode-json.ts';
-import { decodeTraceRequestProtobuf } from '../../../../src/otlp/decode-protobuf.ts';
+import { decodeTraceRequestJson, decodeTraceRequestProtobuf } from 'tracepipe/otlp';
 
 /** The spans of a stored OTLP request body: gzip or not, JSON or protobuf. Throws when unreadable. */
 export function decodeStoredBody(body: Buffer): SpanBatch {

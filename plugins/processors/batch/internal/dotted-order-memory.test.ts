@@ -7,9 +7,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { TtlMap } from '../../../../src/collections/ttl-map.ts';
+import { TtlMap, hashWords, parseUuid } from 'tracepipe/collections';
 import type { RememberedOrder } from './dotted-order-memory.ts';
-import { hashWords, parseUuid } from '../../../../src/collections/uuid-words.ts';
 import { DottedOrderMemory, parseSegmentTime, writeSegmentTime } from './dotted-order-memory.ts';
 import { segment, segmentTime } from './dotted-order.ts';
 

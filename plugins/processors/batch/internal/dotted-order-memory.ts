@@ -21,7 +21,7 @@
 // A re-set or deleted entry leaves a dead record, skipped when the head passes it; once dead
 // records outweigh live ones the arena is compacted, so memory follows the live entries.
 
-import { UUID_CHARS, hashWords, parseUuid, writeUuid } from '../../../../src/collections/uuid-words.ts';
+import { UUID_CHARS, hashWords, parseUuid, writeUuid } from 'tracepipe/collections';
 
 export interface RememberedOrder {
   readonly dotted: string;

@@ -5,8 +5,7 @@
 // children. A trace whose runs have waited `orphanTimeoutMs` falls back under the orphan policy.
 
 import type { Run, RunTreeHints, RequestContext } from 'tracepipe/plugin';
-import { TtlMap } from '../../../../src/collections/ttl-map.ts';
-import { UuidMap } from '../../../../src/collections/uuid-map.ts';
+import { TtlMap, UuidMap } from 'tracepipe/collections';
 import { segment, segmentTime } from './dotted-order.ts';
 import type { RememberedOrder } from './dotted-order-memory.ts';
 import { DottedOrderMemory } from './dotted-order-memory.ts';

@@ -2,7 +2,7 @@
 // reads from `extra.metadata` (`ls_provider`, `ls_model_name`).
 
 import type { AttributeMap } from './attributes.ts';
-import { SharedJsonCache } from '../../../../src/model/shared-json.ts';
+import { SharedJsonCache } from 'tracepipe/plugin';
 import { arrayOf, objectOf, parseJson } from './attributes.ts';
 
 const PROVIDER_KEYS = ['gen_ai.provider.name', 'gen_ai.system', 'llm.provider', 'llm.system', 'ai.model.provider'];

@@ -2,7 +2,7 @@
 // messages before free text. See the README's mapping tables for the full precedence.
 
 import type { RunType } from 'tracepipe/plugin';
-import { SharedJsonCache } from '../../../../src/model/shared-json.ts';
+import { SharedJsonCache } from 'tracepipe/plugin';
 import type { AttributeMap } from './attributes.ts';
 import { isPlainObject, objectOf, parseJson } from './attributes.ts';
 import type { EventFacts } from './events.ts';

@@ -4,8 +4,7 @@
 
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { validateAgainst } from '../../../../src/config/ajv.ts';
-import { Sink, nopHost, nopSettings } from 'tracepipe/testing';
+import { validateAgainst, Sink, nopHost, nopSettings } from 'tracepipe/testing';
 import type { AgentApiConfig } from '../config.ts';
 import { configSchema } from '../config.ts';
 import { AgentApiReceiver } from '../receiver.ts';

@@ -1,7 +1,7 @@
 // Which OTLP encoding a request's Content-Type names; checked before any of the body is read (the
 // Content-Encoding is read by src/http/body.ts).
 
-import type { OtlpEncoding } from '../../../../src/otlp/response.ts';
+import type { OtlpEncoding } from 'tracepipe/otlp';
 
 const ENCODINGS: Record<string, OtlpEncoding> = {
   'application/x-protobuf': 'protobuf',

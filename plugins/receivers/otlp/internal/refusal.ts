@@ -2,7 +2,7 @@
 // protocols: the HTTP status, the gRPC code (by default the one OTLP pairs with that status), the
 // message, and how long a client should wait before sending it again.
 
-import { grpcCodeForHttpStatus } from '../../../../src/otlp/response.ts';
+import { grpcCodeForHttpStatus } from 'tracepipe/otlp';
 
 export const GRPC_INVALID_ARGUMENT = 3;
 export const GRPC_RESOURCE_EXHAUSTED = 8;

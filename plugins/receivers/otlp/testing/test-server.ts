@@ -1,10 +1,9 @@
 // Test helpers: a receiver on a loopback port in front of a recording sink, and small clients for
 // the answers an OTLP/HTTP server gives (google.rpc.Status and ExportTraceServiceResponse).
 
-import { validateAgainst } from '../../../../src/config/ajv.ts';
-import { ProtoReader } from '../../../../src/otlp/protobuf-reader.ts';
+import { validateAgainst, Sink, nopHost, nopSettings } from 'tracepipe/testing';
+import { ProtoReader } from 'tracepipe/otlp';
 import type { Host } from 'tracepipe/plugin';
-import { Sink, nopHost, nopSettings } from 'tracepipe/testing';
 import type { OtlpReceiverConfig } from '../config.ts';
 import { otlpReceiverFactory } from '../index.ts';
 import type { OtlpReceiver } from '../receiver.ts';

@@ -15,7 +15,7 @@ import {
   ApiNotFoundError,
   ApiUnavailableError,
 } from '../../errors.ts';
-import { storedUuidForm } from '../../../../../src/model/uuid-forms.ts';
+import { storedUuidForm } from 'tracepipe/tracestore';
 import { AuthRefusal } from '../auth/custom.ts';
 import { GraphLoadError, GraphNotFoundError } from '../graphs/registry.ts';
 import { classifyGraphInputError } from '../graphs/input-errors.ts';

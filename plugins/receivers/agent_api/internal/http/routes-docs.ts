@@ -9,7 +9,7 @@
 
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { registerMetricsRoute } from '../../../../../src/http/server.ts';
+import { registerMetricsRoute } from 'tracepipe/confighttp';
 import type { AgentServices } from './services.ts';
 
 export const DOCS_PATH = '/docs';

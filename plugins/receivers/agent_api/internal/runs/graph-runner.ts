@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { GraphRegistry } from '../graphs/registry.ts';
 import type { CheckpointDatabase } from '../storage/checkpoints.ts';
 import type { Assistant, JsonObject, RunKwargs, RunRecord, RunStatus, Storage } from '../storage/storage.ts';
-import { TtlMap } from '../../../../../src/collections/ttl-map.ts';
+import { TtlMap } from 'tracepipe/collections';
 import { isoNow } from '../api/clock.ts';
 import { settleThread } from '../storage/settle-thread.ts';
 import type { RunTracer } from '../tracing/tracer.ts';

@@ -7,7 +7,7 @@
 // that what the rollback deletes afterwards is everything the run will ever have written.
 
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { TtlMap } from '../../../../../src/collections/ttl-map.ts';
+import { TtlMap } from 'tracepipe/collections';
 
 /**
  * How long, and for how many runs, a closed run's writes are still turned away. Its loop stops

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
-import { contentSecurityPolicy, registerBrowserModules, securityHeaders } from '../../../../../src/http/webui.ts';
+import { contentSecurityPolicy, registerBrowserModules, securityHeaders } from 'tracepipe/webui';
 
 export interface UiOptions {
   /** URL path of the interface, e.g. `/ui` (a trailing slash is ignored). */

@@ -1,0 +1,19 @@
+// `tracepipe/otlp`: the OTLP trace codecs — ExportTraceServiceRequest decoded from and encoded to
+// protobuf and JSON (the protobuf JSON mapping, hex ids), the OTLP/HTTP response bodies
+// (ExportTraceServiceResponse with its partial success, google.rpc.Status), and the protobuf wire
+// reader and writer they are built on, for a component that reads or writes another message of
+// the protocol. The `otlp` receiver and exporter, the `file` exporter and the `loadbalancing`
+// exporter are built on it; docs/writing-a-plugin.md ("OTLP codecs") shows how.
+//
+// Everything exported here is public API under semantic versioning; api/tracepipe.api.md lists
+// it, and a test fails when it changes without that file being updated.
+
+export type { DecodedTraceRequest } from './otlp/decoded.ts';
+export { decodeTraceRequestJson } from './otlp/decode-json.ts';
+export { decodeTraceRequestProtobuf } from './otlp/decode-protobuf.ts';
+export { encodeTraceRequestJson, encodeTraceRequestProtobuf } from './otlp/encode.ts';
+export { OtlpDecodeError } from './otlp/errors.ts';
+export type { OtlpEncoding, PartialSuccess } from './otlp/response.ts';
+export { CONTENT_TYPES, encodeExportResponse, encodeStatus, grpcCodeForHttpStatus } from './otlp/response.ts';
+export { ProtoReader } from './otlp/protobuf-reader.ts';
+export { ProtoWriter } from './otlp/protobuf-writer.ts';
