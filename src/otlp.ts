@@ -2,7 +2,8 @@
 // protobuf and JSON (the protobuf JSON mapping, hex ids), the OTLP/HTTP response bodies
 // (ExportTraceServiceResponse with its partial success, google.rpc.Status), and the protobuf wire
 // reader and writer they are built on, for a component that reads or writes another message of
-// the protocol. The `otlp` receiver and exporter, the `file` exporter and the `loadbalancing`
+// the protocol; and the OTLP/HTTP exporter itself, for a component that sends to OTLP endpoints
+// of its own (the `loadbalancing` exporter runs one per endpoint). The `otlp` receiver and exporter, the `file` exporter and the `loadbalancing`
 // exporter are built on it; docs/writing-a-plugin.md ("OTLP codecs") shows how.
 //
 // Everything exported here is public API under semantic versioning; api/tracepipe.api.md lists
@@ -17,3 +18,9 @@ export type { OtlpEncoding, PartialSuccess } from './otlp/response.ts';
 export { CONTENT_TYPES, encodeExportResponse, encodeStatus, grpcCodeForHttpStatus } from './otlp/response.ts';
 export { ProtoReader } from './otlp/protobuf-reader.ts';
 export { ProtoWriter } from './otlp/protobuf-writer.ts';
+
+// The OTLP/HTTP exporter: the `otlp` exporter's config schema and component, which the
+// `loadbalancing` exporter also runs, one per endpoint.
+export type { OtlpExporterConfig } from './otlp/exporter-config.ts';
+export { otlpExporterConfigSchema } from './otlp/exporter-config.ts';
+export { otlpExporter } from './otlp/exporter.ts';

@@ -8,9 +8,9 @@
 import ms from 'ms';
 import type { ConfigOf } from 'tracepipe/plugin';
 import { queuedExporterBlocks, validateRetry } from 'tracepipe/exporterhelper';
-import { otlpExporterFactory } from '../otlp/index.ts';
+import { otlpExporterConfigSchema } from 'tracepipe/otlp';
 
-const { endpoint: _endpoint, ...otlpProperties } = otlpExporterFactory.configSchema.properties;
+const { endpoint: _endpoint, ...otlpProperties } = otlpExporterConfigSchema.properties;
 
 /** A `host:port` (or `http(s)://host:port`) entry of `resolver.static.hostnames`. */
 export const HOSTNAME_PATTERN = '^(https?://)?(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9._-]+):[0-9]{1,5}$';

@@ -19,8 +19,8 @@ import type { ComponentSettings, Exporter, RequestContext, SpanBatch, ComponentM
 import { Delivery, errorMessage, isThrottle, countSpans, componentTelemetry } from 'tracepipe/plugin';
 import { CorruptBatchError, PersistentQueue } from 'tracepipe/exporterhelper';
 import type { StoredBatch, StoredHeader, TenantHeader } from 'tracepipe/exporterhelper';
-import { otlpExporterFactory } from '../otlp/index.ts';
-import type { OtlpExporterConfig } from '../otlp/index.ts';
+import { otlpExporter } from 'tracepipe/otlp';
+import type { OtlpExporterConfig } from 'tracepipe/otlp';
 import type { LoadBalancingExporterConfig } from './config.ts';
 import { durationMs, staticHostnames } from './config.ts';
 import { DnsResolver, StaticResolver, systemLookup } from './internal/resolver.ts';
@@ -211,7 +211,7 @@ export class LoadBalancingExporter implements Exporter<'spans'> {
       registry: this.settings.host.metrics,
     });
     const telemetry = { logger: this.settings.telemetry.logger.child({ endpoint }), meter };
-    return otlpExporterFactory.create({ ...this.settings, id, telemetry }, Object.freeze(config));
+    return otlpExporter({ ...this.settings, id, telemetry }, Object.freeze(config));
   }
 
   /** The endpoint's queue directory as the config spells it (resolved against the config file by the host). */

@@ -1,10 +1,9 @@
 import { validateRetry } from 'tracepipe/exporterhelper';
 import type { ExporterFactory } from 'tracepipe/plugin';
-import type { OtlpExporterConfig } from './config.ts';
-import { configSchema } from './config.ts';
-import { otlpExporter } from './exporter.ts';
+import type { OtlpExporterConfig } from 'tracepipe/otlp';
+import { otlpExporter, otlpExporterConfigSchema } from 'tracepipe/otlp';
 
-export type { OtlpExporterConfig } from './config.ts';
+export type { OtlpExporterConfig } from 'tracepipe/otlp';
 
 export const otlpExporterFactory = Object.freeze({
   kind: 'exporter',
@@ -13,7 +12,7 @@ export const otlpExporterFactory = Object.freeze({
   description:
     'Sends spans to another OTLP/HTTP collector (protobuf or JSON, gzip), with retries and an optional on-disk queue.',
   consumes: 'spans',
-  configSchema,
+  configSchema: otlpExporterConfigSchema,
   validate: (config) => validateRetry(config.retry_on_failure),
   create: (settings, config) => otlpExporter(settings, config),
 } satisfies ExporterFactory<OtlpExporterConfig, 'spans'>);

@@ -23,7 +23,7 @@ import { countSpans } from 'tracepipe/plugin';
 import { decodeTraceRequestJson, decodeTraceRequestProtobuf } from 'tracepipe/otlp';
 import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
 import type { OtlpReceiverConfig } from '../../receivers/otlp/index.ts';
-import type { OtlpExporterConfig } from './config.ts';
+import type { OtlpExporterConfig } from './index.ts';
 import { otlpExporterFactory } from './index.ts';
 
 runComponentConformance(otlpExporterFactory, {

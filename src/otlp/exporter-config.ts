@@ -1,10 +1,11 @@
-// Config of the `otlp` exporter. Retry defaults follow the OpenTelemetry Collector's (5 s growing by
+// Config of the OTLP/HTTP exporter (the `otlp` exporter's, and each endpoint's of the
+// `loadbalancing` exporter). Retry defaults follow the OpenTelemetry Collector's (5 s growing by
 // 1.5 up to 30 s); the blocks are the shared exporter helper's.
 
-import type { ConfigOf } from 'tracepipe/plugin';
-import { httpEndpointSchema, queuedExporterBlocks } from 'tracepipe/exporterhelper';
+import type { ConfigOf } from '../config/config-of.ts';
+import { httpEndpointSchema, queuedExporterBlocks } from '../exporterhelper/schema.ts';
 
-export const configSchema = {
+export const otlpExporterConfigSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -60,4 +61,4 @@ export const configSchema = {
   },
 } as const;
 
-export type OtlpExporterConfig = ConfigOf<typeof configSchema>;
+export type OtlpExporterConfig = ConfigOf<typeof otlpExporterConfigSchema>;

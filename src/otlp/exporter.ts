@@ -1,4 +1,5 @@
-// The `otlp` exporter: re-encodes span batches as OTLP/HTTP requests (protobuf or JSON, optionally
+// The OTLP/HTTP exporter (the `otlp` exporter, and one per endpoint of the `loadbalancing`
+// exporter): re-encodes span batches as OTLP/HTTP requests (protobuf or JSON, optionally
 // gzip) for another collector. Its own part is how a batch becomes a body, one attempt to send it
 // and how it is stored; the queue, retries, the on-disk queue and delivery holds are
 // `newExporter`'s. A 4xx other than 408/425/429 means the receiver will never take this body: the
@@ -6,12 +7,17 @@
 
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
-import { HttpSender, httpVerdict, newExporter, reject, tenantHeader } from 'tracepipe/exporterhelper';
-import type { ExportRequest, RequestCodec, TenantHeader } from 'tracepipe/exporterhelper';
-import { PermanentError, countSpans, errorMessage } from 'tracepipe/plugin';
-import type { ComponentSettings, Exporter, SpanBatch } from 'tracepipe/plugin';
-import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from 'tracepipe/otlp';
-import type { OtlpExporterConfig } from './config.ts';
+import { HttpSender } from '../exporterhelper/http_sender.ts';
+import { newExporter } from '../exporterhelper/new_exporter.ts';
+import { tenantHeader } from '../exporterhelper/queued_exporter.ts';
+import type { ExportRequest, RequestCodec, TenantHeader } from '../exporterhelper/queued_exporter.ts';
+import { httpVerdict, reject } from '../exporterhelper/verdict.ts';
+import { countSpans } from '../model/spans.ts';
+import type { SpanBatch } from '../model/spans.ts';
+import type { ComponentSettings, Exporter } from '../pipeline/component.ts';
+import { PermanentError, errorMessage } from '../pipeline/errors.ts';
+import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from './encode.ts';
+import type { OtlpExporterConfig } from './exporter-config.ts';
 
 const gzip = promisify(gzipCallback);
 
@@ -35,6 +41,7 @@ const codec: RequestCodec<OtlpRequest, TenantHeader> = {
   }),
 };
 
+/** An exporter of span batches to the OTLP/HTTP endpoint `config` names, with its queue and retries. */
 export function otlpExporter(settings: ComponentSettings, config: OtlpExporterConfig): Exporter<'spans'> {
   const spansSent = settings.telemetry.meter.counter({
     name: 'tracepipe_otlp_exporter_spans_sent_total',
