@@ -23,3 +23,5 @@ export { defaultsOf, validateAgainst } from './config/ajv.ts';
 // Processes a test starts, each in a process group of its own, killed with whatever it started.
 export type { GroupProcess, GroupRun } from './testkit/processes.ts';
 export { runGroup, spawnGroup } from './testkit/processes.ts';
+// A headless Chromium for a web interface's tests: `launchChromium(chromium)` with playwright-core's.
+export { launchChromium, noChromium } from './testkit/browser.ts';

@@ -1,10 +1,10 @@
 // Debian's Chromium (through playwright-core) for the browser tests: where it is, the flags it runs
-// headless with, the skip reason when it is not installed, and one launch. Test-only (playwright-core
-// is a devDependency), so tsconfig.build.json leaves this module out of the build.
+// headless with, the skip reason when it is not installed, and one launch. playwright-core is the
+// tests' dependency, not tracepipe's: the test passes its `chromium` in, so that this module (part of
+// `tracepipe/testing`) loads without it.
 
 import { existsSync } from 'node:fs';
-import { chromium } from 'playwright-core';
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserType } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_ARGS: readonly string[] = [
@@ -23,7 +23,7 @@ export const noChromium: string | false = existsSync(CHROMIUM)
   ? false
   : `no browser at ${CHROMIUM} (install Debian's chromium package to run the browser tests)`;
 
-/** Launches a headless Chromium; the caller closes it. */
-export function launchChromium(): Promise<Browser> {
+/** Launches a headless Chromium through playwright-core's `chromium`; the caller closes it. */
+export function launchChromium(chromium: BrowserType): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS] });
 }

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@langchain/langgraph-sdk';
+import { chromium } from 'playwright-core';
 import { launchChromium, noChromium } from '../../src/testkit/browser.ts';
 import { eventually } from '../../src/testkit/eventually.ts';
 import { collect } from '../../plugins/receivers/agent_api/testing/agent-wire.ts';
@@ -76,7 +77,7 @@ describe("the README's main command: tracepipe --config configs/local.yaml", () 
   test("a run's trace links back to its thread in the studio", { skip: noChromium }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'agent-acceptance-cli-'));
     const cli = await startCli(dataDir);
-    const browser = await launchChromium();
+    const browser = await launchChromium(chromium);
     try {
       const assistant = await cli.client.assistants.create({ graphId: 'agent', name: 'Backlink' });
       const thread = await cli.client.threads.create();

@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
 import { parseConfigText, validateConfig, Registry, Service, silentLogger, createMetricsRegistry } from 'tracepipe';
-import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
+import { chromium } from 'playwright-core';
+import { launchChromium, noChromium } from 'tracepipe/testing';
 import { eventually, tempDir } from 'tracepipe/testing';
 import { localExporterFactory } from '../../exporters/local/index.ts';
 import { batchProcessorFactory } from '../../processors/batch/index.ts';
@@ -114,7 +115,7 @@ describe('trace explorer behind the agent server’s API keys', () => {
   });
 
   it('asks for the key in the browser, keeps it for the tab and shows the traces', { skip: noChromium }, async () => {
-    const browser = await launchChromium();
+    const browser = await launchChromium(chromium);
     try {
       const page = await browser.newPage();
       const prompts: string[] = [];

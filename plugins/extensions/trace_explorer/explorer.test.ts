@@ -14,7 +14,8 @@ import type { Browser, Page } from 'playwright-core';
 import { isTraceViewer } from 'tracepipe/plugin';
 import type { Service } from 'tracepipe';
 import { runComponentConformance, eventually } from 'tracepipe/testing';
-import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
+import { chromium } from 'playwright-core';
+import { launchChromium, noChromium } from 'tracepipe/testing';
 import { localExporterFactory } from '../../exporters/local/index.ts';
 import { batchProcessorFactory } from '../../processors/batch/index.ts';
 import { genAiProcessorFactory } from '../../processors/genai/index.ts';
@@ -308,7 +309,7 @@ service:
     const foreign: string[] = [];
     before(async () => {
       mkdirSync(OUTPUT, { recursive: true });
-      browser = await launchChromium();
+      browser = await launchChromium(chromium);
       page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
       page.on('pageerror', (error) => pageErrors.push(error.message));
       page.on('request', (request) => {

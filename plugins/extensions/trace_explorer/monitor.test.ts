@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import type { Service } from 'tracepipe';
-import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
+import { chromium } from 'playwright-core';
+import { launchChromium, noChromium } from 'tracepipe/testing';
 import { eventually, tempDir } from 'tracepipe/testing';
 import { localExporterFactory } from '../../exporters/local/index.ts';
 import { batchProcessorFactory } from '../../processors/batch/index.ts';
@@ -89,7 +90,7 @@ service:
       const body = (await (await fetch(`${explorer}/api/traces`)).json()) as { traces: unknown[] };
       assert.equal(body.traces.length, 7);
     });
-    browser = await launchChromium();
+    browser = await launchChromium(chromium);
   });
 
   after(async () => {

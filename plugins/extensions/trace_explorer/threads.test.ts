@@ -10,7 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
 import type { Browser } from 'playwright-core';
 import type { Service } from 'tracepipe';
-import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
+import { chromium } from 'playwright-core';
+import { launchChromium, noChromium } from 'tracepipe/testing';
 import { eventually, tempDir } from 'tracepipe/testing';
 import { startAgentServerWithExplorer } from './testing/service.ts';
 
@@ -121,7 +122,7 @@ describe('an agent server conversation as a thread', () => {
     const pageErrors: string[] = [];
     before(async () => {
       mkdirSync(OUTPUT, { recursive: true });
-      browser = await launchChromium();
+      browser = await launchChromium(chromium);
     });
     after(async () => {
       await browser?.close();

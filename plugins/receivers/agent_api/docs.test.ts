@@ -4,7 +4,8 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
+import { chromium } from 'playwright-core';
+import { launchChromium, noChromium } from 'tracepipe/testing';
 import { eventually } from 'tracepipe/testing';
 import { useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
@@ -73,7 +74,7 @@ describe('agent_api /metrics and /docs', () => {
     'renders /docs in a browser under its Content-Security-Policy, reaching no other origin, and tries a route',
     { skip: noChromium },
     async () => {
-      const browser = await launchChromium();
+      const browser = await launchChromium(chromium);
       const problems: string[] = [];
       const foreign: string[] = [];
       try {

@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { Message } from '@langchain/langgraph-sdk';
-import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
+import { chromium } from 'playwright-core';
+import { launchChromium, noChromium } from 'tracepipe/testing';
 import { eventually } from 'tracepipe/testing';
 import { startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
@@ -54,7 +55,7 @@ describe('agent_api studio', { skip: noChromium }, () => {
   before(async () => {
     mkdirSync(OUTPUT, { recursive: true });
     server = await startTestServer({ ui: { enabled: true, path: '/ui', trace_explorer_url: TRACES } });
-    browser = await launchChromium();
+    browser = await launchChromium(chromium);
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     page.on('pageerror', (error) => pageErrors.push(error.message));
     page.on('request', (request) => {

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, noChromium } from '../../../src/testkit/browser.ts';
+import { chromium } from 'playwright-core';
+import { launchChromium, noChromium } from 'tracepipe/testing';
 import { eventually } from 'tracepipe/testing';
 import { startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
@@ -32,7 +33,7 @@ describe('agent_api web interface', { skip: noChromium }, () => {
 
   before(async () => {
     server = await startTestServer();
-    browser = await launchChromium();
+    browser = await launchChromium(chromium);
     page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     page.on('pageerror', (error) => pageErrors.push(error.message));
     page.on('request', (request) => {
