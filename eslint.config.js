@@ -13,20 +13,15 @@ export default tseslint.config(
     plugins: { '@typescript-eslint': tseslint.plugin, tracepipe },
     rules: {
       // Module boundaries (eslint/boundaries.js): src/ never imports plugins/, plugins and examples
-      // reach src/ only through its public entry points, plugins never import each other's
-      // internals, nothing outside test/ imports test/, example packages use exports.
+      // reach src/ only through its public entry points, plugins never import each other (their
+      // end-to-end tests only through index.ts), nothing outside test/ imports test/, example
+      // packages use exports.
       'tracepipe/boundaries': [
         'error',
         {
           root: import.meta.dirname,
-          // The fault benchmark reuses the fault-test harness as it is; moving that harness out of
-          // test/ is for its owners to do.
-          // The browser tests' Chromium launcher needs playwright-core, a devDependency, so it is in
-          // no entry point (the build leaves it out); the two web interfaces' tests use it.
-          allow: [
-            { from: 'bench/faults', to: 'test/faults' },
-            { from: 'plugins', to: 'src/testkit/browser.ts' },
-          ],
+          // No exceptions: what two areas share moves to a module both may import.
+          allow: [],
         },
       ],
       // A promise nobody awaits loses its error; in a pipeline that means lost data.

@@ -7,8 +7,10 @@
 //     files package.json's `exports` name: src/plugin.ts for `tracepipe/plugin`, ...), as a plugin
 //     package outside the repository must, so that the built-in components are built on what a
 //     plugin author gets;
-//   - a plugin (plugins/<kind>s/<type>/) reaches another plugin only through its index.ts, never
-//     its internals, and nothing in plugins/ imports distribution/;
+//   - a plugin (plugins/<kind>s/<type>/) does not import another plugin: what two plugins share
+//     belongs behind a public entry point of src/. Only a plugin's tests (end-to-end tests that
+//     assemble a pipeline) reach other plugins, through their index.ts, never their internals.
+//     Nothing in plugins/ imports distribution/;
 //   - nothing outside test/ imports test/;
 //   - a directory with a package.json of its own (examples/redact-processor/) is a package: it
 //     reaches tracepipe through the `tracepipe/*` exports, never through relative paths out of it.
@@ -48,6 +50,11 @@ function entryPointsOf(root) {
 }
 
 const entryPointsByRoot = new Map();
+
+/** A test module: `*.test.ts`, or under a `testing/` or `testdata/` folder. */
+function isTestModule(path) {
+  return path.endsWith('.test.ts') || /\/(testing|testdata)\//.test(path);
+}
 
 function within(path, dir) {
   return path === dir || path.startsWith(`${dir}/`);
@@ -109,8 +116,15 @@ export const boundaries = {
       const plugin = pluginOf(file);
       if (plugin && targetArea === 'distribution') return report('a plugin must not import the distribution module');
       const targetPlugin = pluginOf(target);
-      if (plugin && targetPlugin && plugin !== targetPlugin && target !== `${targetPlugin}/index.ts`) {
-        return report(`a plugin may reach another plugin only through its index.ts, not ${target}`);
+      if (plugin && targetPlugin && plugin !== targetPlugin) {
+        if (!isTestModule(file)) {
+          return report(
+            `a plugin must not import another plugin (${target}); what two plugins share belongs behind a public entry point of src/`,
+          );
+        }
+        if (target !== `${targetPlugin}/index.ts`) {
+          return report(`a plugin's tests may reach another plugin only through its index.ts, not ${target}`);
+        }
       }
       const ownPackage = packageDirOf(root, file, packageDirs);
       if (ownPackage && !within(target, ownPackage)) {

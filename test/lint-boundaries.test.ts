@@ -39,12 +39,14 @@ describe('lint: module boundaries', () => {
     ],
     ['src/cli/probe.ts', '../../distribution/components.ts', /must not import distribution\//],
     ['src/probe.ts', '../test/helpers.ts', /must not import test\//],
-    ['plugins/exporters/otlp/probe.ts', '../../receivers/otlp/config.ts', /only through its index\.ts/],
+    ['plugins/exporters/otlp/probe.ts', '../../receivers/otlp/config.ts', /must not import another plugin/],
     [
       'plugins/exporters/otlp/internal/probe.ts',
       '../../../processors/batch/internal/outbox.ts',
-      /only through its index\.ts/,
+      /must not import another plugin/,
     ],
+    ['plugins/exporters/loadbalancing/probe.ts', '../otlp/index.ts', /must not import another plugin/],
+    ['plugins/processors/genai/probe.test.ts', '../../receivers/otlp/config.ts', /only through its index\.ts/],
     ['plugins/exporters/debug/probe.test.ts', '../../../test/helpers.ts', /only test\/ may import test\//],
     [
       'plugins/exporters/debug/probe.ts',
@@ -52,6 +54,7 @@ describe('lint: module boundaries', () => {
       /must not import the distribution module/,
     ],
     ['bench/pipeline/probe.ts', '../../test/helpers.ts', /only test\/ may import test\//],
+    ['bench/faults/probe.ts', '../../test/faults/harness.ts', /only test\/ may import test\//],
     ['scripts/probe.ts', '../test/helpers.ts', /only test\/ may import test\//],
     ['examples/redact-processor/probe.ts', '../../src/plugin.ts', /is a package of its own/],
     // The framework's internals, past its public entry points.
@@ -85,7 +88,6 @@ describe('lint: module boundaries', () => {
     ['test/probe.test.ts', '../plugins/exporters/backend/internal/multipart_reader.ts'],
     // A plugin's testing/ folder is its test surface for end-to-end tests.
     ['test/agent-api/probe.test.ts', '../../plugins/receivers/agent_api/testing/test-server.ts'],
-    ['bench/faults/probe.ts', '../../test/faults/harness.ts'],
     ['examples/redact-processor/probe.ts', 'tracepipe/plugin'],
     ['examples/redact-processor/probe.ts', './config.ts'],
   ];

@@ -1,7 +1,7 @@
 // The fault harness: a capture backend whose failure mode is switched at run time, a load sender
 // that records which spans the proxy acknowledged, the real proxy CLI as a child process, and the
 // bookkeeping that turns one fault run into figures (acknowledged, delivered, lost, duplicates,
-// time to drain, exit codes). Used by test/faults/*.test.ts and bench/faults/run.ts.
+// time to drain, exit codes). Used by test/faults/*.test.ts and test/faults/matrix.ts.
 //
 // The pieces live in test/support/ (capture_backend.ts, otlp_load.ts, proxy_process.ts) and are
 // re-exported here; waiting is the test kit's `eventually`.

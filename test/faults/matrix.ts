@@ -4,14 +4,14 @@
 // delivered (distinct), lost, duplicates, time to drain after recovery, exit codes — then the
 // details of each run (refusals, WARN/ERROR lines) as JSON.
 //
-//   node --import tsx bench/faults/run.ts [--scale 1] [--only slowSigterm,kill9Hung] [--json]
+//   node --import tsx test/faults/matrix.ts [--scale 1] [--only slowSigterm,kill9Hung] [--json]
 //
-// FAULTS_TRACEPIPE_ROOT=<dir> measures another checkout (see bench/faults/README.md).
+// FAULTS_TRACEPIPE_ROOT=<dir> measures another checkout (see test/faults/README.md).
 
 import { parseArgs } from 'node:util';
-import type { FaultResult } from '../../test/faults/harness.ts';
-import { FaultLab, TRACEPIPE_ROOT, formatExit } from '../../test/faults/harness.ts';
-import * as scenarios from '../../test/faults/scenarios.ts';
+import type { FaultResult } from './harness.ts';
+import { FaultLab, TRACEPIPE_ROOT, formatExit } from './harness.ts';
+import * as scenarios from './scenarios.ts';
 
 const { values } = parseArgs({
   options: {

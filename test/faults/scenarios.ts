@@ -2,7 +2,7 @@
 // (configs/proxy.yaml through its environment variables), sends known spans, applies the fault,
 // recovers (backend back, restart on the same DATA_DIR where the fault ended the process), waits —
 // bounded — for every acknowledged run at the backend, stops the proxy with SIGTERM, and returns the
-// figures. They do not assert: test/faults/*.test.ts assert on the results, bench/faults/run.ts
+// figures. They do not assert: test/faults/*.test.ts assert on the results, test/faults/matrix.ts
 // prints them. Sizes are parameters, so that the benchmark can run the same scenarios bigger.
 
 import type { CaptureBackend, ExitReport, FaultLab, FaultResult, ProxyOptions } from './harness.ts';
