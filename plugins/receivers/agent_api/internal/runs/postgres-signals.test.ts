@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { eventually } from '../../../../../src/testkit/eventually.ts';
+import { eventually } from 'tracepipe/testing';
 import type { RunRecord, Storage } from '../storage/storage.ts';
 import { freshDatabase, postgresAvailable, admin } from '../../testing/postgres.ts';
 import type { TestDatabase } from '../../testing/postgres.ts';
