@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Client } from '@langchain/langgraph-sdk';
-import { eventually } from '../../../src/testkit/eventually.ts';
+import { eventually } from 'tracepipe/testing';
 import { useTestServer } from './testing/test-server.ts';
 
 describe('agent_api crons on the wall clock', () => {
