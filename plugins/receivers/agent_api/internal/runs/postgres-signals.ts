@@ -50,6 +50,8 @@ export class PostgresRunSignals implements RunSignals {
   private client?: pg.Client;
   private listening = false;
   private stopped = false;
+  /** The notifications sent so far, one after another (see send). */
+  private sending: Promise<void> = Promise.resolve();
   private reconnect?: NodeJS.Timeout;
 
   constructor(private readonly options: PostgresRunSignalsOptions) {}
@@ -99,7 +101,18 @@ export class PostgresRunSignals implements RunSignals {
   private send(message: Message): void {
     // Lost while disconnected: the receivers resync when they reconnect, and watch records meanwhile.
     if (!this.listening || !this.client) return;
-    this.client.query('SELECT pg_notify($1, $2)', [RUNS_CHANNEL, JSON.stringify(message)]).catch(() => undefined);
+    const client = this.client;
+    const payload = JSON.stringify(message);
+    // One statement at a time on the listening connection: pg queues overlapping queries on one
+    // client only with a deprecation warning (an error from pg 9 on). Each notification keeps a
+    // statement, and so a transaction, of its own: PostgreSQL delivers identical payloads sent in
+    // one transaction once, and two wake-ups must stay two.
+    this.sending = this.sending
+      .then(() => client.query('SELECT pg_notify($1, $2)', [RUNS_CHANNEL, payload]))
+      .then(
+        () => undefined,
+        () => undefined,
+      );
   }
 
   private async connect(): Promise<void> {
