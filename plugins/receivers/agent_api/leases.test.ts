@@ -116,10 +116,10 @@ async function postgresDatabase(): Promise<Database> {
 }
 
 /** One server instance as far as runs go: its storage handle, worker pool (owner `name`) and recovery. */
-function instance(storage: Storage, name: string, now: () => number) {
+function instance(storage: Storage, name: string, now: () => number, workers = 2) {
   const runner = new HeldRunner();
   const logger = silentLogger();
-  const pool = new WorkerPool(storage, runner, 2, logger, { owner: name, leaseMs: LEASE_MS, now });
+  const pool = new WorkerPool(storage, runner, workers, logger, { owner: name, leaseMs: LEASE_MS, now });
   const recovery = new RunRecovery({
     storage,
     broker: new StreamBroker({ maxEvents: 100, maxFinishedRuns: 100 }),
@@ -147,7 +147,9 @@ function leaseCases(backend: string, create: () => Promise<Database>): void {
         await seed.runs.insert(run('next', 't-dies', { created_at: isoOf(T0 - 500) }));
 
         // A takes `cut-off`, then C takes `kept` (inserted once A holds its run).
-        const a = instance(await database.open(), 'A', now);
+        // One worker for A: it holds `cut-off` until it is killed, so its idle worker cannot poll
+        // `kept` away from C on a slow machine, nor take `next` once `cut-off` is reclaimed.
+        const a = instance(await database.open(), 'A', now, 1);
         const b = instance(await database.open(), 'B', now);
         const c = instance(await database.open(), 'C', now);
         instances.push(a, b, c);
