@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -31,6 +31,14 @@ async function replayAll(journal: Journal<{ n: number }>): Promise<ReplayedRecor
   const records: ReplayedRecord<{ n: number }>[] = [];
   for await (const record of journal.replay()) records.push(record);
   return records;
+}
+
+/** Files of `directory` that this process holds open (Linux: /proc/self/fd). */
+async function openFilesIn(directory: string): Promise<string[]> {
+  const targets = await Promise.all(
+    (await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')),
+  );
+  return targets.filter((target) => target.startsWith(`${directory}/`)).sort();
 }
 
 function numbers(records: ReplayedRecord<{ n: number }>[]): number[] {
@@ -180,5 +188,24 @@ describe('journal', () => {
       (await readdir(directory)).filter((name) => name.endsWith('.journal')),
       [],
     );
+  });
+
+  it('records settlements of many turns through one open .acks file, and closes it with the journal', async () => {
+    const directory = await freshDirectory();
+    const journal = await opened(directory);
+    const entries: JournalEntry[] = [];
+    for (let n = 0; n < 6; n++) entries.push(await journal.append({ n }, Buffer.from(`body ${n}`)));
+    for (const n of [0, 2, 4]) {
+      journal.settle(entries[n]!);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const acks = (await openFilesIn(directory)).filter((path) => path.endsWith('.acks'));
+    assert.equal(acks.length, 1, 'one descriptor for the .acks file, kept between writes');
+    await journal.close();
+    assert.deepEqual(await openFilesIn(directory), []);
+    journal.settle(entries[5]!);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(await openFilesIn(directory), [], 'a settlement after close opens and closes the file');
+    assert.deepEqual(numbers(await replayAll(await opened(directory))), [1, 3]);
   });
 });
