@@ -29,7 +29,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import pg from 'pg';
 import { tracepipeArgs } from '../tracepipe-command.ts';
 import { repoRoot } from './servers.ts';
-import { drive, quantile } from './stats.ts';
+import { drive, median, quantile } from './stats.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -290,10 +290,6 @@ async function measure(setup: Setup, repetition: number, admin: pg.Client): Prom
   }
 }
 
-function median(values: readonly number[]): number {
-  return quantile(values, 0.5);
-}
-
 const admin = new pg.Client({ connectionString: adminUri });
 const selected = args.setups!.split(',').map((name) => {
   const setup = setups[name];
@@ -341,6 +337,7 @@ const summary = selected.map((setup) => {
   return {
     setup: setup.name,
     repetitions: own.length,
+    eachRunsPerSecond: own.map((cell) => cell.runsPerSecond),
     runsPerSecond: median(own.map((cell) => cell.runsPerSecond)),
     p50Ms: median(own.map((cell) => cell.p50Ms)),
     p99Ms: median(own.map((cell) => cell.p99Ms)),
@@ -370,13 +367,13 @@ else
     [
       machine,
       `graph: ${GRAPH} (offline local model), runs.wait on a fresh thread, ${clients} clients round-robin over the instances,`,
-      `${runs} runs per cell after ${warmup} warm-up; median of ${repetitions} repetitions`,
+      `${runs} runs per cell after ${warmup} warm-up; median of ${repetitions} repetitions (of an even count, the mean of the middle two)`,
       '',
-      '| setup | instances | runs/s | run wait p50 ms | run wait p99 ms | failures | SQL statements / run | transactions / run |',
-      '|:--|--:|--:|--:|--:|--:|--:|--:|',
+      '| setup | instances | runs/s | runs/s of each repetition | run wait p50 ms | run wait p99 ms | failures | SQL statements / run | transactions / run |',
+      '|:--|--:|--:|:--|--:|--:|--:|--:|--:|',
       ...summary.map(
         (row) =>
-          `| ${row.setup} | ${selected.find((setup) => setup.name === row.setup)!.instances} | ${row.runsPerSecond.toFixed(1)} | ${row.p50Ms.toFixed(1)} | ${row.p99Ms.toFixed(1)} | ${row.failures} | ${row.statementsPerRun?.toFixed(1) ?? ''} | ${row.transactionsPerRun?.toFixed(1) ?? ''} |`,
+          `| ${row.setup} | ${selected.find((setup) => setup.name === row.setup)!.instances} | ${row.runsPerSecond.toFixed(1)} | ${row.eachRunsPerSecond.map((value) => value.toFixed(1)).join(', ')} | ${row.p50Ms.toFixed(1)} | ${row.p99Ms.toFixed(1)} | ${row.failures} | ${row.statementsPerRun?.toFixed(1) ?? ''} | ${row.transactionsPerRun?.toFixed(1) ?? ''} |`,
       ),
       '',
       ...ratios.map(([label, value]) => `${label}: ${value}`),

@@ -68,3 +68,11 @@ export function quantile(values: readonly number[], q: number): number {
   const rank = Math.min(sorted.length, Math.max(1, Math.ceil(q * sorted.length)));
   return sorted[rank - 1]!;
 }
+
+/** The median: the middle value, or the mean of the middle two when the count is even. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
