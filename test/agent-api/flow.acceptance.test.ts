@@ -114,15 +114,16 @@ describe('the API example flow', () => {
 
     const state = (await request(url, 'GET', `/threads/${thread.thread_id}/state`)).json as WireState;
     const [human, ai] = asObjects(state.values.messages);
+    // The LangGraph.js server's message shape: the fields a message has, none written as null
+    // (no `name` when unset, no `example`).
     for (const message of [human!, ai!]) {
-      for (const key of ['type', 'content', 'additional_kwargs', 'response_metadata', 'name', 'id', 'example']) {
+      for (const key of ['type', 'content', 'additional_kwargs', 'response_metadata', 'id']) {
         assert.ok(key in message, `message ${message.type} has \`${key}\``);
       }
       assert.equal(typeof message.id, 'string');
-      assert.equal(message.example, false);
+      assert.ok(!('example' in message) && !('name' in message), `message ${message.type} has no unset fields`);
       assert.deepEqual(message.additional_kwargs, message.additional_kwargs ?? {});
       assert.equal(typeof message.response_metadata, 'object');
-      assert.ok(message.name === null || typeof message.name === 'string');
     }
     assert.equal(human!.type, 'human');
     assert.equal(human!.content, 'hello');
@@ -210,7 +211,7 @@ describe('the API example flow', () => {
 });
 
 describe('the API message fields on a tool-calling run', () => {
-  test('human, ai (with tool_calls and integer usage), tool (tool_call_id, artifact, status)', async () => {
+  test('human, ai (with tool_calls and integer usage), tool (tool_call_id, status; no artifact when none)', async () => {
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, 'tools', {
       input: { messages: [{ role: 'user', content: 'Weather in Paris?' }] },
@@ -222,8 +223,9 @@ describe('the API message fields on a tool-calling run', () => {
       ['human', 'ai', 'tool', 'ai'],
     );
     for (const message of [human!, call!, tool!, answer!]) {
-      for (const key of ['content', 'additional_kwargs', 'response_metadata', 'name', 'id', 'example'])
+      for (const key of ['content', 'additional_kwargs', 'response_metadata', 'id'])
         assert.ok(key in message, `${message.type} has ${key}`);
+      assert.ok(!Object.values(message).includes(null), `${message.type} has no null fields`);
     }
     for (const ai of [call!, answer!]) {
       assert.ok(Array.isArray(ai.tool_calls) && Array.isArray(ai.invalid_tool_calls));
@@ -232,7 +234,7 @@ describe('the API message fields on a tool-calling run', () => {
     }
     assertMatches(call!.tool_calls, [{ id: anyString, name: 'get_weather', args: { city: 'Paris' } }]);
     assert.equal(tool!.tool_call_id, asObjects(call!.tool_calls)[0]?.id);
-    assert.ok('artifact' in tool!, 'tool message has artifact');
+    assert.ok(!('artifact' in tool!), 'the tool returned no artifact: the field is left out');
     assert.equal(tool!.status, 'success');
     assert.equal(tool!.content, "It's always sunny in Paris.");
   });

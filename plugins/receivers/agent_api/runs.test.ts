@@ -74,7 +74,7 @@ describe('agent_api runs', () => {
     const state = await client.threads.getState<MessagesValues>(thread.thread_id);
     const [human, ai] = state.values.messages.slice(-2) as [Message, Message];
     for (const message of [human, ai]) {
-      for (const key of ['type', 'content', 'additional_kwargs', 'response_metadata', 'name', 'id', 'example'])
+      for (const key of ['type', 'content', 'additional_kwargs', 'response_metadata', 'id'])
         assert.ok(key in message, `message field ${key}`);
     }
     assert.equal(human.type, 'human');

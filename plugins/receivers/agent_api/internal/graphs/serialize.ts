@@ -1,36 +1,21 @@
 // Turns what graphs produce (LangChain messages, interrupts, commands inside plain objects) into
-// the JSON the API sends. Messages take the flat shape the SDKs read — `type`, `content`,
-// `additional_kwargs`, `response_metadata`, `name`, `id`, `example`, and per type `tool_calls`,
-// `invalid_tool_calls`, `usage_metadata` or `tool_call_id`, `artifact`, `status` — with absent
-// optional fields written as null rather than left out: the API's documented message shape (the
-// Python server's). The LangGraph.js server leaves them out; clients reading a field see null or
-// undefined alike, and only a deep-equality comparison of whole messages tells the two apart
-// (the agent_api README, "Different on purpose").
+// the JSON the API sends. A message is what the LangGraph.js server sends: the fields of its
+// `toDict()` with its `type` beside them — `content`, `additional_kwargs`, `response_metadata`,
+// `id`, and per type `tool_calls` and `invalid_tool_calls` (`ai`) or `tool_call_id` (`tool`) —
+// and the optional ones (`name`, `usage_metadata`, `artifact`, `status`, ...) only when set.
+// Clients compare whole messages (the SDK's tests do, with deep equality), so a field the
+// reference leaves out is left out here too rather than sent as null.
 
 import { isBaseMessage } from '@langchain/core/messages';
 import type { BaseMessage } from '@langchain/core/messages';
 
 export function messageToWire(message: BaseMessage): Record<string, unknown> {
   const { type, data } = message.toDict() as unknown as { type: string; data: Record<string, unknown> };
-  const wire: Record<string, unknown> = {
-    content: toWire(data.content),
-    additional_kwargs: toWire(data.additional_kwargs ?? {}),
-    response_metadata: toWire(data.response_metadata ?? {}),
-    type,
-    name: data.name ?? null,
-    id: data.id ?? message.id ?? null,
-    example: false,
-  };
-  if (type === 'ai') {
-    wire.tool_calls = toWire(data.tool_calls ?? []);
-    wire.invalid_tool_calls = toWire(data.invalid_tool_calls ?? []);
-    wire.usage_metadata = toWire(data.usage_metadata ?? null);
-  } else if (type === 'tool') {
-    wire.tool_call_id = data.tool_call_id;
-    wire.artifact = toWire(data.artifact ?? null);
-    wire.status = data.status ?? 'success';
-  }
-  for (const [key, value] of Object.entries(data)) if (!(key in wire) && value !== undefined) wire[key] = toWire(value);
+  const wire: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(data)) if (value !== undefined) wire[key] = toWire(value);
+  // A message whose id was set on the object alone (not through its constructor) keeps it.
+  if (wire.id === undefined && message.id !== undefined) wire.id = message.id;
+  wire.type = type;
   return wire;
 }
 
