@@ -290,11 +290,7 @@ export class AssistantA2AHandler {
 
   /** A run that ended with its graph paused on an interrupt (its thread waits for the answer). */
   private async waitsOnInterrupt(run: RunRecord): Promise<boolean> {
-    if (run.status !== 'success') return false;
-    const thread = await this.services.storage.threads.get(run.thread_id);
-    if (thread?.status !== 'interrupted') return false;
-    const last = (await this.services.storage.runs.list(run.thread_id, { limit: 10_000, offset: 0 })).at(-1);
-    return last?.run_id === run.run_id;
+    return this.services.runs.endedOnInterrupt(run);
   }
 
   private stateOf(run: RunRecord, waitsOnInterrupt: boolean): number {

@@ -130,6 +130,11 @@ export class AssistantService {
     return assistant;
   }
 
+  /** Whether an assistant has exactly this id (a graph id is not resolved). */
+  async exists(assistantId: string): Promise<boolean> {
+    return (await this.storage.assistants.get(assistantId)) !== undefined;
+  }
+
   search(query: AssistantQuery) {
     return this.storage.assistants.search(query);
   }

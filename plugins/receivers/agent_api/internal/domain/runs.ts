@@ -268,6 +268,34 @@ export class RunService {
     return run;
   }
 
+  /** The run, or undefined when there is none (where a missing run is no error). */
+  find(runId: string): Promise<RunRecord | undefined> {
+    return this.storage.runs.get(runId);
+  }
+
+  /** The ids of every run of the thread, in the order `list` gives them. */
+  async idsOfThread(threadId: string): Promise<string[]> {
+    return (await this.storage.runs.list(threadId, { limit: 10_000, offset: 0 })).map((run) => run.run_id);
+  }
+
+  /** The ids of the thread's pending and running runs; undefined once the thread is gone. */
+  async inflightIds(threadId: string): Promise<string[] | undefined> {
+    if (!(await this.storage.threads.get(threadId))) return undefined;
+    return (await this.storage.runs.inflight(threadId)).map((run) => run.run_id);
+  }
+
+  /**
+   * Whether the run ended with its graph paused on an interrupt: it succeeded, its thread waits
+   * for an answer, and no run came after it on the thread.
+   */
+  async endedOnInterrupt(run: RunRecord): Promise<boolean> {
+    if (run.status !== 'success') return false;
+    const thread = await this.storage.threads.get(run.thread_id);
+    if (thread?.status !== 'interrupted') return false;
+    const last = (await this.storage.runs.list(run.thread_id, { limit: 10_000, offset: 0 })).at(-1);
+    return last?.run_id === run.run_id;
+  }
+
   async list(threadId: string, query: RunQuery): Promise<RunRecord[]> {
     if (!(await this.storage.threads.get(threadId))) throw notFound(`Thread with ID ${threadId} not found`);
     return this.storage.runs.list(threadId, query);

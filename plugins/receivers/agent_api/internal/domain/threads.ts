@@ -171,6 +171,15 @@ export class ThreadService {
     return thread;
   }
 
+  /** The thread, or undefined when there is none (where a missing thread is no error). */
+  find(threadId: string): Promise<Thread | undefined> {
+    return this.storage.threads.get(threadId);
+  }
+
+  async exists(threadId: string): Promise<boolean> {
+    return (await this.storage.threads.get(threadId)) !== undefined;
+  }
+
   /** Merges `metadata` into the thread's metadata. */
   async patch(threadId: string, metadata: JsonObject): Promise<Thread> {
     return this.storage.transaction(async (tx) => {

@@ -19,7 +19,7 @@ import { notFound } from '../domain/api-errors.ts';
 import type { AssistantService } from '../domain/assistants.ts';
 import type { RunCreate, RunService } from '../domain/runs.ts';
 import type { ThreadService } from '../domain/threads.ts';
-import type { Assistant, RunRecord, Storage, Thread } from '../storage/storage.ts';
+import type { Assistant, RunRecord, Thread } from '../storage/storage.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -98,7 +98,6 @@ export interface AccessServices {
   readonly threads: ThreadService;
   readonly assistants: AssistantService;
   readonly runs: RunService;
-  readonly storage: Storage;
 }
 
 export const threadNotFound = (threadId: string): string => `Thread with ID ${threadId} not found`;
@@ -157,7 +156,7 @@ export async function authorizeRun(
   const filters = await services.access.authorize(request, event, (value ?? { thread_id: threadId }) as never);
   if (!filters) return undefined;
   const run = await services.runs.get(threadId, runId);
-  const thread = await services.storage.threads.get(run.thread_id);
+  const thread = await services.threads.find(run.thread_id);
   requireVisible(thread?.metadata ?? run.metadata, filters, `Run ${runId} not found`);
   return run;
 }

@@ -3,9 +3,8 @@
 // schema, and reading a run's final answer out of its values.
 
 import type { FastifyRequest } from 'fastify';
-import { notFound } from '../domain/api-errors.ts';
 import type { Assistant, JsonObject } from '../storage/storage.ts';
-import { ASSISTANT_NOT_FOUND, authorizeAssistant } from './access.ts';
+import { authorizeAssistant } from './access.ts';
 import type { AgentServices } from './services.ts';
 
 function isObject(value: unknown): value is JsonObject {
@@ -20,7 +19,7 @@ export async function visibleAssistants(services: AgentServices, request: Fastif
     limit: 10_000,
     offset: 0,
   } as never);
-  const page = await services.storage.assistants.search({
+  const page = await services.assistants.search({
     ...(filters ? { auth: filters } : {}),
     limit: 10_000,
     offset: 0,
@@ -37,9 +36,7 @@ export async function readableAssistant(
   idOrGraph: string,
 ): Promise<Assistant> {
   const { assistant } = await authorizeAssistant(services, request, 'assistants:read', idOrGraph);
-  const found = assistant ?? (await services.storage.assistants.get(services.assistants.resolveId(idOrGraph)));
-  if (!found) throw notFound(ASSISTANT_NOT_FOUND);
-  return found;
+  return assistant ?? (await services.assistants.get(idOrGraph));
 }
 
 /** The graph's input JSON schema as an object schema (`{type: "object"}` when unknown). */

@@ -35,7 +35,7 @@ export function registerAssistantRoutes(app: AgentApp, services: AgentServices):
       access,
       request,
       filters,
-      async () => !!id && !!(await services.storage.assistants.get(id)),
+      async () => !!id && (await assistants.exists(id)),
       'assistants:read',
       { assistant_id: id ?? '' },
     );

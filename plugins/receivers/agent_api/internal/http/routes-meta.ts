@@ -35,9 +35,7 @@ export function registerMetaRoutes(app: AgentApp, services: AgentServices): void
   if (!services.testRoutes) return;
   app.post('/internal/truncate', { schema: { body: truncateBody, hide: true } }, async (request) => {
     const body: NonNullable<typeof request.body> = request.body ?? {};
-    await services.storage.truncate(body, services.assistants.systemIds());
-    if (body.checkpointer) await services.checkpoints.truncate();
-    if (body.store) await services.store.truncate();
+    await services.dataReset.truncate(body);
     return { ok: true };
   });
 }

@@ -62,7 +62,7 @@ export async function registerProtocolRoutes(app: AgentApp, services: AgentServi
       },
       {
         events: (runId, signal) => services.broker.subscribe(runId, -1, signal),
-        status: async (runId) => (await services.storage.runs.get(runId))?.status,
+        status: async (runId) => (await services.runs.find(runId))?.status,
       },
       { maxBufferedEvents: MAX_BUFFERED_EVENTS },
     );
@@ -99,7 +99,7 @@ export async function registerProtocolRoutes(app: AgentApp, services: AgentServi
         );
       const strategy = params.multitaskStrategy ?? params.multitask_strategy;
       // Input to a thread waiting on an interrupt answers it, as the reference server does.
-      const thread = await services.storage.threads.get(threadId);
+      const thread = await services.threads.find(threadId);
       const resume = params.input !== undefined && params.input !== null && thread?.status === 'interrupted';
       return startRun(command, {
         assistant_id: params.assistant_id,
@@ -122,7 +122,7 @@ export async function registerProtocolRoutes(app: AgentApp, services: AgentServi
         answers[entry.interrupt_id] = entry.response;
       }
       if (assistantId === undefined) {
-        const thread = await services.storage.threads.get(threadId);
+        const thread = await services.threads.find(threadId);
         const fromThread = thread?.metadata?.assistant_id;
         if (typeof fromThread !== 'string')
           return failure(command.id, 'no_such_run', `Thread ${threadId} has no run to resume.`);
@@ -212,7 +212,7 @@ export async function registerProtocolRoutes(app: AgentApp, services: AgentServi
     preHandler: async (request) => {
       const threadId = (request.params as { thread_id: string }).thread_id;
       if (!services.access.enabled) return;
-      if (!(await services.storage.threads.get(threadId))) return;
+      if (!(await services.threads.exists(threadId))) return;
       await authorizeThread(services, request, 'threads:read', threadId);
     },
     handler: async (_request, reply) => {

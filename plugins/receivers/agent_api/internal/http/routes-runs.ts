@@ -323,29 +323,28 @@ export function registerRunRoutes(app: AgentApp, services: AgentServices): void 
     const stopWatching = await broker.watchThread(threadId, (runId) => runs.add(runId));
     try {
       let resumeAfter = lastRun && /^\d+$/.test(lastSeq ?? '') ? { runId: lastRun, seq: Number(lastSeq) } : undefined;
-      const resumed = resumeAfter
-        ? await services.storage.runs.list(threadId, { limit: 10_000, offset: 0 })
-        : undefined;
-      if (resumed?.some((run) => run.run_id === resumeAfter!.runId)) {
+      const resumed = resumeAfter ? await services.runs.idsOfThread(threadId) : undefined;
+      if (resumed?.includes(resumeAfter!.runId)) {
         // Runs before the one the client last saw are done for it; that one and later ones are not.
         let before = true;
-        for (const run of resumed) {
-          if (run.run_id === resumeAfter!.runId) before = false;
-          if (before) runs.skip(run.run_id);
-          else runs.add(run.run_id);
+        for (const runId of resumed) {
+          if (runId === resumeAfter!.runId) before = false;
+          if (before) runs.skip(runId);
+          else runs.add(runId);
         }
       } else {
         // A new reader starts with what is in flight; finished runs are history, not stream.
         resumeAfter = undefined;
-        for (const run of await services.storage.runs.inflight(threadId)) runs.add(run.run_id);
+        for (const runId of (await services.runs.inflightIds(threadId)) ?? []) runs.add(runId);
       }
       while (!stream.signal.aborted && !services.closing()) {
         const next = runs.next();
         if (!next) {
           if (await runs.announced(THREAD_STREAM_LOOK_MS, stream.signal)) continue;
           if (stream.signal.aborted) break;
-          if (!(await services.storage.threads.get(threadId))) break;
-          for (const run of await services.storage.runs.inflight(threadId)) runs.add(run.run_id);
+          const inflight = await services.runs.inflightIds(threadId);
+          if (!inflight) break;
+          for (const runId of inflight) runs.add(runId);
           continue;
         }
         const after = next === resumeAfter?.runId ? resumeAfter.seq : -1;

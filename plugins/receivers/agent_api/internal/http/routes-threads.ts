@@ -39,7 +39,7 @@ export function registerThreadRoutes(app: AgentApp, services: AgentServices): vo
       access,
       request,
       filters,
-      async () => !!id && !!(await services.storage.threads.get(id)),
+      async () => !!id && (await threads.exists(id)),
       'threads:read',
       { thread_id: id },
     );

@@ -13,15 +13,14 @@ import type { Logger } from 'pino';
 import type { Host } from 'tracepipe/plugin';
 import type { Crons } from '../crons/crons.ts';
 import type { AssistantService } from '../domain/assistants.ts';
+import type { DataReset } from '../domain/data-reset.ts';
 import type { RunService } from '../domain/runs.ts';
 import type { ThreadService } from '../domain/threads.ts';
 import type { GraphRegistry } from '../graphs/registry.ts';
 import type { EventBroker } from '../runs/broker.ts';
 import type { RunCoordinator } from '../runs/coordinator.ts';
 import type { GraphRunner } from '../runs/graph-runner.ts';
-import type { CheckpointDatabase } from '../storage/checkpoints.ts';
 import type { ServerStore } from '../storage/store.ts';
-import type { Storage } from '../storage/storage.ts';
 import type { Access } from './access.ts';
 import type { UiBundles } from './routes-genui.ts';
 
@@ -29,8 +28,8 @@ export interface AgentServices {
   readonly assistants: AssistantService;
   readonly threads: ThreadService;
   readonly runs: RunService;
-  readonly storage: Storage;
-  readonly checkpoints: CheckpointDatabase;
+  /** Empties the data for test suites (`POST /internal/truncate`). */
+  readonly dataReset: DataReset;
   readonly store: ServerStore;
   readonly graphs: GraphRegistry;
   readonly broker: EventBroker;

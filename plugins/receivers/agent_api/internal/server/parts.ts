@@ -11,6 +11,7 @@ import { Crons } from '../crons/crons.ts';
 import type { Clock } from '../crons/schedule.ts';
 import { CronScheduler } from '../crons/scheduler.ts';
 import { AssistantService } from '../domain/assistants.ts';
+import { DataReset } from '../domain/data-reset.ts';
 import type { HeaderFilter } from '../domain/configurable-headers.ts';
 import { RunCancellation } from '../domain/run-cancellation.ts';
 import { RunService } from '../domain/runs.ts';
@@ -52,6 +53,7 @@ export interface ServerParts {
   readonly runs: RunService;
   readonly crons: Crons;
   readonly cronScheduler: CronScheduler;
+  readonly dataReset: DataReset;
 }
 
 export function buildServerParts(backend: AgentBackend, options: PartsOptions): ServerParts {
@@ -149,5 +151,6 @@ export function buildServerParts(backend: AgentBackend, options: PartsOptions): 
     runs,
     crons,
     cronScheduler,
+    dataReset: new DataReset(storage, checkpoints, store, () => assistants.systemIds()),
   };
 }
