@@ -13,7 +13,7 @@
 // and all its records are settled. Settling is cheap, so the journal's cost on the hot path is one
 // gathered write per request.
 
-import { appendFileSync, closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync, readFileSync, rmSync, writeSync, writevSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -340,8 +340,12 @@ export class Journal<H = unknown> {
     const file = segment.file!;
     let written = 0;
     try {
+      // Written synchronously: a record goes to the page cache in one system call on this thread,
+      // where handing it to the thread pool (FileHandle.writev) cost about twice the CPU of the copy
+      // itself in promises, wake-ups and context switches (bench/pipeline/README.md). Appends still
+      // run one after another behind `tail`, and a slow disk is only met by the periodic fdatasync.
       // A short write (a disk filling up) is not an error to the system call: check the count.
-      ({ bytesWritten: written } = await file.writev(buffers, segment.size));
+      written = writevSync(file.fd, buffers, segment.size);
       if (written !== bytes) throw new Error(`short write: ${written} of ${bytes} bytes (disk full?)`);
     } catch (error) {
       await this.discardTail(segment);
