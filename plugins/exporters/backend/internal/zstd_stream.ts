@@ -112,34 +112,39 @@ export class ZstdStreamCompressor {
   }
 
   /**
-   * Writes `prefix`, the UTF-8 length of `text` in decimal, `infix`, then `text` (all ASCII but
-   * `text`): a part head that states the length of the body after it. The length is what encoding
-   * `text` returns, not a `Buffer.byteLength` pass over it beforehand, which on text with non-ASCII
-   * characters walks it as slowly as encoding does: the encode stage of bench/pipeline/stages.ts
-   * went from 17.3 to 16.7 µs per span (realistic payload, median of three alternated runs).
-   * `text` is encoded into the stage behind room for the longest head, then the head is written in
-   * front of it and the text moved down against the head (a memmove).
+   * Writes `prefix`, the UTF-8 length of the `body` pieces together in decimal, `infix`, then the
+   * pieces one after another (all ASCII but the pieces): a part head that states the length of the
+   * body after it. The length is what encoding the pieces returns, not a `Buffer.byteLength` pass
+   * over them beforehand, which on text with non-ASCII characters walks it as slowly as encoding
+   * does: the encode stage of bench/pipeline/stages.ts went from 17.3 to 16.7 µs per span
+   * (realistic payload, median of three alternated runs). A body given in pieces is written as it
+   * is, where one string joined from them (`a + b`) would be copied whole into a flat string first.
+   * The pieces are encoded into the stage behind room for the longest head, then the head is
+   * written in front of them and the body moved down against the head (a memmove).
    */
-  writeWithLength(prefix: string, infix: string, text: string): void {
+  writeWithLength(prefix: string, infix: string, body: readonly string[]): void {
     if (!this.context) throw new Error('the compressor is finished');
     const room = prefix.length + MAX_LENGTH_DIGITS + infix.length;
-    const bound = room + text.length * 3; // UTF-8 takes at most 3 bytes per UTF-16 unit
+    let bound = room;
+    for (const piece of body) bound += piece.length * 3; // UTF-8 takes at most 3 bytes per UTF-16 unit
     if (this.staged + bound > STAGE_BYTES) {
       this.flushStage();
       if (bound > STAGE_BYTES) {
-        const bytes = Buffer.byteLength(text);
-        const head = prefix + bytes + infix;
+        const lengths = body.map((piece) => Buffer.byteLength(piece));
+        const head = prefix + lengths.reduce((sum, length) => sum + length, 0) + infix;
         this.writeString(head, head.length);
-        this.writeString(text, bytes);
+        body.forEach((piece, i) => this.writeString(piece, lengths[i]!));
         return;
       }
     }
     const stage = this.stage;
     const start = this.staged;
-    const bytes = stage.write(text, start + room);
+    let end = start + room;
+    for (const piece of body) end += stage.write(piece, end);
+    const bytes = end - start - room;
     const head = prefix + bytes + infix;
     stage.write(head, start, 'latin1');
-    stage.copyWithin(start + head.length, start + room, start + room + bytes);
+    stage.copyWithin(start + head.length, start + room, end);
     this.staged = start + head.length + bytes;
     this.rawBytes += head.length + bytes;
   }
