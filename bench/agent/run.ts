@@ -9,12 +9,12 @@
 
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
-import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from '@langchain/langgraph-sdk';
 import { startLanggraphDev, startTracepipe } from './servers.ts';
 import type { RunningServer } from './servers.ts';
+import { cpuMsOf } from './proc.ts';
 import { drive, driveFor, quantile } from './stats.ts';
 
 const { values: args } = parseArgs({
@@ -49,41 +49,6 @@ interface Row {
   /** The server process's CPU time (user + system) per operation, ms; NaN when not known. */
   cpuMsPerOp: number;
 }
-
-/**
- * CPU time (user + system) the server has used, ms, from /proc (Linux): the process, the children
- * it has running (the LangGraph.js dev server runs behind the CLI that starts it, with workers of
- * its own) and those it has waited for. The server's cost per operation, which other load on the
- * machine changes much less than latency.
- */
-function cpuMsOf(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // utime, stime, cutime and cstime are fields 14–17 of the line, 12–15 after "pid (comm) ".
-    const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-    let ms = (ticks * 1000) / CLOCK_TICKS;
-    for (const child of childrenOf(pid)) ms += cpuMsOf(child) || 0;
-    return ms;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-function childrenOf(pid: number): number[] {
-  const children: number[] = [];
-  for (const thread of readdirSync(`/proc/${pid}/task`)) {
-    let list = '';
-    try {
-      list = readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8').trim();
-    } catch {
-      continue; // the thread ended since the directory was read
-    }
-    if (list !== '') children.push(...list.split(' ').map(Number));
-  }
-  return children;
-}
-const CLOCK_TICKS = 100;
 
 /** What an operation reaches the server with: the SDK client, or plain HTTP to `url`. */
 interface Target {

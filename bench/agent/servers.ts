@@ -22,6 +22,8 @@ export interface RunningServer {
   readonly logFile: string;
   /** The server's process id (tracepipe runs in the process it starts). */
   readonly pid?: number;
+  /** From the spawn to the first answer of `GET /ok`, ms (polled every 20 ms). */
+  readonly readyMs: number;
   /** Stops the server (and the processes it started) and removes its temporary directory. */
   stop(): Promise<void>;
 }
@@ -67,6 +69,7 @@ async function started(
   child: ChildProcess,
   dir: string,
   logFile: string,
+  spawnedAt: number,
 ): Promise<RunningServer> {
   const stop = async () => {
     await stopChild(child);
@@ -79,7 +82,7 @@ async function started(
     await stop();
     throw new Error(`${(error as Error).message}\n${tail}`);
   }
-  return { name, url, logFile, pid: child.pid, stop };
+  return { name, url, logFile, pid: child.pid, readyMs: performance.now() - spawnedAt, stop };
 }
 
 async function waitReady(url: string, child: ChildProcess, logFile: string, timeoutMs = 120_000): Promise<void> {
@@ -92,7 +95,8 @@ async function waitReady(url: string, child: ChildProcess, logFile: string, time
     } catch {
       // not listening yet
     }
-    await sleep(200);
+    // Often enough that the time to ready is measured to a few tens of ms.
+    await sleep(20);
   }
   throw new Error(`server at ${url} not ready after ${timeoutMs} ms; its log ${logFile} ends:`);
 }
@@ -176,6 +180,7 @@ export async function startTracepipe(
     ].join('\n'),
   );
   const logFile = join(dir, 'server.log');
+  const spawnedAt = performance.now();
   const child = startChild(
     'tracepipe',
     process.execPath,
@@ -184,7 +189,8 @@ export async function startTracepipe(
     options.env ?? {},
     logFile,
   );
-  return started(tracing ? 'tracepipe' : 'tracepipe (no tracing)', `http://127.0.0.1:${port}`, child, dir, logFile);
+  const name = tracing ? 'tracepipe' : 'tracepipe (no tracing)';
+  return started(name, `http://127.0.0.1:${port}`, child, dir, logFile, spawnedAt);
 }
 
 /** The LangGraph.js in-memory dev server (`langgraphjs dev`), run from a temporary directory. */
@@ -201,6 +207,7 @@ export async function startLanggraphDev(graphIds: readonly string[]): Promise<Ru
     );
   }
   const logFile = join(dir, 'server.log');
+  const spawnedAt = performance.now();
   const child = startChild(
     'langgraphjs dev',
     process.execPath,
@@ -209,5 +216,5 @@ export async function startLanggraphDev(graphIds: readonly string[]): Promise<Ru
     { NODE_ENV: 'development', LANGSMITH_TRACING: 'false', LANGCHAIN_TRACING_V2: 'false' },
     logFile,
   );
-  return started('langgraphjs dev', `http://127.0.0.1:${port}`, child, dir, logFile);
+  return started('langgraphjs dev', `http://127.0.0.1:${port}`, child, dir, logFile, spawnedAt);
 }
