@@ -120,19 +120,21 @@ if (args.json) {
     '',
     '| server | rep | load | ready ms | cpu to ready ms | runs | runs/s | cpu ms/run | runs per second after ready |',
     '|:--|--:|--:|--:|--:|--:|--:|--:|:--|',
-    ...rows.map((row) =>
-      [
-        row.server,
-        row.repetition,
-        row.loadAverage.toFixed(1),
-        row.readyMs.toFixed(0),
-        row.cpuToReadyMs.toFixed(0),
-        row.runs,
-        row.runsPerSecond.toFixed(1),
-        row.cpuMsPerRun.toFixed(2),
-        row.perSecond.join(' '),
-      ].join(' | '),
-    ).map((line) => `| ${line} |`),
+    ...rows
+      .map((row) =>
+        [
+          row.server,
+          row.repetition,
+          row.loadAverage.toFixed(1),
+          row.readyMs.toFixed(0),
+          row.cpuToReadyMs.toFixed(0),
+          row.runs,
+          row.runsPerSecond.toFixed(1),
+          row.cpuMsPerRun.toFixed(2),
+          row.perSecond.join(' '),
+        ].join(' | '),
+      )
+      .map((line) => `| ${line} |`),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

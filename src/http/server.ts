@@ -6,6 +6,7 @@ import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { Host } from '../pipeline/component.ts';
+import { lazyValidatorFactory } from './lazy-validators.ts';
 
 /** Schema fragment for a listener's config: `host` and `port` (0 picks a free port). */
 export function listenerSchema(defaultPort: number) {
@@ -42,6 +43,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   // HTTP/2 one) and type the instance by its pino logger; it is the default HTTP/1 server, and
   // the rest of the code takes it as the default FastifyInstance, which no overload returns.
   const app = Fastify({
+    // Each route's schemas compile on its first request, not all of them before listening.
+    schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() } },
     ...(options.fastify as FastifyServerOptions),
     // A child of its own, so that `listen` can quieten Fastify's lines without touching the
     // component's logger.

@@ -1,0 +1,47 @@
+// Route validators that compile on a route's first request instead of when the server starts.
+//
+// Fastify compiles every route's JSON schemas with ajv before it listens. The agent API alone has
+// well over a hundred routes, most of which a given deployment calls rarely or never, and that
+// compilation was the largest single cost of its start after module loading (ajv under
+// `compileSchemasForValidation` in a `--cpu-prof` profile of a cold start). Compiled on first use,
+// a route's validator costs the same once, and only for the routes that are called.
+
+import { AjvCompiler } from '@fastify/ajv-compiler';
+import type { FastifyServerOptions } from 'fastify';
+
+type ValidatorFactory = NonNullable<
+  NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']
+>;
+type ValidatorCompiler = ReturnType<ValidatorFactory>;
+type Validator = ReturnType<ValidatorCompiler>;
+
+/**
+ * Fastify's own validator factory (`@fastify/ajv-compiler`, with the server's ajv options), each
+ * route's validator compiled when it first validates. A schema ajv rejects then fails that route's
+ * requests (500) rather than the start.
+ */
+export function lazyValidatorFactory(): ValidatorFactory {
+  const buildFromPool = AjvCompiler() as unknown as ValidatorFactory;
+  return ((externalSchemas: unknown, options: unknown) => {
+    const compilerFor = (buildFromPool as (...args: unknown[]) => ValidatorCompiler)(externalSchemas, options);
+    return ((route: Parameters<ValidatorCompiler>[0]) =>
+      compiledOnFirstUse(() => compilerFor(route))) as ValidatorCompiler;
+  }) as unknown as ValidatorFactory;
+}
+
+/**
+ * A validator that compiles itself on its first call. Fastify reads `errors` after a failed
+ * validation and `schemaEnv` (ajv's, to pass the parent object so that defaults and coercions
+ * reach the root value) before calling it: both are the compiled function's.
+ */
+function compiledOnFirstUse(compile: () => Validator): Validator {
+  let compiled: Validator | undefined;
+  const validator = () => (compiled ??= compile());
+  const lazy = (data: unknown, context?: unknown) =>
+    (validator() as (data: unknown, context?: unknown) => unknown)(data, context);
+  Object.defineProperties(lazy, {
+    errors: { get: () => (validator() as { errors?: unknown }).errors },
+    schemaEnv: { get: () => (validator() as { schemaEnv?: unknown }).schemaEnv },
+  });
+  return lazy as unknown as Validator;
+}
