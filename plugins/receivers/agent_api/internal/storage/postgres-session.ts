@@ -23,10 +23,33 @@ export const records = new RecordCodec({
  */
 export type Connect = <T>(together: boolean, fn: (client: PoolClient) => Promise<T>) => Promise<T>;
 
+/** The rows that stand for a thread and an assistant in the locks of a transaction. */
+const LOCKED_ROWS = {
+  thread: { table: 'threads', column: 'thread_id' },
+  assistant: { table: 'assistants', column: 'assistant_id' },
+} as const;
+
+export type LockedKind = keyof typeof LOCKED_ROWS;
+
 /**
- * Where a repository's statements run, and the locks its transaction holds (advisory, released at
- * its end), by key: `thread:<id>`, `assistant:<id>`. Outside a transaction there are none: each
- * operation is one statement, or several committed together.
+ * How a transaction holds a row: `update` alone (it reads and then writes the thread or
+ * assistant), or `key share` beside others (it only needs the row to stay: runs created for an
+ * assistant), which an `update` holder excludes.
+ */
+export type LockMode = 'update' | 'key share';
+
+/**
+ * Where a repository's statements run, and the locks its transaction holds (released at its end),
+ * by key: `thread:<id>`, `assistant:<id>`. Outside a transaction there are none: each operation is
+ * one statement, or several committed together.
+ *
+ * A lock is the row's own (`SELECT … FOR UPDATE`): the statement that reads a thread in a
+ * transaction also locks it, and waits for another transaction holding it, so that it reads what
+ * that one committed — one round trip where an advisory lock and then a read took two. A row that
+ * does not exist cannot be locked, yet a transaction may decide to create it (`if_not_exists`, a
+ * run making its thread): then the transaction takes a transaction-scoped advisory lock on the key
+ * and reads again, so that of two transactions creating the same thread one waits for the other
+ * and finds its row.
  */
 export class PostgresSession {
   constructor(
@@ -54,25 +77,44 @@ export class PostgresSession {
   }
 
   /**
-   * In a transaction, takes the lock `key` until the transaction ends (once: a transaction holds
-   * each lock at most once); outside one, nothing. This is what keeps a transaction "as if one at
-   * a time" for the thread (or assistant) it reads and then writes: another transaction on the
-   * same thread waits here, before its first read of it, and reads what this one committed.
-   * `shared`: readers that only need the row to stay (runs created for an assistant) share it.
+   * Reads the thread's (or assistant's) row. In a transaction that does not hold it yet, the same
+   * statement locks it until the transaction ends (see the class): this keeps the transaction "as
+   * if one at a time" for the thread it reads and then writes — another transaction on the same
+   * thread waits here, before its first read of it, and reads what this one committed.
    */
-  async lock(key: string, shared = false): Promise<void> {
-    if (!this.held || this.held.has(key) || (shared && this.held.has(`${key}#shared`))) return;
-    this.held.add(shared ? `${key}#shared` : key);
-    const take = shared ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-    await this.connect(false, (client) => client.query(`SELECT ${take}(hashtextextended($1, 0))`, [key]));
+  async lockedRow(kind: LockedKind, id: string, mode: LockMode = 'update'): Promise<Row | undefined> {
+    const { table, column } = LOCKED_ROWS[kind];
+    if (!this.claims(kind, id, mode)) return (await this.rows(`SELECT * FROM ${table} WHERE ${column} = $1`, [id]))[0];
+    return this.lockRow(kind, id, mode, '*');
+  }
+
+  /** In a transaction, locks the thread's (or assistant's) row as `lockedRow` does, unless held; outside one, nothing. */
+  async lock(kind: LockedKind, id: string, mode: LockMode = 'update'): Promise<void> {
+    if (this.claims(kind, id, mode)) await this.lockRow(kind, id, mode, '1');
   }
 
   lockThread(threadId: string): Promise<void> {
-    return this.lock(`thread:${threadId}`);
+    return this.lock('thread', threadId);
   }
 
-  lockAssistant(assistantId: string, shared = false): Promise<void> {
-    return this.lock(`assistant:${assistantId}`, shared);
+  /** Whether the row's lock is to be taken now (a transaction not holding it yet), and records it as held. */
+  private claims(kind: LockedKind, id: string, mode: LockMode): boolean {
+    const key = `${kind}:${id}`;
+    if (!this.held || this.held.has(key) || (mode === 'key share' && this.held.has(`${key}#shared`))) return false;
+    this.held.add(mode === 'key share' ? `${key}#shared` : key);
+    return true;
+  }
+
+  private async lockRow(kind: LockedKind, id: string, mode: LockMode, columns: string): Promise<Row | undefined> {
+    const { table, column } = LOCKED_ROWS[kind];
+    const read = `SELECT ${columns} FROM ${table} WHERE ${column} = $1 FOR ${mode === 'update' ? 'UPDATE' : 'KEY SHARE'}`;
+    const [row] = await this.rows(read, [id]);
+    if (row) return row;
+    // No row to lock: lock its key instead (every transaction that creates the row does the same),
+    // then read again — the row another transaction created while this one waited is there now.
+    const take = mode === 'update' ? 'pg_advisory_xact_lock' : 'pg_advisory_xact_lock_shared';
+    await this.rows(`SELECT ${take}(hashtextextended($1, 0))`, [`${kind}:${id}`]);
+    return (await this.rows(read, [id]))[0];
   }
 
   /** A search's page and its total (`settlePage`: counted only when the page does not tell it). */

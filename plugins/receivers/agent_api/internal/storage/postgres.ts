@@ -3,9 +3,10 @@
 // transactions, and composes the repositories (`threads/postgres.ts`, ...) into the storage.
 //
 // There is no lock per database: a transaction is "as if one at a time" per thread (and per
-// assistant), because its first operation on a thread takes a transaction-scoped advisory lock on
-// that thread's id (`PostgresSession.lock`), which another transaction on the same thread waits
-// for; transactions on other threads run side by side. Operations outside a transaction are single
+// assistant), because its first operation on a thread locks the thread's row (`SELECT … FOR
+// UPDATE`, in the statement that reads it; a transaction-scoped advisory lock on its id while the
+// row does not exist: `PostgresSession.lockedRow`), which another transaction on the same thread
+// waits for; transactions on other threads run side by side. Operations outside a transaction are single
 // statements (or a few that commit together): run claims are one `UPDATE … FOR UPDATE SKIP
 // LOCKED`, cron ticks and lease recovery conditional updates. Searches are single statements
 // (`search-queries.ts`) answered from indexes: JSONB `@>` on GIN, sort columns in byte order

@@ -287,8 +287,8 @@ export interface Storage extends StorageOps {
    * transaction, and with SQLite wait until it ends.
    *
    * "One at a time" holds per thread and per assistant, not per database: SQLite runs every
-   * transaction alone; PostgreSQL locks each thread a transaction touches, from its first operation
-   * on it, and each assistant it names with `assistants.lock`. A transaction may therefore run again
+   * transaction alone; PostgreSQL locks the row of each thread a transaction touches, from its first
+   * operation on it, and of each assistant it names with `assistants.lock` (or reads: shared). A transaction may therefore run again
    * from the start when two of them wait for each other (a deadlock PostgreSQL breaks), so `fn`
    * must do nothing but storage operations and what follows from them.
    */

@@ -1,6 +1,7 @@
 // Assistants and their versions in PostgreSQL. A transaction that writes an assistant (or its
-// versions) locks it first (`lock`), so that such transactions are one at a time per assistant;
-// reading an assistant takes the lock shared, so that it stays while runs are created for it.
+// versions) locks its row first (`lock`), so that such transactions are one at a time per
+// assistant; reading an assistant in a transaction locks its row `FOR KEY SHARE` in the same
+// statement, so that it stays while runs are created for it.
 
 import type { PoolClient } from 'pg';
 import { assistantSearch, versionSearch } from '../search-queries.ts';
@@ -12,17 +13,16 @@ export class PostgresAssistants implements AssistantRepository {
   constructor(private readonly s: PostgresSession) {}
 
   async lock(assistantId: string): Promise<void> {
-    await this.s.lockAssistant(assistantId);
+    await this.s.lock('assistant', assistantId);
   }
 
   async get(id: string): Promise<Assistant | undefined> {
-    await this.s.lockAssistant(id, true);
-    const [row] = await this.s.rows('SELECT * FROM assistants WHERE assistant_id = $1', [id]);
+    const row = await this.s.lockedRow('assistant', id, 'key share');
     return row && records.toAssistant(row);
   }
 
   async insert(a: Assistant): Promise<void> {
-    await this.s.lockAssistant(a.assistant_id);
+    await this.s.lock('assistant', a.assistant_id);
     await this.s.write(async (client) => {
       await client.query(
         `INSERT INTO assistants (assistant_id, graph_id, name, description, version, config, context, metadata, created_at, updated_at)
@@ -34,7 +34,7 @@ export class PostgresAssistants implements AssistantRepository {
   }
 
   async update(a: Assistant): Promise<void> {
-    await this.s.lockAssistant(a.assistant_id);
+    await this.s.lock('assistant', a.assistant_id);
     await this.s.one((client) =>
       client.query(
         `UPDATE assistants SET graph_id = $1, name = $2, description = $3, version = $4, config = $5, context = $6,
@@ -45,7 +45,7 @@ export class PostgresAssistants implements AssistantRepository {
   }
 
   async delete(id: string): Promise<boolean> {
-    await this.s.lockAssistant(id);
+    await this.s.lock('assistant', id);
     return this.s.write((client) => deleteAssistant(client, id));
   }
 
@@ -54,7 +54,7 @@ export class PostgresAssistants implements AssistantRepository {
   }
 
   async insertVersion(v: AssistantVersion): Promise<void> {
-    await this.s.lockAssistant(v.assistant_id);
+    await this.s.lock('assistant', v.assistant_id);
     await this.s.one((client) => insertVersion(client, v));
   }
 
@@ -67,7 +67,7 @@ export class PostgresAssistants implements AssistantRepository {
   }
 
   async maxVersion(id: string): Promise<number> {
-    await this.s.lockAssistant(id);
+    await this.s.lock('assistant', id);
     const [row] = await this.s.rows('SELECT MAX(version) AS v FROM assistant_versions WHERE assistant_id = $1', [id]);
     return Number(row?.v ?? 0);
   }

@@ -1,5 +1,6 @@
-// Threads in PostgreSQL. A transaction's first operation on a thread locks it (advisory, until
-// the transaction ends), so that transactions are one at a time per thread. Searches are single
+// Threads in PostgreSQL. A transaction's first operation on a thread locks its row until the
+// transaction ends (`PostgresSession.lockedRow`; reading it is that operation, in one statement),
+// so that transactions are one at a time per thread. Searches are single
 // statements (`search-queries.ts`) answered from indexes: JSONB `@>` on GIN, sort columns in byte
 // order.
 
@@ -12,8 +13,7 @@ export class PostgresThreads implements ThreadRepository {
   constructor(private readonly s: PostgresSession) {}
 
   async get(id: string): Promise<Thread | undefined> {
-    await this.s.lockThread(id);
-    const [row] = await this.s.rows('SELECT * FROM threads WHERE thread_id = $1', [id]);
+    const row = await this.s.lockedRow('thread', id);
     return row && records.toThread(row);
   }
 
