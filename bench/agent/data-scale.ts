@@ -19,9 +19,9 @@ import pg from 'pg';
 import { openPostgresStorage } from '../../plugins/receivers/agent_api/internal/storage/postgres.ts';
 import { openSqliteStorage } from '../../plugins/receivers/agent_api/internal/storage/sqlite.ts';
 import type { Storage, ThreadQuery } from '../../plugins/receivers/agent_api/internal/storage/storage.ts';
-import { SqliteStore } from '../../plugins/receivers/agent_api/internal/storage/store.ts';
+import { SqliteStore } from '../../plugins/receivers/agent_api/internal/storage/store/sqlite.ts';
 import type { ServerStore } from '../../plugins/receivers/agent_api/internal/storage/store.ts';
-import { PostgresItemStore } from '../../plugins/receivers/agent_api/internal/storage/store-postgres.ts';
+import { PostgresItemStore } from '../../plugins/receivers/agent_api/internal/storage/store/postgres.ts';
 import { seedPostgres, seedSqlite, seeded } from '../../plugins/receivers/agent_api/testing/seed.ts';
 
 const { values: options } = parseArgs({

@@ -14,7 +14,7 @@ import { containsJson } from './internal/storage/json-match.ts';
 import { AGENT_MIGRATIONS, openSqliteStorage } from './internal/storage/sqlite.ts';
 import { migrateSqlite, openSqliteFile } from './internal/storage/sqlite-file.ts';
 import type { SqliteMigration } from './internal/storage/sqlite-file.ts';
-import { STORE_MIGRATIONS, SqliteStore } from './internal/storage/store.ts';
+import { STORE_MIGRATIONS, SqliteStore } from './internal/storage/store/sqlite.ts';
 import type { Storage } from './internal/storage/storage.ts';
 import { searchOracleContract } from './testing/search-oracle-contract.ts';
 import { run, storageContract } from './testing/storage-contract.ts';

@@ -14,9 +14,9 @@ import { PostgresCheckpointDatabase } from './checkpoints-postgres.ts';
 import { createPostgresPool, postgresStorageOnPool } from './postgres.ts';
 import { openSqliteStorage } from './sqlite.ts';
 import type { Storage } from './storage.ts';
-import { SqliteStore } from './store.ts';
+import { SqliteStore } from './store/sqlite.ts';
 import type { ServerStore } from './store.ts';
-import { PostgresItemStore } from './store-postgres.ts';
+import { PostgresItemStore } from './store/postgres.ts';
 
 export interface AgentDatabase {
   readonly kind: 'sqlite' | 'postgres';

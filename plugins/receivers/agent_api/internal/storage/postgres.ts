@@ -63,7 +63,7 @@ CREATE INDEX crons_assistant ON crons (assistant_id);
   {
     version: 2,
     name: 'store items',
-    // The items of the LangGraph store (`store-postgres.ts`), as `store.sqlite` keeps them.
+    // The items of the LangGraph store (`store/postgres.ts`), as `store.sqlite` keeps them.
     sql: `
 CREATE TABLE store_items (
   namespace TEXT COLLATE "C" NOT NULL, key TEXT COLLATE "C" NOT NULL, value JSONB NOT NULL,

@@ -1,19 +1,18 @@
-// The LangGraph store that graphs see as `config.store` (and `/store/*` serves), kept in SQLite so
-// that it survives restarts like everything else (`store-postgres.ts` keeps the same items in
-// PostgreSQL). Supports get, put, delete, search by namespace prefix with equality filters, and
-// namespace listing; semantic (`query`) search is not indexed: a query is ignored and results come
-// newest first. A search is one statement (`storeSearch`): the namespace prefix is a range on the
-// primary key, the filter runs in SQL, and only the page is read; so is a namespace listing
-// (`store-namespaces.ts`), which walks the primary key from one namespace to the next.
+// The LangGraph store that graphs see as `config.store` (and `/store/*` serves): what its two
+// repositories share, `store/sqlite.ts` (kept in SQLite, so that it survives restarts like
+// everything else) and `store/postgres.ts`. Supports get, put, delete, search by namespace prefix
+// with equality filters, and namespace listing; semantic (`query`) search is not indexed: a query
+// is ignored and results come newest first. A search is one statement (`storeSearch`): the
+// namespace prefix is a range on the primary key, the filter runs in SQL, and only the page is
+// read; so is a namespace listing (`store/namespaces.ts`), which walks the primary key from one
+// namespace to the next.
 
-import type { Database as SqliteDatabase } from 'better-sqlite3';
-import { BaseStore } from '@langchain/langgraph';
+import type { BaseStore } from '@langchain/langgraph';
 import type {
   GetOperation,
   Item,
   ListNamespacesOperation,
   Operation,
-  OperationResults,
   PutOperation,
   SearchOperation,
 } from '@langchain/langgraph';
@@ -21,30 +20,8 @@ import type {
 type SearchItem = Item & { score?: number };
 import { containsJson } from './json-match.ts';
 import { SqlWhere, hasNullMember } from './sql-filters.ts';
-import { matchesCondition, namespaceListing, registerNamespaceFunctions } from './store-namespaces.ts';
+import { matchesCondition } from './store/namespaces.ts';
 import type { Dialect } from './sql-filters.ts';
-import { openSqliteFile } from './sqlite-file.ts';
-import type { SqliteMigration } from './sqlite-file.ts';
-
-/** The schema of `store.sqlite`, step by step (see `sqlite-file.ts`). Append; never edit a step. */
-export const STORE_MIGRATIONS: readonly SqliteMigration[] = [
-  {
-    version: 1,
-    name: 'store items',
-    // As before migrations were versioned: `IF NOT EXISTS` adopts a file an earlier server made.
-    sql: `
-CREATE TABLE IF NOT EXISTS store_items (
-  namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
-  created_at TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (namespace, key));
-`,
-  },
-  {
-    version: 2,
-    name: 'newest first',
-    // A search without a prefix pages newest first straight from this index.
-    sql: 'CREATE INDEX store_items_updated ON store_items (updated_at, namespace, key);',
-  },
-];
 
 // Labels cannot contain periods (LangGraph validates that), so a dot-joined namespace is unique
 // and a prefix match is a string prefix match on label boundaries.
@@ -223,124 +200,4 @@ export interface ServerStore extends BaseStore {
   truncate(): Promise<void>;
   /** Idempotent. */
   close(): Promise<void>;
-}
-
-export class SqliteStore extends BaseStore implements ServerStore {
-  private readonly db: SqliteDatabase;
-  private closed = false;
-
-  constructor(path: string) {
-    super();
-    this.db = openSqliteFile(path, STORE_MIGRATIONS).db;
-    registerNamespaceFunctions(this.db);
-    const filterOf = new Map<string, Record<string, unknown>>();
-    this.db.function('tp_store_filter', { deterministic: true }, (value: string, filter: string) => {
-      if (!filterOf.has(filter)) filterOf.set(filter, JSON.parse(filter) as Record<string, unknown>);
-      if (filterOf.size > 64) filterOf.clear();
-      return Number(matchesStoreFilter(JSON.parse(value) as Record<string, unknown>, filterOf.get(filter)!));
-    });
-  }
-
-  async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
-    const results = this.db.transaction(() => operations.map((operation) => this.apply(operation)))();
-    return results as OperationResults<Op>;
-  }
-
-  private apply(operation: Operation): unknown {
-    return applyOperation<unknown>(operation, {
-      search: (search) =>
-        this.rows(search.namespacePrefix, search.filter, search.limit ?? 10, search.offset ?? 0).map(toItem),
-      namespaces: (list) => this.namespaces(list, { page: true }).map(splitNamespace),
-      put: (put) => this.putItem(put),
-      get: (get) => this.getItem(get),
-    });
-  }
-
-  private getItem(operation: GetOperation): Item | null {
-    const row = this.db
-      .prepare('SELECT * FROM store_items WHERE namespace = ? AND key = ?')
-      .get(joinNamespace(operation.namespace), operation.key) as StoreRow | undefined;
-    return row ? toItem(row) : null;
-  }
-
-  private putItem(operation: PutOperation): void {
-    const namespace = joinNamespace(operation.namespace);
-    if (operation.value === null) {
-      this.db.prepare('DELETE FROM store_items WHERE namespace = ? AND key = ?').run(namespace, operation.key);
-      return;
-    }
-    const now = new Date().toISOString();
-    this.db
-      .prepare(
-        `INSERT INTO store_items (namespace, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-      )
-      .run(namespace, operation.key, JSON.stringify(operation.value), now, now);
-  }
-
-  async searchVisible(
-    namespacePrefix: string[],
-    options: SearchOptions,
-    visible: (item: Item) => boolean,
-  ): Promise<Item[]> {
-    return searchVisiblePage(
-      async (limit, offset) => this.rows(namespacePrefix, options.filter, limit, offset),
-      searchOperation(namespacePrefix, options),
-      visible,
-    );
-  }
-
-  async listNamespacesVisible(
-    options: NamespaceOptions,
-    visible: (namespace: string[]) => boolean,
-  ): Promise<string[][]> {
-    const operation = namespacesOperation(options);
-    return namespacePage(this.namespaces(operation, { page: false }), operation, visible);
-  }
-
-  /** A page of the items a search matches (`storeSearch`). */
-  private rows(
-    namespacePrefix: readonly string[],
-    filter: Record<string, unknown> | undefined,
-    limit: number,
-    offset: number,
-  ): StoreRow[] {
-    const walkNewest = this.prefixHoldsMany(joinNamespace(namespacePrefix), limit + offset);
-    const { sql, params } = storeSearch('sqlite', namespacePrefix, filter, limit, offset, { walkNewest });
-    return this.db.prepare(sql).all(...params) as StoreRow[];
-  }
-
-  /**
-   * Whether walking the newest-first index reads fewer rows than the prefix's range: the range
-   * reads its m items and sorts them, the walk about page × items / m rows; so the walk wins when
-   * the range holds at least √(page × items), which a count capped there tells.
-   */
-  private prefixHoldsMany(prefix: string, page: number): boolean {
-    if (prefix === '') return false;
-    const items = Number((this.db.prepare('SELECT max(rowid) AS n FROM store_items').get() as { n: number | null }).n);
-    const cap = Math.ceil(Math.sqrt((page + 1) * Math.max(items, 1)));
-    const held = this.db
-      .prepare(
-        `SELECT COUNT(*) AS n FROM (SELECT 1 FROM store_items
-         WHERE namespace = ? OR (namespace >= ? AND namespace < ?) LIMIT ?)`,
-      )
-      .get(prefix, `${prefix}.`, `${prefix}/`, cap) as { n: number };
-    return held.n >= cap;
-  }
-
-  /** The namespaces of a listing (`namespaceListing`), dot-joined. */
-  private namespaces(operation: ListNamespacesOperation, options: { page: boolean }): string[] {
-    const { sql, params } = namespaceListing('sqlite', operation, options);
-    return (this.db.prepare(sql).all(...params) as { namespace: string }[]).map((row) => row.namespace);
-  }
-
-  async truncate(): Promise<void> {
-    this.db.exec('DELETE FROM store_items');
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.db.close();
-  }
 }

@@ -8,8 +8,8 @@
 // Names sort in byte order (PostgreSQL `COLLATE "C"`, SQLite's BINARY), the order of the index.
 
 import type { ListNamespacesOperation, MatchCondition } from '@langchain/langgraph';
-import { SqlWhere } from './sql-filters.ts';
-import type { Dialect } from './sql-filters.ts';
+import { SqlWhere } from '../sql-filters.ts';
+import type { Dialect } from '../sql-filters.ts';
 
 /** Whether `namespace` meets one condition of a listing (`*` matches any label). */
 export function matchesCondition(namespace: readonly string[], condition: MatchCondition): boolean {

@@ -1,6 +1,7 @@
-// The LangGraph store on PostgreSQL: the same items and the same answers as the SQLite store
-// (`store.ts`) — its search and namespace listing statements and its paging are shared — in the
-// `store_items` table of the server's database (migration 2 of `postgres.ts`), on the server's pool.
+// The store's PostgreSQL repository: the same items and the same answers as the SQLite one
+// (`sqlite.ts`) — its search and namespace listing statements and its paging are shared
+// (`../store.ts`) — in the `store_items` table of the server's database (migration 2 of
+// `../postgres.ts`), on the server's pool.
 
 import { BaseStore } from '@langchain/langgraph';
 import type {
@@ -22,9 +23,9 @@ import {
   splitNamespace,
   storeSearch,
   toItem,
-} from './store.ts';
-import { namespaceListing } from './store-namespaces.ts';
-import type { NamespaceOptions, SearchOptions, ServerStore, StoreRow } from './store.ts';
+} from '../store.ts';
+import { namespaceListing } from './namespaces.ts';
+import type { NamespaceOptions, SearchOptions, ServerStore, StoreRow } from '../store.ts';
 
 export class PostgresItemStore extends BaseStore implements ServerStore {
   /** `pool` stays the caller's; its database must be migrated (`postgresStorageOnPool`). */
