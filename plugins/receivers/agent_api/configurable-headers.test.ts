@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
 import { eventually } from 'tracepipe/testing';
-import { HeaderFilter, parseConfigurableHeaders } from './internal/domain/configurable-headers.ts';
+import { HeaderFilter, parseConfigurableHeaders } from './internal/api/configurable-headers.ts';
 import { EXAMPLES_LANGGRAPH_JSON, startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 import { kwargsOf } from './testing/types.ts';

@@ -21,7 +21,7 @@ import type { Clock } from './internal/crons/schedule.ts';
 import type { CronScheduler } from './internal/crons/scheduler.ts';
 import { applyDeploymentEnv } from './internal/graphs/deployment-env.ts';
 import { GraphRegistry, parseGraphEnv, parseGraphSpecs } from './internal/graphs/registry.ts';
-import { HeaderFilter } from './internal/domain/configurable-headers.ts';
+import { HeaderFilter } from './internal/api/configurable-headers.ts';
 import { parseDeploymentHttp } from './internal/graphs/http-config.ts';
 import { AddressPolicy } from './internal/net/address-policy.ts';
 import { ApiKeys, splitList } from './internal/auth/api-keys.ts';

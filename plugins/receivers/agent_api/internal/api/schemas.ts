@@ -8,6 +8,7 @@
 // the domain takes its request payload types from here (`RequestPayload`) rather than repeating
 // them.
 
+import type { FromSchema } from 'json-schema-to-ts';
 import { STREAM_MODES } from './stream-modes.ts';
 
 /** `T` after `withoutNulls`: a field that could be null may be missing instead, never null. */
@@ -18,6 +19,9 @@ export type WithoutNulls<T> = { [K in keyof T]: null extends T[K] ? Exclude<T[K]
  * nulls dropped (`withoutNulls`).
  */
 export type RequestPayload<Body> = WithoutNulls<NonNullable<Body>>;
+
+/** What a run is created from: the request body (`runCreate` below), nulls dropped. */
+export type RunCreate = RequestPayload<FromSchema<typeof runCreate>>;
 
 const object = { type: ['object', 'null'] } as const;
 const string = { type: ['string', 'null'] } as const;

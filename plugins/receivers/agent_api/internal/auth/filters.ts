@@ -13,7 +13,7 @@
 // has (`{$eq: ""}` compares with the empty string rather than matching everything), and a filter
 // of any other shape is refused when the handler returns it (see `checkAuthFilters`).
 
-import { forbidden } from '../domain/api-errors.ts';
+import { forbidden } from '../api/errors.ts';
 
 export type AuthFilterValue = string | number | boolean | null | { $eq?: unknown; $contains?: unknown };
 export type AuthFilters = Record<string, AuthFilterValue>;

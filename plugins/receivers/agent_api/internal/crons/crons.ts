@@ -9,8 +9,7 @@ import { v7 as uuid7 } from 'uuid';
 import type { AuthContext } from '../auth/custom.ts';
 import { matchesAuthFilters, requireWritable } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
-import { invalid, notFound } from '../domain/api-errors.ts';
-import type { AssistantService } from '../domain/assistants.ts';
+import { invalid, notFound } from '../api/errors.ts';
 import { isoOf } from '../api/clock.ts';
 import type { Cron, CronQuery, CronRecord, CronSortBy } from '../storage/crons.ts';
 import type { JsonObject, Storage } from '../storage/storage.ts';
@@ -67,7 +66,8 @@ function withCronId(config: unknown, cronId: string): JsonObject {
 export class Crons {
   constructor(
     private readonly storage: Storage,
-    private readonly assistants: AssistantService,
+    /** An assistant id or a graph id (its system assistant) as an assistant id. */
+    private readonly resolveAssistantId: (idOrGraph: string) => string,
     /** Read anew for every call, so tests can move time. */
     private readonly clock: () => Clock,
     private readonly options: {
@@ -94,7 +94,7 @@ export class Crons {
     const timezone = body.timezone ?? null;
     this.checkSchedule(body.schedule, timezone);
     this.checkWebhook(body.webhook);
-    const assistantId = this.assistants.resolveId(body.assistant_id);
+    const assistantId = this.resolveAssistantId(body.assistant_id);
     const assistant = await this.storage.assistants.get(assistantId);
     if (!assistant || !matchesAuthFilters(assistant.metadata, access.assistantVisible)) {
       throw notFound(
@@ -202,7 +202,7 @@ export class Crons {
     filters: AuthFilters | undefined,
   ): Omit<CronQuery, 'limit' | 'offset' | 'sort_by' | 'sort_order'> {
     return {
-      ...(body?.assistant_id ? { assistant_id: this.assistants.resolveId(body.assistant_id) } : {}),
+      ...(body?.assistant_id ? { assistant_id: this.resolveAssistantId(body.assistant_id) } : {}),
       ...(body?.thread_id ? { thread_id: body.thread_id } : {}),
       ...(typeof body?.enabled === 'boolean' ? { enabled: body.enabled } : {}),
       ...(isObject(body?.metadata) ? { metadata: body.metadata } : {}),

@@ -18,7 +18,7 @@
 import type { Logger } from 'pino';
 import type { AuthContext, AuthUser } from '../auth/custom.ts';
 import { isoOf } from '../api/clock.ts';
-import type { RunAccess, RunCreate } from '../domain/runs.ts';
+import type { RunCreate } from '../api/schemas.ts';
 import type { CronRecord } from '../storage/crons.ts';
 import type { RunRecord, Storage, StorageOps } from '../storage/storage.ts';
 import { nextRunAfter } from './schedule.ts';
@@ -27,14 +27,22 @@ import type { Clock } from './schedule.ts';
 /** Another claimer started this tick's run first. */
 class TickTaken extends Error {}
 
+/** How a tick's run is created: inside the transaction that claims the tick, as the cron's owner. */
+export interface TickRunAccess {
+  /** Runs first in the transaction that inserts the run; throwing aborts the creation. */
+  readonly claim: (tx: StorageOps) => Promise<void>;
+  readonly auth?: AuthContext;
+}
+
 export interface CronSchedulerOptions {
   readonly storage: Storage;
+  /** Creates runs (the run service). */
   readonly runs: {
     create(
       threadId: string | undefined,
       body: RunCreate,
       headers: Record<string, string>,
-      access: RunAccess,
+      access: TickRunAccess,
     ): Promise<RunRecord>;
   };
   /** Read anew at every tick, so tests can move time. */

@@ -12,7 +12,7 @@ import type { AssistantDefaults } from '../graphs/platform-defaults.ts';
 import type { Assistant, AssistantQuery, AssistantVersion, JsonObject, Storage } from '../storage/storage.ts';
 import { matchesAuthFilters, requireWritable } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
-import { conflict, invalid, notFound } from './api-errors.ts';
+import { conflict, invalid, notFound } from '../api/errors.ts';
 import { isoNow } from '../api/clock.ts';
 
 /** An assistant's creation parameters: the request body (`assistantCreate` in api/schemas.ts), nulls dropped. */

@@ -3,7 +3,6 @@
 // runs is the worker pool's (`../runs/`), reached through `RunControl`; this module decides what a
 // run is and which state changes it causes.
 
-import type { FromSchema } from 'json-schema-to-ts';
 import { v7 as uuid7 } from 'uuid';
 import type {
   JsonObject,
@@ -16,19 +15,18 @@ import type {
   Thread,
 } from '../storage/storage.ts';
 import type { ApiStreamMode } from '../api/stream-modes.ts';
-import type { RequestPayload, runCreate } from '../api/schemas.ts';
+import type { RunCreate } from '../api/schemas.ts';
 import type { AssistantService } from './assistants.ts';
 import type { AuthContext } from '../auth/custom.ts';
 import { matchesAuthFilters } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
-import { conflict, invalid, notFound } from './api-errors.ts';
+import { conflict, invalid, notFound } from '../api/errors.ts';
 import { isoNow } from '../api/clock.ts';
-import { HeaderFilter } from './configurable-headers.ts';
+import { HeaderFilter } from '../api/configurable-headers.ts';
 import { RunCancellation } from './run-cancellation.ts';
 import type { RunControl } from './run-control.ts';
 
-/** What a run is created from: the request body (`runCreate` in api/schemas.ts), nulls dropped. */
-export type RunCreate = RequestPayload<FromSchema<typeof runCreate>>;
+export type { RunCreate };
 
 export const DEFAULT_STREAM_MODE: ApiStreamMode[] = ['values'];
 

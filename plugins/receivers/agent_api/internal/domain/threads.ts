@@ -13,7 +13,7 @@ import { toWire } from '../graphs/serialize.ts';
 import type { JsonObject, Storage, Thread, ThreadQuery } from '../storage/storage.ts';
 import type { CheckpointDatabase } from '../storage/checkpoints.ts';
 import type { RequestPayload, checkpoint, stateUpdate, threadCreate } from '../api/schemas.ts';
-import { conflict, invalid, notFound } from './api-errors.ts';
+import { conflict, invalid, notFound } from '../api/errors.ts';
 import { isoNow } from '../api/clock.ts';
 import { StateCache } from './state-cache.ts';
 

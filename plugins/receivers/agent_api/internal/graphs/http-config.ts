@@ -1,13 +1,13 @@
 // The deployment's `http` settings that this server reads from langgraph.json:
 // `http.configurable_headers` (which request headers reach a run's `configurable`; see
-// `../domain/configurable-headers.ts`), and the platform's switches `http.disable_mcp` and
+// `../api/configurable-headers.ts`), and the platform's switches `http.disable_mcp` and
 // `http.disable_a2a` (true: `/mcp`, or `/a2a/…` and the agent cards, are not served), and
 // `http.app`, the deployment's own HTTP app mounted in front of the API (`../http/custom-app.ts`). Inline
 // `graphs` in the plugin config mean there is no langgraph.json, hence the defaults.
 
 import { dirname, resolve } from 'node:path';
-import { parseConfigurableHeaders } from '../domain/configurable-headers.ts';
-import type { ConfigurableHeadersConfig } from '../domain/configurable-headers.ts';
+import { parseConfigurableHeaders } from '../api/configurable-headers.ts';
+import type { ConfigurableHeadersConfig } from '../api/configurable-headers.ts';
 import { GraphLoadError } from './errors.ts';
 import { readLanggraphJson } from './spec.ts';
 import type { GraphSpecInput } from './spec.ts';

@@ -15,7 +15,7 @@ import { AuthRefusal } from '../auth/custom.ts';
 import type { AuthContext, AuthEvent, AuthEventValue, CustomAuth } from '../auth/custom.ts';
 import { matchesAuthFilters } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
-import { notFound } from '../domain/api-errors.ts';
+import { notFound } from '../api/errors.ts';
 import type { AssistantService } from '../domain/assistants.ts';
 import type { RunCreate, RunService } from '../domain/runs.ts';
 import type { ThreadService } from '../domain/threads.ts';

@@ -18,7 +18,7 @@ import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { agentCard, coreCard, publicBaseUrl } from '../a2a/card.ts';
 import { AssistantA2AHandler } from '../a2a/handler.ts';
-import { invalid, notFound } from '../domain/api-errors.ts';
+import { invalid, notFound } from '../api/errors.ts';
 import { accepts } from './accept.ts';
 import { jsonRpcErrorHandler, rpcError } from './json-rpc.ts';
 import type { JsonRpcId } from './json-rpc.ts';

@@ -2,7 +2,7 @@
 
 import type { FastifyRequest } from 'fastify';
 import type { Item } from '@langchain/langgraph';
-import { invalid } from '../domain/api-errors.ts';
+import { invalid } from '../api/errors.ts';
 import { withoutNulls } from './request-body.ts';
 import { checkStoreWrite, itemVisible, namespaceVisible, storeItemMetadata } from './store-access.ts';
 import { storeDelete, storeGetQuery, storeNamespaces, storePut, storeSearch } from '../api/schemas.ts';

@@ -21,7 +21,7 @@ import {
 } from '../api/schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
 import { ApiNotFoundError } from '../../errors.ts';
-import { conflict } from '../domain/api-errors.ts';
+import { conflict } from '../api/errors.ts';
 
 export function registerThreadRoutes(app: AgentApp, services: AgentServices): void {
   const { threads, access } = services;

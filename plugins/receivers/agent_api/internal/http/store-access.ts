@@ -6,7 +6,7 @@
 import type { Item } from '@langchain/langgraph';
 import { matchesAuthFilters, requireWritable } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
-import { notFound } from '../domain/api-errors.ts';
+import { notFound } from '../api/errors.ts';
 
 /** What a store filter is matched against. */
 export function storeItemMetadata(

@@ -12,7 +12,7 @@ import type { Clock } from '../crons/schedule.ts';
 import { CronScheduler } from '../crons/scheduler.ts';
 import { AssistantService } from '../domain/assistants.ts';
 import { DataReset } from '../domain/data-reset.ts';
-import type { HeaderFilter } from '../domain/configurable-headers.ts';
+import type { HeaderFilter } from '../api/configurable-headers.ts';
 import { RunCancellation } from '../domain/run-cancellation.ts';
 import { RunService } from '../domain/runs.ts';
 import { ThreadService } from '../domain/threads.ts';
@@ -136,7 +136,7 @@ export function buildServerParts(backend: AgentBackend, options: PartsOptions): 
     { headerFilter: options.headerFilter, webhookProblem, cancellation },
   );
   const cronScheduler = new CronScheduler({ storage, runs, clock: options.clock, logger });
-  const crons = new Crons(storage, assistants, options.clock, {
+  const crons = new Crons(storage, (idOrGraph) => assistants.resolveId(idOrGraph), options.clock, {
     webhookProblem,
     onChange: () => cronScheduler.wake(),
   });

@@ -12,7 +12,8 @@
 // 3. otherwise a header passes when it matches `include`, by default `x-*` and `user-agent`
 //    (what the reference server copies).
 
-import type { JsonObject } from '../storage/storage.ts';
+/** A JSON object, as `configurable` is one. */
+type JsonObject = Record<string, unknown>;
 
 export interface ConfigurableHeadersConfig {
   readonly include?: readonly string[];
