@@ -35,6 +35,7 @@ const available = await redisAvailable(REDIS_URI);
 function instances(count = 2, pollMs = 100) {
   const prefix = `tracepipe-test:${randomUUID()}:`;
   const buses = Array.from({ length: count }, () => new RedisBus({ uri: REDIS_URI, prefix, logger: silent }));
+  for (const bus of buses) bus.connect();
   const brokers = buses.map((bus) => new RedisStreamBroker(bus, { maxEvents: 100, logger: silent, pollMs }));
   return {
     prefix,
@@ -340,6 +341,7 @@ describe('Redis stream broker across instances', { skip: available ? false : `no
 
   it('keeps appends buffered while Redis is unreachable and refuses reads with BrokerUnavailableError', async () => {
     const bus = new RedisBus({ uri: 'redis://127.0.0.1:1', prefix: 'unreachable:', logger: silent });
+    bus.connect();
     const broker = new RedisStreamBroker(bus, { maxEvents: 3, logger: silent, graceMs: 200 });
     const dropped: number[] = [];
     const bounded = new RedisStreamBroker(bus, {

@@ -53,6 +53,11 @@ export class RunMessaging {
     }
   }
 
+  /** Opens the connections to Redis, if any (see `RedisBus.connect`); the backend does as it opens. */
+  connect(): void {
+    this.bus?.connect();
+  }
+
   /** Where the broker lives, for logs: `in-process` or `redis`. */
   get kind(): 'in-process' | 'redis' {
     return this.bus ? 'redis' : 'in-process';

@@ -1,6 +1,7 @@
 // The Redis connections one server instance shares between its broker and its run signals: one
 // for commands, one subscribed to pub/sub channels (a subscribed connection can run nothing else).
-// Both reconnect on their own with a capped back-off; channels are subscribed again after a
+// Nothing connects before `connect()` (the server calls it as it starts); from then on both
+// reconnect on their own with a capped back-off, and channels are subscribed again after a
 // reconnect. Commands sent while the command connection is down wait in ioredis's offline queue;
 // callers that must not wait use `whenReady` or `ready`.
 
@@ -39,7 +40,8 @@ export class RedisBus {
       retryStrategy: reconnectDelay,
       // Commands wait for the connection to return; readers bound the wait themselves.
       maxRetriesPerRequest: null,
-      lazyConnect: false,
+      // A constructor opens no connection: `connect()` does (a command sent before it connects too).
+      lazyConnect: true,
     } as const;
     this.command = new Redis(options.uri, { ...common, connectionName: `tracepipe-agent-api:${this.instanceId}` });
     this.subscriber = new Redis(options.uri, {
@@ -59,6 +61,18 @@ export class RedisBus {
     this.subscriber.on('message', (channel: string, message: string) => {
       for (const listener of [...(this.listeners.get(channel) ?? [])]) listener(message);
     });
+  }
+
+  /**
+   * Opens both connections without waiting for them: a server whose Redis is down starts anyway
+   * (streams answer 503 until it is back). Failed attempts are retried, as after a lost connection.
+   */
+  connect(): void {
+    if (this.closed) return;
+    for (const connection of [this.command, this.subscriber]) {
+      // The first failure rejects this promise and is reported by the 'error' handler; retries go on.
+      if (connection.status === 'wait') connection.connect().catch(() => undefined);
+    }
   }
 
   get isClosed(): boolean {

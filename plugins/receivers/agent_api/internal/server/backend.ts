@@ -42,6 +42,7 @@ export function openBackend(options: BackendOptions): Promise<AgentBackend> {
 async function openSqliteBackend(options: BackendOptions): Promise<AgentBackend> {
   const database = await openSqliteDatabase(options.dataDir);
   const messaging = new RunMessaging({ ...options.messaging, logger: options.logger });
+  messaging.connect();
   return {
     database,
     messaging,
@@ -60,6 +61,7 @@ async function openPostgresBackend(options: BackendOptions): Promise<AgentBacken
     database: { uri: options.databaseUri, connectTimeoutMs: options.connectTimeoutMs },
     logger: options.logger,
   });
+  messaging.connect();
   return {
     database,
     messaging,
