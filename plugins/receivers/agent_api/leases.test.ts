@@ -37,10 +37,10 @@ class HeldRunner implements RunExecutor {
   private readonly held = new Map<string, () => void>();
   private released = false;
 
-  execute(record: RunRecord): Promise<void> {
+  execute(record: RunRecord): Promise<boolean> {
     this.started.push(record.run_id);
-    if (this.released) return Promise.resolve();
-    return new Promise((resolve) => this.held.set(record.run_id, resolve));
+    if (this.released) return Promise.resolve(false);
+    return new Promise((resolve) => this.held.set(record.run_id, () => resolve(false)));
   }
 
   abort(runId: string, reason: StopReason): boolean {

@@ -38,11 +38,6 @@ export interface GraphRunnerOptions {
   readonly broker: EventBroker;
   /** Called when a run starts executing here (other instances may then reach it to cancel it). */
   readonly onStart?: (runId: string) => void;
-  /**
-   * Called when a run ended on a thread that has more runs waiting (enqueued behind it), so that a
-   * worker claims the next one now; the worker pool claims only when told to.
-   */
-  readonly onThreadFree?: () => void;
   readonly logger: Logger;
   readonly metrics: GraphRunnerMetrics;
   /** 0: no limit. */
@@ -134,7 +129,12 @@ export class GraphRunner {
     for (const controller of this.active.values()) controller.abort(reason);
   }
 
-  async execute(run: RunRecord): Promise<void> {
+  /**
+   * Executes the run to its end and records it. Resolves to true when its thread has more runs
+   * waiting (enqueued behind it): the worker pool, which claims only when told to, then has a
+   * worker claim the next one now.
+   */
+  async execute(run: RunRecord): Promise<boolean> {
     const { broker, logger } = this.options;
     const started = Date.now();
     const startedAt = isoNow();
@@ -196,7 +196,7 @@ export class GraphRunner {
       }
     }
     // Settled by the instance that reclaimed it (status, thread, stream end): nothing left to do.
-    if (reason === 'lost') return;
+    if (reason === 'lost') return false;
     await this.turnstile.pass();
     const status: RunStatus | 'deleted' =
       reason === 'rollback'
@@ -208,8 +208,9 @@ export class GraphRunner {
             : failure
               ? 'error'
               : 'success';
+    let queuedBehind = false;
     try {
-      if (await this.finish(run, assistant, status, failure)) this.options.onThreadFree?.();
+      queuedBehind = await this.finish(run, assistant, status, failure);
     } catch (error) {
       logger.error({ run_id: run.run_id, err: error }, 'Could not record the end of a run.');
     }
@@ -226,6 +227,7 @@ export class GraphRunner {
         this.webhookWarning.warn(fields);
       });
     }
+    return queuedBehind;
   }
 
   private async stream(

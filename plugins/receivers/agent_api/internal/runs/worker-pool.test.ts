@@ -18,9 +18,9 @@ class HeldRunner implements RunExecutor {
   readonly started: string[] = [];
   private readonly held = new Map<string, () => void>();
 
-  execute(record: RunRecord): Promise<void> {
+  execute(record: RunRecord): Promise<boolean> {
     this.started.push(record.run_id);
-    return new Promise((resolve) => this.held.set(record.run_id, resolve));
+    return new Promise((resolve) => this.held.set(record.run_id, () => resolve(false)));
   }
 
   abort(): boolean {

@@ -175,7 +175,8 @@ export class WorkerPool {
         // idle worker looks too. (An announced run has a wake-up of its own.)
         if (why === 'poll') this.wakeOne('poll');
         try {
-          await this.runner.execute(run);
+          // Runs wait behind it on its thread: one of them may be claimed now.
+          if (await this.runner.execute(run)) this.notify();
         } catch (error) {
           this.logger.error({ run_id: run.run_id, err: error }, 'A run failed outside its graph.');
         } finally {

@@ -63,8 +63,8 @@ export function buildServerParts(backend: AgentBackend, options: PartsOptions): 
   const { graphs, logger, webhookPolicy } = options;
   const webhookProblem = (url: string) => webhookUrlProblem(url, webhookPolicy);
 
-  // The runner tells the pool when a thread it freed has runs waiting, and the pool executes on
-  // the runner: the pool, declared right below, is only called once runs execute.
+  // The pool executes on the runner, and learns from each run's end whether its thread has runs
+  // waiting: the runner knows nothing of the pool.
   const runner = new GraphRunner({
     storage,
     graphs,
@@ -72,7 +72,6 @@ export function buildServerParts(backend: AgentBackend, options: PartsOptions): 
     store,
     broker,
     onStart: (runId) => messaging.started(runId),
-    onThreadFree: () => workerPool.notify(),
     logger,
     runTimeoutMs: options.runTimeoutMs,
     metrics: options.metrics,
