@@ -120,6 +120,16 @@ function fieldsOf(fields: string[]): Record<string, string> {
   return out;
 }
 
+/**
+ * Whether a run's stream is complete, judged by its last entry and its open marker: it ended or
+ * was discarded, or it holds nothing and no one opened it (it never existed, or it expired).
+ */
+function isComplete(top: Entry | undefined, open: boolean): boolean {
+  if (!top) return !open;
+  const kind = fieldsOf(top[1]).k;
+  return kind === 'end' || kind === 'discard';
+}
+
 function positionOf(id: string): number {
   return Number.parseInt(id, 10);
 }
@@ -237,13 +247,10 @@ export class RedisStreamBroker implements EventBroker {
         if (signal?.aborted || this.stopped) return;
         let woken = false;
         let resolveWake: (() => void) | undefined;
-        const wake = () => {
+        const removeWaker = this.addWaker(runId, () => {
           woken = true;
           resolveWake?.();
-        };
-        let set = this.wakers.get(runId);
-        if (!set) this.wakers.set(runId, (set = new Set()));
-        set.add(wake);
+        });
         try {
           const start = cursor < 0 ? '-' : `(${cursor}-1`;
           const entries = (await this.call(() => this.bus.command.xrange(key, start, '+', 'COUNT', PAGE))) as Entry[];
@@ -264,27 +271,10 @@ export class RedisStreamBroker implements EventBroker {
           // appended the run's last events and its end marker (which also deletes the open marker).
           const [top, open] = await this.call(() => this.topAndOpen(runId));
           if (top && positionOf(top[0]) > cursor) continue;
-          if (top) {
-            const kind = fieldsOf(top[1]).k;
-            if (kind === 'end' || kind === 'discard') return;
-          } else if (!open) {
-            return;
-          }
-          if (!woken) {
-            await new Promise<void>((resolve) => {
-              const done = () => {
-                clearTimeout(timer);
-                signal?.removeEventListener('abort', done);
-                resolve();
-              };
-              resolveWake = done;
-              const timer = setTimeout(done, this.pollMs);
-              signal?.addEventListener('abort', done, { once: true });
-            });
-          }
+          if (isComplete(top, open)) return;
+          if (!woken) await this.pause(signal, (wake) => (resolveWake = wake));
         } finally {
-          set.delete(wake);
-          if (set.size === 0 && this.wakers.get(runId) === set) this.wakers.delete(runId);
+          removeWaker();
         }
       }
     } finally {
@@ -310,10 +300,7 @@ export class RedisStreamBroker implements EventBroker {
       wakeUp?.();
     });
     // `finishAll` (the server stops) ends the wait.
-    const stop = () => wakeUp?.();
-    let set = this.wakers.get(runId);
-    if (!set) this.wakers.set(runId, (set = new Set()));
-    set.add(stop);
+    const removeWaker = this.addWaker(runId, () => wakeUp?.());
     try {
       // What this process has appended itself (say, the end of a run it executed) is in Redis first.
       await this.drained(runId, this.graceMs);
@@ -322,29 +309,50 @@ export class RedisStreamBroker implements EventBroker {
         if (look) {
           look = false;
           const [top, open] = await this.call(() => this.topAndOpen(runId));
-          if (top ? ['end', 'discard'].includes(fieldsOf(top[1]).k ?? '') : !open) return;
+          if (isComplete(top, open)) return;
           if (look || announcedEnd) continue;
         }
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            clearTimeout(timer);
-            signal?.removeEventListener('abort', done);
-            wakeUp = undefined;
-            resolve();
-          };
-          wakeUp = done;
-          const timer = setTimeout(() => {
-            look = true;
-            done();
-          }, this.pollMs);
-          signal?.addEventListener('abort', done, { once: true });
-        });
+        // Nothing heard for `pollMs`: announcements are lossy, so look at the last entry again.
+        if (await this.pause(signal, (wake) => (wakeUp = wake))) look = true;
       }
     } finally {
-      set.delete(stop);
-      if (set.size === 0 && this.wakers.get(runId) === set) this.wakers.delete(runId);
+      removeWaker();
       unlisten();
     }
+  }
+
+  /**
+   * Registers `wake`, called when the run is announced on this instance (`wake`) or the broker
+   * finishes every reader (`finishAll`); returns the function that removes it again.
+   */
+  private addWaker(runId: string, wake: () => void): () => void {
+    let set = this.wakers.get(runId);
+    if (!set) this.wakers.set(runId, (set = new Set()));
+    set.add(wake);
+    return () => {
+      set.delete(wake);
+      if (set.size === 0 && this.wakers.get(runId) === set) this.wakers.delete(runId);
+    };
+  }
+
+  /**
+   * Waits until the function handed to `onWake` is called, `pollMs` passes or `signal` aborts,
+   * whichever comes first (`onWake` gets undefined again once the wait is over). Resolves to true
+   * when `pollMs` passed: nothing woke the reader, so it should look for itself.
+   */
+  private pause(signal: AbortSignal | undefined, onWake: (wake: (() => void) | undefined) => void): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const done = (timedOut: boolean) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', woken);
+        onWake(undefined);
+        resolve(timedOut);
+      };
+      const woken = () => done(false);
+      const timer = setTimeout(() => done(true), this.pollMs);
+      signal?.addEventListener('abort', woken, { once: true });
+      onWake(woken);
+    });
   }
 
   /** The stream's last entry and whether the run is marked open, as one atomic snapshot. */
