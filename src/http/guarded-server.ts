@@ -1,6 +1,6 @@
 // A tracepipe HTTP server with its guards, set up the one way every server does it (the Collector's
 // confighttp `ToServer`): the shared server (src/http/server.ts: health routes, 503 while stopping,
-// unread bodies settled), the DNS-rebinding Host guard, CORS for the configured origins only, and
+// unread bodies settled), TLS from the `tls` config block, the DNS-rebinding Host guard, CORS for the configured origins only, and
 // error answers — Fastify's own errors (an unparsable Content-Type, a body over the limit, a
 // timeout) and unknown routes — in one body shape.
 
@@ -11,6 +11,8 @@ import { sendHttpError } from './error-body.ts';
 import { registerHostGuard } from './host-guard.ts';
 import { createHttpServer } from './server.ts';
 import type { HttpServerOptions } from './server.ts';
+import { loadServerTls } from './tls.ts';
+import type { TlsConfig } from './tls.ts';
 
 /** Writes an error answer; the default is the shared `{statusCode, error, message}` body. */
 export type ErrorSender = (
@@ -20,7 +22,12 @@ export type ErrorSender = (
   message: string,
 ) => unknown;
 
-export interface GuardedServerOptions extends HttpServerOptions {
+export interface GuardedServerOptions extends Omit<HttpServerOptions, 'tls'> {
+  /**
+   * The component's `tls` block (`tlsSchema`); absent: plaintext HTTP. Its paths are resolved with
+   * `host.resolvePath` and its files read here, so a bad one fails the start naming its key.
+   */
+  readonly tls?: TlsConfig;
   /** The address the server will listen on: the Host guard is on while it is a loopback one. */
   readonly listenHost: string;
   /** Host names accepted on loopback besides the loopback ones (`allowed_hosts`). */
@@ -40,7 +47,8 @@ export interface GuardedServer {
 }
 
 export async function createGuardedServer(options: GuardedServerOptions): Promise<GuardedServer> {
-  const app = createHttpServer(options);
+  const tls = options.tls && (await loadServerTls(options.tls, options.host.resolvePath));
+  const app = createHttpServer({ ...options, tls });
   registerHostGuard(app, { listenHost: options.listenHost, allowedHosts: options.allowedHosts ?? [] });
   const originAllowed = options.cors
     ? await registerCors(app, options.cors.config, options.cors.requirements)

@@ -7,6 +7,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'f
 import type { Logger } from 'pino';
 import type { Host } from '../pipeline/component.ts';
 import { lazyValidatorFactory } from './lazy-validators.ts';
+import type { ServerTls } from './tls.ts';
 
 /** Schema fragment for a listener's config: `host` and `port` (0 picks a free port). */
 export function listenerSchema(defaultPort: number) {
@@ -30,6 +31,8 @@ export interface HttpServerOptions {
   /** Serve `GET /metrics` (Prometheus text) on this server. */
   readonly metricsPath?: string | false;
   readonly fastify?: Omit<FastifyServerOptions, 'logger' | 'loggerInstance' | 'bodyLimit'>;
+  /** Serve HTTPS with these (`loadServerTls` reads them from a `tls` config block); absent: HTTP. */
+  readonly tls?: ServerTls;
   /**
    * Why the receiver cannot serve now although the service runs (its database is unreachable),
    * or undefined when it can: `/ready` answers 503 with the reason meanwhile. Should be cheap.
@@ -56,6 +59,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     requestTimeout: 120_000,
     // Answered by the hook below instead, with the Retry-After that clients need to come back.
     return503OnClosing: false,
+    ...(options.tls ? { https: { ...options.tls } } : {}),
   }) as unknown as FastifyInstance;
   refuseWhileStopping(app, options.host, options.metricsPath ?? '/metrics');
   settleUnreadBodies(app, options.bodyLimit);
@@ -159,12 +163,13 @@ export class ListenError extends Error {
 
 /**
  * The URL a person on this machine opens for `path` on a listener: a wildcard host (all
- * interfaces) is reached through loopback; IPv6 addresses are bracketed.
+ * interfaces) is reached through loopback; IPv6 addresses are bracketed. `scheme` is `https` for
+ * a listener with TLS.
  */
-export function listenerUrl(host: string, port: number, path = '/'): string {
+export function listenerUrl(host: string, port: number, path = '/', scheme: 'http' | 'https' = 'http'): string {
   const reachable = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' || host === '[::]' ? '[::1]' : host;
   const bracketed = reachable.includes(':') && !reachable.startsWith('[') ? `[${reachable}]` : reachable;
-  return `http://${bracketed}:${port}${path.startsWith('/') ? path : `/${path}`}`;
+  return `${scheme}://${bracketed}:${port}${path.startsWith('/') ? path : `/${path}`}`;
 }
 
 /**

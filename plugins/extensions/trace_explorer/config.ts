@@ -2,7 +2,7 @@
 
 import type { ConfigOf } from 'tracepipe/plugin';
 import { filePathSchema } from 'tracepipe/exporterhelper';
-import { allowedHostsSchema, listenerSchema } from 'tracepipe/confighttp';
+import { allowedHostsSchema, listenerSchema, tlsSchema } from 'tracepipe/confighttp';
 
 export const configSchema = {
   type: 'object',
@@ -14,6 +14,7 @@ export const configSchema = {
       "The local trace store to show: the `local` exporter's `path` (relative to the config file). It may be written by this process or another one.",
     ),
     allowed_hosts: allowedHostsSchema(),
+    tls: tlsSchema(),
     insecure: {
       type: 'boolean',
       default: false,

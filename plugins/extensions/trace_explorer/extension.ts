@@ -78,13 +78,14 @@ export class TraceExplorer implements Extension, TraceViewer, StudioLinkTarget {
       metricsPath: false,
       listenHost: this.config.host,
       allowedHosts: this.config.allowed_hosts,
+      tls: this.config.tls,
     });
     this.app = app;
     this.access.register(app);
     this.registerApi(app);
     await this.registerUi(app);
     const port = await listen(app, this.config.host, this.config.port);
-    this.baseUrl = listenerUrl(this.config.host, port, '').replace(/\/$/, '');
+    this.baseUrl = listenerUrl(this.config.host, port, '', this.config.tls ? 'https' : 'http').replace(/\/$/, '');
     this.settings.telemetry.logger.info({ url: this.traceListUrl(), store: this.path }, 'Trace explorer listening.');
   }
 

@@ -3,7 +3,7 @@
 
 import type { ConfigOf } from 'tracepipe/plugin';
 
-import { allowedHostsSchema, corsSchema, listenerSchema } from 'tracepipe/confighttp';
+import { allowedHostsSchema, corsSchema, listenerSchema, tlsSchema } from 'tracepipe/confighttp';
 
 export const configSchema = {
   type: 'object',
@@ -16,6 +16,7 @@ export const configSchema = {
   },
   properties: {
     ...listenerSchema(8123),
+    tls: tlsSchema(),
     graphs: {
       type: 'object',
       additionalProperties: { type: 'string', minLength: 1 },

@@ -13,7 +13,7 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer, listen, isTraceViewer } from 'tracepipe/plugin';
-import { listenerUrl } from 'tracepipe/confighttp';
+import { listenerUrl, loadServerTls } from 'tracepipe/confighttp';
 import type { ComponentDescription, ComponentSettings, Consumer, Receiver, TraceViewerGuard } from 'tracepipe/plugin';
 import type { AgentApiConfig } from './config.ts';
 import { systemClock } from './internal/crons/schedule.ts';
@@ -143,9 +143,8 @@ export class AgentApiReceiver implements Receiver {
     parts.cronScheduler.start();
     this.boundPort = await listen(app, config.host, config.port);
     // `new Client()` without an apiUrl, in a graph or a custom route, talks to this server.
-    this.unbindLoopbackUrl = bindLoopbackUrl(listenerUrl(config.host, this.boundPort, '/').replace(/\/$/, ''));
-    if (config.ui.enabled)
-      this.linkStudio(listenerUrl(config.host, this.boundPort, `${normalizePrefix(config.ui.path)}/`));
+    this.unbindLoopbackUrl = bindLoopbackUrl(this.listenerUrl(this.boundPort, '/').replace(/\/$/, ''));
+    if (config.ui.enabled) this.linkStudio(this.listenerUrl(this.boundPort, `${normalizePrefix(config.ui.path)}/`));
     this.announce(deployment, backend, parts);
   }
 
@@ -236,7 +235,7 @@ export class AgentApiReceiver implements Receiver {
       webhooks: {
         timeoutMs: config.webhooks.timeout_ms,
         maxAttempts: config.webhooks.max_attempts,
-        selfUrl: () => (this.boundPort === undefined ? undefined : listenerUrl(config.host, this.boundPort, '/')),
+        selfUrl: () => (this.boundPort === undefined ? undefined : this.listenerUrl(this.boundPort, '/')),
       },
       metrics: {
         runFinished: (status, seconds) => {
@@ -287,6 +286,7 @@ export class AgentApiReceiver implements Receiver {
     const app = (this.app = createHttpServer({
       logger,
       host,
+      tls: config.tls && (await loadServerTls(config.tls, host.resolvePath)),
       bodyLimit: config.max_body_bytes,
       metricsPath: false,
       notReady: () => database.unavailable(),
@@ -433,10 +433,15 @@ export class AgentApiReceiver implements Receiver {
     this.studioLinked = studioUrl !== undefined;
   }
 
+  /** The URL of `path` on this server (https with `tls`). */
+  private listenerUrl(port: number, path: string): string {
+    return listenerUrl(this.config.host, port, path, this.config.tls ? 'https' : 'http');
+  }
+
   describe(): ComponentDescription {
     const { config, started, boundPort } = this;
     if (!started || boundPort === undefined) return {};
-    const url = (path: string) => listenerUrl(config.host, boundPort, path);
+    const url = (path: string) => this.listenerUrl(boundPort, path);
     return {
       endpoints: [
         { url: url('/'), purpose: 'Agent API (LangGraph SDK apiUrl)' },

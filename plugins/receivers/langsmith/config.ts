@@ -1,7 +1,7 @@
 // Config of the `langsmith` receiver.
 
 import type { ConfigOf } from 'tracepipe/plugin';
-import { allowedHostsSchema, listenerSchema } from 'tracepipe/confighttp';
+import { allowedHostsSchema, listenerSchema, tlsSchema } from 'tracepipe/confighttp';
 import { journalSchema, memoryLimitSchema } from 'tracepipe/receiverhelper';
 
 export const configSchema = {
@@ -11,6 +11,7 @@ export const configSchema = {
     // 1984: the port of LangSmith's own local server, so an SDK pointed at it finds this one.
     ...listenerSchema(1984),
     allowed_hosts: allowedHostsSchema(),
+    tls: tlsSchema(),
     max_body_bytes: {
       type: 'integer',
       minimum: 1,

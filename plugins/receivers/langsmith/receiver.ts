@@ -15,7 +15,7 @@ import type {
   RequestContext,
   Run,
 } from 'tracepipe/plugin';
-import { closeBy, createGuardedServer, listen, sendHttpError, takeRawBodies } from 'tracepipe/confighttp';
+import { closeBy, createGuardedServer, listen, listenerUrl, sendHttpError, takeRawBodies } from 'tracepipe/confighttp';
 import { errorMessage, isPermanent, isThrottle } from 'tracepipe/plugin';
 import {
   BodyAbortedError,
@@ -83,6 +83,7 @@ export class LangSmithReceiver implements Receiver {
       metricsPath: false,
       listenHost: config.host,
       allowedHosts: config.allowed_hosts,
+      tls: config.tls,
     });
     this.app = app;
     app.get('/info', async () => this.info());
@@ -134,10 +135,9 @@ export class LangSmithReceiver implements Receiver {
 
   describe(): ComponentDescription {
     if (this.port === undefined) return {};
-    const host = ['0.0.0.0', '::', ''].includes(this.config.host) ? '127.0.0.1' : this.config.host;
-    const bracketed = host.includes(':') ? `[${host}]` : host;
+    const url = listenerUrl(this.config.host, this.port, '', this.config.tls ? 'https' : 'http').replace(/\/$/, '');
     return {
-      endpoints: [{ url: `http://${bracketed}:${this.port}`, purpose: 'LangSmith SDK ingest (LANGSMITH_ENDPOINT)' }],
+      endpoints: [{ url, purpose: 'LangSmith SDK ingest (LANGSMITH_ENDPOINT)' }],
       details: this.config.journal.enabled
         ? { journal: this.settings.host.resolvePath(this.config.journal.directory) }
         : {},

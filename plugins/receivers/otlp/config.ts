@@ -2,7 +2,7 @@
 
 import type { ConfigOf } from 'tracepipe/plugin';
 
-import { allowedHostsSchema, corsSchema, listenerSchema } from 'tracepipe/confighttp';
+import { allowedHostsSchema, corsSchema, listenerSchema, tlsSchema } from 'tracepipe/confighttp';
 import { journalSchema, memoryLimitSchema } from 'tracepipe/receiverhelper';
 
 export const DEFAULT_MAX_BODY_BYTES = 209_715_200;
@@ -21,6 +21,7 @@ export const configSchema = {
   properties: {
     ...listenerSchema(4318),
     allowed_hosts: allowedHostsSchema(),
+    tls: tlsSchema('Serve OTLP/HTTP over TLS (HTTPS); absent: plaintext HTTP.'),
     traces_path: {
       type: 'string',
       pattern: '^/',
@@ -75,21 +76,7 @@ export const configSchema = {
               description:
                 'Largest request message, in bytes, after decompression; larger ones get `RESOURCE_EXHAUSTED` (not retryable).',
             },
-            tls: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['cert_file', 'key_file'],
-              description: 'Serve gRPC over TLS (absent: plaintext, as OTLP exporters with `insecure` expect).',
-              properties: {
-                cert_file: { type: 'string', minLength: 1, description: "The server's certificate chain (PEM)." },
-                key_file: { type: 'string', minLength: 1, description: "The server's private key (PEM)." },
-                client_ca_file: {
-                  type: 'string',
-                  minLength: 1,
-                  description: 'CA bundle (PEM) that client certificates must chain to; set: mutual TLS.',
-                },
-              },
-            },
+            tls: tlsSchema('Serve gRPC over TLS (absent: plaintext, as OTLP exporters with `insecure` expect).'),
           },
         },
       },

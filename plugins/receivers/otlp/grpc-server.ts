@@ -8,9 +8,9 @@
 // RESOURCE_EXHAUSTED" and "UNAVAILABLE"). gzip and deflate request compression, and the size limit
 // after decompression, are grpc-js's own.
 
-import { readFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import * as grpc from '@grpc/grpc-js';
+import type { ServerTls } from 'tracepipe/confighttp';
 import { errorMessage } from 'tracepipe/plugin';
 import type { TelemetrySettings } from 'tracepipe/plugin';
 import { Refusal } from './internal/refusal.ts';
@@ -32,20 +32,13 @@ const traceService: grpc.ServiceDefinition = {
   },
 };
 
-export interface GrpcTls {
-  readonly cert_file: string;
-  readonly key_file: string;
-  /** Set: clients must present a certificate signed by this CA (mutual TLS). */
-  readonly client_ca_file?: string;
-}
-
 export interface GrpcServerOptions {
   readonly host: string;
   readonly port: number;
   /** Largest request message, after decompression; larger ones get RESOURCE_EXHAUSTED from grpc-js. */
   readonly maxMessageBytes: number;
-  /** Paths already resolved; undefined: plaintext. */
-  readonly tls?: GrpcTls;
+  /** Loaded with `loadServerTls`, as the HTTP listener's; undefined: plaintext. */
+  readonly tls?: ServerTls;
   readonly logger: TelemetrySettings['logger'];
   /** Takes one request: resolves with the response bytes, or rejects (a Refusal, or a failure of ours). */
   readonly exportRequest: (body: Buffer, headers: IncomingHttpHeaders) => Promise<Buffer>;
@@ -69,7 +62,7 @@ export class OtlpGrpcServer {
       Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) =>
         void this.handle(call, callback),
     });
-    const credentials = await this.credentials();
+    const credentials = options.tls ? new TlsServerCredentials(options.tls) : grpc.ServerCredentials.createInsecure();
     const address = `${options.host.includes(':') ? `[${options.host}]` : options.host}:${options.port}`;
     this.port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(address, credentials, (error, port) => (error ? reject(error) : resolve(port))),
@@ -97,17 +90,6 @@ export class OtlpGrpcServer {
     clearTimeout(timer);
   }
 
-  private async credentials(): Promise<grpc.ServerCredentials> {
-    const { tls } = this.options;
-    if (!tls) return grpc.ServerCredentials.createInsecure();
-    const [cert, key, ca] = await Promise.all([
-      readFile(tls.cert_file),
-      readFile(tls.key_file),
-      tls.client_ca_file ? readFile(tls.client_ca_file) : undefined,
-    ]);
-    return grpc.ServerCredentials.createSsl(ca ?? null, [{ cert_chain: cert, private_key: key }], ca !== undefined);
-  }
-
   private async handle(call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) {
     try {
       callback(null, await this.options.exportRequest(call.request, metadataHeaders(call.metadata)));
@@ -119,6 +101,25 @@ export class OtlpGrpcServer {
       this.options.logger.error({ err: error, method: EXPORT_PATH }, 'Request failed.');
       callback(grpcStatus(grpc.status.INTERNAL, errorMessage(error)));
     }
+  }
+}
+
+/**
+ * Server credentials from the same TLS settings as the HTTP listener's. grpc-js's `createSsl` takes
+ * no minimum TLS version; its credentials are a pair of option sets that grpc-js spreads into
+ * `http2.createSecureServer`, so these hand it Node's own (`minVersion` included) — the form its
+ * constructor is public for.
+ */
+class TlsServerCredentials extends grpc.ServerCredentials {
+  constructor(tls: ServerTls) {
+    super(
+      { requestCert: tls.requestCert, rejectUnauthorized: tls.rejectUnauthorized },
+      { cert: tls.cert, key: tls.key, ...(tls.ca ? { ca: tls.ca } : {}), minVersion: tls.minVersion },
+    );
+  }
+
+  _equals(other: grpc.ServerCredentials): boolean {
+    return other === this;
   }
 }
 

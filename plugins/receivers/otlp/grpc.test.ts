@@ -1,11 +1,9 @@
 // The `otlp` receiver's OTLP/gRPC listener on a loopback port, with the OpenTelemetry JS gRPC
 // exporter and a plain @grpc/grpc-js client as clients: metadata as the request context, gzip,
 // partial success, bad data, the message size limit (also after decompression), the answers of a
-// full pipeline and of a full journal (with google.rpc.RetryInfo), and TLS.
+// full pipeline and of a full journal (with google.rpc.RetryInfo), and TLS (mutual TLS too).
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
@@ -18,7 +16,8 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { encodeTraceRequestProtobuf, ProtoReader } from 'tracepipe/otlp';
 import { holdDelivery, ThrottleError } from 'tracepipe/plugin';
 import type { Release } from 'tracepipe/plugin';
-import { Sink, eventually, tempDir, makeBatch, plainSpan } from 'tracepipe/testing';
+import { Sink, eventually, tempDir, makeBatch, plainSpan, testCertificates } from 'tracepipe/testing';
+import type { TestCertificates } from 'tracepipe/testing';
 import { EXPORT_PATH } from './grpc-server.ts';
 import type { RunningReceiver } from './testing/test-server.ts';
 import { decodeExportResponseProtobuf, startReceiver } from './testing/test-server.ts';
@@ -267,42 +266,33 @@ describe('otlp receiver over gRPC: limits', () => {
 });
 
 describe('otlp receiver over gRPC: TLS', () => {
-  it('serves TLS with the configured certificate', async () => {
-    const dir = tempDir('tp-otlp-grpc-tls-');
-    const cert = join(dir, 'cert.pem');
-    const key = join(dir, 'key.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=DNS:localhost,IP:127.0.0.1',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-      ],
-      { stdio: 'ignore' },
-    );
+  let certs: TestCertificates;
+  before(() => {
+    certs = testCertificates();
+  });
+
+  /** An export over TLS trusting the test CA, with the client certificate when `withCert`. */
+  const exportOverTls = async (port: number, withCert: boolean) => {
+    const exporter = new GrpcExporter({
+      url: `https://localhost:${port}`,
+      credentials: withCert
+        ? grpc.credentials.createSsl(certs.ca, certs.clientKey, certs.clientCert)
+        : grpc.credentials.createSsl(certs.ca),
+    });
+    try {
+      return await exportWith(exporter, sdkSpans());
+    } finally {
+      await exporter.shutdown();
+    }
+  };
+
+  it('serves TLS with the configured certificate, and refuses plaintext', async () => {
     const server = await startReceiver({
-      ...grpcOn({ tls: { cert_file: cert, key_file: key } }),
+      ...grpcOn({ tls: { cert_file: certs.serverCertFile, key_file: certs.serverKeyFile } }),
       require_api_key: false,
     });
     try {
-      const exporter = new GrpcExporter({
-        url: `https://localhost:${server.receiver.grpcPort}`,
-        credentials: grpc.credentials.createSsl(readFileSync(cert)),
-      });
-      const result = await exportWith(exporter, sdkSpans());
-      await exporter.shutdown();
+      const result = await exportOverTls(server.receiver.grpcPort!, false);
       assert.equal(result.code, ExportResultCode.SUCCESS, String(result.error));
       assert.equal(server.sink.batches.length, 1);
       // A plaintext client gets no answer from a TLS port.
@@ -316,5 +306,27 @@ describe('otlp receiver over gRPC: TLS', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('with client_ca_file (mutual TLS), refuses a client without a certificate', async () => {
+    const tls = { cert_file: certs.serverCertFile, key_file: certs.serverKeyFile, client_ca_file: certs.caFile };
+    const server = await startReceiver({ ...grpcOn({ tls }), require_api_key: false });
+    try {
+      const refused = await exportOverTls(server.receiver.grpcPort!, false);
+      assert.equal(refused.code, ExportResultCode.FAILED);
+      assert.equal(server.sink.batches.length, 0);
+      const served = await exportOverTls(server.receiver.grpcPort!, true);
+      assert.equal(served.code, ExportResultCode.SUCCESS, String(served.error));
+      assert.equal(server.sink.batches.length, 1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a tls block that cannot be used fails the start naming its key', async () => {
+    const tls = { cert_file: certs.serverCertFile, key_file: join(certs.dir, 'absent.key') };
+    await assert.rejects(startReceiver({ ...grpcOn({ tls }), require_api_key: false }), {
+      message: /protocols\.grpc\.tls\.key_file: cannot read .*absent\.key/,
+    });
   });
 });

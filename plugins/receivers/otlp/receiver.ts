@@ -5,7 +5,15 @@
 
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { closeBy, corsEnabled, createGuardedServer, listen, listenerUrl, takeRawBodies } from 'tracepipe/confighttp';
+import {
+  closeBy,
+  corsEnabled,
+  createGuardedServer,
+  listen,
+  listenerUrl,
+  loadServerTls,
+  takeRawBodies,
+} from 'tracepipe/confighttp';
 import { countSpans, errorMessage, isPermanent, isThrottle } from 'tracepipe/plugin';
 import {
   decodeTraceRequestJson,
@@ -88,6 +96,12 @@ export class OtlpReceiver implements Receiver {
 
   async start(_signal?: AbortSignal): Promise<void> {
     const { config } = this;
+    const grpc = config.protocols.grpc;
+    // Read before anything opens, so that unusable files fail the start with nothing to undo.
+    const grpcTls =
+      grpc.enabled && grpc.tls
+        ? await loadServerTls(grpc.tls, this.settings.host.resolvePath, 'protocols.grpc.tls')
+        : undefined;
     // Before listening: replayed requests are older than anything new.
     await this.intake.start();
     const { app } = await createGuardedServer({
@@ -97,6 +111,7 @@ export class OtlpReceiver implements Receiver {
       metricsPath: config.metrics.enabled ? config.metrics.path : false,
       listenHost: config.host,
       allowedHosts: config.allowed_hosts,
+      tls: config.tls,
       cors: {
         config: config.cors,
         requirements: {
@@ -139,18 +154,12 @@ export class OtlpReceiver implements Receiver {
       { address: `${config.host}:${this.port}`, path: config.traces_path },
       'Receiving OTLP traces.',
     );
-    const grpc = config.protocols.grpc;
     if (grpc.enabled) {
-      const { host } = this.settings;
       this.grpc = new OtlpGrpcServer({
         host: grpc.host,
         port: grpc.port,
         maxMessageBytes: grpc.max_message_bytes,
-        tls: grpc.tls && {
-          cert_file: host.resolvePath(grpc.tls.cert_file),
-          key_file: host.resolvePath(grpc.tls.key_file),
-          ...(grpc.tls.client_ca_file ? { client_ca_file: host.resolvePath(grpc.tls.client_ca_file) } : {}),
-        },
+        tls: grpcTls,
         logger: this.settings.telemetry.logger,
         exportRequest: (body, headers) => this.exportGrpc(body, headers),
       });
@@ -171,16 +180,20 @@ export class OtlpReceiver implements Receiver {
   describe(): ComponentDescription {
     const { config } = this;
     if (this.port === undefined) return {};
-    const endpoints = [{ url: listenerUrl(config.host, this.port, config.traces_path), purpose: 'OTLP/HTTP traces' }];
+    const scheme = config.tls ? 'https' : 'http';
+    const endpoints = [
+      { url: listenerUrl(config.host, this.port, config.traces_path, scheme), purpose: 'OTLP/HTTP traces' },
+    ];
     if (this.grpcPort !== undefined) {
       const grpc = config.protocols.grpc;
-      const url = listenerUrl(grpc.host, this.grpcPort, '')
-        .replace(/\/$/, '')
-        .replace(/^http:/, grpc.tls ? 'https:' : 'http:');
+      const url = listenerUrl(grpc.host, this.grpcPort, '', grpc.tls ? 'https' : 'http').replace(/\/$/, '');
       endpoints.push({ url, purpose: 'OTLP/gRPC traces' });
     }
     if (config.metrics.enabled) {
-      endpoints.push({ url: listenerUrl(config.host, this.port, config.metrics.path), purpose: 'Prometheus metrics' });
+      endpoints.push({
+        url: listenerUrl(config.host, this.port, config.metrics.path, scheme),
+        purpose: 'Prometheus metrics',
+      });
     }
     return {
       endpoints,
