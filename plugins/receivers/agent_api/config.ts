@@ -175,6 +175,28 @@ export const configSchema = {
     },
     cors: corsSchema({ maxAge: 600, description: 'Cross-origin access for browser clients.' }),
     allowed_hosts: allowedHostsSchema(),
+    type_schemas: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description:
+        'Schemas of graphs built without a runtime schema (`Annotation` state), read from their TypeScript types in a worker thread at start.',
+      properties: {
+        enabled: {
+          type: 'boolean',
+          default: true,
+          description:
+            'Read the types. `false`: such graphs list their state channels without types (and the TypeScript compiler is never loaded).',
+        },
+        timeout_ms: {
+          type: 'integer',
+          minimum: 100,
+          default: 120000,
+          description:
+            'Time the worker gets for all graphs; graphs not read by then fall back to their channel list, with a warning.',
+        },
+      },
+    },
     test_routes: {
       type: 'boolean',
       default: false,

@@ -167,7 +167,9 @@ export class AgentApiReceiver implements Receiver {
     const assistantDefaults = platformConfig.kind === 'defaults' ? platformConfig.byGraph : new Map();
     // Before any graph module is imported: graphs may call the SDK's getLogger() at import time.
     this.unregisterSdkLogger = registerSdkLogger(logger.child({ source: 'graph' }));
-    const graphs = await GraphRegistry.load(parseGraphSpecs(graphInput, baseDir));
+    const graphs = await GraphRegistry.load(parseGraphSpecs(graphInput, baseDir), {
+      typeSchemas: config.type_schemas.enabled ? { timeoutMs: config.type_schemas.timeout_ms, logger } : undefined,
+    });
     const authSpec = findAuthHandler({ ...graphInput, authPath: config.auth.path }, baseDir);
     const customAuth = authSpec ? await CustomAuth.load(authSpec) : undefined;
     // Before anything is opened: an exposed explorer that this server cannot protect stops the start.
@@ -338,6 +340,10 @@ export class AgentApiReceiver implements Receiver {
       },
       'Agent API server listening.',
     );
+    // Once listening, so that the worker reading graph types does not slow the start.
+    graphs
+      .startTypeSchemas()
+      .catch((error: unknown) => logger.warn({ err: error }, 'Could not start reading graph types.'));
     this.started = {
       graphs,
       auth:
@@ -547,6 +553,7 @@ export class AgentApiReceiver implements Receiver {
 
   private async stop(deadline: number): Promise<void> {
     this.stopWatching?.();
+    await this.started?.graphs.close();
     if (this.studioLinked) this.linkStudio(undefined);
     // Stop taking requests first, then let running runs finish until shortly before the deadline.
     const closing = this.app?.close();

@@ -65,6 +65,8 @@ export async function startTestServer(
     data_dir: dataDir,
     port: 0,
     workers: 4,
+    // Reading graph types costs seconds of CPU per server; the tests that check it turn it on.
+    type_schemas: { enabled: false },
     ...(databaseUri ? { storage: { database_uri: databaseUri } } : {}),
     ...configOverrides,
   } as Record<string, unknown>;

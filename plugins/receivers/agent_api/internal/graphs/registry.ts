@@ -7,10 +7,12 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { GraphNotFoundError } from './errors.ts';
 import { bindCompiled, buildFromFactory, compileBuilder, loadExport } from './load.ts';
 import type { BindOptions, CompiledGraphLike, LoadedExport } from './load.ts';
-import { extractSchemas, toGraphSchemas } from './schemas.ts';
+import type { Logger } from 'pino';
+import { channelSchemas, runtimeSchemas, toGraphSchemas } from './schemas.ts';
 import { schemaHelpersFor } from './schema-helpers.ts';
 import type { GraphSchemas, SubgraphSchemas } from './schemas.ts';
 import type { GraphSpec } from './spec.ts';
+import { TypeSchemaExtraction } from './type-schemas/index.ts';
 
 export { GraphLoadError, GraphNotFoundError } from './errors.ts';
 export type { GraphLoadFailure } from './errors.ts';
@@ -28,6 +30,14 @@ export interface GetGraphOptions {
   readonly store?: BaseStore;
 }
 
+export interface GraphRegistryOptions {
+  /**
+   * Reads the TypeScript types of graphs that carry no runtime schema, in a worker started with
+   * the registry (README, "Graph schemas"); without it their schemas list the state channels.
+   */
+  readonly typeSchemas?: { readonly timeoutMs: number; readonly logger: Logger };
+}
+
 interface Entry {
   readonly spec: GraphSpec;
   readonly loaded: LoadedExport;
@@ -40,7 +50,12 @@ interface Entry {
 let reloads = 0;
 
 export class GraphRegistry {
-  private constructor(private entries: ReadonlyMap<string, Entry>) {}
+  private typeSchemas?: TypeSchemaExtraction;
+
+  private constructor(
+    private entries: ReadonlyMap<string, Entry>,
+    private readonly options: GraphRegistryOptions,
+  ) {}
 
   /**
    * Imports every graph module afresh and, once all of them loaded, replaces the graphs at once
@@ -54,6 +69,7 @@ export class GraphRegistry {
       entries.set(spec.graphId, { spec, loaded: await loadExport(spec, generation), bound: new Map() });
     }
     this.entries = entries;
+    if (this.typeSchemas) await this.startTypeSchemas();
   }
 
   /**
@@ -61,7 +77,7 @@ export class GraphRegistry {
    * each export. Fails on the first graph that cannot be loaded, with a `GraphLoadError` naming
    * the graph id, file and export; a deployment with a broken graph must not start half-way.
    */
-  static async load(specs: readonly GraphSpec[]): Promise<GraphRegistry> {
+  static async load(specs: readonly GraphSpec[], options: GraphRegistryOptions = {}): Promise<GraphRegistry> {
     const entries = new Map<string, Entry>();
     // Sequential on purpose: graph modules may share imports with side effects, and a failure is
     // then reported for the first broken graph in config order.
@@ -69,7 +85,12 @@ export class GraphRegistry {
       const loaded = await loadExport(spec);
       entries.set(spec.graphId, { spec, loaded, bound: new Map() });
     }
-    return new GraphRegistry(entries);
+    return new GraphRegistry(entries, options);
+  }
+
+  /** Stops a type extraction still running. */
+  async close(): Promise<void> {
+    await this.typeSchemas?.close('the server stopped');
   }
 
   /** Graph ids, in configuration order. */
@@ -125,10 +146,9 @@ export class GraphRegistry {
   /** The graph's JSON Schemas for `/assistants/{id}/schemas`; `null` members when unknown. */
   async schemas(graphId: string, options: { config?: RunnableConfig } = {}): Promise<GraphSchemas> {
     const entry = this.entry(graphId);
-    const helpers = await schemaHelpersFor(entry.spec.path);
     if (entry.loaded.kind === 'factory')
-      return toGraphSchemas(extractSchemas(await this.introspectable(graphId, options.config), helpers));
-    entry.schemas ??= extractSchemas(await this.introspectable(graphId), helpers);
+      return toGraphSchemas(await this.schemasOf(graphId, await this.introspectable(graphId, options.config), ''));
+    entry.schemas ??= await this.schemasOf(graphId, await this.introspectable(graphId), '');
     return toGraphSchemas(entry.schemas);
   }
 
@@ -143,12 +163,54 @@ export class GraphRegistry {
     config?: RunnableConfig,
   ): Promise<Record<string, unknown>> {
     const graph = await this.introspectable(graphId, config);
-    const helpers = await schemaHelpersFor(this.entry(graphId).spec.path);
     const result: Record<string, unknown> = {};
     for await (const [name, subgraph] of graph.getSubgraphsAsync(namespace, recurse)) {
-      result[name] = extractSchemas(subgraph, helpers);
+      result[name] = await this.schemasOf(graphId, subgraph, name);
     }
     return result;
+  }
+
+  /**
+   * One (sub)graph's schemas: those it was built with, else those of its TypeScript types (waiting
+   * for the extraction when it is still running), else its channels.
+   */
+  private async schemasOf(graphId: string, graph: unknown, namespace: string): Promise<SubgraphSchemas> {
+    const helpers = await schemaHelpersFor(this.entry(graphId).spec.path);
+    const runtime = runtimeSchemas(graph, helpers);
+    if (runtime) return runtime;
+    const fromTypes = (await this.typeSchemas?.get(graphId))?.[namespace];
+    return fromTypes ?? channelSchemas(graph);
+  }
+
+  /**
+   * Starts reading, in the background, the types of the graphs that need them (when the registry
+   * was loaded with `typeSchemas`): a static graph some (sub)graph of which has no runtime schema,
+   * and every factory (what it builds is not known before a request). The server calls it once
+   * listening, so that the worker does not compete with the start; a reload starts it again.
+   */
+  async startTypeSchemas(): Promise<void> {
+    await this.typeSchemas?.close('the graphs were reloaded');
+    const settings = this.options.typeSchemas;
+    if (!settings) return;
+    const targets: GraphSpec[] = [];
+    for (const [graphId, entry] of this.entries) {
+      if (entry.loaded.kind === 'factory' || !(await this.hasRuntimeSchemas(graphId))) targets.push(entry.spec);
+    }
+    this.typeSchemas = TypeSchemaExtraction.start(targets, settings);
+  }
+
+  private async hasRuntimeSchemas(graphId: string): Promise<boolean> {
+    try {
+      const graph = await this.introspectable(graphId);
+      const helpers = await schemaHelpersFor(this.entry(graphId).spec.path);
+      if (!runtimeSchemas(graph, helpers)) return false;
+      for await (const [, subgraph] of graph.getSubgraphsAsync(undefined, true)) {
+        if (!runtimeSchemas(subgraph, helpers)) return false;
+      }
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private entry(graphId: string): Entry {

@@ -1,7 +1,8 @@
 // JSON Schemas of a compiled graph's input, output, state and context, read at run time from the
 // schemas the graph was built with: a `StateSchema`, Zod objects (through LangGraph's schema meta
-// registry, then plain Zod), and, for `Annotation` graphs that carry no schema, an object listing
-// the state's channels. Static TypeScript type extraction (the reference's last resort) is not done.
+// registry, then plain Zod). `Annotation` graphs carry no schema: theirs are read from their
+// TypeScript types (./type-schemas/), and, where those cannot be read, `channelSchemas` lists the
+// state's channels.
 
 import { toJsonSchema } from '@langchain/core/utils/json_schema';
 import { isZodSchemaV3, isZodSchemaV4 } from '@langchain/core/utils/types';
@@ -65,12 +66,13 @@ function zodToJson(value: unknown): unknown {
 }
 
 /**
- * Extracts the schemas of one compiled graph; never throws for a graph it cannot read. `helpers`:
- * the graph's own copy of LangGraph's Zod schema helpers (./schema-helpers.ts).
+ * The schemas one compiled graph was built with; `undefined` when it has none to read (an
+ * `Annotation` graph, or no builder). Never throws for a graph it cannot read. `helpers`: the
+ * graph's own copy of LangGraph's Zod schema helpers (./schema-helpers.ts).
  */
-export function extractSchemas(graph: unknown, helpers: ZodSchemaHelpers = ownHelpers): SubgraphSchemas {
+export function runtimeSchemas(graph: unknown, helpers: ZodSchemaHelpers = ownHelpers): SubgraphSchemas | undefined {
   const builder = (graph as { builder?: BuilderInternals } | undefined)?.builder;
-  if (!builder) return { state: null, input: null, output: null, config: null };
+  if (!builder) return undefined;
   const config = zodToJson(builder._configRuntimeSchema) ?? null;
 
   // 1. StateSchema: carries its own JSON Schema, including jsonSchemaExtra.
@@ -103,8 +105,14 @@ export function extractSchemas(graph: unknown, helpers: ZodSchemaHelpers = ownHe
     const output = zodToJson(builder._outputRuntimeDefinition) ?? state;
     return { state, input, output, config };
   }
+  return undefined;
+}
 
-  // 4. Annotation graphs: the channel names are all there is to know.
+/** What is known of a graph without schemas or readable types: its state channels, untyped. */
+export function channelSchemas(graph: unknown): SubgraphSchemas {
+  const builder = (graph as { builder?: BuilderInternals } | undefined)?.builder;
+  if (!builder) return { state: null, input: null, output: null, config: null };
+  const config = zodToJson(builder._configRuntimeSchema) ?? null;
   const state = channelsSchema(builder._schemaDefinition);
   return {
     state,
