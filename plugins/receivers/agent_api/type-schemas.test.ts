@@ -75,10 +75,9 @@ describe('graph schemas from TypeScript types', () => {
   });
 
   it('subgraphs, recursively, each with its own state', async () => {
-    const subgraphs = (await server.client.assistants.getSubgraphs('annotated', { recurse: true })) as Record<
-      string,
-      { state: ObjectSchema; input: ObjectSchema; output: ObjectSchema }
-    >;
+    const subgraphs = (await server.client.assistants.getSubgraphs('annotated', {
+      recurse: true,
+    })) as unknown as Record<string, { state: ObjectSchema; input: ObjectSchema; output: ObjectSchema }>;
     assert.deepEqual(Object.keys(subgraphs), ['review', 'review|polish']);
     assert.deepEqual(subgraphs.review!.state.properties, { draft: { type: 'string' }, attempts: { type: 'number' } });
     const polish = subgraphs['review|polish']!;

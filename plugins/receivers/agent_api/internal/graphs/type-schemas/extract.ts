@@ -13,7 +13,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import ts from 'typescript';
 import * as TJS from 'typescript-json-schema';
 import { REFLECT_HELPERS } from './reflect.ts';
-import { findSubgraphCandidates } from './subgraph-sites.ts';
+import { exportedBinding, findSubgraphCandidates } from './subgraph-sites.ts';
 
 export interface TypeSchemaTarget {
   readonly graphId: string;
@@ -74,10 +74,18 @@ export function extractTypeSchemas(
       return;
     }
     const source = ts.createSourceFile(target.path, text, ts.ScriptTarget.Latest, true);
+    const binding = exportedBinding(source, target.exportName);
+    if (!binding) {
+      onGraph({
+        graphId: target.graphId,
+        error: `export "${target.exportName}" is not a variable or function of the file`,
+      });
+      return;
+    }
     const prefix = `__tracepipe_graph_${index}`;
     const candidates = findSubgraphCandidates(source, target.exportName);
     const entries = [
-      { alias: `${prefix}_root`, variable: target.exportName, namespace: '', parent: undefined },
+      { alias: `${prefix}_root`, variable: binding, namespace: '', parent: undefined },
       ...candidates.map((candidate, at) => ({
         alias: `${prefix}_${at}`,
         variable: candidate.variable,

@@ -15,6 +15,16 @@ export interface SubgraphCandidate {
 /** Graphs nest rarely more than a few levels; the bound keeps a cyclic file from looping. */
 const MAX_DEPTH = 8;
 
+/**
+ * The file's own name for the export: `graph` for `export const graph`, `local` for
+ * `export { local as graph }` or `export default local`; undefined when the export is no binding
+ * of the file (`export default <expression>`, a re-export).
+ */
+export function exportedBinding(source: ts.SourceFile, exportName: string): string | undefined {
+  const local = exportedLocalName(source, exportName);
+  return local && topLevelDeclarations(source).has(local) ? local : undefined;
+}
+
 export function findSubgraphCandidates(source: ts.SourceFile, exportName: string): SubgraphCandidate[] {
   const declarations = topLevelDeclarations(source);
   const candidates: SubgraphCandidate[] = [];
@@ -59,9 +69,12 @@ function topLevelDeclarations(source: ts.SourceFile): Map<string, Binding> {
   return bindings;
 }
 
-/** The local name behind `export const name`, `export function name` or `export { local as name }`. */
+/** The local name behind `export const name`, `export function name`, `export { local as name }` or `export default local`. */
 function exportedLocalName(source: ts.SourceFile, exportName: string): string | undefined {
   for (const statement of source.statements) {
+    if (exportName === 'default' && ts.isExportAssignment(statement) && !statement.isExportEquals) {
+      return ts.isIdentifier(statement.expression) ? statement.expression.text : undefined;
+    }
     if (ts.isExportDeclaration(statement) && !statement.moduleSpecifier && statement.exportClause) {
       if (!ts.isNamedExports(statement.exportClause)) continue;
       for (const element of statement.exportClause.elements) {
@@ -69,7 +82,7 @@ function exportedLocalName(source: ts.SourceFile, exportName: string): string | 
       }
     }
   }
-  return exportName;
+  return exportName === 'default' ? undefined : exportName;
 }
 
 /**
