@@ -11,6 +11,7 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { tempDir } from '../testkit/files.ts';
 import type { StatsQuery } from './store.ts';
+import { addHistogram } from './rollup.ts';
 import { LocalTraceStore, fromMicros } from './store.ts';
 import { syntheticTraces } from './testing/synthetic-traces.ts';
 
@@ -80,6 +81,28 @@ describe('stats rollups', () => {
     db.close();
     rolled.close();
     unrolled.close();
+  });
+
+  it("reads each rollup's histogram as JSON.parse reads it", () => {
+    const db = new Database(path, { readonly: true });
+    const texts = db.prepare('SELECT latencies FROM trace_rollup').pluck().all() as string[];
+    db.close();
+    assert.ok(texts.length > 100, `${texts.length} rollup rows`);
+    for (const text of [...texts, '{}', '{ "0": 3, "1": 1 }']) {
+      const histogram = new Map<number, number>();
+      const added = addHistogram(histogram, text);
+      const parsed = Object.entries(JSON.parse(text) as Record<string, number>).map(([k, n]) => [Number(k), n]);
+      assert.deepEqual(
+        [...histogram].sort((a, b) => a[0]! - b[0]!),
+        parsed.sort((a, b) => a[0]! - b[0]!),
+        text,
+      );
+      assert.equal(
+        added,
+        parsed.reduce((sum, [, n]) => sum + n!, 0),
+        text,
+      );
+    }
   });
 
   it('reads latency percentiles from the histograms within 1% of the latency at their rank', () => {

@@ -17,11 +17,13 @@ import type { Run } from '../model/runs.ts';
 import { storedUuidForm } from '../model/uuid-forms.ts';
 import type { RangePart } from './rollup.ts';
 import {
+  LatencyHistograms,
   createRollups,
-  histogramPercentile,
+  histogramPercentiles,
   rangeParts,
   rebuildRollups,
-  traceRollupRows,
+  traceCountSql,
+  traceRollupSql,
   usageRollupSql,
 } from './rollup.ts';
 
@@ -353,7 +355,19 @@ interface TraceRow {
   model: string | null;
 }
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+/** A row of `usageStats`' query: bucket, group, model, provider, tokens, reported cost, the tokens to price. */
+type UsageRow = [
+  number,
+  string | null,
+  string | null,
+  string | null,
+  number,
+  number | null,
+  number,
+  number,
+  number,
+  number,
+];
 
 /** A trace row with the value the list is sorted by. */
 type SortedRow = TraceRow & { sort_value: number | string };
@@ -637,72 +651,95 @@ export class LocalTraceStore {
 
   /**
    * Trace count, failed traces and latency percentiles per bucket (by the trace's start) and
-   * group: from the rollups (`rollup.ts`) where the buckets allow, else from the `traces_stats`
-   * index; percentiles exactly while the range holds few traces (`exactPercentileTraces`).
+   * group. While the range holds few traces (`exactPercentileTraces`), all exactly from the
+   * `traces_stats` index; above, from the rollups (`rollup.ts`) where the buckets allow, their
+   * percentiles from the merged latency histograms.
    */
   traceStats(query: StatsQuery): TraceStatsRow[] {
     const group = query.groupBy === undefined ? 'NULL' : query.groupBy;
-    const params = statsParams(query);
-    const merged = new Map<string, { row: Mutable<TraceStatsRow>; histogram: Map<number, number>; finished: number }>();
-    let traces = 0;
-    for (const part of this.rangeParts(query)) {
-      for (const row of traceRollupRows(this.db, part, params, group)) {
-        const key = JSON.stringify([row.bucket, row.grp]);
-        let entry = merged.get(key);
-        if (!entry) {
-          const empty = { bucket: row.bucket, group: row.grp, traces: 0, errors: 0, p50: null, p95: null, p99: null };
-          entry = { row: empty, histogram: new Map(), finished: 0 };
-          merged.set(key, entry);
-        }
-        entry.row.traces += row.traces;
-        entry.row.errors += row.errors;
-        traces += row.traces;
-        for (const [bucket, count] of Object.entries(JSON.parse(row.latencies) as Record<string, number>)) {
-          entry.histogram.set(Number(bucket), (entry.histogram.get(Number(bucket)) ?? 0) + count);
-          entry.finished += count;
-        }
-      }
-    }
-    if (traces <= (query.exactPercentileTraces ?? EXACT_PERCENTILE_TRACES)) {
-      for (const exact of this.exactPercentiles(query, group)) {
-        const entry = merged.get(JSON.stringify([exact.bucket, exact.grp]));
-        if (entry) Object.assign(entry.row, { p50: exact.p50, p95: exact.p95, p99: exact.p99 });
-      }
-    } else {
-      for (const { row, histogram, finished } of merged.values()) {
-        if (finished === 0) continue;
-        row.p50 = histogramPercentile(histogram, finished, 0.5);
-        row.p95 = histogramPercentile(histogram, finished, 0.95);
-        row.p99 = histogramPercentile(histogram, finished, 0.99);
-      }
-    }
+    const parts = this.rangeParts(query);
+    const exact = this.tracesIn(parts, query) <= (query.exactPercentileTraces ?? EXACT_PERCENTILE_TRACES);
+    const rows = exact ? this.exactTraceStats(query, group) : this.histogramTraceStats(parts, query, group);
     const byGroup = (a: string | null, b: string | null) =>
       a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1;
-    return [...merged.values()]
-      .map((entry) => entry.row)
-      .sort((a, b) => a.bucket - b.bucket || byGroup(a.group, b.group));
+    return rows.sort((a, b) => a.bucket - b.bucket || byGroup(a.group, b.group));
   }
 
-  /** Latency percentiles (ms) per bucket and group, interpolated (SQLite's percentile()). */
-  private exactPercentiles(query: StatsQuery, group: string) {
+  /** How many traces started in the range (from the rollups' counts where it can). */
+  private tracesIn(parts: readonly RangePart[], query: StatsQuery): number {
+    const params = query.project !== undefined ? { project: query.project } : {};
+    let traces = 0;
+    for (const part of parts) {
+      traces += this.db
+        .prepare(traceCountSql(part, query.project !== undefined))
+        .pluck()
+        .get(params) as number;
+    }
+    return traces;
+  }
+
+  /**
+   * The figures from the traces themselves, latency percentiles interpolated (SQLite's
+   * percentile()): about 0.6 µs of CPU per trace, less than merging the histograms of a day.
+   */
+  private exactTraceStats(query: StatsQuery, group: string): TraceStatsRow[] {
     const rows = this.db
       .prepare(
-        `SELECT CAST((start_us - @start) / @bucket AS INTEGER) AS bucket, ${group} AS grp,
-           percentile(duration_us, 50) AS p50, percentile(duration_us, 95) AS p95, percentile(duration_us, 99) AS p99
+        `SELECT CAST((start_us - @start) / @bucket AS INTEGER), ${group}, COUNT(*), SUM(error_count > 0),
+           percentile(duration_us, 50), percentile(duration_us, 95), percentile(duration_us, 99)
          FROM traces INDEXED BY traces_stats
          WHERE start_us >= @start AND start_us < @end${query.project !== undefined ? ' AND project = @project' : ''}
-         GROUP BY bucket, grp`,
+         GROUP BY 1, 2`,
       )
-      .all(statsParams(query)) as {
-      bucket: number;
-      grp: string | null;
-      p50: number | null;
-      p95: number | null;
-      p99: number | null;
-    }[];
+      .raw()
+      .all(statsParams(query)) as [
+      number,
+      string | null,
+      number,
+      number,
+      number | null,
+      number | null,
+      number | null,
+    ][];
     // Whole microseconds, as stored (interpolation leaves float noise: 3849.9999999999995).
     const ms = (us: number | null) => (us === null ? null : Math.round(us) / 1000);
-    return rows.map((row) => ({ ...row, p50: ms(row.p50), p95: ms(row.p95), p99: ms(row.p99) }));
+    return rows.map(([bucket, group, traces, errors, p50, p95, p99]) => ({
+      bucket,
+      group,
+      traces,
+      errors,
+      p50: ms(p50),
+      p95: ms(p95),
+      p99: ms(p99),
+    }));
+  }
+
+  /** The figures from the rollups' rows, percentiles from their merged latency histograms. */
+  private histogramTraceStats(parts: readonly RangePart[], query: StatsQuery, group: string): TraceStatsRow[] {
+    const params = statsParams(query);
+    const histograms = new LatencyHistograms();
+    for (const part of parts) {
+      const rows = this.db
+        .prepare(traceRollupSql(part, group, query.project !== undefined))
+        .raw()
+        .all(params) as [number, string | null, number, number, string][];
+      for (const [bucket, grp, traces, errors, latencies] of rows)
+        histograms.add(bucket, grp, traces, errors, latencies);
+    }
+    const rows: TraceStatsRow[] = [];
+    for (const figures of histograms.figures()) {
+      const [p50, p95, p99] = histogramPercentiles(figures, [0.5, 0.95, 0.99]);
+      rows.push({
+        bucket: figures.bucket,
+        group: figures.group,
+        traces: figures.traces,
+        errors: figures.errors,
+        p50: p50 ?? null,
+        p95: p95 ?? null,
+        p99: p99 ?? null,
+      });
+    }
+    return rows;
   }
 
   /** Where each part of a stats range is read from: a rollup, or the raw tables. */
@@ -721,35 +758,25 @@ export class LocalTraceStore {
     const parts = this.rangeParts(query).map((part) => usageRollupSql(part, group, query.project !== undefined));
     const rows = this.db
       .prepare(
-        `SELECT CAST(bucket AS INTEGER) AS bucket, grp, model, provider, SUM(total) AS total,
-           CASE WHEN SUM(costed) > 0 THEN SUM(cost) END AS reported, SUM(p) AS p, SUM(c) AS c, SUM(cr) AS cr,
-           SUM(cw) AS cw
+        `SELECT CAST(bucket AS INTEGER), grp, model, provider, SUM(total),
+           CASE WHEN SUM(costed) > 0 THEN SUM(cost) END, SUM(p), SUM(c), SUM(cr), SUM(cw)
          FROM (${parts.join(' UNION ALL ')})
-         GROUP BY bucket, grp, model, provider ORDER BY bucket, grp, model, provider`,
+         GROUP BY 1, grp, model, provider ORDER BY 1, grp, model, provider`,
       )
-      .all(statsParams(query)) as {
-      bucket: number;
-      grp: string | null;
-      model: string | null;
-      provider: string | null;
-      total: number;
-      reported: number | null;
-      p: number;
-      c: number;
-      cr: number;
-      cw: number;
-    }[];
-    return rows.map((row) => ({
-      bucket: row.bucket,
-      group: row.grp,
-      model: row.model,
-      provider: row.provider,
-      totalTokens: row.total,
-      reportedCost: row.reported,
-      promptTokens: row.p,
-      completionTokens: row.c,
-      cacheReadTokens: row.cr,
-      cacheWriteTokens: row.cw,
+      // Arrays rather than objects: a week by root name is ~11,000 rows.
+      .raw()
+      .all(statsParams(query)) as UsageRow[];
+    return rows.map(([bucket, group, model, provider, total, reported, p, c, cr, cw]) => ({
+      bucket,
+      group,
+      model,
+      provider,
+      totalTokens: total,
+      reportedCost: reported,
+      promptTokens: p,
+      completionTokens: c,
+      cacheReadTokens: cr,
+      cacheWriteTokens: cw,
     }));
   }
 

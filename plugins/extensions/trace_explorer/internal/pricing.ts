@@ -47,14 +47,19 @@ const TABLE_VERSION = (
 /** The price table's name as the explorer shows it. */
 export const PRICE_TABLE = `genai-prices ${TABLE_VERSION}`;
 
+type TableResult = NonNullable<ReturnType<typeof calcPrice>>;
+
 /** Per-million rates the table charges a model on a day, read from the table itself (`rates`). */
 interface Rates {
   readonly input: number;
   readonly output: number;
   readonly cacheRead: number;
   readonly cacheWrite: number;
-  readonly result: NonNullable<ReturnType<typeof calcPrice>>;
+  readonly source: CostSource;
 }
+
+/** What the table says of a model on a day: flat rates, prices in tiers, or nothing. */
+type TableEntry = Rates | 'tiered' | 'unknown';
 
 export class Pricer {
   // calcPrice takes ~0.25 ms a call here (it matches the model against the table and decomposes
@@ -62,7 +67,8 @@ export class Pricer {
   // model whose prices are flat (no tiers) costs the same per token whatever the usage, so its
   // rates are read once per model, provider and day — from calcPrice, on a million tokens of each
   // kind — and applied by multiplication; tiered prices always go through calcPrice.
-  private readonly rates = new Map<string, Rates | null>();
+  // A model the table does not know is remembered as such: asking again costs as much as a match.
+  private readonly rates = new Map<string, TableEntry>();
 
   constructor(private readonly configured: Prices) {}
 
@@ -82,39 +88,25 @@ export class Pricer {
       return { cost, source: { kind: 'configured', label: `configured price of ${model}` } };
     }
     const day = time.slice(0, 10);
-    const rates = this.flatRates(model, provider, day);
-    let cost: number;
-    let result: NonNullable<ReturnType<typeof calcPrice>>;
-    if (rates) {
+    const entry = this.tableEntry(model, provider, day);
+    if (entry === 'unknown') return undefined;
+    if (entry !== 'tiered') {
       const cached = Math.min(usage.cacheReadTokens, usage.promptTokens);
       const written = Math.min(usage.cacheWriteTokens, usage.promptTokens - cached);
-      cost =
-        ((usage.promptTokens - cached - written) * rates.input +
-          cached * rates.cacheRead +
-          written * rates.cacheWrite +
-          usage.completionTokens * rates.output) /
+      const cost =
+        ((usage.promptTokens - cached - written) * entry.input +
+          cached * entry.cacheRead +
+          written * entry.cacheWrite +
+          usage.completionTokens * entry.output) /
         1_000_000;
-      result = rates.result;
-    } else {
-      const quoted = this.tableQuote(model, provider, usage, day);
-      if (!quoted) return undefined;
-      cost = quoted.total_price;
-      result = quoted;
+      return { cost, source: entry.source };
     }
-    const url = result.provider.pricing_urls?.[0];
-    return {
-      cost,
-      source: {
-        kind: 'price_table',
-        label: `${PRICE_TABLE}: ${result.provider.name} ${result.model.name ?? result.model.id}`,
-        asOf: day,
-        ...(url ? { url } : {}),
-      },
-    };
+    const quoted = this.tableQuote(model, provider, usage, day);
+    return quoted ? { cost: quoted.total_price, source: tableSource(quoted, day) } : undefined;
   }
 
-  /** The table's flat rates of a model (null: unknown to the table, or tiered). */
-  private flatRates(model: string, provider: string | undefined, day: string): Rates | null {
+  /** What the table says of a model on a day (remembered per model, provider and day). */
+  private tableEntry(model: string, provider: string | undefined, day: string): TableEntry {
     const key = `${model}\n${provider ?? ''}\n${day}`;
     const known = this.rates.get(key);
     if (known !== undefined) return known;
@@ -126,24 +118,24 @@ export class Pricer {
         day,
       );
     const base = million(0, 0, 0);
-    let rates: Rates | null = null;
+    let entry: TableEntry = base ? 'tiered' : 'unknown';
     if (base && !Object.values(base.model_price).some((price) => typeof price === 'object' && price !== null)) {
       const withOutput = million(0, 0, 1_000_000);
       const allRead = million(1_000_000, 0, 0);
       const allWritten = million(0, 1_000_000, 0);
       if (withOutput && allRead && allWritten) {
-        rates = {
+        entry = {
           input: base.total_price,
           output: withOutput.total_price - base.total_price,
           cacheRead: allRead.total_price,
           cacheWrite: allWritten.total_price,
-          result: base,
+          source: tableSource(base, day),
         };
       }
     }
     if (this.rates.size > 10_000) this.rates.clear();
-    this.rates.set(key, rates);
-    return rates;
+    this.rates.set(key, entry);
+    return entry;
   }
 
   private tableQuote(model: string, provider: string | undefined, usage: TokenUsage, day: string) {
@@ -167,6 +159,17 @@ export class Pricer {
       return null;
     }
   }
+}
+
+/** Where a table price comes from: the table's version, the provider and model, the day, the provider's pricing page. */
+function tableSource(result: TableResult, day: string): CostSource {
+  const url = result.provider.pricing_urls?.[0];
+  return {
+    kind: 'price_table',
+    label: `${PRICE_TABLE}: ${result.provider.name} ${result.model.name ?? result.model.id}`,
+    asOf: day,
+    ...(url ? { url } : {}),
+  };
 }
 
 /** The source of a sum of quotes: the one source, or `mixed` naming the kinds. */
