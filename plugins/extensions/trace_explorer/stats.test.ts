@@ -3,12 +3,13 @@
 // `GET /api/stats` bucket by bucket against figures computed by hand below.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { calcPrice } from '@pydantic/genai-prices';
 import Database from 'better-sqlite3';
 import type { Run } from 'tracepipe/plugin';
-import { tempDir, makeRun } from 'tracepipe/testing';
+import { tempDir, makeRun, validateAgainst } from 'tracepipe/testing';
 import { LocalTraceStore } from 'tracepipe/tracestore';
 import { QueryError, tracePage } from './internal/api.ts';
 import { PRICE_TABLE, Pricer } from './internal/pricing.ts';
@@ -289,6 +290,21 @@ describe('GET /api/stats', () => {
       ['runs_usage_by_start'],
     );
     check.close();
+  });
+
+  it('answers in the shape /openapi.json documents', () => {
+    const openapi = JSON.parse(readFileSync(join(import.meta.dirname, 'openapi.json'), 'utf8')) as {
+      paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: object }> }> } }>;
+      components: object;
+    };
+    const documented = openapi.paths['/api/stats']!.get.responses['200']!.content['application/json']!.schema;
+    const schema = { ...documented, components: openapi.components };
+    const store = seeded();
+    for (const extra of [{}, { group_by: 'project' }, { group_by: 'model' }, { group_by: 'name' }]) {
+      const body = JSON.parse(JSON.stringify(statsBody(store, query(extra), pricer))) as unknown;
+      assert.deepEqual(validateAgainst(schema, body, 'stats'), [], JSON.stringify(extra));
+    }
+    store.close();
   });
 
   it('answers a bad query with the parameter it names', () => {
