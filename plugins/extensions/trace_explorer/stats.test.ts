@@ -300,7 +300,8 @@ describe('GET /api/stats', () => {
     const documented = openapi.paths['/api/stats']!.get.responses['200']!.content['application/json']!.schema;
     const schema = { ...documented, components: openapi.components };
     const store = seeded();
-    for (const extra of [{}, { group_by: 'project' }, { group_by: 'model' }, { group_by: 'name' }]) {
+    const splits: Record<string, string>[] = [{}, { group_by: 'project' }, { group_by: 'model' }, { group_by: 'name' }];
+    for (const extra of splits) {
       const body = JSON.parse(JSON.stringify(statsBody(store, query(extra), pricer))) as unknown;
       assert.deepEqual(validateAgainst(schema, body, 'stats'), [], JSON.stringify(extra));
     }
