@@ -3,7 +3,10 @@
 # source maps, TypeScript sources and declarations, markdown, the dependencies' own test suites,
 # and the C/C++ sources and build trees of native addons (their compiled .node files stay).
 # tracepipe's own package (node_modules/tracepipe) is left whole: its example graphs are
-# TypeScript that the agent server loads, and its declarations are its published API.
+# TypeScript that the agent server loads, and its declarations are its published API. The agent
+# server reads the types of `Annotation` graphs with the TypeScript compiler, which needs the
+# declarations of TypeScript's standard library, of @langchain/* and of the packages theirs name
+# (zod, langsmith, @standard-schema): those stay (~10 MB).
 #
 # Measured on the production install of package-lock.json (226 MB): maps 46 MB, declarations
 # 39 MB, TypeScript sources 10 MB, markdown 5 MB, addon sources ~12 MB, test suites ~3 MB.
@@ -18,13 +21,18 @@ cd "$modules"
 # Everything below skips tracepipe's own package.
 find . -path ./tracepipe -prune -o -type f \( \
   -name '*.map' \
-  -o -name '*.ts' -o -name '*.mts' -o -name '*.cts' \
+  -o \( \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' \) ! -name '*.d.ts' ! -name '*.d.mts' ! -name '*.d.cts' \) \
   -o -name '*.md' -o -name '*.markdown' \
   -o -name '*.test.js' -o -name '*.test.cjs' -o -name '*.test.mjs' \
   -o -name '*.spec.js' -o -name '*.spec.cjs' -o -name '*.spec.mjs' \
   -o -name '*.c' -o -name '*.cc' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp' \
   -o -name '*.gyp' -o -name '*.gypi' -o -name '*.o' -o -name '*.a' -o -name '*.mk' -o -name Makefile \
   \) -print0 | xargs -0r rm -f
+
+# Declarations, but those the graph type reader needs.
+find . -path ./tracepipe -prune -o -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) \
+  ! -path './typescript/lib/*' ! -path './@langchain/*' ! -path './zod/*' ! -path './langsmith/*' \
+  ! -path './@standard-schema/*' -print0 | xargs -0r rm -f
 
 # A package's own test suite: a test/, tests/ or __tests__/ folder beside its package.json.
 find . -path ./tracepipe -prune -o -type d \( -name test -o -name tests -o -name __tests__ \) -print |
