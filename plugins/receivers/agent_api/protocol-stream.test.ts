@@ -1,7 +1,7 @@
 // The thread protocol over a WebSocket (`GET /threads/{thread_id}/stream/events`), spoken by a
 // real WebSocket client to a real server: a subscription narrowed to a subgraph's namespace gets
-// that subgraph's events only, answered before anything it replays; a late subscription gets the
-// buffered events replayed; `agent.getTree` shows the subgraph; bad frames get error frames; the
+// that subgraph's events only, answered before anything it replays; a model's messages arrive as
+// message lifecycle events; a late subscription gets the buffered events replayed; `agent.getTree` shows the subgraph; bad frames get error frames; the
 // upgrade passes the API's guards (cross-site origins, API keys, the custom auth handler).
 
 import assert from 'node:assert/strict';
@@ -99,8 +99,48 @@ describe('thread protocol over a WebSocket', () => {
       .tree;
     assert.equal(root.graph_name, 'subgraph');
     assert.equal(root.status, 'completed');
-    assert.equal(root.children.length, 1);
-    assert.match(root.children[0]!.namespace[0]!, /^research:/);
+    // The subgraph, and the `review` node whose model's messages had a namespace of their own.
+    assert.deepEqual(root.children.map((child) => child.namespace[0]!.split(':')[0]).sort(), ['research', 'review']);
+    client.socket.close();
+  });
+
+  it('streams a model answer as message lifecycle events, under the node that called the model', async () => {
+    const thread = await server.client.threads.create();
+    const client = await open(socketUrl(thread.thread_id));
+    client.send({ id: 1, method: 'subscription.subscribe', params: { channels: ['messages', 'lifecycle'] } });
+    client.send({
+      id: 2,
+      method: 'run.start',
+      params: { assistant_id: 'agent', input: { messages: [{ type: 'human', content: 'hello' }] } },
+    });
+    await client.next(isRootEnd);
+    const messages = client.frames.filter((frame) => frame.method === 'messages');
+    const data = messages.map((frame) => (frame.params as { data: Record<string, unknown> }).data);
+    assert.deepEqual(
+      [data[0]?.event, data.at(-1)?.event],
+      ['message-start', 'message-finish'],
+      data.map((event) => event.event).join(', '),
+    );
+    for (const frame of messages) {
+      const params = frame.params as { node: string; namespace: string[]; data: { run_id: string } };
+      assert.equal(params.node, 'call_model');
+      assert.match(params.namespace[0] ?? '', /^call_model:/);
+      assert.equal(params.data.run_id, data[0]?.run_id, 'one model call');
+    }
+    const text = data
+      .filter((event) => event.event === 'content-block-delta')
+      .map((event) => (event.delta as { text: string }).text)
+      .join('');
+    const state = await server.client.threads.getState<{ messages: { id: string; content: unknown }[] }>(
+      thread.thread_id,
+    );
+    const answer = state.values.messages.at(-1)!;
+    assert.equal(answer.id, data[0]?.id, 'message-start names the message the state keeps');
+    const answerText =
+      typeof answer.content === 'string'
+        ? answer.content
+        : (answer.content as { text?: string }[]).map((block) => block.text ?? '').join('');
+    assert.equal(text, answerText, 'the text deltas spell the answer');
     client.socket.close();
   });
 

@@ -45,6 +45,8 @@ export interface RunAccess {
    * claims its tick here, so the tick and its run commit together or not at all.
    */
   readonly claim?: (tx: StorageOps) => Promise<void>;
+  /** The run is started through the thread protocol (see `RunKwargs.protocol`). */
+  readonly protocol?: boolean;
 }
 
 export interface RunServiceOptions {
@@ -222,6 +224,7 @@ export class RunService {
         temporary,
         subgraphs: body.stream_subgraphs ?? false,
         resumable: body.stream_resumable ?? false,
+        ...(access.protocol ? { protocol: true } : {}),
       };
       const run: RunRecord = {
         run_id: runId,

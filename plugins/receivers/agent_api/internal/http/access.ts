@@ -17,7 +17,7 @@ import { matchesAuthFilters } from '../auth/filters.ts';
 import type { AuthFilters } from '../auth/filters.ts';
 import { notFound } from '../api/errors.ts';
 import type { AssistantService } from '../domain/assistants.ts';
-import type { RunCreate, RunService } from '../domain/runs.ts';
+import type { RunAccess, RunCreate, RunService } from '../domain/runs.ts';
 import type { ThreadService } from '../domain/threads.ts';
 import type { Assistant, RunRecord, Thread } from '../storage/storage.ts';
 
@@ -172,9 +172,10 @@ export async function createRun(
   request: FastifyRequest,
   threadId: string | undefined,
   body: RunCreate,
+  origin: Pick<RunAccess, 'protocol'> = {},
 ): Promise<RunRecord> {
   const { access, assistants, runs } = services;
-  if (!access.enabled) return runs.create(threadId, body, request.headers);
+  if (!access.enabled) return runs.create(threadId, body, request.headers, origin);
   const assistantId = assistants.resolveId(body.assistant_id);
   const strategy = body.multitask_strategy ?? 'reject';
   const value = {
@@ -214,6 +215,7 @@ export async function createRun(
       threadVisible,
       assistantVisible,
       auth: access.user(request),
+      ...origin,
     },
   );
 }

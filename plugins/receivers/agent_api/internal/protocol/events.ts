@@ -1,10 +1,10 @@
-// The frames of the thread protocol (`GET /threads/{thread_id}/stream/events`, a WebSocket): the
-// events a run's stream becomes, and the responses to commands. A run's stream events are named
+// The frames of the thread protocol (`/threads/{thread_id}/stream/events`, over a WebSocket or
+// SSE): the events a run's stream becomes, and the responses to commands. A run's stream events are named
 // `<mode>` or `<mode>|<namespace segment>|…` (subgraphs); here each becomes an event whose
 // `method` is its channel and whose `params.namespace` is that namespace, as the LangGraph
 // protocol (`@langchain/protocol`) frames them.
 
-import { normalizeNamespaceSegment } from '@langchain/langgraph/stream';
+import { convertToProtocolEvent, normalizeNamespaceSegment } from '@langchain/langgraph/stream';
 
 export type Namespace = string[];
 
@@ -125,11 +125,30 @@ function inputRequests(values: unknown): { interrupt_id: string; payload: unknow
 }
 
 /**
+ * An event as LangGraph's protocol streaming frames it (`convertToProtocolEvent`, what the
+ * reference server forwards): `messages` — `[message event, metadata]` from a run streamed with
+ * `version: "v3"` — become the message event with the chat model's `run_id`, under the node that
+ * called the model; `tools` payloads (`on_tool_start`, ...) become `tool-started`,
+ * `tool-output-delta`, `tool-finished` and `tool-error` events.
+ */
+function converted(mode: 'messages' | 'tools', namespace: Namespace, payload: unknown): EventDraft[] {
+  return convertToProtocolEvent({ namespace, mode, payload, seq: 0 }).map((event) => {
+    const params = event.params as { node?: unknown; data: unknown };
+    return {
+      method: event.method,
+      namespace,
+      ...(typeof params.node === 'string' ? { node: params.node } : {}),
+      data: params.data,
+    };
+  });
+}
+
+/**
  * The protocol events one run stream event becomes (none for the ones the protocol has no
  * channel for: `metadata`, `error` and `end` are the run's lifecycle, told by the session).
  * `values` lose their `__interrupt__` (each interrupt is an `input.requested` event instead) and
- * are dropped when nothing is left; `updates` become `{node, values}`, one per node; a `custom` payload is wrapped as
- * `{payload}`.
+ * are dropped when nothing is left; `updates` become `{node, values}`, one per node; a `custom`
+ * payload is wrapped as `{payload}`; `messages` and `tools` are framed as LangGraph frames them.
  */
 export function draftsOf(name: string, data: unknown): EventDraft[] {
   const [mode = '', ...namespace] = name.split('|');
@@ -162,9 +181,11 @@ export function draftsOf(name: string, data: unknown): EventDraft[] {
     }
     case 'custom':
       return [{ method: 'custom', namespace, data: { payload: data } }];
+    case 'messages':
+    case 'tools':
+      return converted(mode, namespace, data);
     case 'tasks':
     case 'checkpoints':
-    case 'tools':
       return [{ method: mode, namespace, data }];
     default:
       return [];

@@ -1,7 +1,9 @@
-// One client's connection to a thread's protocol stream: what it subscribed to, the events of the
-// runs it started (numbered, kept for subscriptions that come later), and the tree of graphs and
+// A thread's protocol stream as one client sees it: what it subscribed to, the events of the runs
+// it started (numbered, kept for subscriptions that come later), and the tree of graphs and
 // subgraphs the current run went through. Frames leave through `send`, in the order they are
-// made: a subscription's answer always precedes the events it replays.
+// made: a subscription's answer always precedes the events it replays. Over a WebSocket a session
+// is one connection's, filtered by its subscriptions; over SSE (`deliverAll`) it hands every event
+// to the streams that share it, which filter for themselves (thread-streams.ts).
 
 import { isPrefixMatch, isSupportedChannel, matchesSubscription } from '@langchain/langgraph/stream';
 import { v7 as uuid7 } from 'uuid';
@@ -37,6 +39,8 @@ interface NamespaceInfo {
 export interface SessionOptions {
   /** Events kept for replay to later subscriptions; the oldest go first. */
   readonly maxBufferedEvents: number;
+  /** Every event goes to `send`, whatever the subscriptions (the SSE form filters per stream). */
+  readonly deliverAll?: boolean;
 }
 
 const key = (namespace: Namespace) => namespace.join('\0');
@@ -48,6 +52,7 @@ export class ThreadStreamSession {
   private namespaces = new Map<string, NamespaceInfo>();
   private rootGraphName = 'root';
   private following: Promise<void> = Promise.resolve();
+  private runsFollowed = 0;
   private readonly closed = new AbortController();
 
   constructor(
@@ -59,6 +64,16 @@ export class ThreadStreamSession {
   /** The sequence number of the last event made (0: none yet). */
   get lastSeq(): number {
     return this.seq;
+  }
+
+  /** Whether a run it started has not ended yet (or waits its turn behind another). */
+  get busy(): boolean {
+    return this.runsFollowed > 0;
+  }
+
+  /** The events kept for replay, oldest first. */
+  buffered(): readonly ProtocolEvent[] {
+    return this.buffer;
   }
 
   /**
@@ -134,7 +149,11 @@ export class ThreadStreamSession {
    * queued behind another starts once that one ends, so the order is the thread's order).
    */
   follow(runId: string, graphName: string): void {
-    this.following = this.following.then(() => this.followRun(runId, graphName)).catch(() => undefined);
+    this.runsFollowed += 1;
+    this.following = this.following
+      .then(() => this.followRun(runId, graphName))
+      .catch(() => undefined)
+      .finally(() => (this.runsFollowed -= 1));
   }
 
   /** Stops following runs (the runs themselves go on). */
@@ -224,6 +243,10 @@ export class ThreadStreamSession {
     };
     this.buffer.push(event);
     if (this.buffer.length > this.options.maxBufferedEvents) this.buffer.shift();
+    if (this.options.deliverAll) {
+      this.send(event);
+      return;
+    }
     // One frame per event, however many subscriptions match it: the client fans out by itself.
     for (const subscription of this.subscriptions.values()) {
       if (this.matches(subscription, event)) {

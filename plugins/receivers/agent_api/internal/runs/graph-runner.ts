@@ -281,8 +281,11 @@ export class GraphRunner {
       }
     } else {
       // `stream` costs much less than `streamEvents`; its chunks are what the root graph's
-      // `on_chain_stream` events would carry, so the same mapping applies.
-      for await (const chunk of await graph.stream(input, options)) {
+      // `on_chain_stream` events would carry, so the same mapping applies. A protocol run streams
+      // as LangGraph's protocol streaming does (`version: "v3"`): its `messages` chunks are then
+      // message lifecycle events, as the reference server's protocol sessions get them.
+      const streamOptions = kwargs.protocol ? { ...options, version: 'v3' as const } : options;
+      for await (const chunk of await graph.stream(input, streamOptions)) {
         publish({
           event: 'on_chain_stream',
           run_id: run.run_id,

@@ -80,6 +80,13 @@ export interface RunKwargs {
   temporary: boolean;
   subgraphs: boolean;
   resumable: boolean;
+  /**
+   * Started through the thread protocol (`/threads/{id}/stream/events`): the graph streams as
+   * LangGraph's protocol streaming does (`version: "v3"`), whose `messages` are message lifecycle
+   * events (`message-start`, `content-block-*`, `message-finish`) rather than chunks. Absent on
+   * other runs.
+   */
+  protocol?: boolean;
 }
 
 export interface Run {
