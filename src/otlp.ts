@@ -16,8 +16,6 @@ export { encodeTraceRequestJson, encodeTraceRequestProtobuf } from './otlp/encod
 export { OtlpDecodeError } from './otlp/errors.ts';
 export type { OtlpEncoding, PartialSuccess } from './otlp/response.ts';
 export { CONTENT_TYPES, encodeExportResponse, encodeStatus, grpcCodeForHttpStatus } from './otlp/response.ts';
-export { ProtoReader } from './otlp/protobuf-reader.ts';
-export { ProtoWriter } from './otlp/protobuf-writer.ts';
 
 // The OTLP/HTTP exporter: the `otlp` exporter's config schema and component, which the
 // `loadbalancing` exporter also runs, one per endpoint.

@@ -27,4 +27,5 @@ export { defaultsOf, validateAgainst } from './config/ajv.ts';
 export type { GroupProcess, GroupRun } from './testkit/processes.ts';
 export { runGroup, spawnGroup } from './testkit/processes.ts';
 // A headless Chromium for a web interface's tests: `launchChromium(chromium)` with playwright-core's.
+export type { ChromiumLauncher } from './testkit/browser.ts';
 export { launchChromium, noChromium } from './testkit/browser.ts';

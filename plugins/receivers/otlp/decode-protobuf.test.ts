@@ -13,10 +13,10 @@ import {
   encodeTraceRequestJson,
   encodeTraceRequestProtobuf,
   OtlpDecodeError,
-  ProtoWriter,
 } from 'tracepipe/otlp';
 import { makeBatch, plainSpan, stringAttr } from 'tracepipe/testing';
 import { expectedBatch, sdkSpans, spanBatch } from './testing/arbitraries.ts';
+import { ProtoWriter } from './testing/wire.ts';
 
 const asReadable = (spans: unknown) => spans as ReadableSpan[];
 

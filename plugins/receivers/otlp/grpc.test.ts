@@ -13,7 +13,7 @@ import type { ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { encodeTraceRequestProtobuf, ProtoReader } from 'tracepipe/otlp';
+import { encodeTraceRequestProtobuf } from 'tracepipe/otlp';
 import { holdDelivery, ThrottleError } from 'tracepipe/plugin';
 import type { Release } from 'tracepipe/plugin';
 import { Sink, eventually, tempDir, makeBatch, plainSpan, testCertificates } from 'tracepipe/testing';
@@ -21,6 +21,7 @@ import type { TestCertificates } from 'tracepipe/testing';
 import { EXPORT_PATH } from './grpc-server.ts';
 import type { RunningReceiver } from './testing/test-server.ts';
 import { decodeExportResponseProtobuf, startReceiver } from './testing/test-server.ts';
+import { fields } from './testing/wire.ts';
 
 const identity = (bytes: Buffer) => bytes;
 const RawTraceClient = grpc.makeGenericClientConstructor(
@@ -71,21 +72,6 @@ type ExportMethod = (
 function retryDelayMs(error: grpc.ServiceError): number | undefined {
   const [details] = error.metadata.get('grpc-status-details-bin') as Buffer[];
   if (!details) return undefined;
-  const fields = (bytes: Uint8Array) => {
-    const reader = new ProtoReader(bytes);
-    const out = new Map<number, Uint8Array | bigint>();
-    const end = reader.buf.length;
-    while (reader.pos < end) {
-      const tag = reader.tag(end);
-      if ((tag & 7) === 2) {
-        const stop = reader.lengthEnd(end);
-        out.set(tag >>> 3, reader.buf.subarray(reader.pos, stop));
-        reader.pos = stop;
-      } else if ((tag & 7) === 0) out.set(tag >>> 3, reader.varint64(end));
-      else reader.skip(tag & 7, end);
-    }
-    return out;
-  };
   const status = fields(details);
   assert.equal(Number(status.get(1)), error.code, 'the details repeat the status code');
   const any = fields(status.get(3) as Uint8Array);

@@ -2,11 +2,11 @@
 // the answers an OTLP/HTTP server gives (google.rpc.Status and ExportTraceServiceResponse).
 
 import { validateAgainst, Sink, nopHost, nopSettings } from 'tracepipe/testing';
-import { ProtoReader } from 'tracepipe/otlp';
 import type { Host } from 'tracepipe/plugin';
 import type { OtlpReceiverConfig } from '../config.ts';
 import { otlpReceiverFactory } from '../index.ts';
 import type { OtlpReceiver } from '../receiver.ts';
+import { fields } from './wire.ts';
 
 export interface RunningReceiver {
   readonly receiver: OtlpReceiver;
@@ -45,40 +45,21 @@ export async function startReceiver(
 
 /** Decodes a protobuf google.rpc.Status body. */
 export function decodeStatusProtobuf(bytes: Uint8Array): { code: number; message: string } {
-  const reader = new ProtoReader(bytes);
-  const end = reader.buf.length;
-  let code = 0;
-  let message = '';
-  while (reader.pos < end) {
-    const tag = reader.tag(end);
-    if (tag >>> 3 === 1) code = reader.int32(end);
-    else if (tag >>> 3 === 2) message = reader.string(end);
-    else reader.skip(tag & 7, end);
-  }
-  return { code, message };
+  const status = fields(bytes);
+  const message = status.get(2);
+  return { code: Number(status.get(1) ?? 0n), message: message ? Buffer.from(message as Uint8Array).toString() : '' };
 }
 
 /** Decodes a protobuf ExportTraceServiceResponse into its partial success (undefined if absent). */
 export function decodeExportResponseProtobuf(
   bytes: Uint8Array,
 ): { rejectedSpans: bigint; errorMessage: string } | undefined {
-  const reader = new ProtoReader(bytes);
-  const end = reader.buf.length;
-  let partial: { rejectedSpans: bigint; errorMessage: string } | undefined;
-  while (reader.pos < end) {
-    const tag = reader.tag(end);
-    if (tag >>> 3 !== 1) {
-      reader.skip(tag & 7, end);
-      continue;
-    }
-    const stop = reader.lengthEnd(end);
-    partial = { rejectedSpans: 0n, errorMessage: '' };
-    while (reader.pos < stop) {
-      const inner = reader.tag(stop);
-      if (inner >>> 3 === 1) partial.rejectedSpans = reader.varint64(stop);
-      else if (inner >>> 3 === 2) partial.errorMessage = reader.string(stop);
-      else reader.skip(inner & 7, stop);
-    }
-  }
-  return partial;
+  const partial = fields(bytes).get(1) as Uint8Array | undefined;
+  if (!partial) return undefined;
+  const inner = fields(partial);
+  const message = inner.get(2) as Uint8Array | undefined;
+  return {
+    rejectedSpans: (inner.get(1) as bigint | undefined) ?? 0n,
+    errorMessage: message ? Buffer.from(message).toString() : '',
+  };
 }
