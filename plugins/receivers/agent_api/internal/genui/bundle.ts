@@ -13,7 +13,6 @@
 // Styles the components import come out as `entrypoint.css` beside the script.
 
 import { dirname, basename as baseName, resolve } from 'node:path';
-import { build } from 'esbuild';
 import type { Plugin } from 'esbuild';
 
 /** One file of a bundle, served under `/ui/<name>/<basename>`. */
@@ -71,6 +70,9 @@ function entryPlugin(componentsPath: string, pageModules: readonly string[]): Pl
  * page provides (langgraph.json `ui_config.shared`). Rejects with esbuild's errors.
  */
 export async function bundleUi(name: string, file: string, shared: readonly string[] = []): Promise<BundleFile[]> {
+  // Imported here, not at the top: only a deployment with a `ui` section bundles, and esbuild's
+  // module would otherwise load with every server.
+  const { build } = await import('esbuild');
   const result = await build({
     entryPoints: { entrypoint: ENTRY },
     absWorkingDir: dirname(resolve(file)),

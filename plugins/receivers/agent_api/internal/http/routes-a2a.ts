@@ -14,10 +14,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FromSchema } from 'json-schema-to-ts';
-import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { agentCard, coreCard, publicBaseUrl } from '../a2a/card.ts';
-import { AssistantA2AHandler } from '../a2a/handler.ts';
 import { invalid, notFound } from '../api/errors.ts';
 import { accepts } from './accept.ts';
 import { jsonRpcErrorHandler, rpcError } from './json-rpc.ts';
@@ -71,6 +68,21 @@ async function a2aAgent(
     };
   }
   return { assistant, fields };
+}
+
+/**
+ * The A2A SDK's JSON-RPC handlers and this server's A2A handler, imported on the first A2A request
+ * (Node keeps them): most deployments never receive one, and the SDK would otherwise load with
+ * every server.
+ */
+async function loadA2a() {
+  const [{ JsonRpcTransportHandler, ServerCallContext }, { LegacyJsonRpcTransportHandler }, { AssistantA2AHandler }] =
+    await Promise.all([
+      import('@a2a-js/sdk/server'),
+      import('@a2a-js/sdk/compat/v0_3/server'),
+      import('../a2a/handler.ts'),
+    ]);
+  return { JsonRpcTransportHandler, ServerCallContext, LegacyJsonRpcTransportHandler, AssistantA2AHandler };
 }
 
 export function registerA2aRoutes(app: FastifyInstance, services: AgentServices): void {
@@ -127,6 +139,8 @@ export function registerA2aRoutes(app: FastifyInstance, services: AgentServices)
       }
       const { assistant, fields, problem } = await a2aAgent(services, request, request.params.assistant_id);
       if (problem) return fail(problem.status === 404 ? 404 : 200, -32602, problem.message);
+      const { JsonRpcTransportHandler, ServerCallContext, LegacyJsonRpcTransportHandler, AssistantA2AHandler } =
+        await loadA2a();
       const handler = new AssistantA2AHandler(
         services,
         request,

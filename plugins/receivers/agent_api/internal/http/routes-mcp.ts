@@ -14,10 +14,12 @@
 // - GET, DELETE, PUT and PATCH: 405 (`Allow: POST`).
 // The SDK's transport then checks `MCP-Protocol-Version` (400 for a version it does not support)
 // and answers notifications and responses with 202.
+//
+// The SDK (and `mcp/server.ts`, which builds on it) loads on the first MCP request, not when the
+// server starts: it is among the largest modules the agent server would otherwise load, and most
+// deployments never receive an MCP request.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { createMcpServer } from '../mcp/server.ts';
 import { accepts } from './accept.ts';
 import { jsonRpcErrorHandler, rpcError } from './json-rpc.ts';
 import type { AgentServices } from './services.ts';
@@ -37,6 +39,15 @@ function webRequest(request: FastifyRequest): Request {
 
 function isMessage(value: unknown): boolean {
   return typeof value === 'object' && value !== null && (value as { jsonrpc?: unknown }).jsonrpc === '2.0';
+}
+
+/** The MCP SDK's transport and this server's MCP server, imported on the first request (Node keeps them). */
+async function loadMcp() {
+  const [{ WebStandardStreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    import('../mcp/server.ts'),
+  ]);
+  return { WebStandardStreamableHTTPServerTransport, createMcpServer };
 }
 
 export function registerMcpRoutes(app: FastifyInstance, services: AgentServices): void {
@@ -59,6 +70,7 @@ export function registerMcpRoutes(app: FastifyInstance, services: AgentServices)
         .code(400)
         .send(rpcError(null, -32600, 'Invalid Request: the body must be a JSON-RPC 2.0 message ("jsonrpc": "2.0")'));
     }
+    const { WebStandardStreamableHTTPServerTransport, createMcpServer } = await loadMcp();
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

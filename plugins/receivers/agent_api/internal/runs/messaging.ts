@@ -7,8 +7,8 @@
 import type { Logger } from 'pino';
 import { StreamBroker } from './broker.ts';
 import type { EventBroker } from './broker.ts';
-import { PostgresRunSignals } from './postgres-signals.ts';
-import { RedisBus } from './redis.ts';
+import type { PostgresRunSignals } from './postgres-signals.ts';
+import type { RedisBus } from './redis.ts';
 import { RedisStreamBroker } from './redis-broker.ts';
 import { RedisRunSignals } from './redis-signals.ts';
 import type { RedisRunSignalsOptions, RunSignals } from './redis-signals.ts';
@@ -33,15 +33,40 @@ export interface SignalHandlers {
   readonly onResync: () => void;
 }
 
+/** The client classes of what the options configure: Redis's, or PostgreSQL's notifications. */
+interface MessagingClients {
+  readonly RedisBus?: typeof RedisBus;
+  readonly PostgresRunSignals?: typeof PostgresRunSignals;
+}
+
 export class RunMessaging {
   readonly broker: EventBroker;
   private readonly bus?: RedisBus;
   private runSignals?: RedisRunSignals | PostgresRunSignals;
 
-  constructor(private readonly options: RunMessagingOptions) {
+  /**
+   * The messaging `options` configure. Redis's client (ioredis) and PostgreSQL's (pg) are large
+   * modules: each is imported here only when configured, so that a server on SQLite without Redis
+   * (the default) never loads them.
+   */
+  static async open(options: RunMessagingOptions): Promise<RunMessaging> {
+    const [redis, postgres] = await Promise.all([
+      options.redisUri ? import('./redis.ts') : undefined,
+      !options.redisUri && options.database ? import('./postgres-signals.ts') : undefined,
+    ]);
+    return new RunMessaging(options, {
+      RedisBus: redis?.RedisBus,
+      PostgresRunSignals: postgres?.PostgresRunSignals,
+    });
+  }
+
+  private constructor(
+    private readonly options: RunMessagingOptions,
+    private readonly clients: MessagingClients,
+  ) {
     const { redisUri, maxEvents, onDrop, logger } = options;
-    if (redisUri) {
-      this.bus = new RedisBus({ uri: redisUri, prefix: options.keyPrefix, logger });
+    if (redisUri && clients.RedisBus) {
+      this.bus = new clients.RedisBus({ uri: redisUri, prefix: options.keyPrefix, logger });
       this.broker = new RedisStreamBroker(this.bus, { maxEvents, onDrop, logger });
     } else {
       this.broker = new StreamBroker({
@@ -74,8 +99,8 @@ export class RunMessaging {
   ): RunSignals | undefined {
     const { logger, database } = this.options;
     if (this.bus) this.runSignals ??= new RedisRunSignals(this.bus, { runner, wakeWorkers, logger });
-    else if (database) {
-      this.runSignals ??= new PostgresRunSignals({
+    else if (database && this.clients.PostgresRunSignals) {
+      this.runSignals ??= new this.clients.PostgresRunSignals({
         databaseUri: database.uri,
         connectTimeoutMs: database.connectTimeoutMs,
         wakeWorkers,

@@ -41,7 +41,7 @@ export function openBackend(options: BackendOptions): Promise<AgentBackend> {
 /** Embedded SQLite files under `<data_dir>/agent/`: one server per directory. */
 async function openSqliteBackend(options: BackendOptions): Promise<AgentBackend> {
   const database = await openSqliteDatabase(options.dataDir);
-  const messaging = new RunMessaging({ ...options.messaging, logger: options.logger });
+  const messaging = await RunMessaging.open({ ...options.messaging, logger: options.logger });
   messaging.connect();
   return {
     database,
@@ -56,7 +56,7 @@ async function openSqliteBackend(options: BackendOptions): Promise<AgentBackend>
 async function openPostgresBackend(options: BackendOptions): Promise<AgentBackend> {
   const database = await openPostgresDatabase(options);
   // Without Redis, the servers sharing the database hear each other through its notifications.
-  const messaging = new RunMessaging({
+  const messaging = await RunMessaging.open({
     ...options.messaging,
     database: { uri: options.databaseUri, connectTimeoutMs: options.connectTimeoutMs },
     logger: options.logger,

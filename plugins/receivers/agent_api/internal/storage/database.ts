@@ -6,17 +6,13 @@
 
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { Logger } from 'pino';
 import type { CheckpointDatabase } from './checkpoints.ts';
 import { SqliteCheckpointDatabase } from './checkpoints.ts';
-import { PostgresCheckpointDatabase } from './checkpoints-postgres.ts';
-import { createPostgresPool, postgresStorageOnPool } from './postgres.ts';
 import { openSqliteStorage } from './sqlite.ts';
 import type { Storage } from './storage.ts';
 import { SqliteStore } from './store/sqlite.ts';
 import type { ServerStore } from './store.ts';
-import { PostgresItemStore } from './store/postgres.ts';
 
 export interface AgentDatabase {
   readonly kind: 'sqlite' | 'postgres';
@@ -27,7 +23,7 @@ export interface AgentDatabase {
   readonly store: ServerStore;
   /**
    * Why the database cannot be reached, or undefined when it can. Cheap: a PostgreSQL answer is
-   * kept for `READY_CACHE_MS`, and concurrent callers share one check.
+   * kept for a moment (`database-postgres.ts`), and concurrent callers share one check.
    */
   unavailable(): Promise<string | undefined>;
   /** Closes everything. Idempotent. */
@@ -44,9 +40,6 @@ export interface DatabaseOptions {
   readonly connectTimeoutMs: number;
   readonly logger: Logger;
 }
-
-/** How long a reachability answer is reused. */
-const READY_CACHE_MS = 1500;
 
 /** Embedded SQLite files under `dataDir` (`<data_dir>/agent`). */
 export async function openSqliteDatabase(dataDir: string): Promise<AgentDatabase> {
@@ -80,84 +73,14 @@ export function redactUri(uri: string): string {
   }
 }
 
-/** One PostgreSQL database (`options.databaseUri`), its three parts sharing one pool. */
-export async function openPostgresDatabase(options: DatabaseOptions): Promise<AgentDatabase> {
-  const { logger } = options;
-  let idleErrors = 0;
-  const pool = createPostgresPool(options.databaseUri, {
-    max: options.poolSize,
-    statementTimeoutMs: options.statementTimeoutMs,
-    connectTimeoutMs: options.connectTimeoutMs,
-    onIdleError: (error) => {
-      // Once per burst: a restarting database drops every idle connection at once.
-      if (idleErrors++ === 0)
-        logger.warn({ err: error }, 'PostgreSQL dropped an idle connection; it is replaced when needed.');
-      setTimeout(() => (idleErrors = 0), 10_000).unref();
-    },
-  });
-  let storage: Storage;
-  let checkpoints: CheckpointDatabase;
-  try {
-    storage = await postgresStorageOnPool(pool);
-    checkpoints = await PostgresCheckpointDatabase.open(pool);
-  } catch (error) {
-    await pool.end().catch(() => undefined);
-    throw new Error(`Cannot open the PostgreSQL database ${redactUri(options.databaseUri)}: ${describe(error)}`, {
-      cause: error,
-    });
-  }
-  const store = new PostgresItemStore(pool);
-  const probe = reachability(options);
-  let closed = false;
-  return {
-    kind: 'postgres',
-    location: redactUri(options.databaseUri),
-    storage,
-    checkpoints,
-    store,
-    unavailable: probe,
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      await pool.end();
-    },
-  };
-}
-
-function describe(error: unknown): string {
-  if (error instanceof AggregateError && error.errors.length > 0) return describe(error.errors[0]);
-  if (error instanceof Error) return error.message || (error as NodeJS.ErrnoException).code || error.name;
-  return String(error);
-}
-
 /**
- * `SELECT 1` on a connection of its own (not the pool's: runs holding every pooled connection do
- * not make the database unreachable), the answer kept for a moment and shared by concurrent callers.
+ * One PostgreSQL database (`options.databaseUri`), its three parts sharing one pool. Its modules
+ * (`database-postgres.ts`: pg, the PostgreSQL checkpointer and storage) are imported here, on
+ * first use, so that a server on SQLite never loads them.
  */
-function reachability(options: DatabaseOptions): () => Promise<string | undefined> {
-  let checked: { at: number; answer: Promise<string | undefined> } | undefined;
-  const check = async (): Promise<string | undefined> => {
-    const client = new pg.Client({
-      connectionString: options.databaseUri,
-      connectionTimeoutMillis: Math.min(options.connectTimeoutMs || 2000, 2000),
-      query_timeout: 2000,
-    });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      await client.query('SELECT 1');
-      return undefined;
-    } catch (error) {
-      return `database unreachable: ${describe(error)}`;
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-  };
-  return () => {
-    const now = Date.now();
-    if (!checked || now - checked.at > READY_CACHE_MS) checked = { at: now, answer: check() };
-    return checked.answer;
-  };
+export async function openPostgresDatabase(options: DatabaseOptions): Promise<AgentDatabase> {
+  const postgres = await import('./database-postgres.ts');
+  return postgres.openPostgresDatabase(options);
 }
 
 /** Node's socket errors that mean the database could not be reached. */
