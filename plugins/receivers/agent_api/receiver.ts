@@ -45,7 +45,6 @@ import type { RunTracer } from './internal/tracing/tracer.ts';
 import { watchGraphs, watchedFolders } from './internal/graphs/watch.ts';
 import { registerSdkLogger } from './internal/graphs/sdk-logger.ts';
 import { readPlatformConfig } from './internal/graphs/platform-defaults.ts';
-import { loadCustomApp, registerCustomApp } from './internal/http/custom-app.ts';
 import { bindLoopbackUrl } from './internal/http/loopback.ts';
 import { parseUiSection } from './internal/genui/config.ts';
 import { bundleUi } from './internal/genui/bundle.ts';
@@ -305,7 +304,11 @@ export class AgentApiReceiver implements Receiver {
       logger,
     });
     // Behind the guard's hooks (registered above), in front of every route.
-    if (deploymentHttp.app) registerCustomApp(app, await loadCustomApp(deploymentHttp.app));
+    if (deploymentHttp.app) {
+      // Imported only for a deployment with its own app: Hono loads with it.
+      const { loadCustomApp, registerCustomApp } = await import('./internal/http/custom-app.ts');
+      registerCustomApp(app, await loadCustomApp(deploymentHttp.app));
+    }
     await app.register(agentApiPlugin(services));
     if (config.ui.enabled)
       await registerUi(app, {
