@@ -265,7 +265,7 @@ export class AgentApiReceiver implements Receiver {
       threads: parts.threads,
       runs: parts.runs,
       dataReset: parts.dataReset,
-      store: database.store,
+      storeItems: parts.storeItems,
       graphs,
       broker: messaging.broker,
       runner: parts.runner,

@@ -4,7 +4,6 @@ import type { FastifyRequest } from 'fastify';
 import type { Item } from '@langchain/langgraph';
 import { invalid } from '../api/errors.ts';
 import { withoutNulls } from './request-body.ts';
-import { checkStoreWrite, itemVisible, namespaceVisible, storeItemMetadata } from './store-access.ts';
 import { storeDelete, storeGetQuery, storeNamespaces, storePut, storeSearch } from '../api/schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
 
@@ -46,22 +45,12 @@ function checkNamespace(namespace: unknown, field: string, options: { write?: bo
   if (problem !== undefined) throw invalid(`${field}: ${problem}`);
 }
 
-/** The store's own namespace errors (should the rules above miss one) are client errors too. */
-async function storeCall<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof Error && error.name === 'InvalidNamespaceError') throw invalid(error.message);
-    throw error;
-  }
-}
-
 /** A field of the body as sent: `preValidation` runs before the schema has checked it. */
 const sentField = (request: FastifyRequest, name: string): unknown =>
   typeof request.body === 'object' && request.body !== null ? Reflect.get(request.body, name) : undefined;
 
 export function registerStoreRoutes(app: AgentApp, services: AgentServices): void {
-  const { store, access } = services;
+  const { storeItems, access } = services;
 
   app.put(
     '/store/items',
@@ -75,13 +64,7 @@ export function registerStoreRoutes(app: AgentApp, services: AgentServices): voi
       // The handler may rewrite namespace, key or value; what it leaves is written.
       const filters = await access.authorize(request, 'store:put', body);
       if (access.enabled) checkNamespace(body.namespace, 'body.namespace', { write: true });
-      if (filters)
-        checkStoreWrite(
-          filters,
-          await store.get(body.namespace, body.key),
-          storeItemMetadata(body.namespace, body.key, body.value),
-        );
-      await storeCall(() => store.put(body.namespace, body.key, body.value));
+      await storeItems.put(body.namespace, body.key, body.value, filters);
       return reply.code(204).send();
     },
   );
@@ -91,9 +74,8 @@ export function registerStoreRoutes(app: AgentApp, services: AgentServices): voi
     const namespace = query.namespace ? query.namespace.split('.') : [];
     checkNamespace(namespace, 'querystring.namespace');
     const filters = await access.authorize(request, 'store:get', { namespace, key: query.key });
-    const item = await storeCall(() => store.get(namespace, query.key));
-    // An item the user's filter hides reads as a missing one (null), so its existence does not show.
-    return item && itemVisible(filters)(item) ? itemToWire(item) : null;
+    const item = await storeItems.get(namespace, query.key, filters);
+    return item ? itemToWire(item) : null;
   });
 
   app.delete(
@@ -105,17 +87,7 @@ export function registerStoreRoutes(app: AgentApp, services: AgentServices): voi
     async (request, reply) => {
       const body = { ...request.body };
       const filters = await access.authorize(request, 'store:delete', body);
-      if (filters) {
-        const existing = await store.get(body.namespace ?? [], body.key);
-        checkStoreWrite(
-          filters,
-          existing,
-          existing
-            ? storeItemMetadata(existing.namespace, existing.key, existing.value)
-            : storeItemMetadata(body.namespace, body.key),
-        );
-      }
-      await storeCall(() => store.delete(body.namespace ?? [], body.key));
+      await storeItems.delete(body.namespace ?? [], body.key, filters);
       return reply.code(204).send();
     },
   );
@@ -135,21 +107,10 @@ export function registerStoreRoutes(app: AgentApp, services: AgentServices): voi
         offset: body.offset,
         query: body.query,
       });
-      if (filters) {
-        const visible = await store.searchVisible(
-          body.namespace_prefix ?? [],
-          { filter: body.filter, limit: body.limit ?? 10, offset: body.offset ?? 0 },
-          itemVisible(filters),
-        );
-        return { items: visible.map(itemToWire) };
-      }
-      const items = await storeCall(() =>
-        store.search(body.namespace_prefix ?? [], {
-          filter: body.filter,
-          limit: body.limit ?? 10,
-          offset: body.offset ?? 0,
-          query: body.query,
-        }),
+      const items = await storeItems.search(
+        body.namespace_prefix ?? [],
+        { filter: body.filter, limit: body.limit ?? 10, offset: body.offset ?? 0, query: body.query },
+        filters,
       );
       return { items: items.map(itemToWire) };
     },
@@ -173,26 +134,14 @@ export function registerStoreRoutes(app: AgentApp, services: AgentServices): voi
         limit: body.limit,
         offset: body.offset,
       });
-      if (filters) {
-        const options = {
-          prefix: body.prefix,
-          suffix: body.suffix,
-          maxDepth: body.max_depth,
-          limit: body.limit ?? 100,
-          offset: body.offset ?? 0,
-        };
-        return { namespaces: await store.listNamespacesVisible(options, namespaceVisible(filters)) };
-      }
-      const namespaces = await storeCall(() =>
-        store.listNamespaces({
-          prefix: body.prefix,
-          suffix: body.suffix,
-          maxDepth: body.max_depth,
-          limit: body.limit ?? 100,
-          offset: body.offset ?? 0,
-        }),
-      );
-      return { namespaces };
+      const options = {
+        prefix: body.prefix,
+        suffix: body.suffix,
+        maxDepth: body.max_depth,
+        limit: body.limit ?? 100,
+        offset: body.offset ?? 0,
+      };
+      return { namespaces: await storeItems.listNamespaces(options, filters) };
     },
   );
 }

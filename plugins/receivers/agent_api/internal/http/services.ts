@@ -14,13 +14,13 @@ import type { Host } from 'tracepipe/plugin';
 import type { Crons } from '../crons/crons.ts';
 import type { AssistantService } from '../domain/assistants.ts';
 import type { DataReset } from '../domain/data-reset.ts';
+import type { StoreItems } from '../domain/store-items.ts';
 import type { RunService } from '../domain/runs.ts';
 import type { ThreadService } from '../domain/threads.ts';
 import type { GraphRegistry } from '../graphs/registry.ts';
 import type { EventBroker } from '../runs/broker.ts';
 import type { RunCoordinator } from '../runs/coordinator.ts';
 import type { GraphRunner } from '../runs/graph-runner.ts';
-import type { ServerStore } from '../storage/store.ts';
 import type { Access } from './access.ts';
 import type { UiBundles } from './routes-genui.ts';
 
@@ -30,7 +30,8 @@ export interface AgentServices {
   readonly runs: RunService;
   /** Empties the data for test suites (`POST /internal/truncate`). */
   readonly dataReset: DataReset;
-  readonly store: ServerStore;
+  /** The store's items under the custom auth handler's filters (`/store/*`). */
+  readonly storeItems: StoreItems;
   readonly graphs: GraphRegistry;
   readonly broker: EventBroker;
   readonly runner: GraphRunner;

@@ -12,6 +12,7 @@ import type { Clock } from '../crons/schedule.ts';
 import { CronScheduler } from '../crons/scheduler.ts';
 import { AssistantService } from '../domain/assistants.ts';
 import { DataReset } from '../domain/data-reset.ts';
+import { StoreItems } from '../domain/store-items.ts';
 import type { HeaderFilter } from '../api/configurable-headers.ts';
 import { RunCancellation } from '../domain/run-cancellation.ts';
 import { RunService } from '../domain/runs.ts';
@@ -54,6 +55,7 @@ export interface ServerParts {
   readonly crons: Crons;
   readonly cronScheduler: CronScheduler;
   readonly dataReset: DataReset;
+  readonly storeItems: StoreItems;
 }
 
 export function buildServerParts(backend: AgentBackend, options: PartsOptions): ServerParts {
@@ -151,5 +153,6 @@ export function buildServerParts(backend: AgentBackend, options: PartsOptions): 
     crons,
     cronScheduler,
     dataReset: new DataReset(storage, checkpoints, store, () => assistants.systemIds()),
+    storeItems: new StoreItems(store),
   };
 }
