@@ -334,19 +334,22 @@ export class GraphRunner {
     }
     // Whether runs wait on the thread (settled as busy): the caller has a worker claim the next.
     return storage.transaction(async (tx) => {
+      // The thread first: reading it takes its lock (PostgreSQL), so the run is then read once,
+      // as the transaction that last held the thread left it.
+      const thread = (await tx.threads.get(run.thread_id)) ?? null;
       const current = await tx.runs.get(run.run_id);
       // Already settled elsewhere (its lease lapsed and another instance reclaimed it): the first
       // outcome recorded stands.
       if (current && current.status !== 'running') return false;
       if (status === 'deleted') await tx.runs.delete(run.run_id);
       else if (current) await tx.runs.update({ ...current, status, error: failure ?? null, updated_at: isoNow() });
-      const thread = await settleThread(tx, run.thread_id, {
-        error: status === 'error' || status === 'timeout',
-        interrupted,
-        values,
-        interrupts,
-      });
-      return thread?.status === 'busy';
+      const settled = await settleThread(
+        tx,
+        run.thread_id,
+        { error: status === 'error' || status === 'timeout', interrupted, values, interrupts },
+        thread,
+      );
+      return settled?.status === 'busy';
     });
   }
 
