@@ -1,10 +1,11 @@
-// The package as its users get it. One `npm pack` of tracepipe and of the example plugin, one
-// install of both with production dependencies only — the container image's layout (Dockerfile:
+// The package as its users get it. One `npm pack` of tracepipe and of each example plugin, one
+// install of them all with production dependencies only — the container image's layout (Dockerfile:
 // scripts/app-lock.mjs, then `npm ci --omit=dev`) — and then, from that install:
 //   - the image's exact entry command (ENTRYPOINT + CMD, WORKDIR and ENV read from the Dockerfile)
 //     starts, answers /live and /ready and the HEALTHCHECK command, and stops cleanly on SIGTERM;
-//   - a pipeline that uses the example plugin, loaded by package name, redacts what it should;
-//   - `tracepipe/testing` runs the plugin's conformance suite, and a TypeScript consumer of every
+//   - a pipeline that uses the example processor, loaded by package name, redacts what it should,
+//     and one that uses the example receiver takes NDJSON spans through its journal;
+//   - `tracepipe/testing` runs the plugins' conformance suites, and a TypeScript consumer of every
 //     entry point type-checks against the emitted declarations.
 // The install runs from npm's cache (`--offline`); when the cache cannot serve it (no `npm ci` ran
 // on this machine), the tests are skipped with that reason.
@@ -25,6 +26,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const work = tempDir('tracepipe-package-');
 const app = join(work, 'app');
 let skipReason: string | undefined;
+/** The example plugins that are packages of their own (examples/<name>/package.json). */
+const EXAMPLE_PACKAGES = ['redact-processor', 'ndjson-receiver'];
 
 /** npm in a process group of its own (`npm pack` runs the build, which runs tsc). */
 async function npm(args: string[], cwd: string): Promise<{ ok: boolean; output: string }> {
@@ -35,12 +38,14 @@ async function npm(args: string[], cwd: string): Promise<{ ok: boolean; output: 
 before(async () => {
   const pack = await npm(['pack', '--pack-destination', work], root);
   assert.ok(pack.ok, pack.output);
-  const example = await npm(['pack', '--pack-destination', work], join(root, 'examples/redact-processor'));
-  assert.ok(example.ok, example.output);
+  for (const example of EXAMPLE_PACKAGES) {
+    const packed = await npm(['pack', '--pack-destination', work], join(root, 'examples', example));
+    assert.ok(packed.ok, packed.output);
+  }
   const tarballs = readdirSync(work)
     .filter((name) => name.endsWith('.tgz'))
     .map((name) => join(work, name));
-  assert.equal(tarballs.length, 2);
+  assert.equal(tarballs.length, 1 + EXAMPLE_PACKAGES.length);
   writeAppLock(app, tarballs, 'tracepipe-test-app');
   // Install scripts stay off: the native addons were compiled for this machine when the repository
   // was installed, and are copied below (the image compiles its own in its build stage).
@@ -76,7 +81,7 @@ function startTracepipe(command: string, args: string[], options: { cwd: string;
     createInterface({ input: child.stdout }).on('line', (line) => {
       output += `${line}\n`;
       const address = /"address":"[^"]*:(\d+)"/.exec(line);
-      if (address && line.includes('"msg":"Receiving OTLP traces."')) port = Number(address[1]);
+      if (address && /"msg":"Receiving (OTLP traces|NDJSON spans)\."/.test(line)) port = Number(address[1]);
       if (/Everything is ready/.test(line)) resolve(port ?? 0);
     });
     void exited.then((code) => reject(new Error(`exited with ${code} before it was ready:\n${output}`)));
@@ -220,13 +225,57 @@ service:
     assert.match(written, /\{"key":"user.id","value":\{"stringValue":"\[REDACTED\]"\}\}/);
   });
 
+  it('runs a pipeline with the example journaled receiver, loaded by package name', async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    const out = join(work, 'ndjson.jsonl');
+    writeFileSync(
+      join(app, 'ndjson.yaml'),
+      `plugins: [tracepipe-receiver-ndjson]
+receivers:
+  ndjson: { port: 0, journal: { enabled: true, directory: ${JSON.stringify(join(work, 'ndjson-journal'))} } }
+exporters:
+  file: { path: ${JSON.stringify(out)} }
+service:
+  telemetry: { logs: { format: json } }
+  pipelines:
+    traces: { receivers: [ndjson], exporters: [file] }
+`,
+    );
+    const run = startTracepipe(join(app, 'node_modules/.bin/tracepipe'), ['--config', 'ndjson.yaml'], {
+      cwd: app,
+      env: process.env,
+    });
+    try {
+      const port = await run.ready;
+      const span = {
+        trace_id: '0af7651916cd43dd8448eb211c80319c',
+        span_id: 'b7ad6b7169203331',
+        name: 'invoke_agent packaged',
+        start_time_unix_nano: '1700000000000000000',
+        end_time_unix_nano: '1700000002000000000',
+      };
+      const response = await fetch(`http://127.0.0.1:${port}/v1/spans`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-ndjson', 'x-api-key': 'k' },
+        body: `${JSON.stringify(span)}\n`,
+      });
+      assert.equal(response.status, 202, await response.text());
+    } finally {
+      run.child.kill('SIGTERM');
+    }
+    assert.equal(await run.exited, 0, run.output());
+    assert.match(readFileSync(out, 'utf8'), /invoke_agent packaged/);
+  });
+
   it('offers tracepipe/testing to plugin tests, and typed entry points to TypeScript', async (t) => {
     if (skipReason) return t.skip(skipReason);
     writeFileSync(
       join(app, 'kit.test.mjs'),
-      `import { runComponentConformance, makeBatch, plainSpan } from 'tracepipe/testing';
+      `import { configFor, runComponentConformance, makeBatch, plainSpan } from 'tracepipe/testing';
 import factory from 'tracepipe-processor-redact';
+import ndjson from 'tracepipe-receiver-ndjson';
 runComponentConformance(factory, { sample: () => makeBatch([plainSpan()]) });
+runComponentConformance(ndjson, { config: () => configFor(ndjson, { port: 0 }) });
 `,
     );
     // Without NODE_TEST_CONTEXT, which would make the child report to this test runner.

@@ -10,7 +10,10 @@ import { isBaseMessage } from '@langchain/core/messages';
 import type { BaseMessage } from '@langchain/core/messages';
 
 export function messageToWire(message: BaseMessage): Record<string, unknown> {
-  const { type, data } = message.toDict() as unknown as { type: string; data: Record<string, unknown> };
+  const stored = message.toDict();
+  const type = stored.type;
+  // Read field by field below; a copy is an object type, which any property name may index.
+  const data: Record<string, unknown> = { ...stored.data };
   const wire: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(data)) if (value !== undefined) wire[key] = toWire(value);
   // A message whose id was set on the object alone (not through its constructor) keeps it.

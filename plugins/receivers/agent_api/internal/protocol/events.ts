@@ -99,7 +99,12 @@ export function parseCommand(text: string): { command: ProtocolCommand } | { ref
     };
   if (payload.params !== undefined && !isRecord(payload.params))
     return { refusal: failure(payload.id, 'invalid_argument', 'Protocol command params must be an object.') };
-  return { command: payload as unknown as ProtocolCommand };
+  const command: ProtocolCommand = {
+    id: payload.id,
+    method: payload.method,
+    ...(payload.params === undefined ? {} : { params: payload.params }),
+  };
+  return { command };
 }
 
 /** A run's status as a lifecycle status: pending and running runs are running. */

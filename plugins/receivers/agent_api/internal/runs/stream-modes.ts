@@ -5,7 +5,7 @@
 // `messages/partial` and `messages/complete`; `events` forwards the raw LangChain events.
 
 import type { StreamEvent as LangChainEvent } from '@langchain/core/tracers/log_stream';
-import { isBaseMessage } from '@langchain/core/messages';
+import { isBaseMessage, isBaseMessageChunk } from '@langchain/core/messages';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { ApiStreamMode } from '../api/stream-modes.ts';
 import { toWire } from '../graphs/serialize.ts';
@@ -144,9 +144,9 @@ export class StreamModeMapper {
     const out: MappedEvent[] = [];
     const previous = this.partial.get(id);
     if (!previous) out.push({ event: 'messages/metadata', data: { [id]: { metadata: toWire(event.metadata) } } });
-    const merged = previous
-      ? (previous as unknown as { concat(other: BaseMessage): BaseMessage }).concat(chunk)
-      : chunk;
+    // A model streams chunks (AIMessageChunk, ...), which concatenate; a whole message replaces.
+    const merged =
+      previous && isBaseMessageChunk(previous) && isBaseMessageChunk(chunk) ? previous.concat(chunk) : chunk;
     this.partial.set(id, merged);
     const wire = toWire(merged) as Record<string, unknown>;
     wire.id = id;
