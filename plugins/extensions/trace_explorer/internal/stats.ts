@@ -1,7 +1,7 @@
 // `GET /api/stats`: the monitoring figures of a time range, bucket by bucket and (optionally) one
-// series per project, model or root name. The store computes them in SQL from covering indexes
-// (trace count, failed traces and latency percentiles by the trace's start; token usage by the
-// run's start, per model); this module checks the query, prices the usage rows (a few per bucket
+// series per project, model or root name. The store computes them in SQL from its rollups and
+// covering indexes (trace count, failed traces and latency percentiles by the trace's start; token
+// usage by the run's start, per model); this module checks the query, prices the usage rows (a few per bucket
 // and model, whatever the number of runs) and lays the result out as aligned arrays, the shape a
 // chart draws.
 
