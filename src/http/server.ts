@@ -62,7 +62,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     ...(options.tls ? { https: { ...options.tls } } : {}),
   }) as unknown as FastifyInstance;
   refuseWhileStopping(app, options.host, options.metricsPath ?? '/metrics');
-  settleUnreadBodies(app, options.bodyLimit);
+  settleUnreadBodies(app);
   registerHealthRoutes(app, options.host, options.metricsPath ?? '/metrics', options.notReady);
   return app;
 }
@@ -91,22 +91,52 @@ function refuseWhileStopping(app: FastifyInstance, host: Host, metricsPath: stri
  * the whole body (a refused media type, a gzip header on a body that is not gzip, a decoder that
  * failed half-way) leaves the rest on the socket, paused; Node discards it only when no one began
  * reading, so on a kept-alive connection the next request waited behind it, unparsed, forever.
- * Past `bodyLimit` discarded bytes the connection is cut instead: draining is for the rest of a
- * body the server could have taken, not for a stream without end. An answer that closes the
- * connection (`Connection: close`) needs neither.
+ *
+ * Reading the rest costs the server as much as reading a body it keeps, so it is done only where
+ * it is cheap and useful, as Go's net/http does (`maxPostHandlerReadBytes`). The answer closes the
+ * connection (`Connection: close`), and the rest is never read, when
+ * - the rest may be larger than `DISCARD_ALLOWANCE_BYTES` (its `Content-Length` is, or it has
+ *   none: a chunked body without end), or
+ * - the answer refuses the request for want of capacity (429, 503): under overload the bodies of
+ *   refused requests are most of the bytes arriving, and reading them would starve the requests
+ *   that were admitted, whose bodies arrive among them. The client waits for `Retry-After` anyway;
+ *   a new connection then is cheap beside the body it did not have to send.
+ * A body that has fully arrived (a small one, in the packets of its headers) keeps the connection.
  */
-function settleUnreadBodies(app: FastifyInstance, bodyLimit: number): void {
+function settleUnreadBodies(app: FastifyInstance): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const body = request.raw;
+    if (body.complete || body.destroyed || reply.getHeader('connection') === 'close') return payload;
+    // A route may answer from the headers before Node has parsed the body bytes that came with
+    // them: one turn of the event loop, and what has arrived is parsed.
+    await new Promise(setImmediate);
+    if (body.complete || body.destroyed) return payload;
+    const declared = Number(body.headers['content-length'] ?? Number.NaN);
+    const small = declared <= DISCARD_ALLOWANCE_BYTES; // false without Content-Length
+    if (!small || REFUSED_FOR_LOAD.has(reply.statusCode)) reply.header('connection', 'close');
+    return payload;
+  });
   app.addHook('onResponse', async (request, reply) => {
     const body = request.raw;
     if (body.complete || body.destroyed || reply.getHeader('connection') === 'close') return;
     let discarded = 0;
     body.on('data', (chunk: Buffer) => {
       discarded += chunk.length;
-      if (discarded > bodyLimit) body.socket.destroy();
+      // Only a client sending more than it declared gets here.
+      if (discarded > DISCARD_ALLOWANCE_BYTES) body.socket.destroy();
     });
     body.resume();
   });
 }
+
+/**
+ * The most of an unread body the server reads and discards to keep its connection: Go's net/http's
+ * figure, about what a socket's buffers hold anyway.
+ */
+const DISCARD_ALLOWANCE_BYTES = 256 * 1024;
+
+/** Answers that refuse a request for want of capacity: the server should not read its body. */
+const REFUSED_FOR_LOAD = new Set([429, 503]);
 
 /** Retry-After of requests refused while stopping: about as long as a restart takes. */
 const STOPPING_RETRY_AFTER_S = 5;
