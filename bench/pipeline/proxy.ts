@@ -308,11 +308,34 @@ async function openLoad(url: string, factory: RequestFactory, rate: number, rss:
     void request.finally(() => inFlight.delete(request));
   }
   await Promise.all(inFlight);
+  const bySecond = bySendSecond(timeline);
   const slowest = timeline
     .sort((a, b) => b[1] - a[1])
     .slice(0, 8)
     .map(([at, ms]) => `${ms.toFixed(0)} ms at ${at.toFixed(1)} s`);
-  return { latencies, accepted, refusals, offered, slowest };
+  return { latencies, accepted, refusals, offered, slowest, bySecond };
+}
+
+/**
+ * The accepted requests grouped by the second of the load they were sent in: how many, and their
+ * median and longest time to the answer. Under overload it shows whether the early requests were
+ * answered in their turn or only after the later ones.
+ */
+function bySendSecond(timeline: readonly [number, number][]): string[] {
+  const seconds = new Map<number, number[]>();
+  for (const [at, ms] of timeline) {
+    const second = Math.floor(at);
+    const list = seconds.get(second) ?? [];
+    list.push(ms);
+    seconds.set(second, list);
+  }
+  return [...seconds.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([second, list]) => {
+      list.sort((a, b) => a - b);
+      const median = percentile(list, 50).toFixed(0);
+      return `${second} s: ${list.length} accepted, median ${median} ms, max ${list[list.length - 1]!.toFixed(0)} ms`;
+    });
 }
 
 async function measure(payload: Payload) {
@@ -340,7 +363,13 @@ async function measure(payload: Payload) {
   const startedAt = performance.now();
   const load =
     offeredRate === undefined
-      ? { ...(await closedLoad(url, factory)), refusals: {}, offered: undefined, slowest: undefined }
+      ? {
+          ...(await closedLoad(url, factory)),
+          refusals: {},
+          offered: undefined,
+          slowest: undefined,
+          bySecond: undefined,
+        }
       : { ...(await openLoad(url, factory, offeredRate, rss, child.pid!)), refused: undefined };
   const loadEndedAt = performance.now();
   const atLoadEnd = procStat(child.pid!);
@@ -418,6 +447,7 @@ async function measure(payload: Payload) {
       p99: round(percentile(latencies, 99)),
       max: round(latencies[latencies.length - 1] ?? NaN),
       ...(load.slowest ? { slowest: load.slowest } : {}),
+      ...(load.bySecond ? { accepted_by_send_second: load.bySecond } : {}),
     },
     proxy_exit_code: exitCode,
   };
