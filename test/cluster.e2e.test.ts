@@ -14,14 +14,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { eventually } from '../src/testkit/eventually.ts';
-import { request } from '../plugins/receivers/agent_api/testing/agent-wire.ts';
 import { parseFrames } from '../plugins/receivers/agent_api/testing/sse-client.ts';
 import type { RawFrame } from '../plugins/receivers/agent_api/testing/sse-client.ts';
-import { admin, freshDatabase, postgresAvailable } from '../plugins/receivers/agent_api/testing/postgres.ts';
+import { request } from '../plugins/receivers/agent_api/testing/agent-wire.ts';
+import { freshDatabase, postgresAvailable } from '../plugins/receivers/agent_api/testing/postgres.ts';
 import type { TestDatabase } from '../plugins/receivers/agent_api/testing/postgres.ts';
 import { POSTGRES_MIGRATIONS } from '../plugins/receivers/agent_api/internal/storage/postgres.ts';
 import {
@@ -32,8 +31,16 @@ import {
   TEST_REDIS_URI,
 } from '../plugins/receivers/agent_api/testing/redis.ts';
 import type { RedisClientInfo } from '../plugins/receivers/agent_api/testing/redis.ts';
-import { REPO_ROOT, startTracepipe } from './support/proxy_process.ts';
-import type { TracepipeProcess } from './support/proxy_process.ts';
+import {
+  call,
+  human,
+  pooled,
+  query,
+  range,
+  ready,
+  startInstance as startClusterInstance,
+} from './support/agent-cluster.ts';
+import type { Instance, Json } from './support/agent-cluster.ts';
 
 const REDIS_URI = TEST_REDIS_URI;
 
@@ -43,60 +50,9 @@ const skip = !(await postgresAvailable())
     ? `no Redis answers at ${REDIS_URI}`
     : false;
 
-type Json = Record<string, unknown>;
-
-/** One `tracepipe` process of the cluster. */
-interface Instance extends TracepipeProcess {
-  readonly name: string;
-}
-
-/** Starts `tracepipe --config configs/cluster.yaml` on free ports; resolves once it listens. */
-async function startInstance(name: string, databaseUri: string, keyPrefix: string): Promise<Instance> {
-  const instance = await startTracepipe({
-    name,
-    config: 'configs/cluster.yaml',
-    set: { 'receivers.agent_api.broker.key_prefix': keyPrefix },
-    cleanEnv: true,
-    env: {
-      DATABASE_URI: databaseUri,
-      REDIS_URI,
-      LANGGRAPH_JSON: join(REPO_ROOT, 'examples/graphs/langgraph.json'),
-    },
-  });
-  return { ...instance, name };
-}
-
-/** Waits for `/ready` to answer 200 (the database reachable, the schema migrated). */
-async function ready(instance: Instance): Promise<void> {
-  await eventually(
-    async () => {
-      const response = await fetch(`${instance.url}/ready`);
-      assert.equal(response.status, 200, `${instance.name}'s /ready: ${response.status} ${await response.text()}`);
-    },
-    { timeoutMs: 30_000 },
-  );
-}
-
-/** A JSON request that must answer `expected`; returns the parsed body. */
-async function call<T = Json>(
-  instance: Instance,
-  method: string,
-  path: string,
-  body?: unknown,
-  expected = 200,
-): Promise<T> {
-  const response = await request(instance.url, method, path, body === undefined ? {} : { body });
-  assert.equal(
-    response.status,
-    expected,
-    `${method} ${path} on ${instance.name}: ${response.status} ${response.text.slice(0, 500)}`,
-  );
-  return response.json as T;
-}
-
-async function query<T extends Json>(database: TestDatabase, sql: string, params: unknown[] = []): Promise<T[]> {
-  return admin(async (client) => (await client.query(sql, params)).rows as T[], database.uri);
-}
+/** Starts an instance of this deployment: configs/cluster.yaml with the shared Redis under `keyPrefix`. */
+const startInstance = (name: string, databaseUri: string, keyPrefix: string): Promise<Instance> =>
+  startClusterInstance(name, databaseUri, { uri: REDIS_URI, keyPrefix });
 
 /** Reads an SSE response frame by frame. */
 function frameReader(response: Response) {
@@ -144,8 +100,6 @@ async function openStream(instance: Instance, path: string, headers: Record<stri
 const ids = (frames: RawFrame[]) => frames.map((frame) => Number(frame.id));
 const steps = (frames: RawFrame[]) =>
   frames.filter((frame) => frame.event === 'custom').map((frame) => (frame.data as { step: number }).step);
-const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-const human = (text: string) => ({ messages: [{ type: 'human', content: text }] });
 
 /** The TCP connections `pid` holds to the Redis port, as `ip:port` of their local end. */
 function redisAddresses(pid: number): string[] {
@@ -198,25 +152,6 @@ async function executorOf(instances: readonly Instance[], keyPrefix: string, run
   } finally {
     redis.disconnect();
   }
-}
-
-/** Calls `fn` on every item, at most `limit` at a time, in order of the items. */
-async function pooled<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        results[index] = await fn(items[index]!, index);
-      }
-    }),
-  );
-  return results;
 }
 
 describe('configs/cluster.yaml: three tracepipe processes on one PostgreSQL database and one Redis', { skip }, () => {
