@@ -92,28 +92,23 @@ function refuseWhileStopping(app: FastifyInstance, host: Host, metricsPath: stri
  * failed half-way) leaves the rest on the socket, paused; Node discards it only when no one began
  * reading, so on a kept-alive connection the next request waited behind it, unparsed, forever.
  *
- * Reading the rest costs the server as much as reading a body it keeps, so it is done only where
- * it is cheap and useful, as Go's net/http does (`maxPostHandlerReadBytes`). The answer closes the
- * connection (`Connection: close`), and the rest is never read, when
- * - the rest may be larger than `DISCARD_ALLOWANCE_BYTES` (its `Content-Length` is, or it has
- *   none: a chunked body without end), or
- * - the answer refuses the request for want of capacity (429, 503): under overload the bodies of
- *   refused requests are most of the bytes arriving, and reading them would starve the requests
- *   that were admitted, whose bodies arrive among them. The client waits for `Retry-After` anyway;
- *   a new connection then is cheap beside the body it did not have to send.
- * A body that has fully arrived (a small one, in the packets of its headers) keeps the connection.
+ * Reading the rest is done only where it is cheap, as Go's net/http does (`maxPostHandlerReadBytes`):
+ * when the rest may be larger than `DISCARD_ALLOWANCE_BYTES` (its `Content-Length` is, or it has
+ * none: a chunked body without end), the answer closes the connection (`Connection: close`) and
+ * the rest is never read. Refusals for want of capacity (429) of smaller bodies keep the
+ * connection: closing them too was measured under an open overload, and the reconnections cost
+ * the proxy more CPU per accepted span than reading the bodies (bench/pipeline/README.md).
  */
 function settleUnreadBodies(app: FastifyInstance): void {
   app.addHook('onSend', async (request, reply, payload) => {
     const body = request.raw;
     if (body.complete || body.destroyed || reply.getHeader('connection') === 'close') return payload;
+    const declared = Number(body.headers['content-length'] ?? Number.NaN);
+    if (declared <= DISCARD_ALLOWANCE_BYTES) return payload; // false without Content-Length
     // A route may answer from the headers before Node has parsed the body bytes that came with
     // them: one turn of the event loop, and what has arrived is parsed.
     await new Promise(setImmediate);
-    if (body.complete || body.destroyed) return payload;
-    const declared = Number(body.headers['content-length'] ?? Number.NaN);
-    const small = declared <= DISCARD_ALLOWANCE_BYTES; // false without Content-Length
-    if (!small || REFUSED_FOR_LOAD.has(reply.statusCode)) reply.header('connection', 'close');
+    if (!body.complete && !body.destroyed) reply.header('connection', 'close');
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
@@ -134,9 +129,6 @@ function settleUnreadBodies(app: FastifyInstance): void {
  * figure, about what a socket's buffers hold anyway.
  */
 const DISCARD_ALLOWANCE_BYTES = 256 * 1024;
-
-/** Answers that refuse a request for want of capacity: the server should not read its body. */
-const REFUSED_FOR_LOAD = new Set([429, 503]);
 
 /** Retry-After of requests refused while stopping: about as long as a restart takes. */
 const STOPPING_RETRY_AFTER_S = 5;

@@ -1,9 +1,9 @@
-// Under overload the receiver answers the request it admitted without reading the bodies of the
-// ones it refused: a 429 sent before a body has arrived closes the connection, so the server stops
-// reading that body, and a body too large to be worth discarding closes it whatever the answer. A
-// small body that arrived with its headers keeps its connection. Raw sockets on both sides, so that
-// what is asserted is what went over the wire: who was answered what, which connections the
-// server closed, and how many bytes it read of each. Nothing is timed.
+// Under overload the receiver answers the request it admitted without reading the bodies it
+// refused when they are large: an answer sent before a body of more than 256 KiB has arrived closes
+// the connection, so the server stops reading that body. A small body keeps its connection, the
+// 429 included. Raw sockets on both sides, so that what is asserted is what went over the wire:
+// who was answered what, which connections the server closed, and how many bytes it read of each.
+// Nothing is timed.
 
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
@@ -15,9 +15,7 @@ import { eventually, makeBatch, plainSpan } from 'tracepipe/testing';
 import { startReceiver } from './testing/test-server.ts';
 import type { RunningReceiver } from './testing/test-server.ts';
 
-/** Below the 256 KiB a server discards to keep a connection: only the 429 can be why it closes. */
-const REFUSED_BODY_BYTES = 240 * 1024;
-/** Above it. */
+/** Above the 256 KiB a server reads and discards to keep a connection. */
 const LARGE_BODY_BYTES = 300 * 1024;
 
 const validBody = Buffer.from(
@@ -108,7 +106,7 @@ class RawConnection {
   }
 }
 
-describe('otlp receiver: refused bodies are not read under overload', () => {
+describe('otlp receiver: large refused bodies are not read under overload', () => {
   let running: RunningReceiver;
   let path: string;
   let port: number;
@@ -149,14 +147,14 @@ describe('otlp receiver: refused bodies are not read under overload', () => {
     });
   }
 
-  it('answers the admitted request and cuts off the refused ones without reading their bodies', async () => {
+  it('answers the admitted request and cuts off large refused ones without reading their bodies', async () => {
     // Admitted: headers and the first bytes of its body; the rest comes after the others.
     const admitted = await RawConnection.open(port, opened);
     admitted.write(head(validBody.length), validBody.subarray(0, 10));
     await boundIsFull();
 
     // Refused: each sends its whole request at once, as an exporter does.
-    const refusedBody = Buffer.alloc(REFUSED_BODY_BYTES, 0x61);
+    const refusedBody = Buffer.alloc(LARGE_BODY_BYTES, 0x61);
     const refused = await Promise.all(Array.from({ length: 6 }, () => RawConnection.open(port, opened)));
     for (const connection of refused) connection.write(head(refusedBody.length), refusedBody);
     for (const connection of refused) {
