@@ -226,7 +226,7 @@ describe('Redis stream broker across instances', { skip: available ? false : `no
       b.publish(run, 'values', { n: 1 });
       b.finish(run);
       // Reopened for a later execution: the stream continues after its end, with no second metadata.
-      a.open(run, metadataEvent(run));
+      a.open(run, metadataEvent(run), { reopen: true });
       a.publish(run, 'values', { n: 2 });
       a.finish(run);
       const events = await within(collect(b.subscribe(run, -1)));
@@ -286,6 +286,34 @@ describe('Redis stream broker across instances', { skip: available ? false : `no
     }
   });
 
+  it('keeps a run ended when its creator’s open reaches Redis after another instance executed it', async () => {
+    const env = instances();
+    try {
+      await env.ready();
+      const [a, b] = env.brokers;
+      const run = randomUUID();
+      // Created on A, whose open is still buffered while B takes the run, executes and ends it.
+      b.open(run, metadataEvent(run), { reopen: true });
+      b.publish(run, 'values', { n: 1 });
+      b.finish(run);
+      const key = `${env.prefix}run:{${run}}:events`;
+      await until(async () => (await env.buses[0].command.xlen(key)) === 3);
+      a.open(run, metadataEvent(run));
+      // The late open neither appends an entry nor marks the ended log live: waits end (A's own wait
+      // first writes what A has buffered, the open included), and readers read to the end.
+      await within(a.untilEnded(run));
+      await within(b.untilEnded(run));
+      assert.deepEqual(
+        (await within(collect(b.subscribe(run, -1)))).map((event) => event.event),
+        ['metadata', 'values'],
+      );
+      assert.equal(await env.buses[1].command.exists(`${env.prefix}run:{${run}}:open`), 0);
+      assert.equal(await env.buses[1].command.xlen(key), 3);
+    } finally {
+      await env.cleanup();
+    }
+  });
+
   it('continues a retried run after the events already sent', async () => {
     const env = instances();
     try {
@@ -297,7 +325,7 @@ describe('Redis stream broker across instances', { skip: available ? false : `no
       const key = `${env.prefix}run:{${run}}:events`;
       await until(async () => (await env.buses[1].command.xlen(key)) === 2);
       // The retry runs on the other instance.
-      b.open(run);
+      b.open(run, undefined, { reopen: true });
       b.publish(run, 'metadata', { attempt: 2 });
       b.finish(run);
       const events = await within(collect(a.subscribe(run, -1)));

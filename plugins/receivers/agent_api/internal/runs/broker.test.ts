@@ -22,7 +22,7 @@ describe('StreamBroker', () => {
     broker.publish('run', 'values', { n: 1 });
     broker.finish('run');
     // Reopened for a later execution: the stream continues, still with one metadata.
-    broker.open('run', metadataEvent('run'));
+    broker.open('run', metadataEvent('run'), { reopen: true });
     broker.publish('run', 'values', { n: 2 });
     broker.finish('run');
     assert.deepEqual(await collect(broker.subscribe('run', -1)), [

@@ -19,6 +19,15 @@ export interface FirstEvent {
   readonly data: unknown;
 }
 
+export interface OpenOptions {
+  /**
+   * Whether an ended log starts a new attempt (its readers wait again). Only the executor of a run
+   * opens with it: the creator's open may reach a shared broker after another instance has already
+   * executed and ended the run, and must not make that ended log look live again.
+   */
+  readonly reopen?: boolean;
+}
+
 /**
  * The `metadata` event that starts every run's stream, once: appended when the run is created,
  * so that a streaming client learns the run's id as soon as the run exists, not when a worker
@@ -35,9 +44,10 @@ export interface EventBroker {
   /**
    * Opens a run's log (idempotent); a reader may then wait on it before the first event. With
    * `first`, a log that has no event yet gets `first` as its event 0 (in the same step, so that
-   * of several openers exactly one appends it); a log that has events keeps them as they are.
+   * of several openers exactly one appends it); a log that has events keeps them as they are. An
+   * ended log stays ended unless `options.reopen`.
    */
-  open(runId: string, first?: FirstEvent): void;
+  open(runId: string, first?: FirstEvent, options?: OpenOptions): void;
   /** Appends an event; its id is the next position in the run's stream. */
   publish(runId: string, event: string, data: unknown): void;
   /** Marks the run's stream complete: readers drain what is left and end. */
@@ -152,11 +162,11 @@ export class StreamBroker implements EventBroker {
   }
 
   /** Opens a run's log (idempotent); with `first`, a log with no event yet starts with it. */
-  open(runId: string, first?: FirstEvent): void {
+  open(runId: string, first?: FirstEvent, options?: OpenOptions): void {
     this.release();
     const channel = this.channel(runId);
     if (first && channel.nextId === 0) this.publish(runId, first.event, first.data);
-    if (channel.done) {
+    if (channel.done && options?.reopen) {
       // A retried run starts a new attempt: its stream continues after what was already sent.
       channel.done = false;
       const index = this.finished.indexOf(runId);

@@ -143,7 +143,7 @@ export class GraphRunner {
     this.options.onStart?.(run.run_id);
     // The run's creation put its `metadata` first in the log; a log without it (an in-process log
     // lost with a restart before the run started) gets it now, so every stream starts with one.
-    broker.open(run.run_id, metadataEvent(run.run_id));
+    broker.open(run.run_id, metadataEvent(run.run_id), { reopen: true });
     const timer =
       this.options.runTimeoutMs > 0
         ? setTimeout(() => controller.abort('timeout'), this.options.runTimeoutMs)

@@ -15,7 +15,9 @@
 // assigned atomically by whichever instance writes. A `first` append (the run's `metadata`, see
 // `EventBroker.open`) is written as an `ev` entry only when the Stream is empty, so of the instance
 // that created the run and the one that executes it, only one puts it there. A live log expires a day after its last
-// event; an ended one `endedTtlMs` after its end marker.
+// event; an ended one `endedTtlMs` after its end marker. The creator's open (`create`) never makes
+// an ended log live again: it may reach Redis after another instance has executed and ended the run
+// (the run is claimable as soon as its row commits), and a wait on that run would never end.
 //
 // Readers are woken by pub/sub and then read with XRANGE on the shared command connection, rather
 // than each blocking a connection of its own in XREAD BLOCK: an instance needs two connections
@@ -32,7 +34,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { BrokerUnavailableError } from './broker.ts';
-import type { EventBroker, FirstEvent, StreamEvent } from './broker.ts';
+import type { EventBroker, FirstEvent, OpenOptions, StreamEvent } from './broker.ts';
 import type { RedisBus } from './redis.ts';
 
 const APPEND_SCRIPT = `
@@ -52,7 +54,11 @@ if top then
   seq = tonumber(string.match(top[1], '^%d+')) + 1
 end
 local kind = ARGV[3]
-if kind == 'open' then
+if kind == 'create' then
+  if topKind == 'end' or topKind == 'discard' then return false end
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[7])
+  return false
+elseif kind == 'open' then
   redis.call('SET', KEYS[2], '1', 'PX', ARGV[7])
   if topKind ~= 'end' then return false end
 elseif kind == 'first' then
@@ -77,7 +83,9 @@ return id
 type AppendArgs = (string | number)[];
 type WithAppend<T> = T & { tpAgentAppend(...args: AppendArgs): T extends Redis ? Promise<string | null> : T };
 
-type Kind = 'ev' | 'end' | 'discard' | 'open' | 'first';
+// `open` marks the log live and, on an ended log, appends an `open` entry (a new attempt);
+// `create` only marks a log live that has not ended (see `OpenOptions.reopen`).
+type Kind = 'ev' | 'end' | 'discard' | 'open' | 'create' | 'first';
 
 interface PendingWrite {
   readonly kind: Kind;
@@ -184,8 +192,8 @@ export class RedisStreamBroker implements EventBroker {
     return this.bus.listen(this.threadChannel(threadId), listener);
   }
 
-  open(runId: string, first?: FirstEvent): void {
-    this.enqueue(runId, 'open', '', null);
+  open(runId: string, first?: FirstEvent, options?: OpenOptions): void {
+    this.enqueue(runId, options?.reopen ? 'open' : 'create', '', null);
     if (first) this.enqueue(runId, 'first', first.event, first.data);
   }
 
