@@ -5,7 +5,7 @@
 // `messages/partial` and `messages/complete`; `events` forwards the raw LangChain events.
 
 import type { StreamEvent as LangChainEvent } from '@langchain/core/tracers/log_stream';
-import { isBaseMessage, isBaseMessageChunk } from '@langchain/core/messages';
+import { isBaseMessage } from '@langchain/core/messages';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { ApiStreamMode } from '../api/stream-modes.ts';
 import { toWire } from '../graphs/serialize.ts';
@@ -50,6 +50,16 @@ function cleanCheckpointPayload(payload: unknown): unknown {
     }
   }
   return out;
+}
+
+/**
+ * Whether a message is a chunk that concatenates. Told by its `concat` method, not by
+ * `isBaseMessageChunk`: that walks the prototype chain to this server's own `BaseMessageChunk`,
+ * and a graph that brings its own copy of `@langchain/core` (another version in its
+ * node_modules) streams chunks of that copy's classes, which it would not recognise.
+ */
+function isChunk(message: BaseMessage): message is BaseMessage & { concat(other: BaseMessage): BaseMessage } {
+  return typeof (message as { concat?: unknown }).concat === 'function';
 }
 
 /** One run's mapper: feed it every event of `streamEvents`, it returns what to send. */
@@ -145,8 +155,7 @@ export class StreamModeMapper {
     const previous = this.partial.get(id);
     if (!previous) out.push({ event: 'messages/metadata', data: { [id]: { metadata: toWire(event.metadata) } } });
     // A model streams chunks (AIMessageChunk, ...), which concatenate; a whole message replaces.
-    const merged =
-      previous && isBaseMessageChunk(previous) && isBaseMessageChunk(chunk) ? previous.concat(chunk) : chunk;
+    const merged = previous && isChunk(previous) && isChunk(chunk) ? previous.concat(chunk) : chunk;
     this.partial.set(id, merged);
     const wire = toWire(merged) as Record<string, unknown>;
     wire.id = id;
