@@ -17,8 +17,9 @@ import { freshDatabase, postgresAvailable } from './testing/postgres.ts';
 import type { TestDatabase } from './testing/postgres.ts';
 import { tempDir } from 'tracepipe/testing';
 
-// Labels that sort around the separator: `a` < `a-b` < `a.…` < `a0` in byte order, and `B` < `a`.
-const label = fc.constantFrom('a', 'a-b', 'a0', 'b', 'B', 'c');
+// Labels that sort around the separator: `a` < `a-b` < `a.…` < `a0` in byte order, and `B` < `a`;
+// and labels that begin with the largest character, where SQLite's walk jumps to within a subtree.
+const label = fc.constantFrom('a', 'a-b', 'a0', 'b', 'B', 'c', '\u{10FFFF}', '\u{10FFFF}a');
 const namespace = fc.array(label, { minLength: 1, maxLength: 4 });
 
 /** A condition's path: often the start or end of a stored namespace, some labels made `*`; else random. */
