@@ -21,6 +21,9 @@ type Validator = ReturnType<ValidatorCompiler>;
  * requests (500) rather than the start.
  */
 export function lazyValidatorFactory(): ValidatorFactory {
+  // The casts are sound: `@fastify/ajv-compiler` builds exactly the factory Fastify calls, but its
+  // published types declare it apart from Fastify's `buildValidator` type, and the wrapper below
+  // returns functions of the shapes Fastify's own types name.
   const buildFromPool = AjvCompiler() as unknown as ValidatorFactory;
   return ((externalSchemas: unknown, options: unknown) => {
     const compilerFor = (buildFromPool as (...args: unknown[]) => ValidatorCompiler)(externalSchemas, options);
@@ -43,5 +46,6 @@ function compiledOnFirstUse(compile: () => Validator): Validator {
     errors: { get: () => (validator() as { errors?: unknown }).errors },
     schemaEnv: { get: () => (validator() as { schemaEnv?: unknown }).schemaEnv },
   });
+  // A function with the validator's properties: what Fastify's `Validator` type describes.
   return lazy as unknown as Validator;
 }
