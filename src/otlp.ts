@@ -1,10 +1,10 @@
 // `tracepipe/otlp`: the OTLP trace codecs — ExportTraceServiceRequest decoded from and encoded to
 // protobuf and JSON (the protobuf JSON mapping, hex ids), the OTLP/HTTP response bodies
-// (ExportTraceServiceResponse with its partial success, google.rpc.Status), and the protobuf wire
-// reader and writer they are built on, for a component that reads or writes another message of
-// the protocol; and the OTLP/HTTP exporter itself, for a component that sends to OTLP endpoints
-// of its own (the `loadbalancing` exporter runs one per endpoint). The `otlp` receiver and exporter, the `file` exporter and the `loadbalancing`
-// exporter are built on it; docs/writing-a-plugin.md ("OTLP codecs") shows how.
+// (ExportTraceServiceResponse with its partial success, google.rpc.Status); and the OTLP/HTTP
+// exporter itself, for a component that sends to OTLP endpoints of its own (the `loadbalancing`
+// exporter runs one per endpoint). The protobuf wire reader and writer the codecs run on are tuned
+// for them and stay internal. The `otlp` receiver and exporter, the `file` exporter and the
+// `loadbalancing` exporter are built on it; docs/writing-a-plugin.md ("OTLP codecs") shows how.
 //
 // Everything exported here is public API under semantic versioning; api/tracepipe.api.md lists
 // it, and a test fails when it changes without that file being updated.
