@@ -1,7 +1,7 @@
-// The translation path end to end over real HTTP and gRPC: the OpenTelemetry JS SDK exports each
-// span as it ends (children first, one request each) through the OTLP/HTTP exporters, JSON and
-// protobuf, and the OTLP/gRPC exporter, to the `otlp` receiver on loopback ports, then `genai` →
-// `batch` → a recording sink.
+// The translation path end to end over real HTTP and gRPC, three built-in components together:
+// the OpenTelemetry JS SDK exports each span as it ends (children first, one request each) through
+// the OTLP/HTTP exporters, JSON and protobuf, and the OTLP/gRPC exporter, to the `otlp` receiver on
+// loopback ports, then `genai` → `batch` → a recording sink.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -14,13 +14,13 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { validateAgainst, Sink, nopSettings } from 'tracepipe/testing';
-import { batchProcessorFactory } from '../batch/index.ts';
-import type { BatchProcessorConfig } from '../batch/index.ts';
-import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
-import type { OtlpReceiverConfig } from '../../receivers/otlp/index.ts';
-import { genAiProcessorFactory } from './index.ts';
-import type { GenAiProcessorConfig } from './index.ts';
-import { idToUuid } from './internal/ids.ts';
+import { batchProcessorFactory } from '../../plugins/processors/batch/index.ts';
+import type { BatchProcessorConfig } from '../../plugins/processors/batch/index.ts';
+import { otlpReceiverFactory } from '../../plugins/receivers/otlp/index.ts';
+import type { OtlpReceiverConfig } from '../../plugins/receivers/otlp/index.ts';
+import { genAiProcessorFactory } from '../../plugins/processors/genai/index.ts';
+import type { GenAiProcessorConfig } from '../../plugins/processors/genai/index.ts';
+import { idToUuid } from '../../plugins/processors/genai/internal/ids.ts';
 
 function configOf<C>(schema: Record<string, unknown>, values: Record<string, unknown>): C {
   const config = { ...values };

@@ -1,6 +1,7 @@
-// The run tracer's spans through the real `genai` translator: a traced tool-calling run must come
-// out as one backend trace whose root run is the API run (same id), with the model call as an
-// `llm` run carrying its usage and model, the tool as a `tool` run, and the thread in metadata.
+// Two built-in components together: the agent server's run tracer (agent_api) through the real
+// `genai` translator. A traced tool-calling run must come out as one backend trace whose root run
+// is the API run (same id), with the model call as an `llm` run carrying its usage and model, the
+// tool as a `tool` run, and the thread in metadata.
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -8,11 +9,11 @@ import { describe, it } from 'node:test';
 import { MemorySaver } from '@langchain/langgraph';
 import { validateAgainst, Sink, nopSettings } from 'tracepipe/testing';
 import type { Run } from 'tracepipe/plugin';
-import { graph as toolsGraph } from '../../../../../examples/graphs/tools.ts';
-import { graph as errorGraph } from '../../../../../examples/graphs/error.ts';
-import { genAiProcessorFactory } from '../../../../processors/genai/index.ts';
-import type { GenAiProcessorConfig } from '../../../../processors/genai/index.ts';
-import { createRunTracer } from './tracer.ts';
+import { graph as toolsGraph } from '../../examples/graphs/tools.ts';
+import { graph as errorGraph } from '../../examples/graphs/error.ts';
+import { genAiProcessorFactory } from '../../plugins/processors/genai/index.ts';
+import type { GenAiProcessorConfig } from '../../plugins/processors/genai/index.ts';
+import { createRunTracer } from '../../plugins/receivers/agent_api/internal/tracing/tracer.ts';
 
 // The example graphs switch to a real OpenAI model when a key is set; these tests always run offline.
 delete process.env.OPENAI_API_KEY;
