@@ -167,7 +167,13 @@ export class AgentApiReceiver implements Receiver {
     // Before any graph module is imported: graphs may call the SDK's getLogger() at import time.
     this.unregisterSdkLogger = registerSdkLogger(logger.child({ source: 'graph' }));
     const graphs = await GraphRegistry.load(parseGraphSpecs(graphInput, baseDir), {
-      typeSchemas: config.type_schemas.enabled ? { timeoutMs: config.type_schemas.timeout_ms, logger } : undefined,
+      typeSchemas: config.type_schemas.enabled
+        ? {
+            timeoutMs: config.type_schemas.timeout_ms,
+            logger,
+            cacheDirectory: join(settings.host.resolvePath(config.data_dir), 'agent', 'type-schemas'),
+          }
+        : undefined,
     });
     const authSpec = findAuthHandler({ ...graphInput, authPath: config.auth.path }, baseDir);
     const customAuth = authSpec ? await CustomAuth.load(authSpec) : undefined;

@@ -4,13 +4,19 @@
 // to the channel list, with a warning.
 
 import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 
 const TYPED_LANGGRAPH_JSON = fileURLToPath(new URL('./testing/graphs/typed/langgraph.json', import.meta.url));
+const ANNOTATED_GRAPH = fileURLToPath(new URL('./testing/graphs/typed/annotated.ts', import.meta.url));
+const NODE_MODULES = fileURLToPath(new URL('../../../node_modules', import.meta.url));
 const BASE_MESSAGE = 'BaseMessage<MessageStructure<MessageToolSet>,MessageType>';
 const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
 
@@ -19,6 +25,8 @@ interface LogRecord {
   msg?: string;
   graph_id?: string;
   reason?: string;
+  cached?: number;
+  extracted?: number;
 }
 
 interface ObjectSchema {
@@ -112,6 +120,70 @@ describe('graph schemas from TypeScript types, past the time limit', () => {
       assert.match(String(warning.reason), /took longer than 100 ms/);
     } finally {
       await server.stop();
+    }
+  });
+});
+
+describe('graph schemas from TypeScript types, kept between starts', () => {
+  it('a restart reads them from the data directory without the compiler; a changed graph is read again', async () => {
+    // A project of its own (its packages those of this repository), so that the test can edit it.
+    const project = mkdtempSync(join(tmpdir(), 'typed-graphs-'));
+    const dataDir = mkdtempSync(join(tmpdir(), 'typed-graphs-data-'));
+    symlinkSync(NODE_MODULES, join(project, 'node_modules'));
+    copyFileSync(ANNOTATED_GRAPH, join(project, 'annotated.ts'));
+    const langgraphJson = join(project, 'langgraph.json');
+    writeFileSync(langgraphJson, JSON.stringify({ graphs: { annotated: './annotated.ts:graph' } }));
+    const cacheDir = join(dataDir, 'agent', 'type-schemas');
+
+    /** Starts a server on the project and data directory; returns the graph's output schema and how it was read. */
+    const start = async () => {
+      const records: LogRecord[] = [];
+      const logger = pino(
+        { level: 'debug' },
+        { write: (line: string) => void records.push(JSON.parse(line) as LogRecord) },
+      );
+      const server = await startTestServer({
+        langgraph_config: langgraphJson,
+        type_schemas: { enabled: true, timeout_ms: 600_000 },
+        dataDir,
+        logger,
+      });
+      try {
+        const schemas = await server.client.assistants.getSchemas('annotated');
+        const read = records.find((record) => record.msg === 'Graph type schemas read.');
+        // The entry is written in the background once the schemas are answered.
+        while (
+          readdirSync(cacheDir, { withFileTypes: true }).filter((file) => file.name.endsWith('.json')).length === 0
+        ) {
+          await sleep(20);
+        }
+        return { output: (schemas.output_schema as ObjectSchema).properties, read };
+      } finally {
+        await server.stop({ keepData: true });
+      }
+    };
+
+    try {
+      const first = await start();
+      assert.deepEqual(first.output, { answer: { type: 'string' }, confidence: { type: ['null', 'number'] } });
+      assert.deepEqual([first.read?.cached, first.read?.extracted], [0, 1]);
+
+      const second = await start();
+      assert.deepEqual(second.output, first.output);
+      assert.deepEqual([second.read?.cached, second.read?.extracted], [1, 0], 'no worker on a restart');
+
+      const graphFile = join(project, 'annotated.ts');
+      const edited = readFileSync(graphFile, 'utf8').replace(
+        'confidence: Annotation<number | null>,',
+        'confidence: Annotation<number | null>,\n  sources: Annotation<string[]>,',
+      );
+      writeFileSync(graphFile, edited);
+      const third = await start();
+      assert.deepEqual([third.read?.cached, third.read?.extracted], [0, 1]);
+      assert.deepEqual(third.output?.sources, { type: 'array', items: { type: 'string' } });
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

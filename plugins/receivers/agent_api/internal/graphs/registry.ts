@@ -35,7 +35,12 @@ export interface GraphRegistryOptions {
    * Reads the TypeScript types of graphs that carry no runtime schema, in a worker started with
    * the registry (README, "Graph schemas"); without it their schemas list the state channels.
    */
-  readonly typeSchemas?: { readonly timeoutMs: number; readonly logger: Logger };
+  readonly typeSchemas?: {
+    readonly timeoutMs: number;
+    readonly logger: Logger;
+    /** Where the schemas read are kept between starts; without it, every start reads them. */
+    readonly cacheDirectory?: string;
+  };
 }
 
 interface Entry {

@@ -9,10 +9,11 @@
 // This module is heavy (it loads the TypeScript compiler): it runs in a worker (./worker.ts).
 
 import { readFileSync } from 'node:fs';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import ts from 'typescript';
 import * as TJS from 'typescript-json-schema';
 import { REFLECT_HELPERS } from './reflect.ts';
+import { fileHash, isTypeScriptModule } from './source-files.ts';
 import { exportedBinding, findSubgraphCandidates } from './subgraph-sites.ts';
 
 export interface TypeSchemaTarget {
@@ -32,11 +33,12 @@ export interface TypeSchemas {
 /** One graph's schemas: its own under `''`, its subgraphs' under their namespace (`a`, `a|b`). */
 export type GraphTypeSchemas = Record<string, TypeSchemas>;
 
-export type ExtractionResult =
-  | { readonly graphId: string; readonly schemas: GraphTypeSchemas }
-  | { readonly graphId: string; readonly error: string };
+/** The project's files a graph's types were read from (outside `node_modules`): path → content hash. */
+export type SourceHashes = Record<string, string>;
 
-const TYPESCRIPT_FILE = /\.(?:[cm]?ts|tsx)$/i;
+export type ExtractionResult =
+  | { readonly graphId: string; readonly schemas: GraphTypeSchemas; readonly files: SourceHashes }
+  | { readonly graphId: string; readonly error: string };
 
 // As the LangGraph API server sets typescript-json-schema up: its defaults, type errors ignored.
 const GENERATOR_SETTINGS: TJS.PartialArgs = { ignoreErrors: true, ref: true, required: false, titles: false };
@@ -62,7 +64,7 @@ export function extractTypeSchemas(
   const planned: PlannedGraph[] = [];
   const augmented = new Map<string, string>();
   targets.forEach((target, index) => {
-    if (!TYPESCRIPT_FILE.test(target.path)) {
+    if (!isTypeScriptModule(target.path)) {
       onGraph({ graphId: target.graphId, error: 'not a TypeScript module' });
       return;
     }
@@ -121,8 +123,38 @@ export function extractTypeSchemas(
   if (!generator) throw new Error('typescript-json-schema could not read the program');
 
   for (const graph of planned) {
-    onGraph(schemasOfGraph(graph, program, checker, generator));
+    const result = schemasOfGraph(graph, program, checker, generator);
+    onGraph('schemas' in result ? { ...result, files: localSources(graph.target.path, options, host) } : result);
   }
+}
+
+/**
+ * The graph module and the project files it imports, transitively (what a change of the graph's
+ * types can come from, beside the packages): resolved as the program resolved them, each with the
+ * hash of its content on disk. Packages (`node_modules`) are left out; the cache keys on the
+ * lock file for them.
+ */
+function localSources(root: string, options: ts.CompilerOptions, host: ts.CompilerHost): SourceHashes {
+  const files: SourceHashes = {};
+  const queue = [resolve(root)];
+  const seen = new Set(queue);
+  const visit = (path: string | undefined) => {
+    if (path === undefined || seen.has(path) || path.split(sep).includes('node_modules')) return;
+    seen.add(path);
+    queue.push(path);
+  };
+  for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+    const hash = fileHash(path);
+    if (hash === undefined) continue;
+    files[path] = hash;
+    const imports = ts.preProcessFile(readFileSync(path, 'utf8'), true, true);
+    for (const { fileName } of imports.importedFiles) {
+      const resolved = ts.resolveModuleName(fileName, path, options, host).resolvedModule;
+      if (resolved && !resolved.isExternalLibraryImport) visit(resolve(resolved.resolvedFileName));
+    }
+    for (const { fileName } of imports.referencedFiles) visit(resolve(dirname(path), fileName));
+  }
+  return files;
 }
 
 function reflectModule(graph: PlannedGraph): string {
@@ -146,7 +178,9 @@ function schemasOfGraph(
   program: ts.Program,
   checker: ts.TypeChecker,
   generator: TJS.JsonSchemaGenerator,
-): ExtractionResult {
+):
+  | { readonly graphId: string; readonly schemas: GraphTypeSchemas }
+  | { readonly graphId: string; readonly error: string } {
   const { graphId } = graph.target;
   const reflect = program.getSourceFile(graph.reflectFile);
   if (!reflect) return { graphId, error: 'the TypeScript program did not load the graph module' };
