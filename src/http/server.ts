@@ -50,7 +50,9 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() } },
     ...(options.fastify as FastifyServerOptions),
     // A child of its own, so that `listen` can quieten Fastify's lines without touching the
-    // component's logger.
+    // component's logger. Typed as Fastify's base logger: given as pino's, the options' own
+    // function types (rewriteUrl, childLoggerFactory) would ask for pino where Fastify passes its
+    // base logger, and no overload matches.
     loggerInstance: options.logger.child({}) as unknown as FastifyBaseLogger,
     // Per-request events are metrics, never log lines.
     logController: new LogController({ disableRequestLogging: true }),

@@ -4,26 +4,25 @@
 
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { validateAgainst, Sink, nopHost, nopSettings } from 'tracepipe/testing';
+import { configFor, Sink, nopHost, nopSettings } from 'tracepipe/testing';
 import type { AgentApiConfig } from '../config.ts';
-import { configSchema } from '../config.ts';
+import { agentApiReceiverFactory } from '../index.ts';
 import { AgentApiReceiver } from '../receiver.ts';
 
 const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../..');
 const clock = { t: Number(process.argv[3]), now: () => clock.t };
 const host = nopHost({ resolvePath: (path: string) => resolve(repoRoot, path) });
-const config: Record<string, unknown> = {
+// Validated with the defaults filled in, as a config file would give it.
+const config = configFor<AgentApiConfig>(agentApiReceiverFactory, {
   langgraph_config: resolve(repoRoot, 'examples/graphs/langgraph.json'),
   data_dir: process.argv[2],
   port: 0,
   workers: 2,
   ui: { enabled: false },
-};
-const errors = validateAgainst(configSchema, config, 'agent_api'); // fills in the defaults
-if (errors.length > 0) throw new Error(errors.join('\n'));
+});
 const receiver = new AgentApiReceiver(
   nopSettings('receiver', 'agent_api', host),
-  config as unknown as AgentApiConfig,
+  config,
   new Sink<'spans'>(),
   { clock },
 );

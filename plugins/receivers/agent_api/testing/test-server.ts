@@ -12,11 +12,11 @@ import { join, resolve } from 'node:path';
 import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
-import { validateAgainst, Sink, nopHost, nopSettings } from 'tracepipe/testing';
+import { configFor, Sink, nopHost, nopSettings } from 'tracepipe/testing';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { AgentApiConfig } from '../config.ts';
-import { configSchema } from '../config.ts';
+import { agentApiReceiverFactory } from '../index.ts';
 import { AgentApiReceiver } from '../receiver.ts';
 import { freshDatabase } from './postgres.ts';
 import type { TestDatabase } from './postgres.ts';
@@ -60,7 +60,8 @@ export async function startTestServer(
   keptDatabases.delete(dataDir);
   const owned = wanted === 'postgres' ? (kept ?? (await freshDatabase('agent_api_server'))) : undefined;
   const databaseUri = owned?.uri ?? (typeof wanted === 'object' ? wanted.uri : undefined);
-  const config = {
+  // Validated with the defaults filled in, as a config file would give it.
+  const config = configFor<AgentApiConfig>(agentApiReceiverFactory, {
     langgraph_config: TEST_LANGGRAPH_JSON,
     data_dir: dataDir,
     port: 0,
@@ -69,13 +70,11 @@ export async function startTestServer(
     type_schemas: { enabled: false },
     ...(databaseUri ? { storage: { database_uri: databaseUri } } : {}),
     ...configOverrides,
-  } as Record<string, unknown>;
-  const errors = validateAgainst(configSchema, config, 'agent_api');
-  if (errors.length > 0) throw new Error(errors.join('\n'));
+  });
   const host = nopHost({ resolvePath: (path: string) => resolve(repoRoot, path) });
   const sink = new Sink<'spans'>();
   const settings = nopSettings('receiver', 'agent_api', host, logger ? { logger } : {});
-  const receiver = new AgentApiReceiver(settings, config as unknown as AgentApiConfig, sink);
+  const receiver = new AgentApiReceiver(settings, config, sink);
   try {
     await receiver.start();
   } catch (error) {

@@ -1,7 +1,7 @@
 // Test helpers: a receiver on a loopback port in front of a recording sink, and small clients for
 // the answers an OTLP/HTTP server gives (google.rpc.Status and ExportTraceServiceResponse).
 
-import { validateAgainst, Sink, nopHost, nopSettings } from 'tracepipe/testing';
+import { configFor, Sink, nopHost, nopSettings } from 'tracepipe/testing';
 import type { Host } from 'tracepipe/plugin';
 import type { OtlpReceiverConfig } from '../config.ts';
 import { otlpReceiverFactory } from '../index.ts';
@@ -21,9 +21,7 @@ export async function startReceiver(
   overrides: Record<string, unknown> = {},
   options: { sink?: Sink<'spans'>; host?: Host } = {},
 ): Promise<RunningReceiver> {
-  const config = { port: 0, api_key: '', ...overrides } as unknown as OtlpReceiverConfig;
-  const errors = validateAgainst(otlpReceiverFactory.configSchema, config, 'otlp');
-  if (errors.length > 0) throw new Error(errors.join('; '));
+  const config = configFor<OtlpReceiverConfig>(otlpReceiverFactory, { port: 0, api_key: '', ...overrides });
   const sink = options.sink ?? new Sink<'spans'>();
   const host = options.host ?? nopHost();
   const receiver = otlpReceiverFactory.create(nopSettings('receiver', 'otlp', host), config, sink) as OtlpReceiver;
