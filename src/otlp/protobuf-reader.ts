@@ -56,6 +56,16 @@ export class ProtoReader {
   /** A varint truncated to its low 32 bits, as unsigned (uint32, enum and int32 fields). */
   uint32(end: number): number {
     const buf = this.buf;
+    const pos = this.pos;
+    // Most varints of a span request are one byte (every tag below field 16, the length of every
+    // key and short value): those are read without the loop's arithmetic.
+    if (pos < end) {
+      const first = buf[pos]!;
+      if (first < 0x80) {
+        this.pos = pos + 1;
+        return first;
+      }
+    }
     let result = 0;
     let shift = 0;
     for (let i = 0; i < 10; i++) {
