@@ -137,13 +137,15 @@ function decodeScopeSpans(reader: ProtoReader, end: number, path: string, reject
         scope = within('scope', () => decodeScope(reader, reader.lengthEnd(end)));
         break;
       case 2: {
-        const segment = `spans[${index++}]`;
+        // The span's path is spelled out only when it is needed: an error, a rejected span.
+        const spanIndex = index++;
         try {
           reader.expect(tag, WIRE_LEN, 'spans');
-          const span = decodeSpan(reader, reader.lengthEnd(end), `${path}.${segment}`, rejections);
-          if (span) spans.push(span);
+          const span = decodeSpan(reader, reader.lengthEnd(end));
+          if (typeof span === 'string') rejections.reject(`${path}.spans[${spanIndex}]`, span);
+          else spans.push(span);
         } catch (error) {
-          rethrowWithin(error, segment);
+          rethrowWithin(error, `spans[${spanIndex}]`);
         }
         break;
       }
@@ -189,8 +191,8 @@ function decodeScope(reader: ProtoReader, end: number): InstrumentationScope {
   return { name, version, attributes, droppedAttributesCount };
 }
 
-/** Decodes one span; returns undefined (and records why) when its ids are invalid. */
-function decodeSpan(reader: ProtoReader, end: number, path: string, rejections: SpanRejections): Span | undefined {
+/** Decodes one span; returns why as a string when its ids are invalid. */
+function decodeSpan(reader: ProtoReader, end: number): Span | string {
   let traceId: Uint8Array | undefined;
   let spanId: Uint8Array | undefined;
   let parentSpanId: Uint8Array | undefined;
@@ -251,12 +253,14 @@ function decodeSpan(reader: ProtoReader, end: number, path: string, rejections: 
         reader.expect(tag, WIRE_VARINT, 'droppedAttributesCount');
         droppedAttributesCount = reader.uint32(end);
         break;
-      case 11: {
+      case 11:
         reader.expect(tag, WIRE_LEN, 'events');
-        const index = events.length;
-        events.push(within(`events[${index}]`, () => decodeEvent(reader, reader.lengthEnd(end))));
+        try {
+          events.push(decodeEvent(reader, reader.lengthEnd(end)));
+        } catch (error) {
+          rethrowWithin(error, `events[${events.length}]`);
+        }
         break;
-      }
       case 12:
         reader.expect(tag, WIRE_VARINT, 'droppedEventsCount');
         droppedEventsCount = reader.uint32(end);
@@ -290,10 +294,7 @@ function decodeSpan(reader: ProtoReader, end: number, path: string, rejections: 
     badIdLength('spanId', spanId, SPAN_ID_BYTES) ??
     (parentSpanId && parentSpanId.length > 0 ? badIdLength('parentSpanId', parentSpanId, SPAN_ID_BYTES) : undefined) ??
     badLink;
-  if (idProblem !== undefined) {
-    rejections.reject(path, idProblem);
-    return undefined;
-  }
+  if (idProblem !== undefined) return idProblem;
   return {
     traceId: bytesToHex(traceId!),
     spanId: bytesToHex(spanId!),
@@ -501,8 +502,11 @@ function decodeArrayValue(reader: ProtoReader, end: number, depth: number): AnyV
     const tag = reader.tag(end);
     if (tag >>> 3 === 1) {
       reader.expect(tag, WIRE_LEN, 'values');
-      const index = values.length;
-      values.push(within(`values[${index}]`, () => decodeAnyValue(reader, reader.lengthEnd(end), depth)));
+      try {
+        values.push(decodeAnyValue(reader, reader.lengthEnd(end), depth));
+      } catch (error) {
+        rethrowWithin(error, `values[${values.length}]`);
+      }
     } else {
       reader.skip(tag & 7, end);
     }
@@ -516,8 +520,11 @@ function decodeKeyValueList(reader: ProtoReader, end: number, depth: number): At
     const tag = reader.tag(end);
     if (tag >>> 3 === 1) {
       reader.expect(tag, WIRE_LEN, 'values');
-      const index = values.length;
-      values.push(within(`values[${index}]`, () => decodeKeyValue(reader, reader.lengthEnd(end), depth)));
+      try {
+        values.push(decodeKeyValue(reader, reader.lengthEnd(end), depth));
+      } catch (error) {
+        rethrowWithin(error, `values[${values.length}]`);
+      }
     } else {
       reader.skip(tag & 7, end);
     }

@@ -169,6 +169,29 @@ describe('protobuf decoding', () => {
     );
   });
 
+  it('names the path of a malformed value inside an array of a later event', () => {
+    // spans[1].events[1].attributes[0].value.arrayValue.values[1]: a string sent as a varint.
+    const badValue = new ProtoWriter().tag(1, 0).varint32(7).finish();
+    const goodValue = new ProtoWriter().tag(1, 2).string('fine').finish();
+    const array = new ProtoWriter().tag(1, 2).bytes(goodValue).tag(1, 2).bytes(badValue).finish();
+    const value = new ProtoWriter().tag(5, 2).bytes(array).finish();
+    const attribute = new ProtoWriter().tag(1, 2).string('k').tag(2, 2).bytes(value).finish();
+    const event = new ProtoWriter().tag(2, 2).string('e').tag(3, 2).bytes(attribute).finish();
+    const emptyEvent = new ProtoWriter().tag(2, 2).string('first').finish();
+    const span = new ProtoWriter().tag(5, 2).string('s').tag(11, 2).bytes(emptyEvent).tag(11, 2).bytes(event).finish();
+    const plain = new ProtoWriter().tag(5, 2).string('p').finish();
+    const scope = new ProtoWriter().tag(2, 2).bytes(plain).tag(2, 2).bytes(span).finish();
+    const resource = new ProtoWriter().tag(2, 2).bytes(scope).finish();
+    const request = new ProtoWriter().tag(1, 2).bytes(resource).finish();
+    assert.throws(
+      () => decodeTraceRequestProtobuf(request),
+      (error: unknown) =>
+        error instanceof OtlpDecodeError &&
+        error.message ===
+          'resourceSpans[0].scopeSpans[0].spans[1].events[1].attributes[0].values[1]: stringValue: wire type varint, expected length-delimited',
+    );
+  });
+
   it('decodes attribute keys exactly when the key table collides or meets non-ASCII keys', () => {
     // 20,000 distinct ASCII keys of one length overflow the decoder's table of known keys many times
     // over; the non-ASCII pairs have the same byte values read as Latin-1 ("é" is C3 A9, "Ã©" is
