@@ -1,8 +1,9 @@
 // `tracepipe/testing`: the test kit for components. The conformance suite every plugin runs (its
 // default config and `testdata/*.yaml` fixtures validate, the lifecycle works, no handles leak),
-// settings and a host that need no service, a sink that records what it consumes, builders for span
-// batches and runs, helpers to read a component's logs and metrics, and `eventually` to wait for an
-// outcome. Written for `node:test`.
+// settings and a host that need no service, a sink that records what it consumes, an OTLP/HTTP
+// endpoint that records what an exporter sends it, builders for span batches and runs, helpers to
+// read a component's logs and metrics, and `eventually` to wait for an outcome. Written for
+// `node:test`.
 //
 // Everything exported here is public API under semantic versioning; api/tracepipe.api.md lists
 // it, and a test fails when it changes without that file being updated.
@@ -29,3 +30,6 @@ export { runGroup, spawnGroup } from './testkit/processes.ts';
 // A headless Chromium for a web interface's tests: `launchChromium(chromium)` with playwright-core's.
 export type { ChromiumLauncher } from './testkit/browser.ts';
 export { launchChromium, noChromium } from './testkit/browser.ts';
+// A plain OTLP/HTTP traces endpoint that records what an exporter sends it, and for which tenant.
+export type { OtlpHttpAnswer, OtlpHttpRequest, OtlpHttpServerOptions } from './testkit/otlp-server.ts';
+export { OtlpHttpServer, startOtlpHttpServer } from './testkit/otlp-server.ts';

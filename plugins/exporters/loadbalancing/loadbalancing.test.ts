@@ -17,10 +17,9 @@ import {
   makeSpan,
   makeSpanBatch,
   stringAttr,
+  OtlpHttpServer,
 } from 'tracepipe/testing';
-import type { Receiver, Span, SpanBatch } from 'tracepipe/plugin';
-import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
-import type { OtlpReceiverConfig } from '../../receivers/otlp/index.ts';
+import type { Span, SpanBatch } from 'tracepipe/plugin';
 import type { LoadBalancingExporterConfig } from './config.ts';
 import { LoadBalancingExporter } from './exporter.ts';
 import type { LookupFunction } from './internal/resolver.ts';
@@ -43,29 +42,22 @@ after(async () => {
   await rm(workDir, { recursive: true, force: true });
 });
 
-/** A second-tier stand-in: tracepipe's own otlp receiver, recording what it is sent. */
+/** A second-tier stand-in: a plain OTLP/HTTP endpoint, recording what it is sent across restarts. */
 class Endpoint {
   readonly sink = new Sink<'spans'>();
-  receiver?: Receiver;
+  server?: OtlpHttpServer;
   port = 0;
   constructor(readonly host = '127.0.0.1') {}
 
   async start(port = this.port): Promise<this> {
-    const config = { host: this.host, port, require_api_key: false };
-    validateAgainst(otlpReceiverFactory.configSchema, config, 'otlp');
-    this.receiver = otlpReceiverFactory.create(
-      nopSettings('receiver', 'otlp'),
-      config as unknown as OtlpReceiverConfig,
-      this.sink,
-    );
-    await this.receiver.start(new AbortController().signal);
-    this.port = (this.receiver as unknown as { port: number }).port;
+    this.server = await new OtlpHttpServer({ host: this.host, port, sink: this.sink }).listen();
+    this.port = this.server.port;
     return this;
   }
 
   async stop(): Promise<void> {
-    await this.receiver?.shutdown(Date.now() + 2000);
-    this.receiver = undefined;
+    await this.server?.close();
+    this.server = undefined;
   }
 
   get address(): string {
@@ -153,7 +145,7 @@ function owners(list: Endpoint[]): Map<string, number> {
   return byTrace;
 }
 
-describe('loadbalancing exporter → otlp receivers', () => {
+describe('loadbalancing exporter → OTLP/HTTP endpoints', () => {
   it('sends every span of a trace to one endpoint, whichever request it came in', async () => {
     const list = await startEndpoints(3);
     const { exporter } = createExporter({

@@ -1,28 +1,25 @@
+// The otlp exporter against a plain OTLP/HTTP endpoint (tracepipe/testing's OtlpHttpServer): what
+// it sends decodes to the batches it was given, for the right tenant, and the endpoint's answers
+// (retryable, rejected, down) are retried, counted or queued.
+
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { IncomingHttpHeaders, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
 import {
   validateAgainst,
-  Sink,
   nopHost,
   nopSettings,
   runComponentConformance,
   eventually,
   metricValue,
   makeSpanBatch,
+  startOtlpHttpServer,
 } from 'tracepipe/testing';
+import type { OtlpHttpServer } from 'tracepipe/testing';
 import type { Exporter, SpanBatch } from 'tracepipe/plugin';
-import { countSpans } from 'tracepipe/plugin';
-import { decodeTraceRequestJson, decodeTraceRequestProtobuf } from 'tracepipe/otlp';
-import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
-import type { OtlpReceiverConfig } from '../../receivers/otlp/index.ts';
 import type { OtlpExporterConfig } from './index.ts';
 import { otlpExporterFactory } from './index.ts';
 
@@ -54,22 +51,14 @@ function createExporter(overrides: Record<string, unknown>): { exporter: Exporte
   return { exporter, metrics: host.metrics };
 }
 
-describe('otlp exporter → the otlp receiver', () => {
+describe('otlp exporter → an OTLP/HTTP endpoint', () => {
   for (const encoding of ['protobuf', 'json'] as const) {
     for (const compression of ['gzip', 'none'] as const) {
       it(`delivers spans intact (${encoding}, ${compression}) with the tenant forwarded`, async () => {
-        const sink = new Sink<'spans'>();
-        const receiverConfig = { host: '127.0.0.1', port: 0, require_api_key: false };
-        validateAgainst(otlpReceiverFactory.configSchema, receiverConfig, 'otlp');
-        const receiver = otlpReceiverFactory.create(
-          nopSettings('receiver', 'otlp'),
-          receiverConfig as unknown as OtlpReceiverConfig,
-          sink,
-        );
-        await receiver.start(new AbortController().signal);
-        const port = (receiver as unknown as { port: number }).port;
+        const endpoint = await startOtlpHttpServer();
+        const { sink } = endpoint;
         const { exporter, metrics } = createExporter({
-          endpoint: `http://127.0.0.1:${port}`,
+          endpoint: endpoint.url,
           encoding,
           compression,
           forward_tenant: true,
@@ -94,90 +83,64 @@ describe('otlp exporter → the otlp receiver', () => {
           assert.equal(await metricValue(metrics, 'tracepipe_otlp_exporter_spans_sent_total'), 8);
         } finally {
           await exporter.shutdown(Date.now() + 2000);
-          await receiver.shutdown(Date.now() + 2000);
+          await endpoint.close();
         }
       });
     }
   }
 });
 
-describe('otlp exporter against a scripted receiver', () => {
-  let server: Server;
+describe('otlp exporter against a scripted endpoint', () => {
+  let server: OtlpHttpServer;
   let url: string;
-  let answer: (index: number) => { status: number; headers?: Record<string, string> };
-  let received: { headers: IncomingHttpHeaders; spans: number }[];
-  let malformed: string[];
 
   beforeEach(async () => {
-    received = [];
-    malformed = [];
-    answer = () => ({ status: 200 });
-    server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        let spans = 0;
-        try {
-          const raw =
-            req.headers['content-encoding'] === 'gzip' ? gunzipSync(Buffer.concat(chunks)) : Buffer.concat(chunks);
-          const decoded =
-            req.headers['content-type'] === 'application/json'
-              ? decodeTraceRequestJson(raw)
-              : decodeTraceRequestProtobuf(raw);
-          spans = countSpans(decoded.batch);
-        } catch (error) {
-          malformed.push(String(error));
-        }
-        const index = received.length;
-        received.push({ headers: req.headers, spans });
-        const { status, headers } = answer(index);
-        res.writeHead(status, headers).end();
-      });
-    });
-    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await startOtlpHttpServer();
+    url = server.url;
   });
   afterEach(async () => {
-    server.closeAllConnections();
-    await new Promise((done) => server.close(done));
+    await server.close();
   });
+
+  /** Every request decoded as OTLP: the exporter never sends a malformed body. */
+  const malformed = () => server.requests.flatMap((request) => (request.error ? [request.error] : []));
 
   it('sends configured headers, and no tenant headers unless asked', async () => {
     const { exporter } = createExporter({ endpoint: url, headers: { authorization: 'Bearer t' } });
     await exporter.start(new AbortController().signal);
     await exporter.consume(makeSpanBatch(1), { project: 'p', apiKey: 'secret' });
     await exporter.shutdown(Date.now() + 2000);
-    assert.deepEqual(malformed, []);
-    assert.equal(received[0]!.headers.authorization, 'Bearer t');
-    assert.equal(received[0]!.headers['x-api-key'], undefined);
-    assert.equal(received[0]!.headers['content-type'], 'application/x-protobuf');
+    assert.deepEqual(malformed(), []);
+    assert.equal(server.requests[0]!.headers.authorization, 'Bearer t');
+    assert.equal(server.requests[0]!.headers['x-api-key'], undefined);
+    assert.equal(server.requests[0]!.headers['content-type'], 'application/x-protobuf');
   });
 
   it('retries 503 and 429, then delivers', async () => {
-    answer = (index) =>
+    server.answer = (index) =>
       index === 0 ? { status: 503 } : index === 1 ? { status: 429, headers: { 'Retry-After': '0' } } : { status: 200 };
     const { exporter, metrics } = createExporter({ endpoint: url });
     await exporter.start(new AbortController().signal);
     await exporter.consume(makeSpanBatch(4), { project: 'p' });
     await exporter.shutdown(Date.now() + 5000);
-    assert.equal(received.length, 3);
+    assert.equal(server.requests.length, 3);
     assert.equal(await metricValue(metrics, 'tracepipe_exporter_retries_total'), 2);
     assert.equal(await metricValue(metrics, 'tracepipe_otlp_exporter_spans_sent_total'), 4);
   });
 
   it('drops a batch the receiver rejects (400), counted', async () => {
-    answer = () => ({ status: 400 });
+    server.answer = () => ({ status: 400 });
     const { exporter, metrics } = createExporter({ endpoint: url });
     await exporter.start(new AbortController().signal);
     await exporter.consume(makeSpanBatch(3), { project: 'p' });
     await exporter.shutdown(Date.now() + 5000);
-    assert.equal(received.length, 1);
+    assert.equal(server.requests.length, 1);
     assert.equal(await metricValue(metrics, 'tracepipe_component_items_dropped_total', { reason: 'rejected' }), 3);
   });
 
   it('with a persistent queue, keeps what it cannot send and replays it later', async () => {
     let down = true;
-    answer = () => (down ? { status: 503 } : { status: 200 });
+    server.answer = () => (down ? { status: 503 } : { status: 200 });
     const queue = { enabled: true, directory: 'otlp-queue', replay_interval_ms: 20 };
     const { exporter, metrics } = createExporter({
       endpoint: url,
@@ -200,7 +163,7 @@ describe('otlp exporter against a scripted receiver', () => {
   });
 
   it('without a persistent queue, counts what it cannot send', async () => {
-    answer = () => ({ status: 503 });
+    server.answer = () => ({ status: 503 });
     const { exporter, metrics } = createExporter({ endpoint: url, retry_on_failure: { max_retries: 1 } });
     await exporter.start(new AbortController().signal);
     await exporter.consume(makeSpanBatch(5), { project: 'p' });
