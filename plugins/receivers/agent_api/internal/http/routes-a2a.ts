@@ -22,7 +22,7 @@ import type { JsonRpcId } from './json-rpc.ts';
 import type { Assistant, JsonObject } from '../storage/storage.ts';
 import { inputSchemaOf, readableAssistant, takesMessages } from './agent-calls.ts';
 import type { AgentServices } from './services.ts';
-import { writeHeartbeat } from './sse.ts';
+import { openEventStream } from './sse.ts';
 
 const assistantParams = {
   type: 'object',
@@ -213,18 +213,7 @@ async function streamResponses(
   heartbeatMs: number,
   errorResponse: (error: unknown) => unknown,
 ): Promise<void> {
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
-  raw.flushHeaders();
-  const heartbeat = setInterval(() => writeHeartbeat(raw), heartbeatMs);
-  heartbeat.unref();
+  const { raw, stopHeartbeat } = openEventStream(reply, heartbeatMs);
   try {
     for (let next = first; !next.done && !raw.destroyed; next = await responses.next()) {
       raw.write(`data: ${JSON.stringify(next.value)}\n\n`);
@@ -232,7 +221,7 @@ async function streamResponses(
   } catch (error) {
     if (!raw.destroyed) raw.write(`data: ${JSON.stringify(errorResponse(error))}\n\n`);
   } finally {
-    clearInterval(heartbeat);
+    stopHeartbeat();
     if (!raw.writableEnded) raw.end();
     if (raw.destroyed) await responses.return?.();
   }

@@ -32,7 +32,7 @@ import { threadIdParams } from '../api/schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
 import { CodedError } from 'tracepipe/plugin';
 import { AuthRefusal } from '../auth/custom.ts';
-import { writeHeartbeat, writeSSE } from './sse.ts';
+import { openEventStream, writeSSE } from './sse.ts';
 
 /** Events a connection (or a thread's SSE streams) keep for subscriptions made after they happened. */
 const MAX_BUFFERED_EVENTS = 10_000;
@@ -390,24 +390,13 @@ export async function registerProtocolRoutes(app: AgentApp, services: AgentServi
 
   /** Answers with the thread's events that pass the filter, as SSE, until the client goes. */
   function streamEvents(reply: FastifyReply, thread: SharedThreadStream, filter: EventFilter): void {
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, {
-      ...(reply.getHeaders() as Record<string, string>),
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    raw.flushHeaders();
-    const heartbeat = setInterval(() => writeHeartbeat(raw), services.heartbeatMs);
-    heartbeat.unref();
+    const { raw, stopHeartbeat } = openEventStream(reply, services.heartbeatMs);
     const detach = thread.attach(filter, (event) => {
       void writeSSE(raw, { event: event.method, data: event, id: event.event_id });
     });
     const end = () => {
       if (!openStreams.delete(end)) return;
-      clearInterval(heartbeat);
+      stopHeartbeat();
       detach();
       if (!raw.destroyed && !raw.writableEnded) raw.end(() => raw.socket?.destroy());
     };

@@ -19,7 +19,7 @@ import {
   threadlessRunParams,
 } from '../api/schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
-import { writeHeartbeat, writeSSE } from './sse.ts';
+import { openEventStream, writeSSE } from './sse.ts';
 import { ThreadRunQueue } from './thread-run-queue.ts';
 import { ApiNotFoundError } from '../../errors.ts';
 
@@ -83,29 +83,16 @@ export function registerRunRoutes(app: AgentApp, services: AgentServices): void 
 
   /** Starts an SSE response that owns the socket from here on; returns a signal for disconnects. */
   function openStream(reply: FastifyReply, headers: Record<string, string>): { signal: AbortSignal; end(): void } {
-    reply.hijack();
-    const raw = reply.raw;
-    const base = reply.getHeaders() as Record<string, string>;
-    raw.writeHead(200, {
-      ...base,
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-      ...headers,
-    });
-    // Send the headers now: a client waiting on a run that has not started must see the stream open.
-    raw.flushHeaders();
+    // The headers leave at once: a client waiting on a run that has not started must see the stream open.
+    const { raw, stopHeartbeat } = openEventStream(reply, services.heartbeatMs, headers);
     const controller = new AbortController();
     raw.on('close', () => {
       if (!raw.writableFinished) controller.abort('disconnected');
     });
-    const heartbeat = setInterval(() => writeHeartbeat(raw), services.heartbeatMs);
-    heartbeat.unref();
     return {
       signal: controller.signal,
       end: () => {
-        clearInterval(heartbeat);
+        stopHeartbeat();
         endResponse(raw);
       },
     };

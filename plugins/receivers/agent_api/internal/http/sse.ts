@@ -3,6 +3,7 @@
 // `event` and `id` because they would end the field early and let a value inject frames.
 
 import type { ServerResponse } from 'node:http';
+import type { FastifyReply } from 'fastify';
 
 export interface SseFrame {
   readonly event: string;
@@ -57,4 +58,40 @@ export function writeHeartbeat(response: ServerResponse): void {
   response.cork();
   response.write(': heartbeat\n\n');
   response.uncork();
+}
+
+/** An SSE response that owns its socket: what `openEventStream` hands back. */
+export interface EventStream {
+  /** The response to write frames to; the caller ends it. */
+  readonly raw: ServerResponse;
+  /** Stops the heartbeat comments; call it before or as the response ends. */
+  stopHeartbeat(): void;
+}
+
+/**
+ * Takes the response over from Fastify (`hijack`), sends the SSE headers at once — the reply's own
+ * headers (CORS and the like) first, `headers` last — and writes a heartbeat comment every
+ * `heartbeatMs` until stopped. The headers leave now rather than with the first frame, so that a
+ * client waiting on a stream with nothing to say yet sees it open; the heartbeat timer is unref'd,
+ * so an idle stream does not keep the process up.
+ */
+export function openEventStream(
+  reply: FastifyReply,
+  heartbeatMs: number,
+  headers: Readonly<Record<string, string>> = {},
+): EventStream {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    ...headers,
+  });
+  raw.flushHeaders();
+  const heartbeat = setInterval(() => writeHeartbeat(raw), heartbeatMs);
+  heartbeat.unref();
+  return { raw, stopHeartbeat: () => clearInterval(heartbeat) };
 }
