@@ -209,13 +209,18 @@ async function startProxy(endpoint: string, dir: string) {
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       if (!line.startsWith('{')) return void console.error(line); // V8's own output (--trace-gc)
-      const entry = JSON.parse(line) as { msg?: string; address?: string };
+      const entry = JSON.parse(line) as { level?: number; msg?: string; address?: string };
       if (entry.msg === 'Receiving OTLP traces.') resolve(Number(entry.address!.split(':').pop()));
+      // The proxy's warnings and errors (held batches, refusals, losses) explain the figures.
+      if ((entry.level ?? 0) >= WARN_LEVEL) console.error(line);
     });
     child.once('exit', () => reject(new Error('the proxy exited')));
   });
   return { child, url: `http://127.0.0.1:${port}/v1/traces` };
 }
+
+/** pino's numeric level of `warn`. */
+const WARN_LEVEL = 40;
 
 interface Answer {
   readonly ok: boolean;
