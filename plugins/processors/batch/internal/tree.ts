@@ -38,6 +38,8 @@ interface WaitingTrace {
   readonly parents: Set<string>;
 }
 
+const NO_RUNS: readonly HeldRun[] = Object.freeze([]);
+
 // A chain of filtered runs longer than this is treated as a cycle.
 const MAX_ANCESTOR_WALK = 1000;
 
@@ -240,9 +242,10 @@ export class RunTree {
     trace.parents.add(parent);
   }
 
-  private takeWaiting(parent: string): HeldRun[] {
+  private takeWaiting(parent: string): readonly HeldRun[] {
     const group = this.waiting.get(parent);
-    if (!group) return [];
+    // Asked for every run released, which most often has no waiting children: no array for those.
+    if (!group) return NO_RUNS;
     this.waiting.delete(parent);
     for (const held of group) {
       this.waitingIds.delete(held.run.id);
