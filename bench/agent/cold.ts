@@ -6,6 +6,7 @@
 //
 //   node --import tsx bench/agent/cold.ts [--servers tracepipe,langgraph] [--seconds 10]
 //                                         [--clients 16] [--repetitions 3] [--cpu-prof DIR] [--json]
+//                                         [--node-flags='--flag ...' (for the server tracepipe-flags)]
 
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
@@ -22,6 +23,7 @@ const { values: args } = parseArgs({
     clients: { type: 'string', default: '16' },
     repetitions: { type: 'string', default: '3' },
     'cpu-prof': { type: 'string' },
+    'node-flags': { type: 'string', default: '' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -88,6 +90,9 @@ const nodeArgs = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', resolve(arg
 const starters: Record<string, () => Promise<RunningServer>> = {
   tracepipe: () => startTracepipe([GRAPH], { nodeArgs }),
   'tracepipe-notrace': () => startTracepipe([GRAPH], { tracing: false, nodeArgs }),
+  // tracepipe with `--node-flags` (space-separated) added to Node's: to set V8 settings against the default.
+  'tracepipe-flags': () =>
+    startTracepipe([GRAPH], { nodeArgs: [...nodeArgs, ...args['node-flags']!.split(' ').filter(Boolean)] }),
   langgraph: () => startLanggraphDev([GRAPH]),
 };
 const names = args.servers!.split(',');
@@ -101,7 +106,8 @@ for (let repetition = 1; repetition <= repetitions; repetition++) {
     try {
       server = await starters[name]!();
       const loadAverage = loadavg()[0]!;
-      rows.push({ server: server.name, repetition, loadAverage, ...(await coldRuns(server)) });
+      const label = name === 'tracepipe-flags' ? `${server.name} ${args['node-flags']}` : server.name;
+      rows.push({ server: label, repetition, loadAverage, ...(await coldRuns(server)) });
     } catch (error) {
       process.stderr.write(`${name}: ${(error as Error).message}\n`);
     } finally {
