@@ -8,13 +8,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { localExporterFactory } from '../plugins/exporters/local/index.ts';
-import { batchProcessorFactory } from '../plugins/processors/batch/index.ts';
-import { genAiProcessorFactory } from '../plugins/processors/genai/index.ts';
-import { traceExplorerExtensionFactory } from '../plugins/extensions/trace_explorer/index.ts';
-import { startService } from '../plugins/extensions/trace_explorer/testing/service.ts';
-import { langSmithReceiverFactory } from '../plugins/receivers/langsmith/index.ts';
-import { otlpReceiverFactory } from '../plugins/receivers/otlp/index.ts';
+import { startService } from './support/service.ts';
 import type { Service } from '../src/pipeline/service.ts';
 import { tempDir } from '../src/testkit/files.ts';
 
@@ -51,14 +45,7 @@ service:
   extensions: [trace_explorer]
   pipelines: { traces: { receivers: [langsmith], processors: [batch], exporters: [local] }, traces/otlp: { receivers: [otlp], processors: [genai, batch], exporters: [local] } }
 `;
-    const started = await startService(yaml, dir, [
-      otlpReceiverFactory,
-      langSmithReceiverFactory,
-      genAiProcessorFactory,
-      batchProcessorFactory,
-      localExporterFactory,
-      traceExplorerExtensionFactory,
-    ]);
+    const started = await startService(yaml, dir);
     service = started.service;
     for (const id of ['otlp', 'langsmith', 'trace_explorer']) ports.set(id, Number(new URL(started.endpoint(id)).port));
   });

@@ -15,13 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadServerTls, tlsSchema } from 'tracepipe/confighttp';
 import { testCertificates, validateAgainst } from 'tracepipe/testing';
 import type { TestCertificates } from 'tracepipe/testing';
-import { localExporterFactory } from '../plugins/exporters/local/index.ts';
-import { batchProcessorFactory } from '../plugins/processors/batch/index.ts';
-import { genAiProcessorFactory } from '../plugins/processors/genai/index.ts';
-import { traceExplorerExtensionFactory } from '../plugins/extensions/trace_explorer/index.ts';
-import { startService } from '../plugins/extensions/trace_explorer/testing/service.ts';
-import { langSmithReceiverFactory } from '../plugins/receivers/langsmith/index.ts';
-import { otlpReceiverFactory } from '../plugins/receivers/otlp/index.ts';
+import { startService } from './support/service.ts';
 import type { Service } from '../src/pipeline/service.ts';
 import { tempDir } from '../src/testkit/files.ts';
 
@@ -73,14 +67,7 @@ service:
   extensions: [trace_explorer]
   pipelines: { traces: { receivers: [langsmith], processors: [batch], exporters: [local] }, traces/otlp: { receivers: [otlp], processors: [genai, batch], exporters: [local] } }
 `;
-    const started = await startService(yaml, dir, [
-      otlpReceiverFactory,
-      langSmithReceiverFactory,
-      genAiProcessorFactory,
-      batchProcessorFactory,
-      localExporterFactory,
-      traceExplorerExtensionFactory,
-    ]);
+    const started = await startService(yaml, dir);
     service = started.service;
     for (const id of ['otlp', 'langsmith', 'trace_explorer']) {
       const url = new URL(started.endpoint(id));
@@ -170,9 +157,6 @@ exporters: { local: { path: ${join(dir, 'traces.db')} } }
 service:
   pipelines: { traces: { receivers: [otlp], processors: [genai], exporters: [local] } }
 `;
-    await assert.rejects(
-      startService(yaml, dir, [otlpReceiverFactory, genAiProcessorFactory, localExporterFactory]),
-      /tls\.key_file: cannot read .*missing\.key/,
-    );
+    await assert.rejects(startService(yaml, dir), /tls\.key_file: cannot read .*missing\.key/);
   });
 });

@@ -13,9 +13,7 @@ import type { Service } from 'tracepipe';
 import { chromium } from 'playwright-core';
 import { launchChromium, noChromium } from 'tracepipe/testing';
 import { eventually, tempDir } from 'tracepipe/testing';
-import { startAgentServerWithExplorer } from './testing/service.ts';
-
-const OUTPUT = join(import.meta.dirname, '../../../test-output');
+import { OUTPUT, startAgentServerWithExplorer } from './support.ts';
 
 interface Turn {
   trace_id: string;

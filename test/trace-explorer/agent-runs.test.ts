@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
 import type { Service } from 'tracepipe';
 import { eventually, tempDir } from 'tracepipe/testing';
-import { startAgentServerWithExplorer } from './testing/service.ts';
+import { startAgentServerWithExplorer } from './support.ts';
 
 interface Summary {
   trace_id: string;

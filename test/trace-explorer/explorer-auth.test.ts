@@ -1,5 +1,5 @@
-// The trace explorer behind the agent server's authentication (internal/access.ts, and the agent
-// server's internal/http/explorer-access.ts): with API keys the explorer's API takes the same
+// The trace explorer behind the agent server's authentication (the explorer's internal/access.ts,
+// and the agent server's internal/http/explorer-access.ts): with API keys the explorer's API takes the same
 // X-Api-Key and its pages ask for it (Chromium: the prompt, the key kept in sessionStorage, the
 // traces shown); with a custom auth handler only identities granted `traces:read` read traces;
 // and an explorer reachable from other machines that nothing protects does not start.
@@ -8,36 +8,23 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@langchain/langgraph-sdk';
-import { parseConfigText, validateConfig, Registry, Service, silentLogger, createMetricsRegistry } from 'tracepipe';
+import type { Service } from 'tracepipe';
 import { chromium } from 'playwright-core';
 import { launchChromium, noChromium } from 'tracepipe/testing';
 import { eventually, tempDir } from 'tracepipe/testing';
-import { localExporterFactory } from '../../exporters/local/index.ts';
-import { batchProcessorFactory } from '../../processors/batch/index.ts';
-import { genAiProcessorFactory } from '../../processors/genai/index.ts';
-import { agentApiReceiverFactory } from '../../receivers/agent_api/index.ts';
-import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
-import { traceExplorerExtensionFactory } from './index.ts';
+import { endpointOf, serviceFromYaml } from '../support/service.ts';
 
-const GRAPHS = fileURLToPath(new URL('../../../examples/graphs/langgraph.json', import.meta.url));
+const GRAPHS = fileURLToPath(new URL('../../examples/graphs/langgraph.json', import.meta.url));
 const OWNER_AUTH = fileURLToPath(
-  new URL('../../receivers/agent_api/testdata/auth/langgraph-owner.json', import.meta.url),
+  new URL('../../plugins/receivers/agent_api/testdata/auth/langgraph-owner.json', import.meta.url),
 );
 const KEY = 'explorer-test-key';
-const registry = new Registry([
-  agentApiReceiverFactory,
-  otlpReceiverFactory,
-  genAiProcessorFactory,
-  batchProcessorFactory,
-  localExporterFactory,
-  traceExplorerExtensionFactory,
-]);
 
 /** A service with an agent server (`agent`: its YAML options) whose runs the explorer shows. */
 function serviceOf(
   dir: string,
   options: { agent?: string; explorer?: string; withAgent?: boolean; graphs?: string } = {},
-): Service {
+): Promise<Service> {
   const agent = `agent_api: { port: 0, langgraph_config: ${options.graphs ?? GRAPHS}, data_dir: ${dir}/agent, tracing: { enabled: true }${options.agent ?? ''} }`;
   const yaml = `
 receivers:
@@ -49,16 +36,13 @@ service:
   extensions: [trace_explorer]
   pipelines: { traces: { receivers: [${options.withAgent === false ? 'otlp' : 'agent_api'}], processors: [genai, batch], exporters: [local] } }
 `;
-  const { config, errors } = validateConfig(parseConfigText(yaml), registry, dir);
-  assert.deepEqual(errors, [], errors.join('\n'));
-  return new Service(config!, { logger: silentLogger(), metrics: createMetricsRegistry({ processMetrics: false }) });
+  return serviceFromYaml(yaml, dir);
 }
 
 function endpoints(service: Service): { agent: string; explorer: string } {
-  const described = service.describe();
   return {
-    agent: described.find((d) => d.id === 'agent_api')!.endpoints![0]!.url.replace(/\/$/, ''),
-    explorer: described.find((d) => d.id === 'trace_explorer')!.endpoints![0]!.url.replace(/\/ui\/traces$/, ''),
+    agent: endpointOf(service, 'agent_api').replace(/\/$/, ''),
+    explorer: endpointOf(service, 'trace_explorer').replace(/\/ui\/traces$/, ''),
   };
 }
 
@@ -69,7 +53,7 @@ describe('trace explorer behind the agent server’s API keys', () => {
   let runId: string;
 
   before(async () => {
-    service = serviceOf(dir, { agent: `, auth: { api_keys: [${KEY}] }` });
+    service = await serviceOf(dir, { agent: `, auth: { api_keys: [${KEY}] }` });
     await service.start();
     const urls = endpoints(service);
     explorer = urls.explorer;
@@ -148,7 +132,7 @@ describe('trace explorer behind the agent server’s custom auth handler', () =>
   let service: Service;
   let explorer: string;
   before(async () => {
-    service = serviceOf(dir, { graphs: OWNER_AUTH });
+    service = await serviceOf(dir, { graphs: OWNER_AUTH });
     await service.start();
     explorer = endpoints(service).explorer;
   });
@@ -170,20 +154,20 @@ describe('trace explorer behind the agent server’s custom auth handler', () =>
 describe('trace explorer reachable from other machines', () => {
   it('does not start unprotected unless insecure: true', async () => {
     const dir = tempDir('tracepipe-explorer-exposed-');
-    const alone = serviceOf(dir, { withAgent: false, explorer: ', host: 0.0.0.0' });
+    const alone = await serviceOf(dir, { withAgent: false, explorer: ', host: 0.0.0.0' });
     await assert.rejects(alone.start(), /without authentication .*insecure: true/);
     await alone.shutdown();
-    const open = serviceOf(dir, { withAgent: false, explorer: ', host: 0.0.0.0, insecure: true' });
+    const open = await serviceOf(dir, { withAgent: false, explorer: ', host: 0.0.0.0, insecure: true' });
     await open.start();
     await open.shutdown();
   });
 
   it('does not start beside an agent server without auth, and does beside one with keys', async () => {
     const dir = tempDir('tracepipe-explorer-exposed-agent-');
-    const unprotected = serviceOf(dir, { explorer: ', host: 0.0.0.0' });
+    const unprotected = await serviceOf(dir, { explorer: ', host: 0.0.0.0' });
     await assert.rejects(unprotected.start(), /agent_api has no authentication to protect it/);
     await unprotected.shutdown();
-    const keyed = serviceOf(dir, { explorer: ', host: 0.0.0.0', agent: `, auth: { api_keys: [${KEY}] }` });
+    const keyed = await serviceOf(dir, { explorer: ', host: 0.0.0.0', agent: `, auth: { api_keys: [${KEY}] }` });
     await keyed.start();
     const { explorer } = endpoints(keyed);
     assert.equal((await fetch(`${explorer}/api/traces`)).status, 401);

@@ -12,14 +12,9 @@ import type { Service } from 'tracepipe';
 import { chromium } from 'playwright-core';
 import { launchChromium, noChromium } from 'tracepipe/testing';
 import { eventually, tempDir } from 'tracepipe/testing';
-import { localExporterFactory } from '../../exporters/local/index.ts';
-import { batchProcessorFactory } from '../../processors/batch/index.ts';
-import { genAiProcessorFactory } from '../../processors/genai/index.ts';
-import { otlpReceiverFactory } from '../../receivers/otlp/index.ts';
-import { traceExplorerExtensionFactory } from './index.ts';
-import { startService } from './testing/service.ts';
+import { startService } from '../support/service.ts';
+import { OUTPUT } from './support.ts';
 
-const OUTPUT = join(import.meta.dirname, '../../../test-output');
 const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
 const int = (key: string, value: number) => ({ key, value: { intValue: String(value) } });
 const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
@@ -64,13 +59,7 @@ service:
   extensions: [trace_explorer]
   pipelines: { traces: { receivers: [otlp], processors: [genai, batch], exporters: [local] } }
 `;
-    const started = await startService(yaml, dir, [
-      otlpReceiverFactory,
-      genAiProcessorFactory,
-      batchProcessorFactory,
-      localExporterFactory,
-      traceExplorerExtensionFactory,
-    ]);
+    const started = await startService(yaml, dir);
     service = started.service;
     const otlp = started.endpoint('otlp');
     explorer = started.endpoint('trace_explorer').replace(/\/ui\/traces$/, '');
