@@ -3,7 +3,6 @@
 // (`../store.ts`) — in the `store_items` table of the server's database (migration 2 of
 // `../postgres.ts`), on the server's pool.
 
-import { BaseStore } from '@langchain/langgraph';
 import type {
   GetOperation,
   Item,
@@ -13,21 +12,12 @@ import type {
   PutOperation,
 } from '@langchain/langgraph';
 import type pg from 'pg';
-import {
-  applyOperation,
-  joinNamespace,
-  namespacePage,
-  namespacesOperation,
-  searchOperation,
-  searchVisiblePage,
-  splitNamespace,
-  storeSearch,
-  toItem,
-} from '../store.ts';
+import { applyOperation, joinNamespace, splitNamespace, storeSearch, toItem } from '../store.ts';
+import type { StoreRow } from '../store.ts';
 import { namespaceListing } from './namespaces.ts';
-import type { NamespaceOptions, SearchOptions, ServerStore, StoreRow } from '../store.ts';
+import { StoreRepository } from './repository.ts';
 
-export class PostgresItemStore extends BaseStore implements ServerStore {
+export class PostgresItemStore extends StoreRepository {
   /** `pool` stays the caller's; its database must be migrated (`postgresStorageOnPool`). */
   constructor(private readonly pool: pg.Pool) {
     super();
@@ -74,28 +64,7 @@ export class PostgresItemStore extends BaseStore implements ServerStore {
     );
   }
 
-  async searchVisible(
-    namespacePrefix: string[],
-    options: SearchOptions,
-    visible: (item: Item) => boolean,
-  ): Promise<Item[]> {
-    return searchVisiblePage(
-      (limit, offset) => this.rows(namespacePrefix, options.filter, limit, offset),
-      searchOperation(namespacePrefix, options),
-      visible,
-    );
-  }
-
-  async listNamespacesVisible(
-    options: NamespaceOptions,
-    visible: (namespace: string[]) => boolean,
-  ): Promise<string[][]> {
-    const operation = namespacesOperation(options);
-    return namespacePage(await this.namespaces(operation, { page: false }), operation, visible);
-  }
-
-  /** A page of the items a search matches (`storeSearch`). */
-  private async rows(
+  protected async rows(
     namespacePrefix: readonly string[],
     filter: Record<string, unknown> | undefined,
     limit: number,
@@ -105,8 +74,7 @@ export class PostgresItemStore extends BaseStore implements ServerStore {
     return (await this.pool.query(sql, params)).rows as StoreRow[];
   }
 
-  /** The namespaces of a listing (`namespaceListing`), dot-joined. */
-  private async namespaces(operation: ListNamespacesOperation, options: { page: boolean }): Promise<string[]> {
+  protected async namespaces(operation: ListNamespacesOperation, options: { page: boolean }): Promise<string[]> {
     const { sql, params } = namespaceListing('postgres', operation, options);
     return ((await this.pool.query(sql, params)).rows as { namespace: string }[]).map((row) => row.namespace);
   }

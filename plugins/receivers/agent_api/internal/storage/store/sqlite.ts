@@ -2,7 +2,6 @@
 // search and namespace listing statements it shares with `postgres.ts` (`../store.ts`).
 
 import type { Database as SqliteDatabase } from 'better-sqlite3';
-import { BaseStore } from '@langchain/langgraph';
 import type {
   GetOperation,
   Item,
@@ -13,20 +12,10 @@ import type {
 } from '@langchain/langgraph';
 import { openSqliteFile } from '../sqlite-file.ts';
 import type { SqliteMigration } from '../sqlite-file.ts';
-import {
-  applyOperation,
-  joinNamespace,
-  matchesStoreFilter,
-  namespacePage,
-  namespacesOperation,
-  searchOperation,
-  searchVisiblePage,
-  splitNamespace,
-  storeSearch,
-  toItem,
-} from '../store.ts';
-import type { NamespaceOptions, SearchOptions, ServerStore, StoreRow } from '../store.ts';
+import { applyOperation, joinNamespace, matchesStoreFilter, splitNamespace, storeSearch, toItem } from '../store.ts';
+import type { StoreRow } from '../store.ts';
 import { namespaceListing, registerNamespaceFunctions } from './namespaces.ts';
+import { StoreRepository } from './repository.ts';
 
 /** The schema of `store.sqlite`, step by step (see `sqlite-file.ts`). Append; never edit a step. */
 export const STORE_MIGRATIONS: readonly SqliteMigration[] = [
@@ -48,7 +37,7 @@ CREATE TABLE IF NOT EXISTS store_items (
   },
 ];
 
-export class SqliteStore extends BaseStore implements ServerStore {
+export class SqliteStore extends StoreRepository {
   private readonly db: SqliteDatabase;
   private closed = false;
 
@@ -101,28 +90,7 @@ export class SqliteStore extends BaseStore implements ServerStore {
       .run(namespace, operation.key, JSON.stringify(operation.value), now, now);
   }
 
-  async searchVisible(
-    namespacePrefix: string[],
-    options: SearchOptions,
-    visible: (item: Item) => boolean,
-  ): Promise<Item[]> {
-    return searchVisiblePage(
-      async (limit, offset) => this.rows(namespacePrefix, options.filter, limit, offset),
-      searchOperation(namespacePrefix, options),
-      visible,
-    );
-  }
-
-  async listNamespacesVisible(
-    options: NamespaceOptions,
-    visible: (namespace: string[]) => boolean,
-  ): Promise<string[][]> {
-    const operation = namespacesOperation(options);
-    return namespacePage(this.namespaces(operation, { page: false }), operation, visible);
-  }
-
-  /** A page of the items a search matches (`storeSearch`). */
-  private rows(
+  protected rows(
     namespacePrefix: readonly string[],
     filter: Record<string, unknown> | undefined,
     limit: number,
@@ -151,8 +119,7 @@ export class SqliteStore extends BaseStore implements ServerStore {
     return held.n >= cap;
   }
 
-  /** The namespaces of a listing (`namespaceListing`), dot-joined. */
-  private namespaces(operation: ListNamespacesOperation, options: { page: boolean }): string[] {
+  protected namespaces(operation: ListNamespacesOperation, options: { page: boolean }): string[] {
     const { sql, params } = namespaceListing('sqlite', operation, options);
     return (this.db.prepare(sql).all(...params) as { namespace: string }[]).map((row) => row.namespace);
   }
