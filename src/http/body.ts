@@ -107,6 +107,14 @@ export interface ReadBodyOptions {
    * `readBody` then rejects with that same error.
    */
   readonly onGrow?: (bytes: number) => void;
+  /**
+   * Where a body that arrived in more than one chunk is assembled, without compression (default: a
+   * new buffer). A receiver can hand out a buffer it reuses once the request is done with: under
+   * the container image's `MALLOC_MMAP_THRESHOLD_`, a new buffer of 64 KiB or more is a fresh
+   * mapping whose pages fault in one by one (see plugins/receivers/otlp/internal/body-buffers.ts).
+   * It must return a buffer of exactly `bytes` bytes.
+   */
+  readonly allocate?: (bytes: number) => Buffer;
 }
 
 export async function readBody(
@@ -126,7 +134,7 @@ export async function readBody(
       throw error;
     }
   };
-  if (coding === 'identity') return readPlain(source, maxBytes, grown);
+  if (coding === 'identity') return readPlain(source, maxBytes, grown, options.allocate);
 
   // The compressed bytes are kept (they are at most `maxBytes`) only when a second pass may be
   // needed, that is when the limit lets a body grow past KEEP_BYTES.
@@ -273,7 +281,12 @@ function decodeStep(context: ZstdBinding.DCtx, out: Buffer, input: Buffer): Zstd
 }
 
 /** The body without decompression, read with plain events: the common case, and the fastest. */
-function readPlain(source: Readable, maxBytes: number, grown: (bytes: number) => void): Promise<Buffer> {
+function readPlain(
+  source: Readable,
+  maxBytes: number,
+  grown: (bytes: number) => void,
+  allocate?: (bytes: number) => Buffer,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let sent = 0;
@@ -284,7 +297,13 @@ function readPlain(source: Readable, maxBytes: number, grown: (bytes: number) =>
         source.pause();
         reject(error);
       } else {
-        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, sent));
+        resolve(
+          chunks.length === 1
+            ? chunks[0]!
+            : allocate
+              ? concatInto(allocate(sent), chunks)
+              : Buffer.concat(chunks, sent),
+        );
       }
     };
     const onData = (chunk: Buffer) => {
@@ -303,6 +322,12 @@ function readPlain(source: Readable, maxBytes: number, grown: (bytes: number) =>
     const onClose = () => finish(new BodyAbortedError('client closed the request before its body was complete'));
     source.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
   });
+}
+
+function concatInto(target: Buffer, chunks: readonly Buffer[]): Buffer {
+  let at = 0;
+  for (const chunk of chunks) at += chunk.copy(target, at);
+  return target;
 }
 
 function classify(error: unknown, sourceFailed: boolean): Error {

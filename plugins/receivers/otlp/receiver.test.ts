@@ -58,6 +58,7 @@ function sampleBatch(spanCount = 2): SpanBatch {
   return makeBatch(spans, { resource: [stringAttr('service.name', 'svc')], scope: { name: 'scope', version: '1' } });
 }
 
+const spanName = (batch: SpanBatch) => batch.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.name;
 const jsonBody = (batch = sampleBatch()) => JSON.stringify(encodeTraceRequestJson(batch));
 const protoBody = (batch = sampleBatch()) => Buffer.from(encodeTraceRequestProtobuf(batch));
 const JSON_HEADERS = { 'content-type': 'application/json', 'x-api-key': 'key-1' };
@@ -672,6 +673,52 @@ describe('otlp receiver: bad input', () => {
     assert.equal(statuses.filter((s) => s === 200).length, 6);
     assert.equal(server.sink.batches.length, 6);
     for (const { data } of server.sink.batches) assert.deepEqual(data, sampleBatch(5));
+  });
+});
+
+describe('otlp receiver: bodies read into reused buffers', () => {
+  // With fsync_interval_ms a body waits for the journal's sync before it is decoded, while other
+  // requests are read: a buffer lent again too early would be overwritten under it.
+  let directory: string;
+  let server: RunningReceiver;
+  before(async () => {
+    directory = tempDir('tp-otlp-buffers-');
+    server = await startReceiver({ journal: { enabled: true, directory, fsync_interval_ms: 5 } });
+  });
+  after(async () => {
+    await server.close();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('delivers concurrent bodies of many chunks intact, whose buffers are reused from request to request', async () => {
+    // ~300 KB each, so every body arrives in several socket reads and is assembled in a lent buffer.
+    const bodyOf = (n: number) =>
+      makeBatch(
+        Array.from({ length: 100 }, (_, i) =>
+          plainSpan({
+            name: `r${n}-s${i}`,
+            attributes: [stringAttr('payload', `${n}:${i}:`.padEnd(3000, String(n % 10)))],
+          }),
+        ),
+      );
+    server.sink.batches.length = 0;
+    for (let round = 0; round < 3; round++) {
+      const numbers = [0, 1, 2, 3, 4, 5].map((k) => round * 6 + k);
+      const answers = await Promise.all(
+        numbers.map((n) => post(server.tracesUrl, protoBody(bodyOf(n)), PROTO_HEADERS)),
+      );
+      assert.deepEqual(
+        answers.map((answer) => answer.status),
+        numbers.map(() => 200),
+      );
+    }
+    const received = server.sink.batches
+      .map((batch) => batch.data)
+      .sort((a, b) => spanName(a).localeCompare(spanName(b)));
+    const expected = Array.from({ length: 18 }, (_, n) => bodyOf(n)).sort((a, b) =>
+      spanName(a).localeCompare(spanName(b)),
+    );
+    assert.deepEqual(received, expected);
   });
 });
 

@@ -49,6 +49,7 @@ import type {
 import type { OtlpReceiverConfig } from './config.ts';
 import { OtlpGrpcServer } from './grpc-server.ts';
 import { GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE, Refusal } from './internal/refusal.ts';
+import { BodyBuffers } from './internal/body-buffers.ts';
 import { SUPPORTED_CONTENT_TYPES, encodingOf } from './internal/media.ts';
 import type { ReceiverMetrics } from './internal/metrics.ts';
 import { receiverMetrics } from './internal/metrics.ts';
@@ -70,6 +71,7 @@ export class OtlpReceiver implements Receiver {
   private readonly metrics: ReceiverMetrics;
   private rejectionLog = { at: 0, spans: 0, requests: 0 };
   private grpc?: OtlpGrpcServer;
+  private readonly bodyBuffers = new BodyBuffers();
   /** The port actually bound (differs from the config's when it is 0). */
   port?: number;
   /** The OTLP/gRPC port actually bound, when gRPC is enabled. */
@@ -249,8 +251,13 @@ export class OtlpReceiver implements Receiver {
       let decoded: DecodedTraceRequest;
       try {
         const body = await this.readBody(request, coding, admission);
-        // The intake takes the admission over, and releases it once the request is delivered.
-        decoded = await this.deliver(encoding, body, context, admission);
+        try {
+          // The intake takes the admission over, and releases it once the request is delivered.
+          decoded = await this.deliver(encoding, body, context, admission);
+        } finally {
+          // Journaled and decoded (or refused): nothing reads the body any more.
+          this.bodyBuffers.release(body);
+        }
       } catch (error) {
         admission.abandon();
         throw error;
@@ -315,6 +322,7 @@ export class OtlpReceiver implements Receiver {
       // 429 once its decompressed size passes what the bound has room for, not after inflating it.
       return await readBody(request.raw, coding, this.config.max_body_bytes, {
         onGrow: (bytes) => admission.reserveForBody(bytes),
+        allocate: (bytes) => this.bodyBuffers.acquire(bytes),
       });
     } catch (error) {
       if (isThrottle(error)) throw pipelineFull(error);
