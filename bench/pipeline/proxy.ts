@@ -16,11 +16,13 @@
 //       [--clients 8] [--duration 10 | --spans N] [--rate N] [--idle 60] [--level 3]
 //       [--journal on|off] [--memory-limit bytes] [--node-flags "..."] [--profile <dir>] [--heap-profile <dir>]
 //       [--allocator image|glibc-default] [--remembered-ttl-ms N] [--remembered-bytes N] [--root DIR]
+//       [--block-on-overflow true|false]
 //
 // `--allocator image` (the default) starts the proxy with the container image's allocator settings
 // (the Dockerfile's MALLOC_* variables); `glibc-default` without them. `--root DIR` runs the proxy of
 // another checkout (built, e.g. a `git worktree` of an earlier commit) with this benchmark's load,
-// stub and settings, for a before/after on one machine.
+// stub and settings, for a before/after on one machine. `--block-on-overflow` sets the backend
+// exporter's `sending_queue.block_on_overflow` (configs/proxy.yaml: true; false before 2026-11-27).
 //
 // `--payload all` (or a comma-separated list of workload.ts's shapes) runs the benchmark once per
 // shape, each with a proxy of its own, and ends with a table of the shapes' CPU per span.
@@ -69,6 +71,7 @@ const { values } = parseArgs({
     'heap-profile': { type: 'string' },
     /** Run the proxy of this checkout instead of this one's (built; its config must take the settings above). */
     root: { type: 'string' },
+    'block-on-overflow': { type: 'string', default: 'true' },
   },
 });
 const payloads = payloadsOf(values.payload);
@@ -86,6 +89,9 @@ const allocatorEnv = values.allocator === 'image' ? imageAllocatorEnv() : {};
 const memoryLimit = values['memory-limit'] === undefined ? '' : `, memory_limit_bytes: ${values['memory-limit']}`;
 const rememberedTtl = values['remembered-ttl-ms'];
 const genaiConfig = rememberedTtl === undefined ? '{}' : `{ root_cache_ttl_ms: ${rememberedTtl} }`;
+const blockOnOverflow = values['block-on-overflow'];
+if (blockOnOverflow !== 'true' && blockOnOverflow !== 'false')
+  throw new Error(`--block-on-overflow: true or false, not ${blockOnOverflow}`);
 const batchConfig = `{ ${[
   rememberedTtl === undefined ? '' : `dotted_order_ttl_ms: ${rememberedTtl}`,
   values['remembered-bytes'] === undefined ? '' : `max_remembered_bytes: ${values['remembered-bytes']}`,
@@ -188,6 +194,7 @@ async function startProxy(endpoint: string, dir: string) {
       '  backend:',
       `    endpoint: ${endpoint}`,
       `    compression_level: ${level}`,
+      `    sending_queue: { block_on_overflow: ${blockOnOverflow} }`,
       '    persistent_queue: { directory: ./queue }',
       'service:',
       '  telemetry: { logs: { level: info, format: json }, metrics: { process_metrics: false } }',
@@ -418,6 +425,7 @@ async function measure(payload: Payload) {
     allocator_env: allocatorEnv,
     proxy_root: values.root ?? 'this checkout',
     remembered: { ttl_ms: rememberedTtl ?? 'default', bytes: values['remembered-bytes'] ?? 'default' },
+    block_on_overflow: blockOnOverflow === 'true',
     load_seconds: round(loadSeconds),
     offered_spans: load.offered,
     accepted_spans: load.accepted,
