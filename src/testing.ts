@@ -21,7 +21,7 @@ export { captureLogs, metricValue } from './testkit/observe.ts';
 export { tempDir } from './testkit/files.ts';
 // Certificates for a TLS server's tests: a CA, a server and a client certificate, made by openssl.
 export type { TestCertificates } from './testkit/certificates.ts';
-export { testCertificates } from './testkit/certificates.ts';
+export { getStatus, testCertificates } from './testkit/certificates.ts';
 // A component's config as the framework would see it: ajv's defaults applied, or the errors.
 export { defaultsOf, validateAgainst } from './config/ajv.ts';
 // Processes a test starts, each in a process group of its own, killed with whatever it started.

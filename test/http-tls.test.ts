@@ -6,42 +6,15 @@
 // (The agent server: plugins/receivers/agent_api/tls.test.ts; OTLP/gRPC: plugins/receivers/otlp/grpc.test.ts.)
 
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import type { RequestOptions } from 'node:https';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadServerTls, tlsSchema } from 'tracepipe/confighttp';
-import { testCertificates, validateAgainst } from 'tracepipe/testing';
+import { getStatus, testCertificates, validateAgainst } from 'tracepipe/testing';
 import type { TestCertificates } from 'tracepipe/testing';
 import { startService } from './support/service.ts';
 import type { Service } from '../src/pipeline/service.ts';
 import { tempDir } from '../src/testkit/files.ts';
-
-/** GET `path` over HTTPS; resolves with the status, rejects when the connection is refused or cut. */
-function httpsGet(port: number, path: string, options: RequestOptions = {}): Promise<number> {
-  return new Promise((resolve, reject) => {
-    httpsRequest({ host: '127.0.0.1', servername: 'localhost', port, path, agent: false, ...options }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode ?? 0));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
-
-/** GET `path` in plaintext HTTP on a TLS port: the server cannot parse it as a handshake. */
-function plainGet(port: number, path: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    httpRequest({ host: '127.0.0.1', port, path, agent: false }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode ?? 0));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
 
 describe('TLS on every HTTP server of a service', () => {
   let service: Service;
@@ -53,8 +26,9 @@ describe('TLS on every HTTP server of a service', () => {
     certs = testCertificates();
     const dir = tempDir();
     const store = join(dir, 'traces.db');
-    const tls = `{ cert_file: ${certs.serverCertFile}, key_file: ${certs.serverKeyFile} }`;
-    const mtls = `{ cert_file: ${certs.serverCertFile}, key_file: ${certs.serverKeyFile}, client_ca_file: ${certs.caFile} }`;
+    const tls = JSON.stringify(certs.serverTls());
+    const mtls = JSON.stringify(certs.serverTls({ mutual: true }));
+    const tls13 = JSON.stringify(certs.serverTls({ minVersion: '1.3' }));
     const yaml = `
 receivers:
   otlp: { port: 0, require_api_key: false, tls: ${tls} }
@@ -62,7 +36,7 @@ receivers:
 processors: { genai: {}, batch: {} }
 exporters: { local: { path: ${store} } }
 extensions:
-  trace_explorer: { port: 0, path: ${store}, tls: { cert_file: ${certs.serverCertFile}, key_file: ${certs.serverKeyFile}, min_version: "1.3" } }
+  trace_explorer: { port: 0, path: ${store}, tls: ${tls13} }
 service:
   extensions: [trace_explorer]
   pipelines: { traces: { receivers: [langsmith], processors: [batch], exporters: [local] }, traces/otlp: { receivers: [otlp], processors: [genai, batch], exporters: [local] } }
@@ -78,33 +52,36 @@ service:
   after(() => service?.shutdown());
 
   it('every server answers HTTPS with the configured certificate, and describes https URLs', async () => {
-    const client = { ca: certs.ca, cert: certs.clientCert, key: certs.clientKey };
+    const client = certs.clientTls({ withCertificate: true });
     for (const [id, port] of ports) {
       assert.equal(schemes.get(id), 'https:', id);
-      assert.equal(await httpsGet(port, '/live', client), 200, id);
+      assert.equal(await getStatus(port, '/live', client), 200, id);
     }
   });
 
   it('every server refuses plaintext HTTP', async () => {
-    for (const [id, port] of ports) await assert.rejects(plainGet(port, '/live'), `${id} answered plaintext HTTP`);
+    for (const [id, port] of ports)
+      await assert.rejects(getStatus(port, '/live', { plaintext: true }), `${id} answered plaintext HTTP`);
   });
 
   it('a client that does not trust the CA refuses the server', async () => {
-    await assert.rejects(httpsGet(ports.get('otlp')!, '/live'), /self-signed|unable to verify|certificate/i);
+    await assert.rejects(getStatus(ports.get('otlp')!, '/live'), /self-signed|unable to verify|certificate/i);
   });
 
   it('with client_ca_file, a client without a certificate is refused and one with a certificate from the CA served', async () => {
     const port = ports.get('langsmith')!;
-    await assert.rejects(httpsGet(port, '/info', { ca: certs.ca }));
+    await assert.rejects(getStatus(port, '/info', certs.clientTls()));
     const stranger = testCertificates();
-    await assert.rejects(httpsGet(port, '/info', { ca: certs.ca, cert: stranger.clientCert, key: stranger.clientKey }));
-    assert.equal(await httpsGet(port, '/info', { ca: certs.ca, cert: certs.clientCert, key: certs.clientKey }), 200);
+    await assert.rejects(
+      getStatus(port, '/info', { ca: certs.ca, cert: stranger.clientCert, key: stranger.clientKey }),
+    );
+    assert.equal(await getStatus(port, '/info', certs.clientTls({ withCertificate: true })), 200);
   });
 
   it('min_version 1.3 refuses a TLS 1.2 client and serves a TLS 1.3 one', async () => {
     const port = ports.get('trace_explorer')!;
-    await assert.rejects(httpsGet(port, '/live', { ca: certs.ca, maxVersion: 'TLSv1.2' }));
-    assert.equal(await httpsGet(port, '/live', { ca: certs.ca, minVersion: 'TLSv1.3' }), 200);
+    await assert.rejects(getStatus(port, '/live', { ...certs.clientTls(), maxVersion: 'TLSv1.2' }));
+    assert.equal(await getStatus(port, '/live', { ...certs.clientTls(), minVersion: 'TLSv1.3' }), 200);
   });
 });
 
@@ -129,7 +106,7 @@ describe('a tls block that cannot be used names its key', () => {
     const notPem = join(certs.dir, 'not.pem');
     writeFileSync(notPem, 'hello\n');
     const other = testCertificates();
-    const server = { cert_file: certs.serverCertFile, key_file: certs.serverKeyFile };
+    const server = certs.serverTls();
     const cases: [Parameters<typeof loadServerTls>[0], RegExp][] = [
       [
         { ...server, cert_file: join(certs.dir, 'absent.pem') },

@@ -274,7 +274,7 @@ describe('otlp receiver over gRPC: TLS', () => {
 
   it('serves TLS with the configured certificate, and refuses plaintext', async () => {
     const server = await startReceiver({
-      ...grpcOn({ tls: { cert_file: certs.serverCertFile, key_file: certs.serverKeyFile } }),
+      ...grpcOn({ tls: certs.serverTls() }),
       require_api_key: false,
     });
     try {
@@ -295,8 +295,10 @@ describe('otlp receiver over gRPC: TLS', () => {
   });
 
   it('with client_ca_file (mutual TLS), refuses a client without a certificate', async () => {
-    const tls = { cert_file: certs.serverCertFile, key_file: certs.serverKeyFile, client_ca_file: certs.caFile };
-    const server = await startReceiver({ ...grpcOn({ tls }), require_api_key: false });
+    const server = await startReceiver({
+      ...grpcOn({ tls: certs.serverTls({ mutual: true }) }),
+      require_api_key: false,
+    });
     try {
       const refused = await exportOverTls(server.receiver.grpcPort!, false);
       assert.equal(refused.code, ExportResultCode.FAILED);
@@ -310,7 +312,7 @@ describe('otlp receiver over gRPC: TLS', () => {
   });
 
   it('a tls block that cannot be used fails the start naming its key', async () => {
-    const tls = { cert_file: certs.serverCertFile, key_file: join(certs.dir, 'absent.key') };
+    const tls = { ...certs.serverTls(), key_file: join(certs.dir, 'absent.key') };
     await assert.rejects(startReceiver({ ...grpcOn({ tls }), require_api_key: false }), {
       message: /protocols\.grpc\.tls\.key_file: cannot read .*absent\.key/,
     });
