@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { defaultsOf, Sink, nopSettings, runComponentConformance, makeBatch, plainSpan } from 'tracepipe/testing';
-import type { Run, RunBatch, RunTreeHints, SpanBatch, RequestContext } from 'tracepipe/plugin';
+import { defaultsOf, Sink, nopSettings, runComponentConformance } from 'tracepipe/testing';
+import type { Run, RunBatch, RunTreeHints, RequestContext } from 'tracepipe/plugin';
 import { Delivery, DeliveryGroup, holdDelivery, PermanentError, ThrottleError } from 'tracepipe/plugin';
-import { genAiProcessorFactory } from '../genai/index.ts';
 import { BatchProcessor } from './batcher.ts';
 import type { BatchProcessorConfig } from './config.ts';
 import { configSchema } from './config.ts';
@@ -586,92 +585,6 @@ describe('batch: delivery of acknowledged requests', () => {
     await processor.consume(batch([run(TRACE)]), TENANT_A);
     await processor.shutdown(Date.now() + 1000);
     assert.equal(await metric('tracepipe_component_items_sent_total'), 0);
-  });
-});
-
-describe('batch: behind the genai translator', () => {
-  function spans(...list: { spanId: string; parentSpanId?: string; name: string; startMs: number }[]): SpanBatch {
-    return makeBatch(
-      list.map((item) =>
-        plainSpan({
-          spanId: item.spanId,
-          parentSpanId: item.parentSpanId ?? '',
-          name: item.name,
-          startTimeUnixNano: 1_700_000_000_000_000_000n + BigInt(item.startMs) * 1_000_000n,
-        }),
-      ),
-    );
-  }
-
-  it('assembles a trace whose spans arrive children first in four requests', async () => {
-    const sink = new Sink<'runs'>();
-    const batcher = new BatchProcessor(nopSettings('processor', 'batch'), config({ flush_interval_ms: 60_000 }), sink);
-    const genai = genAiProcessorFactory.create(
-      nopSettings('processor', 'genai'),
-      { filter_non_genai: false, generic_otel: false, root_cache_ttl_ms: 300_000, root_cache_max_entries: 1000 },
-      batcher,
-    );
-    await genai.consume(
-      spans({ spanId: '3333333333333333', parentSpanId: '2222222222222222', name: 'grandchild', startMs: 300 }),
-      TENANT_A,
-    );
-    await genai.consume(
-      spans({ spanId: '2222222222222222', parentSpanId: '1111111111111111', name: 'child', startMs: 200 }),
-      TENANT_A,
-    );
-    await genai.consume(spans({ spanId: '1111111111111111', name: 'root', startMs: 0 }), TENANT_A);
-    await genai.consume(
-      spans({ spanId: '4444444444444444', parentSpanId: '1111111111111111', name: 'late-child', startMs: 400 }),
-      TENANT_A,
-    );
-    await genai.shutdown(Date.now() + 1000);
-    await batcher.shutdown(Date.now() + 1000);
-    const rootSegment = `20231114T221320000000Z${TRACE}`;
-    const child = `${rootSegment}.20231114T221320200000Z00000000-0000-0000-2222-222222222222`;
-    assert.deepEqual(
-      delivered(sink).map((item) => [item.name, item.parent_run_id, item.dotted_order]),
-      [
-        ['root', undefined, rootSegment],
-        ['child', TRACE, child],
-        [
-          'grandchild',
-          '00000000-0000-0000-2222-222222222222',
-          `${child}.20231114T221320300000Z00000000-0000-0000-3333-333333333333`,
-        ],
-        ['late-child', TRACE, `${rootSegment}.20231114T221320400000Z00000000-0000-0000-4444-444444444444`],
-      ],
-    );
-    checkInvariants(sink, DEFAULT_LIMITS);
-  });
-
-  it('assembles a 10 000-span trace sent children first in 100 requests', async () => {
-    const sink = new Sink<'runs'>();
-    const batcher = new BatchProcessor(nopSettings('processor', 'batch'), config({ flush_interval_ms: 60_000 }), sink);
-    const genai = genAiProcessorFactory.create(
-      nopSettings('processor', 'genai'),
-      { filter_non_genai: false, generic_otel: false, root_cache_ttl_ms: 300_000, root_cache_max_entries: 100_000 },
-      batcher,
-    );
-    const random = seeded(7);
-    const hex = (n: number) => (n + 1).toString(16).padStart(16, '0');
-    const list = [
-      { spanId: hex(0), name: 'root', startMs: 0 } as {
-        spanId: string;
-        parentSpanId?: string;
-        name: string;
-        startMs: number;
-      },
-    ];
-    for (let n = 1; n < 10_000; n++)
-      list.push({ spanId: hex(n), parentSpanId: hex(Math.floor(random() * n)), name: `span-${n}`, startMs: n });
-    const arrival = list.reverse();
-    for (let offset = 0; offset < arrival.length; offset += 100)
-      await genai.consume(spans(...arrival.slice(offset, offset + 100)), TENANT_A);
-    await batcher.shutdown(Date.now() + 5000);
-    assert.equal(delivered(sink).length, 10_000);
-    assert.equal(delivered(sink)[0]!.id, TRACE);
-    assert.ok(delivered(sink).every((item) => item.trace_id === TRACE));
-    checkInvariants(sink, DEFAULT_LIMITS);
   });
 });
 
