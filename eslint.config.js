@@ -13,9 +13,9 @@ export default tseslint.config(
     plugins: { '@typescript-eslint': tseslint.plugin, tracepipe },
     rules: {
       // Module boundaries (eslint/boundaries.js): src/ never imports plugins/, plugins and examples
-      // reach src/ only through its public entry points, plugins never import each other (their
-      // end-to-end tests only through index.ts), nothing outside test/ imports test/, example
-      // packages use exports.
+      // reach src/ only through its public entry points, plugins never import each other (not
+      // even in their tests: tests of several components together live in test/), nothing
+      // outside test/ imports test/, example packages use exports.
       'tracepipe/boundaries': [
         'error',
         {

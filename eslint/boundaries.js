@@ -7,10 +7,11 @@
 //     files package.json's `exports` name: src/plugin.ts for `tracepipe/plugin`, ...), as a plugin
 //     package outside the repository must, so that the built-in components are built on what a
 //     plugin author gets;
-//   - a plugin (plugins/<kind>s/<type>/) does not import another plugin: what two plugins share
-//     belongs behind a public entry point of src/. Only a plugin's tests (end-to-end tests that
-//     assemble a pipeline) reach other plugins, through their index.ts, never their internals.
-//     Nothing in plugins/ imports distribution/;
+//   - a plugin (plugins/<kind>s/<type>/) does not import another plugin, in its code or its tests:
+//     what two plugins share belongs behind a public entry point of src/, and a plugin's tests
+//     exercise it alone, with the test kit's stand-ins (`tracepipe/testing`). Tests that assemble
+//     several components live in test/, with the distribution. Nothing in plugins/ imports
+//     distribution/;
 //   - nothing outside test/ imports test/;
 //   - a directory with a package.json of its own (examples/redact-processor/) is a package: it
 //     reaches tracepipe through the `tracepipe/*` exports, never through relative paths out of it.
@@ -117,14 +118,11 @@ export const boundaries = {
       if (plugin && targetArea === 'distribution') return report('a plugin must not import the distribution module');
       const targetPlugin = pluginOf(target);
       if (plugin && targetPlugin && plugin !== targetPlugin) {
-        if (!isTestModule(file)) {
-          return report(
-            `a plugin must not import another plugin (${target}); what two plugins share belongs behind a public entry point of src/`,
-          );
-        }
-        if (target !== `${targetPlugin}/index.ts`) {
-          return report(`a plugin's tests may reach another plugin only through its index.ts, not ${target}`);
-        }
+        return report(
+          isTestModule(file)
+            ? `a plugin's tests must not import another plugin (${target}); use a stand-in from tracepipe/testing, or test the components together under test/`
+            : `a plugin must not import another plugin (${target}); what two plugins share belongs behind a public entry point of src/`,
+        );
       }
       const ownPackage = packageDirOf(root, file, packageDirs);
       if (ownPackage && !within(target, ownPackage)) {

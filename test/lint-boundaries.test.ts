@@ -46,7 +46,18 @@ describe('lint: module boundaries', () => {
       /must not import another plugin/,
     ],
     ['plugins/exporters/loadbalancing/probe.ts', '../otlp/index.ts', /must not import another plugin/],
-    ['plugins/processors/genai/probe.test.ts', '../../receivers/otlp/config.ts', /only through its index\.ts/],
+    // Not even a plugin's tests: they use the test kit's stand-ins, or move to test/.
+    [
+      'plugins/processors/genai/probe.test.ts',
+      '../../receivers/otlp/config.ts',
+      /tests must not import another plugin .*tracepipe\/testing.*test\//,
+    ],
+    ['plugins/processors/genai/probe.test.ts', '../../receivers/otlp/index.ts', /tests must not import another plugin/],
+    [
+      'plugins/extensions/trace_explorer/testing/probe.ts',
+      '../../../exporters/local/index.ts',
+      /tests must not import another plugin/,
+    ],
     ['plugins/exporters/debug/probe.test.ts', '../../../test/helpers.ts', /only test\/ may import test\//],
     [
       'plugins/exporters/debug/probe.ts',
@@ -83,7 +94,10 @@ describe('lint: module boundaries', () => {
     ['plugins/exporters/otlp/probe.ts', 'tracepipe/exporterhelper'],
     ['plugins/exporters/otlp/probe.ts', '../../../src/otlp.ts'],
     ['plugins/exporters/otlp/probe.ts', './internal/encode.ts'],
-    ['plugins/processors/genai/probe.test.ts', '../../receivers/otlp/index.ts'],
+    ['plugins/processors/genai/probe.test.ts', 'tracepipe/testing'],
+    // Tests of several components together, with the distribution.
+    ['test/pipelines/probe.test.ts', '../../plugins/receivers/otlp/index.ts'],
+    ['test/support/probe.ts', '../../distribution/components.ts'],
     ['distribution/probe.ts', '../plugins/receivers/otlp/index.ts'],
     ['test/probe.test.ts', '../plugins/exporters/backend/internal/multipart_reader.ts'],
     // A plugin's testing/ folder is its test surface for end-to-end tests.
