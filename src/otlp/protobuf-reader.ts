@@ -29,6 +29,11 @@ const KEY_TABLE_SIZE = 4096; // a power of two
 // 72 bytes) are in every model call that calls a tool: 64 left them out.
 const KEY_MAX_BYTES = 128;
 const keyTable: (string | undefined)[] = new Array<string | undefined>(KEY_TABLE_SIZE).fill(undefined);
+// Spans of one kind carry their keys in the same order, so the key that followed the previous one
+// last time is tried first: compared byte by byte in one pass, without hashing. The comparison is
+// as exact as the table's (every key kept is ASCII), so a wrong guess only costs the comparison.
+const followerSlot = new Uint16Array(KEY_TABLE_SIZE);
+let previousSlot = 0;
 
 // Buffer#toString(encoding, start, end) validates its arguments and dispatches on the encoding on
 // every call; utf8Slice is the method it ends up in (replacing invalid sequences with U+FFFD, as
@@ -175,6 +180,16 @@ export class ProtoReader {
     const length = stop - start;
     if (length > KEY_MAX_BYTES) return utf8Slice(this.buf, start, stop);
     const buf = this.buf;
+    const guessSlot = followerSlot[previousSlot]!;
+    const guess = keyTable[guessSlot];
+    if (guess !== undefined && guess.length === length) {
+      let same = true;
+      for (let i = 0; i < length && same; i++) same = guess.charCodeAt(i) === buf[start + i];
+      if (same) {
+        previousSlot = guessSlot;
+        return guess;
+      }
+    }
     let hash = 0x811c9dc5; // FNV-1a
     for (let i = start; i < stop; i++) {
       const byte = buf[i]!;
@@ -182,6 +197,8 @@ export class ProtoReader {
       hash = Math.imul(hash ^ byte, 0x01000193);
     }
     const slot = hash & (KEY_TABLE_SIZE - 1);
+    followerSlot[previousSlot] = slot;
+    previousSlot = slot;
     const known = keyTable[slot];
     if (known !== undefined && known.length === length) {
       let same = true;

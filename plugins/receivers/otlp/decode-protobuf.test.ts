@@ -209,6 +209,22 @@ describe('protobuf decoding', () => {
     for (let pass = 0; pass < 2; pass++) assert.deepEqual(decodeTraceRequestProtobuf(bytes), { batch, rejected: 0 });
   });
 
+  it('decodes attribute keys exactly when their order changes from span to span', () => {
+    // The key that followed the previous one is tried first: keys of one length that differ in one
+    // byte, in an order that changes, must never be taken for one another.
+    const orders = [
+      ['gen_ai.prompt.0.role', 'gen_ai.prompt.1.role', 'gen_ai.prompt.2.role'],
+      ['gen_ai.prompt.1.role', 'gen_ai.prompt.0.role', 'gen_ai.prompt.2.role'],
+      ['gen_ai.prompt.2.role', 'gen_ai.prompt.1.role', 'gen_ai.prompt.0.role', 'gen_ai.prompt.0.rolé'],
+    ];
+    const spans = [...orders, ...orders.reverse()].map((keys, i) =>
+      plainSpan({ name: `s${i}`, attributes: keys.map((key) => stringAttr(key, key)) }),
+    );
+    const batch = makeBatch(spans);
+    const bytes = encodeTraceRequestProtobuf(batch);
+    for (let pass = 0; pass < 2; pass++) assert.deepEqual(decodeTraceRequestProtobuf(bytes), { batch, rejected: 0 });
+  });
+
   it('decodes an empty body as an empty request', () => {
     assert.deepEqual(decodeTraceRequestProtobuf(new Uint8Array(0)), { batch: { resourceSpans: [] }, rejected: 0 });
   });
