@@ -3,8 +3,9 @@
 // journal intake — a request is admitted against a memory limit by bytes, appended to the journal
 // before it is acknowledged, handed to the pipeline with a `Delivery`, settled once every item of
 // it has left the process, and replayed after a crash; `readBody` reads a request body under a
-// size limit that also bounds its decompression. The `otlp` receiver (HTTP and gRPC) and the
-// `langsmith` receiver are built on it; docs/writing-a-plugin.md ("A receiver that journals")
+// size limit that also bounds its decompression. The `otlp` receiver (HTTP and gRPC), the
+// `langsmith` receiver and the `agent_api` receiver's run tracing are built on it;
+// docs/writing-a-plugin.md ("A receiver that journals")
 // states the contract a journaled receiver keeps.
 //
 // Everything exported here is public API under semantic versioning; api/tracepipe.api.md lists

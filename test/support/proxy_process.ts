@@ -13,7 +13,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@langchain/langgraph-sdk';
 import { parseDocument } from 'yaml';
@@ -340,7 +340,7 @@ export async function startTracepipe(options: TracepipeOptions): Promise<Tracepi
   const removeDataDir = () => {
     if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
   };
-  const args = [join(REPO_ROOT, 'bin/tracepipe.js'), '--config', join(REPO_ROOT, options.config)];
+  const args = [join(REPO_ROOT, 'bin/tracepipe.js'), '--config', resolve(REPO_ROOT, options.config)];
   for (const [key, value] of Object.entries(options.set ?? {})) args.push('--set', `${key}=${JSON.stringify(value)}`);
   const { child } = spawnGroup(process.execPath, args, {
     cwd: REPO_ROOT,

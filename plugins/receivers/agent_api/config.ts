@@ -4,6 +4,35 @@
 import type { ConfigOf } from 'tracepipe/plugin';
 
 import { allowedHostsSchema, corsSchema, listenerSchema, tlsSchema } from 'tracepipe/confighttp';
+import { journalSchema, memoryLimitSchema } from 'tracepipe/receiverhelper';
+
+/**
+ * The run spans' journal: the receivers' `journal` block, on by default (a run's spans have no
+ * client to send them again) and kept under `data_dir`.
+ */
+const baseJournal = journalSchema({ directory: 'agent/tracing-journal' });
+const tracingJournalSchema = {
+  ...baseJournal,
+  description:
+    "Write-ahead journal of the runs' spans: each batch is on disk before the pipeline takes it, and what was not delivered (a crash, a shutdown deadline) is sent at the next start.",
+  properties: {
+    ...baseJournal.properties,
+    enabled: {
+      ...baseJournal.properties.enabled,
+      default: true,
+      description: "Journal the runs' spans; false: they are held in memory only until exported.",
+    },
+    directory: {
+      ...baseJournal.properties.directory,
+      description: 'Directory of the journal segments, relative to `data_dir`.',
+    },
+    max_bytes: {
+      ...baseJournal.properties.max_bytes,
+      description:
+        "Cap on the journal's size on disk; past it, a run's spans are refused, counted and logged (the run is unaffected).",
+    },
+  },
+} as const;
 
 export const configSchema = {
   type: 'object',
@@ -247,6 +276,12 @@ export const configSchema = {
           type: 'string',
           minLength: 1,
           description: 'Backend API key carried with the spans (the request context); none by default.',
+        },
+        journal: tracingJournalSchema,
+        memory_limit_bytes: {
+          ...memoryLimitSchema,
+          description:
+            "Bytes of run spans held in memory from a run's end until they are delivered (estimated as for the `otlp` receiver); past it, a run's spans are refused, counted and logged.",
         },
       },
     },

@@ -10,7 +10,7 @@
 // counts as cut off, whatever its lease says; on PostgreSQL, which several servers share, only the
 // runs whose lease expired do (a live server keeps renewing its own).
 
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer, listen, isTraceViewer } from 'tracepipe/plugin';
 import { listenerUrl, loadServerTls } from 'tracepipe/confighttp';
@@ -41,6 +41,7 @@ import type { PartsOptions, ServerParts } from './internal/server/parts.ts';
 import type { Assistant, RunRecord } from './internal/storage/storage.ts';
 import { registerGlobalRunTracing } from './internal/tracing/global.ts';
 import { createRunTracer } from './internal/tracing/tracer.ts';
+import { SpanIntake } from './internal/tracing/span-intake.ts';
 import type { RunTracer } from './internal/tracing/tracer.ts';
 import { watchGraphs, watchedFolders } from './internal/graphs/watch.ts';
 import { registerSdkLogger } from './internal/graphs/sdk-logger.ts';
@@ -81,6 +82,8 @@ export class AgentApiReceiver implements Receiver {
   private app?: FastifyInstance;
   private backend?: AgentBackend;
   private parts?: ServerParts;
+  /** Where run tracers send their spans (with `tracing.enabled`), journaled by default. */
+  private spanIntake?: SpanIntake;
   private boundPort?: number;
   /** Whether the trace viewers of the service were told where the studio is. */
   private studioLinked = false;
@@ -129,7 +132,12 @@ export class AgentApiReceiver implements Receiver {
     const deployment = await this.loadDeployment();
     const metrics = this.metrics();
     const backend = (this.backend = await openBackend(this.backendOptions(metrics)));
-    if (config.tracing.enabled) this.registerTracingGlobals();
+    if (config.tracing.enabled) {
+      this.registerTracingGlobals();
+      // Before runs resume: their spans need it, and what an earlier process left is replayed.
+      this.spanIntake = this.openSpanIntake();
+      await this.spanIntake.start();
+    }
     const parts = (this.parts = buildServerParts(backend, this.partsOptions(deployment, metrics)));
     await parts.assistants.ensureSystemAssistants(deployment.assistantDefaults);
     await this.recover(backend, parts);
@@ -504,11 +512,23 @@ export class AgentApiReceiver implements Receiver {
     }
   }
 
+  private openSpanIntake(): SpanIntake {
+    const { settings, config } = this;
+    const { journal, memory_limit_bytes } = config.tracing;
+    const dataDir = settings.host.resolvePath(config.data_dir);
+    return new SpanIntake({
+      settings,
+      journal: { ...journal, directory: resolve(dataDir, journal.directory) },
+      memoryLimitBytes: memory_limit_bytes,
+      next: this.next,
+    });
+  }
+
   private tracerFor(run: RunRecord, assistant: Assistant, failures: { inc(): void }): RunTracer {
     const { tracing } = this.config;
     const project = run.kwargs.config.configurable['x-project'];
     return createRunTracer({
-      next: this.next,
+      next: this.spanIntake!.consumer,
       context: {
         project: typeof project === 'string' && project !== '' ? project : tracing.project,
         ...(tracing.api_key ? { apiKey: tracing.api_key } : {}),
@@ -586,6 +606,8 @@ export class AgentApiReceiver implements Receiver {
     } finally {
       clearInterval(sweep);
     }
+    // Every run has ended and flushed its spans: what the pipeline still holds stays journaled.
+    await this.spanIntake?.shutdown();
     await this.backend?.close(deadline);
     this.unregisterSdkLogger?.();
     this.unbindLoopbackUrl?.();

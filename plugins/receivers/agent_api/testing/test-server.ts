@@ -33,6 +33,7 @@ export interface TestServer {
   readonly receiver: AgentApiReceiver;
   readonly url: string;
   readonly client: Client;
+  /** Where the runs' spans go: the `next` given, or a Sink of the server's own. */
   readonly sink: Sink<'spans'>;
   readonly dataDir: string;
   /** The process metrics the receiver registers its own in. */
@@ -50,9 +51,14 @@ const keptDatabases = new Map<string, TestDatabase>();
 export type TestDatabaseChoice = 'sqlite' | 'postgres' | { readonly uri: string };
 
 export async function startTestServer(
-  overrides: Partial<AgentApiConfig> & { dataDir?: string; logger?: Logger; database?: TestDatabaseChoice } = {},
+  overrides: Partial<AgentApiConfig> & {
+    dataDir?: string;
+    logger?: Logger;
+    database?: TestDatabaseChoice;
+    sink?: Sink<'spans'>;
+  } = {},
 ): Promise<TestServer> {
-  const { dataDir: givenDir, logger, database: choice, ...configOverrides } = overrides;
+  const { dataDir: givenDir, logger, database: choice, sink: givenSink, ...configOverrides } = overrides;
   const dataDir = givenDir ?? mkdtempSync(join(tmpdir(), 'agent-api-test-'));
   const wanted = choice ?? (process.env.TEST_AGENT_DATABASE === 'postgres' ? 'postgres' : 'sqlite');
   // A database of its own is the server's to drop; a given one belongs to the test.
@@ -72,7 +78,7 @@ export async function startTestServer(
     ...configOverrides,
   });
   const host = nopHost({ resolvePath: (path: string) => resolve(repoRoot, path) });
-  const sink = new Sink<'spans'>();
+  const sink = givenSink ?? new Sink<'spans'>();
   const settings = nopSettings('receiver', 'agent_api', host, logger ? { logger } : {});
   const receiver = new AgentApiReceiver(settings, config, sink);
   try {
