@@ -64,7 +64,7 @@ export const configSchema = {
       minLength: 1,
       default: './data',
       description:
-        'Directory of the embedded database; SQLite files live under `<data_dir>/agent/` (unused by the agent server when `storage.database_uri` is set).',
+        "Directory of the agent server's files, under `<data_dir>/agent/`: the embedded database (SQLite, unless `storage.database_uri` is set), the run spans' journal and the graph type schemas read. One per server process.",
     },
     storage: {
       type: 'object',
