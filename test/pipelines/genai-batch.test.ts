@@ -9,7 +9,7 @@ import { Sink, configFor, makeBatch, nopSettings, plainSpan } from 'tracepipe/te
 import type { RequestContext, Run, SpanBatch } from 'tracepipe/plugin';
 import { batchProcessorFactory } from '../../plugins/processors/batch/index.ts';
 import type { BatchProcessorConfig } from '../../plugins/processors/batch/index.ts';
-import { dottedOrderIds, segmentTime } from '../../plugins/processors/batch/internal/dotted-order.ts';
+import { assertBatchInvariants } from '../../plugins/processors/batch/testing/invariants.ts';
 import { genAiProcessorFactory } from '../../plugins/processors/genai/index.ts';
 
 const TRACE = '01020304-0506-0708-090a-0b0c0d0e0f10';
@@ -26,32 +26,9 @@ function delivered(sink: Sink<'runs'>): Run[] {
   return sink.batches.flatMap((item) => item.data.runs);
 }
 
-/**
- * Each run has a dotted order whose first segment's id is the trace id, whose last is the run id,
- * whose second-to-last is the parent; segment times are the runs' start times; a parent leaves no
- * later than its children; batches stay within their limits and keep the tenant's key.
- */
+/** The batch processor's output invariants, every run under tenant A's key. */
 function checkInvariants(sink: Sink<'runs'>): void {
-  const seen = new Set<string>();
-  for (const { data, context } of sink.batches) {
-    assert.ok(data.runs.length <= LIMITS.batchSize, `batch of ${data.runs.length} runs`);
-    const bytes = data.runs.reduce((sum, item) => sum + Buffer.byteLength(JSON.stringify(item)), 0);
-    assert.ok(bytes <= LIMITS.maxBytes, `batch of ${bytes} bytes`);
-    for (const item of data.runs) {
-      assert.ok(item.dotted_order, `run ${item.id} has no dotted_order`);
-      const ids = dottedOrderIds(item.dotted_order);
-      assert.equal(ids[0], item.trace_id, `first segment of ${item.id}`);
-      assert.equal(ids.at(-1), item.id);
-      if (item.parent_run_id === undefined) assert.equal(ids.length, 1);
-      else assert.equal(ids.at(-2), item.parent_run_id);
-      assert.ok(item.dotted_order.endsWith(`${segmentTime(item.start_time)}${item.id}`));
-      if (item.parent_run_id !== undefined)
-        assert.ok(seen.has(item.parent_run_id), `parent of ${item.id} left after it`);
-      assert.ok(!seen.has(item.id), `run ${item.id} left twice`);
-      seen.add(item.id);
-      assert.equal(context.apiKey, TENANT_A.apiKey);
-    }
-  }
+  assertBatchInvariants(sink, { limits: LIMITS, keyOf: () => TENANT_A.apiKey });
 }
 
 function seeded(seed: number): () => number {

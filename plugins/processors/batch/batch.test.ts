@@ -14,7 +14,7 @@ import { BatchProcessor } from './batcher.ts';
 import type { BatchProcessorConfig } from './config.ts';
 import { configSchema } from './config.ts';
 import { batchProcessorFactory } from './index.ts';
-import { dottedOrderIds, segmentTime } from './internal/dotted-order.ts';
+import { assertBatchInvariants } from './testing/invariants.ts';
 
 const TRACE = '01020304-0506-0708-090a-0b0c0d0e0f10';
 const TENANT_A: RequestContext = { project: 'default', apiKey: 'key-a' };
@@ -67,41 +67,13 @@ function delivered(sink: Sink<'runs'>): Run[] {
   return sink.batches.flatMap((item) => item.data.runs);
 }
 
-/**
- * The invariants every output must keep: each run has a dotted order whose first segment's id is
- * the trace id, whose last is the run id, whose second-to-last is the parent; segment times are
- * the runs' start times; a parent leaves no later than its children (unless `phantomRoots`: an
- * orphan attached under a trace root that never came); batches stay within their limits and never
- * mix API keys.
- */
+/** The processor's output invariants (testing/invariants.ts), each run under its tenant's key. */
 function checkInvariants(
   sink: Sink<'runs'>,
   limits: { batchSize: number; maxBytes: number },
   phantomRoots = false,
 ): void {
-  const seen = new Set<string>();
-  for (const { data, context } of sink.batches) {
-    assert.ok(data.runs.length <= limits.batchSize, `batch of ${data.runs.length} runs`);
-    const bytes = data.runs.reduce((sum, item) => sum + Buffer.byteLength(JSON.stringify(item)), 0);
-    assert.ok(bytes <= limits.maxBytes, `batch of ${bytes} bytes`);
-    assert.equal(data.hints, undefined);
-    for (const item of data.runs) {
-      assert.ok(item.dotted_order, `run ${item.id} has no dotted_order`);
-      const ids = dottedOrderIds(item.dotted_order);
-      assert.equal(ids[0], item.trace_id, `first segment of ${item.id}`);
-      assert.equal(ids.at(-1), item.id);
-      if (item.parent_run_id === undefined) assert.equal(ids.length, 1);
-      else assert.equal(ids.at(-2), item.parent_run_id);
-      assert.ok(item.dotted_order.endsWith(`${segmentTime(item.start_time)}${item.id}`));
-      if (item.parent_run_id !== undefined && !(phantomRoots && item.parent_run_id === item.trace_id)) {
-        assert.ok(seen.has(item.parent_run_id), `parent of ${item.id} left after it`);
-      }
-      assert.ok(!seen.has(item.id), `run ${item.id} left twice`);
-      seen.add(item.id);
-      assert.ok(item.session_name !== undefined);
-      assert.equal(context.apiKey, tenantOf(item), `run ${item.id} uploaded with another tenant's key`);
-    }
-  }
+  assertBatchInvariants(sink, { limits, keyOf: tenantOf, phantomRoots });
 }
 
 // Runs of tenant B, registered by the test that sends them (all others are tenant A's), so that
