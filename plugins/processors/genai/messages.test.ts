@@ -31,6 +31,64 @@ describe('normalised messages', () => {
     assert.equal((messages[0] as Record<string, unknown>).polluted, undefined);
   });
 
+  it('join text-only parts and keep mixed parts as parts, in order, with their own fields', () => {
+    const otel = otelMessages([
+      {
+        role: 'tool',
+        parts: [
+          { type: 'text', content: 'a' },
+          { type: 'tool_call_response', id: 'call_1', response: { hits: 2 } },
+          { type: 'text', content: 'b' },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [
+          { type: 'text', content: 'look' },
+          { type: 'blob', mime_type: 'image/png', data: 'x' },
+        ],
+      },
+      { role: 'assistant', parts: [{ type: 'tool_call', name: 'search', arguments: { q: 1 } }] },
+    ]);
+    assert.equal(
+      JSON.stringify(otel),
+      '[{"role":"tool","content":"a{\\"hits\\":2}b","tool_call_id":"call_1"},' +
+        '{"role":"user","content":[{"type":"text","text":"look"},{"type":"blob","mime_type":"image/png","data":"x"}]},' +
+        '{"role":"assistant","tool_calls":[{"type":"function","function":{"name":"search","arguments":"{\\"q\\":1}"}}]}]',
+    );
+    const vercel = vercelMessages([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a', providerOptions: { x: 1 } },
+          { type: 'text', text: 'b' },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a', providerOptions: { x: 1 } },
+          { type: 'image', image: 'https://x/y.png' },
+        ],
+      },
+      {
+        role: 'tool',
+        content: [
+          { type: 'tool-result', toolCallId: 'call_1', output: 'done' },
+          { type: 'file', data: 'z' },
+        ],
+      },
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'call_1', toolName: 'search', args: {} }] },
+    ]);
+    assert.equal(
+      JSON.stringify(vercel),
+      '[{"role":"user","content":"ab"},' +
+        '{"role":"user","content":[{"type":"text","text":"a","providerOptions":{"x":1}},{"type":"image_url","image_url":{"url":"https://x/y.png"}}]},' +
+        '{"role":"tool","content":[{"type":"text","text":"done"},{"type":"file","data":"z"}],"tool_call_id":"call_1"},' +
+        '{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"search","arguments":"{}"}}]}]',
+    );
+  });
+
   it('read from indexed attributes grouped by index, the same as read key by key', () => {
     const prefixes = ['gen_ai.prompt', 'gen_ai.completion', 'llm.input_messages', 'llm.output_messages'];
     const segment = fc.constantFrom(
