@@ -155,3 +155,26 @@ describe('normalised messages', () => {
     ]);
   });
 });
+
+describe('attribute keys by prefix', () => {
+  it('name each key once, where it first came, with the value it last had', () => {
+    const attributes = new AttributeMap([
+      stringAttr('gen_ai.prompt.1.role', 'user'),
+      stringAttr('ai.settings.a', 'x'),
+      stringAttr('gen_ai.prompt.0.role', 'system'),
+      stringAttr('gen_ai.prompt.1.role', 'assistant'),
+      stringAttr('gen_ai.prompt.1.content', 'hi'),
+    ]);
+    assert.deepEqual(attributes.keysWithPrefix('gen_ai.prompt.'), [
+      'gen_ai.prompt.1.role',
+      'gen_ai.prompt.0.role',
+      'gen_ai.prompt.1.content',
+    ]);
+    assert.equal(attributes.hasKeyWithPrefix('ai.settings.'), true);
+    assert.equal(attributes.hasKeyWithPrefix('ai.telemetry.'), false);
+    assert.deepEqual(indexedMessages(attributes, 'gen_ai.prompt'), [
+      { role: 'system' },
+      { role: 'assistant', content: 'hi' },
+    ]);
+  });
+});

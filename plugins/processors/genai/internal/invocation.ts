@@ -92,7 +92,12 @@ function toolsOf(attributes: AttributeMap): readonly unknown[] | undefined {
   const definitions = value?.type === 'string' ? toolDefinitions.get(value.value, parseArray) : arrayOf(value);
   if (definitions) return definitions;
   const indexed: unknown[] = [];
-  for (let n = 0; attributes.has(`llm.tools.${n}.tool.json_schema`); n++) {
+  // The first key is a constant, so that a span without tools does not make (and hash) a new string.
+  for (
+    let n = 0;
+    n === 0 ? attributes.has('llm.tools.0.tool.json_schema') : attributes.has(`llm.tools.${n}.tool.json_schema`);
+    n++
+  ) {
     const schema = attributes.string(`llm.tools.${n}.tool.json_schema`);
     if (schema === undefined) indexed.push(attributes.json(`llm.tools.${n}.tool.json_schema`));
     else indexed.push(toolDefinitions.get(schema, parseObject) ?? parseJson(schema) ?? schema);

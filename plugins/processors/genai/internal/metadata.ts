@@ -36,7 +36,8 @@ export function metadataOf(
     if (attributes.has(key)) metadata[name] = attributes.json(key);
   }
   // OpenInference's JSON `metadata` attribute.
-  Object.assign(metadata, objectOf(attributes.value('metadata')) ?? {});
+  const openInference = objectOf(attributes.value('metadata'));
+  if (openInference) Object.assign(metadata, openInference);
   for (const prefix of METADATA_PREFIXES) {
     for (const key of attributes.keysWithPrefix(prefix)) metadata[key.slice(prefix.length)] = attributes.json(key);
   }
