@@ -159,6 +159,51 @@ describe('journal', () => {
     await journal.close();
   });
 
+  it('keeps appending to a settled active segment while room is plenty, and retires it once quiet', async () => {
+    const directory = await freshDirectory();
+    // Requests settled one by one before the next arrives, as a proxy that keeps up settles them.
+    const journal = await opened(directory, { retireQuietMs: 60_000 });
+    const body = Buffer.alloc(100_000);
+    for (let n = 0; n < 5; n++) journal.settle(await journal.append({ n }, body));
+    await new Promise((resolve) => setImmediate(resolve));
+    // One segment for all of them, rather than a file made and deleted per request.
+    assert.deepEqual((await readdir(directory)).sort(), ['000000000001.acks', '000000000001.journal']);
+    assert.equal(journal.stats().pendingRecords, 0);
+    // Settled is settled, although the segment is still there: a restart replays none of them.
+    const restarted = await opened(directory);
+    assert.deepEqual(await replayAll(restarted), []);
+    await restarted.close();
+
+    const quiet = await opened(await freshDirectory(), { retireQuietMs: 20 });
+    for (let n = 0; n < 3; n++) quiet.settle(await quiet.append({ n }, body));
+    for (let i = 0; i < 200 && quiet.stats().bytes > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.deepEqual(quiet.stats(), { bytes: 0, segments: 0, pendingRecords: 0 });
+    assert.deepEqual(await readdir(quiet.directory), []);
+    await quiet.close();
+    await journal.close();
+  });
+
+  it('retires a settled active segment at once when an append was refused for want of room', async () => {
+    const directory = await freshDirectory();
+    const journal = await opened(directory, { maxBytes: 1 << 20, segmentBytes: 1 << 20, retireQuietMs: 60_000 });
+    const body = Buffer.alloc(100_000);
+    const entries: JournalEntry[] = [];
+    for (;;) {
+      try {
+        entries.push(await journal.append({ n: entries.length }, body));
+      } catch (error) {
+        assert.ok(error instanceof JournalFullError);
+        break;
+      }
+    }
+    for (const entry of entries) journal.settle(entry);
+    // Closing the retired segment takes a turn of the thread pool; the quiet delay is a minute.
+    for (let i = 0; i < 200 && journal.stats().bytes > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(journal.stats().bytes, 0);
+    await journal.append({ n: 0 }, body);
+    await journal.close();
+  });
+
   it('with an fsync interval, acknowledges appends once a sync covered them (group commit)', async () => {
     const directory = await freshDirectory();
     const journal = await opened(directory, { fsyncIntervalMs: 5 });

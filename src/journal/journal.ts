@@ -27,8 +27,10 @@ import {
 } from './record.ts';
 
 const SEGMENT_SUFFIX = '.journal';
-/** A settled active segment at least this large is retired at once rather than grown further. */
+/** A settled active segment at least this large is retired rather than grown further (see retireActiveIfSettled). */
 const RETIRE_SETTLED_BYTES = 65_536;
+/** How long a settled active segment waits for the next append before it is retired, unless room is short. */
+const RETIRE_QUIET_MS = 1000;
 /** At most this share of the cap in one segment, so that settled segments free room. */
 const SEGMENTS_PER_CAP = 8;
 const ACKS_SUFFIX = '.acks';
@@ -44,6 +46,8 @@ export interface JournalOptions {
   readonly fsyncIntervalMs: number;
   /** Told of failures that cost nothing acknowledged (an `.acks` write: replay then duplicates). */
   readonly onBackgroundError?: (error: unknown, what: string) => void;
+  /** How long a settled active segment is kept for further appends while room is not short (default 1000 ms). */
+  readonly retireQuietMs?: number;
 }
 
 /** The journal cannot take the record now (disk cap reached); the client should retry later. */
@@ -122,6 +126,9 @@ export class Journal<H = unknown> {
   private writing = 0;
   private syncWaiters: (() => void)[] = [];
   private syncTimer?: NodeJS.Timeout;
+  private retireTimer?: NodeJS.Timeout;
+  /** An append was refused for want of room since the last successful write. */
+  private starved = false;
   private opened = false;
   private closed = false;
 
@@ -252,6 +259,7 @@ export class Journal<H = unknown> {
       );
     }
     if (this.totalBytes + this.reservedBytes + record.bytes + SEGMENT_MAGIC.length > maxBytes) {
+      this.starved = true;
       return Promise.reject(
         new JournalFullError(`the journal holds ${this.totalBytes} bytes of its ${maxBytes}-byte cap`),
       );
@@ -312,12 +320,28 @@ export class Journal<H = unknown> {
    * disk) until it fills up, which a quiet proxy, or a full disk refusing every write, might never
    * do. Called when a record is settled and when a write ends, since a settle that arrives while
    * a write is going on cannot retire the segment itself.
+   *
+   * At once only when room is short (an append was refused for it, or less than a segment is
+   * left under the cap); otherwise once the segment has stayed settled for `retireQuietMs`. A
+   * proxy that is not saturated settles each request before the next arrives, and retiring at once
+   * made every request of 64 KiB or more pay for a new file, its header, a close and an unlink:
+   * 3x the CPU of the append itself (src/journal/README.md, "Cost of an append"). Returns whether
+   * the segment was retired (its records need no `.acks` entry then).
    */
   private retireActiveIfSettled(): boolean {
     const segment = this.active;
     if (!segment || segment.pending !== 0 || segment.size < RETIRE_SETTLED_BYTES || this.writing !== 0) return false;
-    void this.seal(segment);
-    return true;
+    if (this.starved || this.options.maxBytes - this.totalBytes - this.reservedBytes < this.segmentBytes) {
+      void this.seal(segment);
+      return true;
+    }
+    this.retireTimer ??= setTimeout(() => {
+      this.retireTimer = undefined;
+      // Appends since then that are still pending keep it; the next settle looks again.
+      if (!this.closed && this.active === segment && segment.pending === 0 && this.writing === 0)
+        void this.seal(segment);
+    }, this.options.retireQuietMs ?? RETIRE_QUIET_MS).unref();
+    return false;
   }
 
   /** Stops appends, closes the active segment (deleted if fully settled). Settling still works. */
@@ -327,6 +351,8 @@ export class Journal<H = unknown> {
     await this.tail;
     if (this.syncTimer) clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
+    if (this.retireTimer) clearTimeout(this.retireTimer);
+    this.retireTimer = undefined;
     await this.syncNow();
     if (this.active) await this.seal(this.active);
     this.active = undefined;
@@ -351,6 +377,7 @@ export class Journal<H = unknown> {
       await this.discardTail(segment);
       throw new JournalWriteError(`writing the journal failed: ${(error as Error).message}`, { cause: error });
     }
+    this.starved = false;
     const entry: JournalEntry = { segment, index: segment.records, offset: segment.size, bytes };
     segment.size += bytes;
     segment.records++;
