@@ -7,7 +7,7 @@ import type { Run, RunType, InstrumentationScope, Resource, Span } from 'tracepi
 import { shareJson, StatusCode } from 'tracepipe/plugin';
 import { AttributeMap, toJson } from './internal/attributes.ts';
 import { readEvents } from './internal/events.ts';
-import { idToUuid, isUuid } from './internal/ids.ts';
+import { idToUuid, isUuid, RecentUuid } from './internal/ids.ts';
 import { invocationParamsOf } from './internal/invocation.ts';
 import { inputsOf, outputsOf } from './internal/io.ts';
 import { metadataOf, tagsOf } from './internal/metadata.ts';
@@ -66,6 +66,9 @@ const RECOGNISED_KEYS = new Set([
 // A span belongs to GenAI when its name or any attribute or event key is in one of these namespaces.
 const GENAI_PREFIXES = ['gen_ai.', 'llm.', 'langsmith.', 'openinference.', 'traceloop.', 'ai.'];
 
+const traceUuids = new RecentUuid();
+const parentUuids = new RecentUuid();
+
 export function translateSpan(
   span: Span,
   resource: Resource,
@@ -73,11 +76,11 @@ export function translateSpan(
   project: string,
   options: TranslateOptions,
 ): Translated {
-  const traceUuid = idToUuid(span.traceId);
+  const traceUuid = traceUuids.of(span.traceId);
   const spanUuid = idToUuid(span.spanId);
   if (!traceUuid || !spanUuid)
     throw new InvalidSpanIdError(`span ${JSON.stringify(span.name)} has an invalid trace or span id`);
-  const parentUuid = span.parentSpanId === '' ? undefined : idToUuid(span.parentSpanId);
+  const parentUuid = span.parentSpanId === '' ? undefined : parentUuids.of(span.parentSpanId);
   if (span.parentSpanId !== '' && !parentUuid) {
     throw new InvalidSpanIdError(`span ${JSON.stringify(span.name)} has an invalid parent span id`);
   }

@@ -36,6 +36,26 @@ export function idToUuid(hex: string): string | undefined {
   return scratch.toString('latin1', 0, 36);
 }
 
+/**
+ * `idToUuid` with the last id it converted remembered: the spans of a trace come together in a
+ * request (a batch span processor exports a trace's spans as they end), so they repeat their trace
+ * id, and the children their parent's id. Comparing the id with the last one (a new string of the
+ * same length, compared up to its first different character) costs less than converting it. One
+ * memo per call site (trace ids, parent ids), so that the two do not displace each other.
+ */
+export class RecentUuid {
+  private hex = '';
+  private uuid: string | undefined;
+
+  of(hex: string): string | undefined {
+    if (hex === this.hex) return this.uuid;
+    const uuid = idToUuid(hex);
+    this.hex = hex;
+    this.uuid = uuid;
+    return uuid;
+  }
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function isUuid(text: string): boolean {
