@@ -84,3 +84,5 @@ export { importModule } from './runtime/user_modules.ts';
 export { toJsonLine } from './model/json.ts';
 export { estimateJsonBytes } from './model/json-size.ts';
 export { SharedJsonCache, jsonWithShared, shareJson } from './model/shared-json.ts';
+export { attachRunJson, encodedRunJson, runBodyJson, runJson } from './model/run-json.ts';
+export type { RunBodyJson, RunJson } from './model/run-json.ts';

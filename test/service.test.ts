@@ -226,6 +226,57 @@ service:
     assert.equal(kept.get('keep/b')!.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.name, 'original');
   });
 
+  it('tells each processor whether anything downstream writes to what it passes on', async () => {
+    const outputs = new Map<string, boolean>();
+    const schema = { type: 'object', additionalProperties: false, properties: {} };
+    const base = { stability: 'stable', description: 'test', configSchema: schema } as const;
+    const lifecycle = { start: async () => {}, shutdown: async () => {} };
+    const processor = (type: string, mutatesData: boolean): Factory => ({
+      ...base,
+      kind: 'processor',
+      type,
+      consumes: 'spans',
+      produces: 'spans',
+      create: (_s, _c, next) => {
+        outputs.set(type, next.mutatesData);
+        return { ...lifecycle, mutatesData, consume: (data, context) => next.consume(data, context) };
+      },
+    });
+    const factories: Factory[] = [
+      {
+        ...base,
+        kind: 'receiver',
+        type: 'emit',
+        produces: 'spans',
+        create: () => ({ start: async () => {}, shutdown: async () => {} }),
+      },
+      processor('first', false),
+      processor('pass', false),
+      processor('rename', true),
+      processor('last', false),
+      {
+        ...base,
+        kind: 'exporter',
+        type: 'keep',
+        consumes: 'spans',
+        create: () => ({ ...lifecycle, mutatesData: false, consume: async () => {} }),
+      },
+    ];
+    const config = load(
+      `receivers: { emit: {} }
+processors: { first: {}, pass: {}, rename: {}, last: {} }
+exporters: { keep: {} }
+service:
+  pipelines:
+    traces: { receivers: [emit], processors: [first, pass, rename, last], exporters: [keep] }
+`,
+      factories,
+    );
+    new Service(config, { logger: silentLogger(), metrics: createMetricsRegistry({ processMetrics: false }) });
+    // `first` and `pass` hand on objects that `rename` may write to, even through `pass`.
+    assert.deepEqual(Object.fromEntries(outputs), { first: true, pass: true, rename: false, last: false });
+  });
+
   it('tries every consumer and then rejects with the first failure', async () => {
     const ok = new Sink<'spans'>();
     const failing = new Sink<'spans'>();

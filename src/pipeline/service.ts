@@ -144,7 +144,15 @@ export class Service {
         const entry = config.processors.get(id)!;
         if (entry.factory.kind !== 'processor') continue;
         const { consumes, produces } = entry.factory;
-        const output = observeConsumer(next, this.labels(id, 'processor', produces), this.counters, 'sent');
+        // A processor's output says whether anything downstream writes to what it passes on (a
+        // later processor may write to the very objects an earlier one passed through): the batch
+        // processor, for one, leaves each run's JSON text on it only when nothing will change it.
+        const downstream = next;
+        const onward: Consumer =
+          mutates && !downstream.mutatesData
+            ? { mutatesData: true, consume: (data, context) => downstream.consume(data, context) }
+            : downstream;
+        const output = observeConsumer(onward, this.labels(id, 'processor', produces), this.counters, 'sent');
         const processor: Processor = entry.factory.create(this.settings(id, 'processor'), entry.config, output);
         mutates ||= processor.mutatesData;
         this.processors.unshift({

@@ -9,7 +9,15 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { defaultsOf, Sink, nopSettings, runComponentConformance } from 'tracepipe/testing';
 import type { Run, RunBatch, RunTreeHints, RequestContext } from 'tracepipe/plugin';
-import { Delivery, DeliveryGroup, holdDelivery, PermanentError, ThrottleError } from 'tracepipe/plugin';
+import {
+  Delivery,
+  DeliveryGroup,
+  encodedRunJson,
+  holdDelivery,
+  PermanentError,
+  runJson,
+  ThrottleError,
+} from 'tracepipe/plugin';
 import { BatchProcessor } from './batcher.ts';
 import type { BatchProcessorConfig } from './config.ts';
 import { configSchema } from './config.ts';
@@ -133,6 +141,51 @@ describe('batch: flush triggers', () => {
     assert.equal(sink.batches[0]!.data.runs[0]!.dotted_order, `20231114T221320000000Z${TRACE}`);
     await processor.shutdown(Date.now() + 1000);
     checkInvariants(sink, DEFAULT_LIMITS);
+  });
+});
+
+describe('batch: run JSON for the exporter', () => {
+  /** A processor whose downstream says whether it writes to the runs it is given. */
+  function withDownstream(mutatesData: boolean) {
+    const batches: RunBatch[] = [];
+    const processor = new BatchProcessor(nopSettings('processor', 'batch'), config({ flush_interval_ms: 60_000 }), {
+      mutatesData,
+      consume: async (data) => void batches.push(data),
+    });
+    return { processor, batches };
+  }
+
+  it("leaves each released run's JSON text on it, as the run reads once its dotted order is set", async () => {
+    const { processor, batches } = withDownstream(false);
+    const child = run(rid(1), TRACE, { bytes: 10 });
+    child.extra = { metadata: { kind: 'tool' } };
+    await processor.consume(batch([child]), TENANT_A); // waits for its parent
+    await processor.consume(batch([run(TRACE)]), TENANT_A);
+    await processor.shutdown(Date.now() + 1000);
+    const runs = batches.flatMap((item) => item.runs);
+    assert.equal(runs.length, 2);
+    for (const item of runs) {
+      const json = encodedRunJson(item);
+      assert.ok(json, 'text attached');
+      assert.ok(item.dotted_order);
+      assert.deepEqual(json, runJson(item));
+    }
+  });
+
+  it('leaves no text when something downstream writes to runs, nor on a run that cannot be encoded', async () => {
+    const mutating = withDownstream(true);
+    await mutating.processor.consume(batch([run(TRACE)]), TENANT_A);
+    await mutating.processor.shutdown(Date.now() + 1000);
+    assert.equal(encodedRunJson(mutating.batches[0]!.runs[0]!), undefined);
+
+    const readOnly = withDownstream(false);
+    const bigint = run(rid(2), undefined, { trace: rid(2) });
+    bigint.outputs = { n: 1n as unknown };
+    await readOnly.processor.consume(batch([bigint]), TENANT_A);
+    await readOnly.processor.shutdown(Date.now() + 1000);
+    // Passed on as it is: the exporter refuses it whole.
+    assert.equal(readOnly.batches[0]!.runs[0], bigint);
+    assert.equal(encodedRunJson(bigint), undefined);
   });
 });
 

@@ -4,8 +4,8 @@
 // `max_held_runs` / `max_held_bytes`, consume() refuses with a ThrottleError instead of growing.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ComponentSettings, Consumer, Processor, RequestContext, RunBatch } from 'tracepipe/plugin';
-import { ThrottleError, errorMessage, estimateJsonBytes } from 'tracepipe/plugin';
+import type { ComponentSettings, Consumer, Processor, RequestContext, Run, RunBatch, RunJson } from 'tracepipe/plugin';
+import { ThrottleError, attachRunJson, errorMessage, estimateJsonBytes, runBodyJson, runJson } from 'tracepipe/plugin';
 import type { BatchProcessorConfig } from './config.ts';
 import type { FlushTrigger, SealedBatch } from './internal/outbox.ts';
 import { Outbox } from './internal/outbox.ts';
@@ -33,6 +33,11 @@ export class BatchProcessor implements Processor<'runs'> {
   /** Failed deliveries since the last log line about them. */
   private failureLog = { at: 0, attempts: 0 };
   private readonly metrics;
+  /**
+   * Whether released runs carry their JSON text on for the exporter (src/model/run-json.ts): only
+   * when nothing downstream writes to them, or the text could differ from the run.
+   */
+  private readonly attachText: boolean;
 
   constructor(
     private readonly settings: ComponentSettings,
@@ -40,6 +45,7 @@ export class BatchProcessor implements Processor<'runs'> {
     next: Consumer<'runs'>,
   ) {
     const { meter } = settings.telemetry;
+    this.attachText = !next.mutatesData;
     this.metrics = {
       held: meter.gauge({
         name: 'tracepipe_batch_runs_held',
@@ -107,7 +113,7 @@ export class BatchProcessor implements Processor<'runs'> {
 
   async consume(batch: RunBatch, context: RequestContext): Promise<void> {
     if (this.stopped) throw new Error('batch processor is shut down');
-    const incoming: HeldRun[] = batch.runs.map((run) => ({ run, context, bytes: estimateJsonBytes(run) }));
+    const incoming: HeldRun[] = batch.runs.map((run) => heldRun(run, context));
     this.admit(incoming, batch);
     // Each run holds its request's delivery until the batch carrying it is delivered downstream.
     if (context.delivery) for (let i = 0; i < incoming.length; i++) context.delivery.retain();
@@ -157,17 +163,28 @@ export class BatchProcessor implements Processor<'runs'> {
 
   /** A run whose dotted order is set goes into its tenant's batch. */
   private released(held: HeldRun): void {
-    let bytes = held.bytes + DOTTED_ORDER_OVERHEAD + held.run.dotted_order!.length;
-    // The estimate can be short of the UTF-8 size (see estimateJsonBytes): near the limit, measure.
-    if (bytes > this.config.max_buffer_bytes / 2) bytes = Buffer.byteLength(JSON.stringify(held.run));
+    const { run } = held;
+    let json: RunJson | undefined;
+    if (held.body) {
+      try {
+        json = runJson(run, held.body);
+      } catch {
+        // Left to the exporter, which refuses the run whole (multipart_writer's UnencodableRunError).
+      }
+    }
+    let bytes = json ? json.length : held.bytes + DOTTED_ORDER_OVERHEAD + run.dotted_order!.length;
+    // The length of the text (or the estimate) can be short of the UTF-8 size: near the limit, measure.
+    if (bytes > this.config.max_buffer_bytes / 2)
+      bytes = json ? utf8Bytes(json) : Buffer.byteLength(JSON.stringify(run));
     if (bytes > this.config.max_buffer_bytes) {
       // Its dotted order is remembered, so its children still find their place.
       this.metrics.dropped('too_large');
-      this.tooLarge.push(held.run.id);
+      this.tooLarge.push(run.id);
       held.context.delivery?.release();
       return;
     }
-    this.outbox.add(held.run, bytes, held.context);
+    if (json && this.attachText) attachRunJson(run, json);
+    this.outbox.add(run, bytes, held.context);
   }
 
   private tick(trigger: 'interval'): void {
@@ -257,6 +274,36 @@ export class BatchProcessor implements Processor<'runs'> {
       );
     }
   }
+}
+
+/**
+ * A run taken in: its inputs, outputs and `extra` serialised now (the tree never changes them; the
+ * rest is serialised once its dotted order is set), its size from those texts and an estimate of
+ * the few other members. A run that cannot be serialised is sized by the estimate alone.
+ */
+function heldRun(run: Run, context: RequestContext): HeldRun {
+  let body;
+  try {
+    body = runBodyJson(run);
+  } catch {
+    return { run, context, bytes: estimateJsonBytes(run) };
+  }
+  let bytes = 2 + (body.inputs?.length ?? 0) + (body.outputs?.length ?? 0) + (body.extra?.length ?? 0);
+  for (const key in run) {
+    if (key === 'inputs' || key === 'outputs' || key === 'extra' || !Object.hasOwn(run, key)) continue;
+    const member = estimateJsonBytes(run[key as keyof Run]);
+    if (member > 0) bytes += key.length + 4 + member; // "key": and a comma
+  }
+  return { run, context, bytes, body };
+}
+
+/** The UTF-8 size of a run's text: its length and the extra bytes of characters beyond ASCII. */
+function utf8Bytes(json: RunJson): number {
+  let bytes = json.length;
+  for (const piece of json.main) bytes += Buffer.byteLength(piece) - piece.length;
+  if (json.inputs !== undefined) bytes += Buffer.byteLength(json.inputs) - json.inputs.length;
+  if (json.outputs !== undefined) bytes += Buffer.byteLength(json.outputs) - json.outputs.length;
+  return bytes;
 }
 
 /** Resolves when `promise` settles or after `ms`, whichever comes first, leaving no timer behind. */

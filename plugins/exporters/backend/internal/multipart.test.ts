@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { decompress } from 'zstd-napi';
 import type { Run } from 'tracepipe/plugin';
-import { shareJson } from 'tracepipe/plugin';
+import { attachRunJson, runJson, shareJson } from 'tracepipe/plugin';
 import { makeRun } from 'tracepipe/testing';
 import { MultipartFormatError, boundaryOf, parseMultipart, runsFromParts } from './multipart_reader.ts';
 import { BOUNDARY_PREFIX, MultipartZstdWriter, UnencodableRunError, multipartContentType } from './multipart_writer.ts';
@@ -12,6 +12,11 @@ function encode(runs: Run[], level = 3) {
   const writer = new MultipartZstdWriter(level);
   for (const run of runs) writer.addRun(run);
   return writer.finish();
+}
+
+function roundTrip(runs: Run[]): Run[] {
+  const encoded = encode(runs);
+  return runsFromParts(parseMultipart(decompress(encoded.body), encoded.boundary));
 }
 
 const jsonValue = fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.parse(JSON.stringify(value)) as unknown);
@@ -69,6 +74,18 @@ describe('multipart body', () => {
       [`post.${run.id}`, `post.${run.id}.inputs`],
     );
     assert.equal('inputs' in JSON.parse(parts[0]!.body.toString()), false);
+  });
+
+  it("copies the JSON text a run carries (the batch processor's) instead of serialising it again", () => {
+    const run = makeRun({ id: '00000000-0000-0000-0000-000000000001' });
+    const json = runJson(run);
+    // Text that differs from the run shows which one was written.
+    attachRunJson(run, { ...json, main: [json.main.join('').replace(run.name, 'from-text')] });
+    const [written] = roundTrip([run]);
+    assert.equal(written!.name, 'from-text');
+    // A copy of the run is not the run the text was made for: it is serialised.
+    const [copy] = roundTrip([{ ...run }]);
+    assert.equal(copy!.name, run.name);
   });
 
   it('round-trips any runs (property)', () => {

@@ -9,7 +9,8 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Run } from 'tracepipe/plugin';
-import { jsonWithShared } from 'tracepipe/plugin';
+import type { RunJson } from 'tracepipe/plugin';
+import { encodedRunJson, runJson } from 'tracepipe/plugin';
 import { ZstdStreamCompressor } from './zstd_stream.ts';
 
 export const BOUNDARY_PREFIX = '----LangSmithFormBoundary-';
@@ -96,42 +97,23 @@ const RUN_ID = /^[0-9A-Za-z-]+$/;
 
 /** The parts of one run, serialised, in body order. */
 export function encodeRunParts(run: Run): RunPart[] {
-  const { inputs, outputs, extra, update, ...rest } = run;
   if (typeof run.id !== 'string' || !RUN_ID.test(run.id)) {
     throw new UnencodableRunError(`run id ${JSON.stringify(run.id)} cannot name a multipart part`);
   }
   // An update of a run sent before (see Run.update) is the ingest API's patch.
-  const operation = update ? 'patch' : 'post';
+  const operation = run.update ? 'patch' : 'post';
+  let json: RunJson;
   try {
-    const name = `${operation}.${run.id}`;
-    const parts: RunPart[] = [{ name, body: withExtra(jsonText(rest), extra) }];
-    if (inputs != null) parts.push({ name: `${name}.inputs`, body: [jsonText(inputs)] });
-    if (outputs != null) parts.push({ name: `${name}.outputs`, body: [jsonText(outputs)] });
-    return parts;
+    // The batch processor leaves each run's text on it (src/model/run-json.ts): copied, not made
+    // again. `extra` holds what runs share (the resource's attributes, tool definitions), whose
+    // text is copied in rather than made again for every run.
+    json = encodedRunJson(run) ?? runJson(run);
   } catch (error) {
     throw new UnencodableRunError(`run ${run.id} cannot be encoded as JSON`, { cause: error });
   }
-}
-
-/**
- * The run's JSON text with `extra` added as its last member, in pieces. `extra` holds what runs
- * share (the resource's attributes, tool definitions: src/model/shared-json.ts), whose text is
- * copied in rather than made again for every run: 4.1 → 2.8 µs per run for the run part of
- * bench/pipeline's realistic model calls. The pieces are written one after another rather than
- * joined into one string, which the write would have flattened into a copy of the whole part.
- */
-function withExtra(runText: string, extra: unknown): string[] {
-  const extraText = jsonWithShared(extra, EXTRA_DEPTH);
-  if (extraText === undefined) return [runText];
-  return [runText.slice(0, -1), runText.length > 2 ? ',"extra":' : '"extra":', extraText, '}'];
-}
-
-/** `extra` → `invocation_params` → `tools`: the deepest shared value the genai processor places. */
-const EXTRA_DEPTH = 2;
-
-/** JSON text of a value; throws when it has none (a function or symbol serialises to nothing). */
-function jsonText(value: unknown): string {
-  const text = JSON.stringify(value) as string | undefined;
-  if (text === undefined) throw new TypeError(`${typeof value} has no JSON form`);
-  return text;
+  const name = `${operation}.${run.id}`;
+  const parts: RunPart[] = [{ name, body: json.main }];
+  if (json.inputs !== undefined) parts.push({ name: `${name}.inputs`, body: [json.inputs] });
+  if (json.outputs !== undefined) parts.push({ name: `${name}.outputs`, body: [json.outputs] });
+  return parts;
 }

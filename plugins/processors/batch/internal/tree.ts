@@ -4,7 +4,7 @@
 // released, its waiting children follow at once, depth first, so a parent always leaves before its
 // children. A trace whose runs have waited `orphanTimeoutMs` falls back under the orphan policy.
 
-import type { Run, RunTreeHints, RequestContext } from 'tracepipe/plugin';
+import type { Run, RunBodyJson, RunTreeHints, RequestContext } from 'tracepipe/plugin';
 import { TtlMap, UuidMap } from 'tracepipe/collections';
 import { segment, segmentTime } from './dotted-order.ts';
 import type { RememberedOrder } from './dotted-order-memory.ts';
@@ -28,8 +28,13 @@ export interface TreeOptions {
 export interface HeldRun {
   readonly run: Run;
   readonly context: RequestContext;
-  /** The run's JSON size before its dotted order was set, estimated (see estimateJsonBytes). */
+  /**
+   * The run's JSON size before its dotted order was set: its texts' lengths and an estimate of its
+   * other members (see estimateJsonBytes).
+   */
   readonly bytes: number;
+  /** The texts of its inputs, outputs and `extra`; absent when it cannot be serialised. */
+  readonly body?: RunBodyJson;
 }
 
 interface WaitingTrace {
