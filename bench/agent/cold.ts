@@ -6,6 +6,7 @@
 //
 //   node --import tsx bench/agent/cold.ts [--servers tracepipe,langgraph] [--seconds 10]
 //                                         [--clients 16] [--repetitions 3] [--cpu-prof DIR] [--json]
+//                                         [--root DIR (servers base, base-notrace)]
 //                                         [--node-flags='--flag ...' (for the server tracepipe-flags)]
 
 import { cpus, loadavg } from 'node:os';
@@ -23,6 +24,7 @@ const { values: args } = parseArgs({
     clients: { type: 'string', default: '16' },
     repetitions: { type: 'string', default: '3' },
     'cpu-prof': { type: 'string' },
+    root: { type: 'string' },
     'node-flags': { type: 'string', default: '' },
     json: { type: 'boolean', default: false },
   },
@@ -95,6 +97,12 @@ const starters: Record<string, () => Promise<RunningServer>> = {
     startTracepipe([GRAPH], { nodeArgs: [...nodeArgs, ...args['node-flags']!.split(' ').filter(Boolean)] }),
   langgraph: () => startLanggraphDev([GRAPH]),
 };
+// `--root DIR`: `base` and `base-notrace` are tracepipe from another checkout (built), for A/B.
+if (args.root !== undefined) {
+  const root = resolve(args.root);
+  starters.base = () => startTracepipe([GRAPH], { nodeArgs, root });
+  starters['base-notrace'] = () => startTracepipe([GRAPH], { tracing: false, nodeArgs, root });
+}
 const names = args.servers!.split(',');
 for (const name of names) if (!starters[name]) throw new Error(`unknown server ${name}`);
 

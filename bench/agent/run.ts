@@ -5,7 +5,11 @@
 //   node --import tsx bench/agent/run.ts [--iterations 100] [--concurrency 1,4,16]
 //                                        [--servers tracepipe,tracepipe-notrace,langgraph] [--json]
 //                                        [--operations run_wait,run_stream_first_event,state_get,...]
-//                                        [--cpu-prof DIR] [--workers N]
+//                                        [--cpu-prof DIR] [--workers N] [--root DIR] [--repetitions N]
+//
+// `--root DIR` adds the servers `base` and `base-notrace`: tracepipe (with and without tracing) run
+// from another checkout (built, with its own node_modules), to set a change against it;
+// `--repetitions N` runs the list of servers N times, interleaved (base, change, base, change, ...).
 
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
@@ -27,6 +31,8 @@ const { values: args } = parseArgs({
     operations: { type: 'string' },
     'cpu-prof': { type: 'string' },
     workers: { type: 'string' },
+    root: { type: 'string' },
+    repetitions: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -48,6 +54,8 @@ interface Row {
   perSecond: number;
   /** The server process's CPU time (user + system) per operation, ms; NaN when not known. */
   cpuMsPerOp: number;
+  /** The machine's 1-minute load average at the end of the cell. */
+  loadAverage: number;
 }
 
 /** What an operation reaches the server with: the SDK client, or plain HTTP to `url`. */
@@ -236,6 +244,7 @@ async function measure(server: RunningServer): Promise<Row[]> {
         p99Ms: quantile(result.latenciesMs, 0.99),
         perSecond: (result.latenciesMs.length / result.wallMs) * 1000,
         cpuMsPerOp: cpuMs / Math.max(1, result.latenciesMs.length),
+        loadAverage: loadavg()[0]!,
       });
     }
   }
@@ -243,7 +252,7 @@ async function measure(server: RunningServer): Promise<Row[]> {
 }
 
 function table(rows: Row[]): string {
-  const header = ['server', 'operation', 'conc', 'n', 'fail', 'p50 ms', 'p99 ms', 'ops/s', 'cpu ms/op'];
+  const header = ['server', 'operation', 'conc', 'n', 'fail', 'p50 ms', 'p99 ms', 'ops/s', 'cpu ms/op', 'load'];
   const lines = rows.map((row) => [
     row.server,
     row.operation,
@@ -254,6 +263,7 @@ function table(rows: Row[]): string {
     row.p99Ms.toFixed(1),
     row.perSecond.toFixed(1),
     Number.isNaN(row.cpuMsPerOp) ? '-' : row.cpuMsPerOp.toFixed(2),
+    row.loadAverage.toFixed(1),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const format = (cells: string[]) =>
@@ -274,20 +284,29 @@ const starters: Record<string, () => Promise<RunningServer>> = {
   'tracepipe-notrace': () => startTracepipe([GRAPH], { tracing: false, nodeArgs, workers }),
   langgraph: () => startLanggraphDev([GRAPH]),
 };
+// `--root DIR`: the same tracepipe servers from another checkout.
+const root = args.root === undefined ? undefined : resolve(args.root);
+if (root !== undefined) {
+  starters.base = () => startTracepipe([GRAPH], { nodeArgs, workers, root });
+  starters['base-notrace'] = () => startTracepipe([GRAPH], { tracing: false, nodeArgs, workers, root });
+}
+const names = args.servers!.split(',');
+for (const name of names)
+  if (!starters[name]) throw new Error(`unknown server ${name} (known: ${Object.keys(starters).join(', ')})`);
 
 const rows: Row[] = [];
-for (const name of args.servers!.split(',')) {
-  const start = starters[name];
-  if (!start) throw new Error(`unknown server ${name} (known: ${Object.keys(starters).join(', ')})`);
-  let server: RunningServer | undefined;
-  try {
-    server = await start();
-    process.stderr.write(`${server.name} ready at ${server.url}\n`);
-    rows.push(...(await measure(server)));
-  } catch (error) {
-    process.stderr.write(`${name}: ${(error as Error).message}\n`);
-  } finally {
-    await server?.stop();
+for (let repetition = 1; repetition <= Number(args.repetitions); repetition++) {
+  for (const name of names) {
+    let server: RunningServer | undefined;
+    try {
+      server = await starters[name]!();
+      process.stderr.write(`${server.name} ready at ${server.url}\n`);
+      rows.push(...(await measure(server)));
+    } catch (error) {
+      process.stderr.write(`${name}: ${(error as Error).message}\n`);
+    } finally {
+      await server?.stop();
+    }
   }
 }
 

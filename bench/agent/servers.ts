@@ -144,6 +144,8 @@ export async function startTracepipe(
     env?: NodeJS.ProcessEnv;
     /** `workers` (runs executing at once); the server's default when not given. */
     workers?: number;
+    /** Another checkout (built, with its own node_modules) to run instead of this one, for A/B. */
+    root?: string;
   } = {},
 ): Promise<RunningServer> {
   const tracing = options.tracing ?? true;
@@ -184,12 +186,12 @@ export async function startTracepipe(
   const child = startChild(
     'tracepipe',
     process.execPath,
-    [...tracepipeArgs(options.nodeArgs), '--config', config],
+    [...tracepipeArgs(options.nodeArgs, options.root), '--config', config],
     dir,
     options.env ?? {},
     logFile,
   );
-  const name = tracing ? 'tracepipe' : 'tracepipe (no tracing)';
+  const name = `${tracing ? 'tracepipe' : 'tracepipe (no tracing)'}${options.root ? ` @${options.root}` : ''}`;
   return started(name, `http://127.0.0.1:${port}`, child, dir, logFile, spawnedAt);
 }
 

@@ -28,6 +28,7 @@ import { ApiKeys, splitList } from './internal/auth/api-keys.ts';
 import { CustomAuth, findAuthHandler } from './internal/auth/custom.ts';
 import { Access } from './internal/http/access.ts';
 import { agentApiPlugin } from './internal/http/app.ts';
+import { installRandomPool } from './internal/runtime/random-pool.ts';
 import { explorerAccessCheck } from './internal/http/explorer-access.ts';
 import { registerErrorNegotiation } from './internal/http/error-negotiation.ts';
 import { isLoopbackName, registerRequestGuard } from './internal/http/request-guard.ts';
@@ -129,6 +130,8 @@ export class AgentApiReceiver implements Receiver {
 
   async start(): Promise<void> {
     const { config } = this;
+    // The ids LangChain and LangSmith draw per run, from a pool of random bytes (why: the module).
+    installRandomPool();
     const deployment = await this.loadDeployment();
     const metrics = this.metrics();
     const backend = (this.backend = await openBackend(this.backendOptions(metrics)));
