@@ -5,8 +5,8 @@
 // `extra` when it takes the run, the rest once the run's dotted order is set — sizes it by that
 // text, and leaves the text for the exporter (`encodedRunJson`), which copies it into the body.
 //
-// The text is only valid while the run is unchanged. It is attached to the run object (a WeakMap,
-// so it dies with the run) only by a component whose output nothing downstream writes to (its
+// The text is only valid while the run is unchanged. It is attached to the run object (so it dies
+// with the run) only by a component whose output nothing downstream writes to (its
 // consumer's `mutatesData` is false: the framework sets it when any later processor of the
 // pipeline mutates data, and a fan-out hands mutating consumers a clone, which is a new object
 // without text). A run copied or rebuilt downstream is a new object and is serialised afresh.
@@ -39,8 +39,8 @@ export interface RunBodyJson {
 
 // Kept on the run itself under a symbol (JSON.stringify and structuredClone leave symbol-keyed
 // members out), with the run it was made for: a copy made with an object spread carries the member
-// along, but not for itself. A WeakMap did the same at ~4 µs more per run, in the collector's
-// handling of its entries.
+// along, but not for itself. A WeakMap did the same at 3–5 µs more per run in the batch stage
+// (bench/pipeline README, 2026-11-27, 12:40).
 const RUN_JSON = Symbol('tracepipe.runJson');
 interface Attached {
   readonly run: Run;
