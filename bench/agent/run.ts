@@ -6,6 +6,7 @@
 //                                        [--servers tracepipe,tracepipe-notrace,langgraph] [--json]
 //                                        [--operations run_wait,run_stream_first_event,state_get,...]
 //                                        [--cpu-prof DIR] [--workers N] [--root DIR] [--repetitions N]
+//                                        [--node-flags='--flag ...' (for the server tracepipe-flags)]
 //
 // `--root DIR` adds the servers `base` and `base-notrace`: tracepipe (with and without tracing) run
 // from another checkout (built, with its own node_modules), to set a change against it;
@@ -33,6 +34,7 @@ const { values: args } = parseArgs({
     workers: { type: 'string' },
     root: { type: 'string' },
     repetitions: { type: 'string', default: '1' },
+    'node-flags': { type: 'string', default: '' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -282,6 +284,9 @@ const workers = args.workers !== undefined ? Number(args.workers) : undefined;
 const starters: Record<string, () => Promise<RunningServer>> = {
   tracepipe: () => startTracepipe([GRAPH], { nodeArgs, workers }),
   'tracepipe-notrace': () => startTracepipe([GRAPH], { tracing: false, nodeArgs, workers }),
+  // tracepipe with `--node-flags` (space-separated) added to Node's: to set V8 settings against the default.
+  'tracepipe-flags': () =>
+    startTracepipe([GRAPH], { nodeArgs: [...nodeArgs, ...args['node-flags']!.split(' ').filter(Boolean)], workers }),
   langgraph: () => startLanggraphDev([GRAPH]),
 };
 // `--root DIR`: the same tracepipe servers from another checkout.
@@ -300,6 +305,7 @@ for (let repetition = 1; repetition <= Number(args.repetitions); repetition++) {
     let server: RunningServer | undefined;
     try {
       server = await starters[name]!();
+      if (name === 'tracepipe-flags') server = { ...server, name: `${server.name} ${args['node-flags']}` };
       process.stderr.write(`${server.name} ready at ${server.url}\n`);
       rows.push(...(await measure(server)));
     } catch (error) {
