@@ -268,20 +268,43 @@ export function otelMessages(value: unknown): Message[] | undefined {
           texts.push(part);
       }
     }
-    const message: Message = {};
-    const role = textOf(item.role);
-    if (role !== undefined) message.role = role;
-    const content = contentOf(texts);
-    if (content !== undefined) message.content = content;
-    if (toolCallId !== undefined) message.tool_call_id = toolCallId;
+    messages.push(partsMessage(item, texts, toolCallId, toolCalls, OTEL_MEMBERS));
+  }
+  return messages;
+}
+
+/** Whether a convention's messages carry `name` and `finish_reason` beside their parts. */
+interface PartsMessageMembers {
+  readonly nameAndFinishReason: boolean;
+}
+const OTEL_MEMBERS: PartsMessageMembers = { nameAndFinishReason: true };
+const VERCEL_MEMBERS: PartsMessageMembers = { nameAndFinishReason: false };
+
+/**
+ * The message made of a structured message's gathered parts: role, content, tool call id, (name,
+ * finish reason,) tool calls, in that order, each only when present.
+ */
+function partsMessage(
+  item: Record<string, unknown>,
+  texts: unknown[],
+  toolCallId: string | undefined,
+  toolCalls: ToolCall[],
+  members: PartsMessageMembers,
+): Message {
+  const message: Message = {};
+  const role = textOf(item.role);
+  if (role !== undefined) message.role = role;
+  const content = contentOf(texts);
+  if (content !== undefined) message.content = content;
+  if (toolCallId !== undefined) message.tool_call_id = toolCallId;
+  if (members.nameAndFinishReason) {
     const name = textOf(item.name);
     if (name !== undefined) message.name = name;
     const finishReason = textOf(item.finish_reason);
     if (finishReason !== undefined) message.finish_reason = finishReason;
-    if (toolCalls.length > 0) message.tool_calls = toolCalls;
-    messages.push(message);
   }
-  return messages;
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return message;
 }
 
 /** `gen_ai.system_instructions` (JSON parts, or plain text) as one system message. */
@@ -357,14 +380,7 @@ export function vercelMessages(value: unknown): Message[] | undefined {
         texts.push(part);
       }
     }
-    const message: Message = {};
-    const role = textOf(item.role);
-    if (role !== undefined) message.role = role;
-    const content = contentOf(texts);
-    if (content !== undefined) message.content = content;
-    if (toolCallId !== undefined) message.tool_call_id = toolCallId;
-    if (toolCalls.length > 0) message.tool_calls = toolCalls;
-    messages.push(message);
+    messages.push(partsMessage(item, texts, toolCallId, toolCalls, VERCEL_MEMBERS));
   }
   return messages;
 }
