@@ -4,7 +4,16 @@
 // to the channel list, with a warning.
 
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -151,12 +160,12 @@ describe('graph schemas from TypeScript types, kept between starts', () => {
       try {
         const schemas = await server.client.assistants.getSchemas('annotated');
         const read = records.find((record) => record.msg === 'Graph type schemas read.');
-        // The entry is written in the background once the schemas are answered.
-        while (
-          readdirSync(cacheDir, { withFileTypes: true }).filter((file) => file.name.endsWith('.json')).length === 0
-        ) {
-          await sleep(20);
-        }
+        // The entry (and, on the first start, its directory) is written in the background once the
+        // schemas are answered.
+        const cached = () =>
+          existsSync(cacheDir) &&
+          readdirSync(cacheDir, { withFileTypes: true }).some((file) => file.name.endsWith('.json'));
+        while (!cached()) await sleep(20);
         return { output: (schemas.output_schema as ObjectSchema).properties, read };
       } finally {
         await server.stop({ keepData: true });
