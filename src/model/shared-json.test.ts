@@ -92,3 +92,64 @@ describe('SharedJsonCache', () => {
     assert.equal(parses, 6); // [1] was dropped when [3] found the cache full
   });
 });
+
+const parseObject = (text: string) => {
+  const parsed = JSON.parse(text) as unknown;
+  return typeof parsed === 'object' && parsed !== null ? parsed : undefined;
+};
+
+describe('SharedJsonCache, found by length', () => {
+  it('gives a repeated text the value parsed the first time, frozen and with its JSON text', () => {
+    const cache = new SharedJsonCache(8, 1000);
+    let parses = 0;
+    const counting = (text: string) => (parses++, parseObject(text));
+    const first = cache.get('[{"type":"text","content":"hi"}]', counting);
+    // A new string of the same text, as a span decoded from another request brings it.
+    const again = cache.get(Buffer.from('[{"type":"text","content":"hi"}]').toString('latin1'), counting);
+    assert.equal(again, first);
+    assert.equal(parses, 1);
+    assert.ok(Object.isFrozen(first) && Object.isFrozen((first as object[])[0]));
+    assert.equal(jsonWithShared({ value: first }, 1), '{"value":[{"type":"text","content":"hi"}]}');
+  });
+
+  it('tells apart texts of the same length, and remembers what is no value', () => {
+    const cache = new SharedJsonCache(8, 1000);
+    assert.deepEqual(cache.get('{"a":1}', parseObject), { a: 1 });
+    assert.deepEqual(cache.get('{"b":2}', parseObject), { b: 2 });
+    assert.deepEqual(cache.get('{"a":1}', parseObject), { a: 1 });
+    let parses = 0;
+    const nothing = () => (parses++, undefined);
+    assert.equal(cache.get('"text"', nothing), undefined);
+    assert.equal(cache.get('"text"', nothing), undefined);
+    assert.equal(parses, 1);
+  });
+
+  it('keeps four texts of one length, the latest ones, and starts over when full', () => {
+    const cache = new SharedJsonCache(6, 1000);
+    let parses = 0;
+    const counting = (text: string) => (parses++, parseObject(text));
+    for (const n of [1, 2, 3, 4, 5]) cache.get(`{"n":${n}}`, counting);
+    assert.equal(parses, 5);
+    cache.get('{"n":5}', counting);
+    cache.get('{"n":2}', counting);
+    assert.equal(parses, 5, 'the four latest texts of the length are kept');
+    cache.get('{"n":1}', counting);
+    assert.equal(parses, 6, 'the oldest was dropped');
+    // Two more lengths: the sixth entry fills the cache, the seventh starts it over.
+    cache.get('{"nn":1}', counting);
+    cache.get('{"nnn":1}', counting);
+    cache.get('{"nnnn":1}', counting);
+    parses = 0;
+    cache.get('{"n":5}', counting);
+    assert.equal(parses, 1);
+  });
+
+  it('parses a text longer than its bound every time, and does not share the value', () => {
+    const cache = new SharedJsonCache(8, 10);
+    const long = '{"text":"a long text"}';
+    const first = cache.get(long, parseObject);
+    const again = cache.get(long, parseObject);
+    assert.notEqual(first, again);
+    assert.ok(!Object.isFrozen(first));
+  });
+});

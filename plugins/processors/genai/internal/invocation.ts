@@ -2,8 +2,8 @@
 // reads from `extra.metadata` (`ls_provider`, `ls_model_name`).
 
 import type { AttributeMap } from './attributes.ts';
+import { SharedJsonCache } from 'tracepipe/plugin';
 import { arrayOf, objectOf, parseJson } from './attributes.ts';
-import { JsonTextCache } from './json-texts.ts';
 
 const PROVIDER_KEYS = ['gen_ai.provider.name', 'gen_ai.system', 'llm.provider', 'llm.system', 'ai.model.provider'];
 const MODEL_KEYS = [
@@ -78,7 +78,7 @@ export function invocationParamsOf(attributes: AttributeMap): Record<string, unk
 
 // An application sends the same tool definitions with every model call: parsed once, and shared by
 // the runs (src/model/shared-json.ts). 256 texts of up to 64 KiB: a few MB at worst.
-const toolDefinitions = new JsonTextCache(256, 65_536);
+const toolDefinitions = new SharedJsonCache(256, 65_536);
 const parseArray = (text: string) => arrayOf({ type: 'string', value: text });
 // OpenInference sends each tool's schema as JSON text of its own, as often as the definitions.
 const parseObject = (text: string) => {

@@ -2,10 +2,10 @@
 // messages before free text. See the README's mapping tables for the full precedence.
 
 import type { RunType } from 'tracepipe/plugin';
+import { SharedJsonCache } from 'tracepipe/plugin';
 import type { AttributeMap } from './attributes.ts';
 import { isPlainObject, objectOf, parseJson } from './attributes.ts';
 import type { EventFacts } from './events.ts';
-import { JsonTextCache } from './json-texts.ts';
 import type { Message } from './messages.ts';
 import {
   indexedMessages,
@@ -84,7 +84,7 @@ function firstInputMessages(attributes: AttributeMap, events: EventFacts): Messa
 
 // An application sends the same system instructions with every model call: parsed once per text
 // and shared (src/model/shared-json.ts), as tool definitions are.
-const systemInstructionTexts = new JsonTextCache(256, 65_536);
+const systemInstructionTexts = new SharedJsonCache(256, 65_536);
 const parseList = (text: string) => {
   const parsed = parseJson(text);
   return Array.isArray(parsed) ? parsed : undefined;
