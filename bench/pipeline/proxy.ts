@@ -10,7 +10,8 @@
 //   open (`--rate N`): N spans/s offered at a steady pace for `--duration` seconds whatever the
 //     answers (a refused request is counted, not retried), then `--idle` seconds without load.
 //     Prints what was accepted and refused, and the proxy's RSS: idle before, peak, at the end of the
-//     load and after the idle period.
+//     load and after the idle period, and once a second from the load's start until the idle period
+//     ends (through the drain: a backlog draining after the load can make the peak).
 //
 //   node --import tsx bench/pipeline/proxy.ts [--payload realistic|<shape>[,<shape>…]|all] [--per-request 100]
 //       [--clients 8] [--duration 10 | --spans N] [--rate N] [--idle 60] [--level 3]
@@ -32,7 +33,7 @@
 
 import { spawn } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,6 +122,46 @@ function procStat(pid: number): ProcStat {
     rssMb: kb('VmRSS'),
     peakRssMb: kb('VmHWM'),
   };
+}
+
+/**
+ * The proxy's RSS once a second, from its construction until `stop()`: through the load, the drain
+ * after it and the idle period, so that a peak made while a backlog drains is seen too. Its own
+ * timer, not the load's loop, so that it goes on when sending has stopped.
+ */
+class RssSampler {
+  private readonly samples: number[] = [];
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly pid: number) {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), 1000);
+  }
+
+  /** Stops sampling (after one last sample) and returns the samples, MB. */
+  stop(): number[] {
+    clearInterval(this.timer);
+    this.sample();
+    return this.samples;
+  }
+
+  private sample(): void {
+    this.samples.push(procStat(this.pid).rssMb);
+  }
+}
+
+/**
+ * Resets the process's RSS high-water mark (VmHWM) to its current RSS (Linux: `5` written to
+ * `/proc/<pid>/clear_refs`), so that the peak read later is the load's, not the start-up's or the
+ * warm-up's. Returns false where that is not allowed.
+ */
+function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Busy and total CPU seconds of the whole machine (all cores), from /proc/stat. */
@@ -283,7 +324,7 @@ async function closedLoad(url: string, factory: RequestFactory) {
 }
 
 /** Open loop: `rate` spans/s offered on a steady clock; refusals are counted, not retried. */
-async function openLoad(url: string, factory: RequestFactory, rate: number, rss: number[], pid: number) {
+async function openLoad(url: string, factory: RequestFactory, rate: number) {
   const latencies: number[] = [];
   const refusals: Record<string, number> = {};
   let accepted = 0;
@@ -293,16 +334,11 @@ async function openLoad(url: string, factory: RequestFactory, rate: number, rss:
   const inFlight = new Set<Promise<void>>();
   const started = performance.now();
   const interval = (perRequest / rate) * 1000;
-  let nextRssAt = started;
   for (let index = 0; ; index++) {
     const due = started + index * interval;
     if (due - started >= durationMs) break;
     const wait = due - performance.now();
     if (wait > 0) await sleep(wait);
-    if (performance.now() >= nextRssAt) {
-      rss.push(procStat(pid).rssMb);
-      nextRssAt += 1000;
-    }
     offered += perRequest;
     const request = send(url, factory.make()).then(
       (answer) => {
@@ -371,7 +407,8 @@ async function measure(payload: Payload) {
   const benchBefore = process.cpuUsage();
   const machineBefore = machineStat();
   const loadAverageBefore = loadavg()[0]!;
-  const rss: number[] = [];
+  const peakReset = resetPeakRss(child.pid!);
+  const rss = new RssSampler(child.pid!);
   const startedAt = performance.now();
   const load =
     offeredRate === undefined
@@ -382,7 +419,7 @@ async function measure(payload: Payload) {
           slowest: undefined,
           bySecond: undefined,
         }
-      : { ...(await openLoad(url, factory, offeredRate, rss, child.pid!)), refused: undefined };
+      : { ...(await openLoad(url, factory, offeredRate)), refused: undefined };
   const loadEndedAt = performance.now();
   const atLoadEnd = procStat(child.pid!);
   const loadAverageAfter = loadavg()[0]!;
@@ -398,6 +435,9 @@ async function measure(payload: Payload) {
     await sleep(Math.max(0, idleMs - (performance.now() - loadEndedAt)));
     idleAfter = procStat(child.pid!).rssMb;
   }
+  // The high-water mark once everything is over: it covers the drain and the idle period too.
+  const peakRssMb = procStat(child.pid!).peakRssMb;
+  const samples = rss.stop();
 
   child.kill('SIGTERM');
   const exitCode = await new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -449,10 +489,20 @@ async function measure(payload: Payload) {
     ),
     proxy_rss_mb: {
       idle_before: Math.round(idleBefore),
-      peak: Math.round(after.peakRssMb),
+      // VmHWM: since the load's start when it could be reset, else since the proxy started.
+      peak: Math.round(peakRssMb),
+      peak_since: peakReset ? 'load start' : 'proxy start',
+      peak_sampled: Math.round(Math.max(...samples)),
       at_load_end: Math.round(atLoadEnd.rssMb),
       ...(idleAfter === undefined ? {} : { [`idle_${idleMs / 1000}s_after`]: Math.round(idleAfter) }),
-      ...(rss.length > 0 ? { per_second: rss.map((mb) => Math.round(mb)) } : {}),
+      ...(offeredRate === undefined
+        ? {}
+        : {
+            // One sample a second from the load's start; these say where the load and the drain ended.
+            per_second: samples.map((mb) => Math.round(mb)),
+            per_second_load_ended_at_s: round(loadSeconds, 0),
+            per_second_drained_at_s: round(loadSeconds + drainSeconds, 0),
+          }),
     },
     compression_ratio: round(raw / compressed),
     ingest_latency_ms: {
