@@ -12,6 +12,7 @@ export type {
   PushContext,
   QueuedExporterOptions,
   RequestCodec,
+  RequestSlot,
   TenantHeader,
 } from './exporterhelper/queued_exporter.ts';
 export { QueuedExporter, tenantHeader } from './exporterhelper/queued_exporter.ts';

@@ -49,7 +49,8 @@ export interface ExporterSpec<D extends DataType, R extends ExportRequest, H ext
   /** Where requests go, for logs only (credentials and query strings are left out). */
   readonly endpoint: string;
   /**
-   * A batch as one request, encoded at once so that the queue holds compact bodies of known size.
+   * A batch as one request, encoded once the sending queue has room for it, so that the queue
+   * holds compact bodies of known size and a refused batch costs no encoding.
    * Throw `PermanentError` when the batch can never be encoded.
    */
   encode(batch: DataOf[D], context: RequestContext, controls: ExporterControls): Encoded<R> | Promise<Encoded<R>>;
@@ -99,8 +100,19 @@ class HelperExporter<D extends DataType, R extends ExportRequest, H extends obje
 
   async consume(batch: DataOf[D], context: RequestContext): Promise<void> {
     if (this.queue.stopping) throw new Error(`the exporter ${this.settings.id} is shutting down`);
-    const { request, unencodable = [] } = await this.spec.encode(batch, context, this);
-    if (request) await this.queue.offer(request, context);
+    // Room first, then the encoding: a batch the full queue refuses costs no body compressed and
+    // thrown away, and one that waits for room holds no body outside the queue's bounds.
+    const slot = await this.queue.reserve();
+    let encoded: Encoded<R>;
+    try {
+      encoded = await this.spec.encode(batch, context, this);
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
+    const { request, unencodable = [] } = encoded;
+    if (request) await slot.offer(request, context);
+    else slot.release();
     await this.refuse(unencodable);
   }
 

@@ -22,7 +22,7 @@ import { withRetry } from './retry.ts';
 import type { RetryConfig } from './retry.ts';
 import { ThrottleError } from '../pipeline/errors.ts';
 import { SendingQueue } from './sending_queue.ts';
-import type { SendingQueueConfig } from './sending_queue.ts';
+import type { QueueSlot, SendingQueueConfig } from './sending_queue.ts';
 import { Settlement } from './settlement.ts';
 import { drainForShutdown } from './shutdown.ts';
 import type { Failure, Verdict } from './verdict.ts';
@@ -36,6 +36,18 @@ export interface PushContext {
   readonly signal: AbortSignal;
   /** 1 for a request's first attempt, 2 for its first retry, …; a replay from disk is 1. */
   readonly attempt: number;
+}
+
+/** Room for one request, reserved before the request is made (`QueuedExporter.reserve`). */
+export interface RequestSlot<R> {
+  /**
+   * Queues the request in the reserved room; from then on its delivery is held until it is
+   * settled. Rejects as `QueuedExporter.offer` does (the queue closed; or, for a request larger
+   * than the room reserved for it, a queue that has no more).
+   */
+  offer(request: R, context?: { readonly delivery?: Delivery }): Promise<void>;
+  /** Gives the room back unused: nothing of the batch is to be sent, or making the request failed. */
+  release(): void;
 }
 
 /** How a request is written to the on-disk queue and read back (after a restart, too). */
@@ -162,6 +174,46 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
    * after shutdown began). From then on the request's delivery is held until it is settled.
    */
   async offer(request: R, context: { readonly delivery?: Delivery } = {}): Promise<void> {
+    const slot = await this.reserve(request.bytes);
+    await slot.offer(request, context);
+  }
+
+  /**
+   * Room for a request that is yet to be made, waited for or refused as `offer` would (see
+   * `SendingQueue.reserve`): an exporter that encodes a batch into a request encodes it only once
+   * it has a place, so that a full queue costs no encoding thrown away or held while waiting.
+   * `bytes`, when known, is the request's size; otherwise the room is sized by the last requests.
+   * With `overflow_to_disk`, a full queue gives room on disk instead. Every slot must be offered
+   * to or released.
+   */
+  async reserve(bytes?: number): Promise<RequestSlot<R>> {
+    let slot: QueueSlot<Work<R>>;
+    try {
+      slot = await this.queue.reserve(bytes);
+    } catch (error) {
+      if (error instanceof ThrottleError && this.overflowsToDisk) {
+        return { offer: (request, context) => this.overflow(this.accept(request, context)), release: () => {} };
+      }
+      throw error;
+    }
+    return {
+      offer: async (request, context) => {
+        const work = this.accept(request, context);
+        try {
+          await slot.fill(work);
+        } catch (error) {
+          if (error instanceof ThrottleError && this.overflowsToDisk) return this.overflow(work);
+          this.held.remove(work);
+          work.settlement.cancel();
+          throw error;
+        }
+      },
+      release: () => slot.release(),
+    };
+  }
+
+  /** A request handed over: held in memory and holding its delivery until settled. */
+  private accept(request: R, context: { readonly delivery?: Delivery } = {}): Work<R> {
     const work: Work<R> = {
       request,
       settlement: Settlement.hold(context.delivery),
@@ -170,20 +222,15 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
       done: false,
     };
     this.held.add(work);
-    try {
-      await this.queue.offer(work);
-    } catch (error) {
-      if (error instanceof ThrottleError && this.overflowsToDisk) {
-        // The destination is slower than the callers: the batch waits on disk (settled once
-        // written, re-sent by the replayer) rather than refusing a caller whose other data may be
-        // bound for healthy destinations.
-        this.metrics.overflowed(request.items);
-        return this.store(work, 'overflow');
-      }
-      this.held.remove(work);
-      work.settlement.cancel();
-      throw error;
-    }
+    return work;
+  }
+
+  // The destination is slower than the callers: the batch waits on disk (settled once written,
+  // re-sent by the replayer) rather than refusing a caller whose other data may be bound for
+  // healthy destinations.
+  private overflow(work: Work<R>): Promise<void> {
+    this.metrics.overflowed(work.request.items);
+    return this.store(work, 'overflow');
   }
 
   private get overflowsToDisk(): boolean {

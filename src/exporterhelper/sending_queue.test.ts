@@ -147,4 +147,90 @@ describe('SendingQueue', () => {
     await queue.drain(Date.now() + 5000);
     assert.equal(queue.bytes, 0);
   });
+
+  it('counts reserved room as taken until it is filled or released', async () => {
+    const g = gate();
+    const queue = new SendingQueue<number>({
+      queue_size: 2,
+      max_bytes: 1 << 20,
+      block_on_overflow: false,
+      consumers: 1,
+      handle: () => g.opened,
+      onHandlerError: () => undefined,
+    });
+    await queue.offer(1); // taken by the consumer
+    const first = await queue.reserve();
+    const second = await queue.reserve();
+    await assert.rejects(queue.reserve(), ThrottleError);
+    await assert.rejects(queue.offer(9), ThrottleError);
+    second.release();
+    second.release(); // a second release gives nothing back twice
+    const third = await queue.reserve();
+    await assert.rejects(queue.reserve(), ThrottleError);
+    await first.fill(2);
+    await third.fill(3);
+    assert.equal(queue.depth, 2);
+    await assert.rejects(queue.reserve(), ThrottleError);
+    g.open();
+    assert.equal(await queue.drain(Date.now() + 5000), true);
+  });
+
+  it('reserves the size of the largest recent batch, and re-checks a batch larger than that', async () => {
+    const g = gate();
+    const queue = new SendingQueue<number>({
+      queue_size: 10,
+      max_bytes: 100,
+      block_on_overflow: false,
+      consumers: 1,
+      handle: () => g.opened,
+      onHandlerError: () => undefined,
+      sizeOf: (n) => n,
+    });
+    await queue.offer(5); // taken by the consumer
+    await queue.offer(40); // waiting: 40 bytes
+    const slot = await queue.reserve(); // sets 40 bytes aside: 80 of 100
+    await assert.rejects(queue.reserve(), ThrottleError); // 40 more do not fit
+    await assert.rejects(slot.fill(70), ThrottleError); // larger than reserved, and 110 > 100
+    const again = await queue.reserve(); // the refused fill gave its room back
+    await again.fill(30);
+    assert.equal(queue.bytes, 70);
+    g.open();
+    assert.equal(await queue.drain(Date.now() + 5000), true);
+  });
+
+  it('with block_on_overflow, a reservation waits for room; after close() it and any fill are refused', async () => {
+    const g = gate();
+    const handled: number[] = [];
+    const queue = new SendingQueue<number>({
+      queue_size: 1,
+      max_bytes: 1 << 20,
+      block_on_overflow: true,
+      consumers: 1,
+      handle: async (n) => {
+        await g.opened;
+        handled.push(n);
+      },
+      onHandlerError: () => undefined,
+    });
+    await queue.offer(1); // taken by the consumer
+    const slot = await queue.reserve();
+    let reserved = false;
+    const waiting = queue.reserve().then((next) => {
+      reserved = true;
+      return next;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(reserved, false);
+    await slot.fill(2);
+    g.open();
+    const next = await waiting; // 2 left the queue for the consumer
+    await next.fill(3);
+    assert.equal(await queue.drain(Date.now() + 5000), true);
+    assert.deepEqual(handled, [1, 2, 3]);
+
+    const late = await queue.reserve();
+    queue.close();
+    await assert.rejects(late.fill(4), QueueClosedError);
+    await assert.rejects(queue.reserve(), QueueClosedError);
+  });
 });
