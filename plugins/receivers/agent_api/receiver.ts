@@ -28,6 +28,7 @@ import { ApiKeys, splitList } from './internal/auth/api-keys.ts';
 import { CustomAuth, findAuthHandler } from './internal/auth/custom.ts';
 import { Access } from './internal/http/access.ts';
 import { agentApiPlugin } from './internal/http/app.ts';
+import { installCallbackManagerCopy } from './internal/runtime/callback-manager-copy.ts';
 import { installRandomPool } from './internal/runtime/random-pool.ts';
 import { explorerAccessCheck } from './internal/http/explorer-access.ts';
 import { registerErrorNegotiation } from './internal/http/error-negotiation.ts';
@@ -132,6 +133,8 @@ export class AgentApiReceiver implements Receiver {
     const { config } = this;
     // The ids LangChain and LangSmith draw per run, from a pool of random bytes (why: the module).
     installRandomPool();
+    // The callback managers LangChain copies per runnable once a run is traced, copied in one pass.
+    installCallbackManagerCopy();
     const deployment = await this.loadDeployment();
     const metrics = this.metrics();
     const backend = (this.backend = await openBackend(this.backendOptions(metrics)));
