@@ -88,6 +88,7 @@ async function measure(payload: Payload): Promise<Record<Stage, number[]>> {
         max_buffer_bytes: 10_485_760,
         max_held_runs: 100_000,
         max_held_bytes: 268_435_456,
+        max_backlog_runs: 10_000,
         orphan_timeout_ms: 30_000,
         orphan_policy: 'attach_to_root',
         dotted_order_ttl_ms: 300_000,

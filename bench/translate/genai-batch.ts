@@ -111,6 +111,7 @@ async function measure(label: string, withBatcher: boolean): Promise<void> {
       max_buffer_bytes: 10_485_760,
       max_held_runs: 1_000_000,
       max_held_bytes: 2 ** 31,
+      max_backlog_runs: 1_000_000,
       orphan_timeout_ms: 30_000,
       orphan_policy: 'attach_to_root',
       dotted_order_ttl_ms: 300_000,

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { defaultsOf, Sink, nopSettings, runComponentConformance } from 'tracepipe/testing';
+import { defaultsOf, eventually, Sink, nopSettings, runComponentConformance } from 'tracepipe/testing';
 import type { Run, RunBatch, RunTreeHints, RequestContext } from 'tracepipe/plugin';
 import {
   Delivery,
@@ -456,6 +456,47 @@ describe('batch: tenants and back-pressure', () => {
     await processor.shutdown(Date.now() + 1000);
     assert.equal(delivered(sink).length, 7);
     assert.equal(await metric('tracepipe_batch_orphans_total'), 0);
+  });
+
+  it('counts no burst that downstream takes at once against max_backlog_runs', async () => {
+    // 40 requests of 1,000 runs with flush ticks between them: each batch is taken as it is sealed.
+    const { processor, sink, metric } = create({ max_backlog_runs: 1000, flush_interval_ms: 5 });
+    await processor.start(new AbortController().signal);
+    for (let first = 1; first <= 40_000; first += 1000) {
+      const runs = Array.from({ length: 1000 }, (_, i) => run(rid(first + i), undefined, { trace: rid(first + i) }));
+      await processor.consume(batch(runs), TENANT_A);
+      await new Promise((resolve) => setTimeout(resolve, 1)); // a turn for the flush timer
+    }
+    await sink.waitFor(() => delivered(sink).length === 40_000);
+    assert.equal(await metric('tracepipe_batch_throttled_runs_total'), 0);
+    await processor.shutdown(Date.now() + 1000);
+  });
+
+  it('refuses past max_backlog_runs once downstream refuses, and takes runs again once it catches up', async () => {
+    let refusing = true;
+    const taken: Run[] = [];
+    const processor = new BatchProcessor(
+      nopSettings('processor', 'batch'),
+      config({ batch_size: 100, max_backlog_runs: 250, flush_interval_ms: 10 }),
+      {
+        mutatesData: false,
+        consume: async (data) => {
+          if (refusing) throw new ThrottleError('full', 10);
+          taken.push(...data.runs);
+        },
+      },
+    );
+    await processor.start(new AbortController().signal);
+    const roots = (first: number) =>
+      batch(Array.from({ length: 100 }, (_, i) => run(rid(first + i), undefined, { trace: rid(first + i) })));
+    await processor.consume(roots(1), TENANT_A); // sealed and refused downstream: behind at once
+    await processor.consume(roots(101), TENANT_A);
+    await assert.rejects(processor.consume(roots(201), TENANT_A), /downstream is behind by 200 runs/);
+    refusing = false;
+    await eventually(() => assert.equal(taken.length, 200));
+    await processor.consume(roots(201), TENANT_A);
+    await processor.shutdown(Date.now() + 1000);
+    assert.equal(taken.length, 300);
   });
 
   it('refuses past max_held_bytes', async () => {

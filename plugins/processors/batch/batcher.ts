@@ -1,7 +1,8 @@
 // The `batch` processor: gives every run its `dotted_order` (holding children until their parent's
 // order is known, see internal/tree.ts) and groups released runs into upload batches per API key
 // (internal/outbox.ts), flushed by size, bytes and interval. Memory is bounded: past
-// `max_held_runs` / `max_held_bytes`, consume() refuses with a ThrottleError instead of growing.
+// `max_held_runs` / `max_held_bytes`, or `max_backlog_runs` released runs that a downstream which is
+// behind has not taken, consume() refuses with a ThrottleError instead of growing.
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ComponentSettings, Consumer, Processor, RequestContext, Run, RunBatch, RunJson } from 'tracepipe/plugin';
@@ -51,6 +52,10 @@ export class BatchProcessor implements Processor<'runs'> {
         name: 'tracepipe_batch_runs_held',
         help: 'Runs the batch processor holds: waiting for their parent, or buffered and awaiting delivery.',
         labelNames: ['state'],
+      }),
+      backlog: meter.gauge({
+        name: 'tracepipe_batch_backlog_runs',
+        help: 'Released runs held for a downstream that is behind (bounded by max_backlog_runs).',
       }),
       remembered: meter.gauge({
         name: 'tracepipe_batch_remembered_bytes',
@@ -140,12 +145,19 @@ export class BatchProcessor implements Processor<'runs'> {
       return;
     const bytes = incoming.reduce((sum, held) => sum + held.bytes, 0);
     if (heldRuns + incoming.length > this.config.max_held_runs || heldBytes + bytes > this.config.max_held_bytes) {
-      this.metrics.throttled.inc(incoming.length);
-      throw new ThrottleError(
-        `batch processor holds ${heldRuns} runs (${heldBytes} bytes); retry later`,
-        this.config.flush_interval_ms,
-      );
+      this.throttle(`batch processor holds ${heldRuns} runs (${heldBytes} bytes); retry later`, incoming.length);
     }
+    // Runs that downstream has stopped taking only wait for it: beyond the bound, the clients wait
+    // instead (bench/pipeline/README.md: 14,000-26,000 of them, ~2.7 KB each, under overload).
+    const backlog = this.outbox.backlogRuns;
+    if (backlog > 0 && backlog + incoming.length > this.config.max_backlog_runs) {
+      this.throttle(`downstream is behind by ${backlog} runs; retry later`, incoming.length);
+    }
+  }
+
+  private throttle(message: string, runs: number): never {
+    this.metrics.throttled.inc(runs);
+    throw new ThrottleError(message, this.config.flush_interval_ms);
   }
 
   /** Downstream refused a batch for now (full, or failing): it is retried; say so at most every 10 s. */
@@ -188,6 +200,7 @@ export class BatchProcessor implements Processor<'runs'> {
   }
 
   private tick(trigger: 'interval'): void {
+    this.outbox.tick();
     this.tree.expire();
     this.outbox.sealAll(trigger);
     this.afterChanges();
@@ -221,6 +234,7 @@ export class BatchProcessor implements Processor<'runs'> {
   private updateGauges(): void {
     this.metrics.held.set({ state: 'waiting' }, this.tree.waitingRuns);
     this.metrics.held.set({ state: 'buffered' }, this.outbox.runs);
+    this.metrics.backlog.set(this.outbox.backlogRuns);
     this.metrics.remembered.set(this.tree.rememberedBytes);
   }
 

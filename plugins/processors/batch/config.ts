@@ -41,6 +41,13 @@ export const configSchema = {
       description:
         'Upper bound on the JSON bytes of all runs held in memory; beyond it new data is refused like for `max_held_runs`.',
     },
+    max_backlog_runs: {
+      type: 'integer',
+      minimum: 1,
+      default: 10000,
+      description:
+        "Upper bound on released runs held for a downstream that is behind: one that refused their tenant's last batch, or has not taken its oldest for a whole `flush_interval_ms`. Beyond it, consume() refuses new data with a throttle error (the receiver answers 429/503); a burst that downstream takes at once never counts.",
+    },
     orphan_timeout_ms: {
       type: 'integer',
       minimum: 0,

@@ -2,7 +2,9 @@
 // tenant's runs are uploaded with that tenant's key), sealed when it reaches `batchSize` runs or
 // would pass `maxBatchBytes`, or by the caller (interval, shutdown). Sealed batches are delivered
 // downstream one at a time per tenant, in order, so a parent's batch always arrives before its
-// children's; a batch whose delivery fails stays at the head of its queue and is retried.
+// children's; a batch whose delivery fails stays at the head of its queue and is retried. A tenant
+// whose oldest batch has waited a whole tick (see `tick`) or was refused is behind: its runs are the
+// backlog, which the batcher bounds.
 
 import type { Run, Consumer, RequestContext, Delivery } from 'tracepipe/plugin';
 import { DeliveryGroup, isPermanent, isThrottle } from 'tracepipe/plugin';
@@ -18,6 +20,8 @@ export interface SealedBatch {
   readonly deliveries: Delivery[];
   /** Created at the first delivery attempt and reused by retries, so that parents settle once. */
   group?: DeliveryGroup;
+  /** The outbox's tick count when the batch was sealed. */
+  readonly sealedAt: number;
 }
 
 interface Tenant {
@@ -29,6 +33,10 @@ interface Tenant {
   delivering?: Promise<void>;
   /** Epoch ms before which a failed delivery is not retried. */
   retryAt: number;
+  /** Runs open or sealed. */
+  runs: number;
+  /** Downstream refused its last delivery attempt (until one succeeds). */
+  refused: boolean;
 }
 
 export interface OutboxOptions {
@@ -52,6 +60,7 @@ export class Outbox {
   private readonly now: () => number;
   private runCount = 0;
   private byteCount = 0;
+  private ticks = 0;
 
   constructor(
     private readonly options: OutboxOptions,
@@ -71,6 +80,26 @@ export class Outbox {
   }
 
   /**
+   * Runs of the tenants that are behind: downstream refused their last batch, or has not taken
+   * their oldest one though it was sealed before the last tick. A downstream that takes a burst at
+   * once leaves no batch across a tick (its hand-overs finish before any timer runs), so a burst
+   * counts here only once downstream stops taking it.
+   */
+  get backlogRuns(): number {
+    let runs = 0;
+    for (const tenant of this.tenants.values()) {
+      const oldest = tenant.sealed[0];
+      if (tenant.refused || (oldest !== undefined && oldest.sealedAt < this.ticks - 1)) runs += tenant.runs;
+    }
+    return runs;
+  }
+
+  /** Counts one flush interval: a batch sealed before the previous tick has waited a whole one. */
+  tick(): void {
+    this.ticks++;
+  }
+
+  /**
    * Adds one run (with its serialised size) to its tenant's open batch, sealing as the limits say.
    * The reference the caller holds on the context's delivery passes to the outbox, which releases
    * it once the batch is delivered (or refused for good).
@@ -80,7 +109,19 @@ export class Outbox {
     const delivery = context.delivery;
     let tenant = this.tenants.get(key);
     if (!tenant)
-      this.tenants.set(key, (tenant = { context, open: [], openBytes: 0, openDeliveries: [], sealed: [], retryAt: 0 }));
+      this.tenants.set(
+        key,
+        (tenant = {
+          context,
+          open: [],
+          openBytes: 0,
+          openDeliveries: [],
+          sealed: [],
+          retryAt: 0,
+          runs: 0,
+          refused: false,
+        }),
+      );
     if (tenant.open.length > 0 && tenant.openBytes + bytes > this.options.maxBatchBytes) this.seal(tenant, 'bytes');
     // The batch's context, without the delivery, is copied once per batch rather than per run: an
     // object rest per run was a runtime call and an object for every run the proxy forwards.
@@ -88,6 +129,7 @@ export class Outbox {
     tenant.open.push(run);
     if (delivery) tenant.openDeliveries.push(delivery);
     tenant.openBytes += bytes;
+    tenant.runs++;
     this.runCount++;
     this.byteCount += bytes;
     if (tenant.open.length >= this.options.batchSize) this.seal(tenant, 'size');
@@ -104,6 +146,7 @@ export class Outbox {
       bytes: tenant.openBytes,
       context: tenant.context,
       deliveries: tenant.openDeliveries,
+      sealedAt: this.ticks,
     });
     tenant.open = [];
     tenant.openBytes = 0;
@@ -159,6 +202,7 @@ export class Outbox {
         );
       } catch (error) {
         if (isPermanent(error)) {
+          tenant.refused = false;
           this.forget(tenant, batch);
           this.events.rejected(batch, error);
           settle(batch);
@@ -168,9 +212,11 @@ export class Outbox {
           ? Math.max(error.retryAfterMs, this.options.retryDelayMs)
           : this.options.retryDelayMs;
         tenant.retryAt = this.now() + delay;
+        tenant.refused = true;
         this.events.failed(batch, error);
         return;
       }
+      tenant.refused = false;
       this.forget(tenant, batch);
       this.events.delivered(batch.runs.length);
       settle(batch);
@@ -182,6 +228,7 @@ export class Outbox {
     // Already gone when `abandon()` gave up on it while it was being delivered.
     if (tenant.sealed[0] !== batch) return;
     tenant.sealed.shift();
+    tenant.runs -= batch.runs.length;
     this.runCount -= batch.runs.length;
     this.byteCount -= batch.bytes;
   }
