@@ -334,7 +334,9 @@ function decodeEvent(reader: ProtoReader, end: number): SpanEvent {
         break;
       case 2:
         reader.expect(tag, WIRE_LEN, 'name');
-        name = reader.string(end);
+        // Event names repeat as attribute keys do (`gen_ai.user.message` in every model call), and
+        // the translator looks them up by name: one string per name, as for keys.
+        name = reader.key(end);
         break;
       case 3:
         reader.expect(tag, WIRE_LEN, 'attributes');
