@@ -2,7 +2,8 @@
 // copied without them rather than having them deleted, so the copy must keep every other field, in
 // order, including one that parsed JSON names `__proto__`. And of indexed messages read from
 // attributes grouped by index: they must be exactly what reading them key by key gives, whatever
-// the keys (indices out of order, with holes, written as `Number` reads them but not plainly).
+// the keys (indices out of order, with holes, written as `Number` reads them but not plainly). And
+// of attribute maps that share the layout of the lists with the same keys before them.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -176,5 +177,39 @@ describe('attribute keys by prefix', () => {
       { role: 'system' },
       { role: 'assistant', content: 'hi' },
     ]);
+  });
+});
+
+describe('attribute maps of lists with the same keys', () => {
+  // Lists of one key sequence share a layout (internal/attributes.ts): each must still read its own
+  // values, the last of a duplicate key, whatever lists came before it.
+  it('read each list as a Map of it would, whichever layout it shares', () => {
+    const key = fc.constantFrom('a', 'b', 'c', 'gen_ai.prompt.0.role', 'gen_ai.prompt.1.role', 'ai.settings.x');
+    const value = fc.string({ maxLength: 3 }).map((text): AnyValue => ({ type: 'string', value: text }));
+    const list = fc.array(fc.record({ key, value }), { maxLength: 6 });
+    fc.assert(
+      fc.property(fc.array(list, { minLength: 1, maxLength: 8 }), (lists) => {
+        const maps = lists.map((attributes) => new AttributeMap(attributes));
+        lists.forEach((attributes, i) => {
+          const expected = new Map(attributes.map((attribute) => [attribute.key, attribute.value]));
+          const map = maps[i]!;
+          assert.deepEqual(map.keys, [...expected.keys()]);
+          for (const name of ['a', 'b', 'c', 'gen_ai.prompt.0.role', 'gen_ai.prompt.1.role', 'ai.settings.x', 'd']) {
+            assert.equal(map.has(name), expected.has(name));
+            assert.equal(map.value(name), expected.get(name));
+          }
+        });
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('read lists of new strings with the same keys as the lists before them', () => {
+    // Keys that are equal strings but not the same string (a decoder that made them anew).
+    const first = new AttributeMap([stringAttr(['gen', 'ai'].join('_'), 'one'), stringAttr('x', '1')]);
+    const second = new AttributeMap([stringAttr(['gen', 'ai'].join('_'), 'two'), stringAttr('x', '2')]);
+    assert.equal(first.string('gen_ai'), 'one');
+    assert.equal(second.string('gen_ai'), 'two');
+    assert.equal(second.string('x'), '2');
   });
 });

@@ -126,7 +126,7 @@ export function translateSpan(
 
   const metadata = metadataOf(attributes, { traceId: span.traceId, spanId: span.spanId });
   if (options.genericOtel) {
-    for (const [key] of attributes.byKey) {
+    for (const key of attributes.keys) {
       if (isRecognised(key) || key in metadata) continue;
       metadata[key] = attributes.json(key);
     }
