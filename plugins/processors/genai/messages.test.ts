@@ -191,7 +191,7 @@ describe('attribute maps of lists with the same keys', () => {
       fc.property(fc.array(list, { minLength: 1, maxLength: 8 }), (lists) => {
         const maps = lists.map((attributes) => new AttributeMap(attributes));
         lists.forEach((attributes, i) => {
-          const expected = new Map(attributes.map((attribute) => [attribute.key, attribute.value]));
+          const expected = new Map<string, AnyValue>(attributes.map((attribute) => [attribute.key, attribute.value]));
           const map = maps[i]!;
           assert.deepEqual(map.keys, [...expected.keys()]);
           for (const name of ['a', 'b', 'c', 'gen_ai.prompt.0.role', 'gen_ai.prompt.1.role', 'ai.settings.x', 'd']) {
