@@ -16,6 +16,7 @@ import { errorMessage } from '../pipeline/errors.ts';
 import { Service } from '../pipeline/service.ts';
 import { ListenError, createHttpServer, listen, listenerUrl } from '../http/server.ts';
 import { startIdleCollection } from '../runtime/idle-collection.ts';
+import { stopAllocationSitePretenuring } from '../runtime/pretenuring.ts';
 import { enableTypeScript } from '../runtime/user_modules.ts';
 import type { LogLevel } from '../telemetry/levels.ts';
 import { createLogger } from '../telemetry/logger.ts';
@@ -105,6 +106,8 @@ async function loadConfig(path: string, catalog: Catalog, options: LoadOptions):
 /** Loads and runs a config until SIGTERM/SIGINT; resolves with the process exit code. */
 export async function runConfig(options: RunOptions, catalog: Catalog): Promise<number> {
   if (!options.config) throw new Error('missing --config <file>');
+  // Before any component's code runs: request-scoped objects must not be allocated as old ones.
+  stopAllocationSitePretenuring();
   const { config, data, text, needsTypeScript } = await loadConfig(options.config, catalog, { sets: options.set });
   if (needsTypeScript) await enableTypeScript();
   const logs = config.service.telemetry.logs;
