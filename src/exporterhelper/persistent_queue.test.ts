@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { DirectoryLockedError } from '../journal/directory_lock.ts';
 import { CorruptBatchError, PersistentQueue } from './persistent_queue.ts';
 
 interface Header {
@@ -23,6 +24,7 @@ describe('PersistentQueue', () => {
     const queue = new PersistentQueue<Header>(directory, 1 << 20);
     await queue.open();
     for (const tag of ['a', 'b', 'c']) await queue.put({ items: 1, tag }, Buffer.from(`body-${tag}`));
+    await queue.close();
     const reopened = new PersistentQueue<Header>(directory, 1 << 20);
     assert.deepEqual(await reopened.open(), []);
     const entries = reopened.list();
@@ -37,6 +39,21 @@ describe('PersistentQueue', () => {
     assert.equal(await reopened.read(entries[0]!), undefined);
     assert.equal(reopened.depth, 2);
     assert.equal((await readdir(directory)).filter((name) => name.endsWith('.batch')).length, 2);
+  });
+
+  it('refuses to open a directory another queue holds, naming it and the holder, until that one closes', async () => {
+    const queue = new PersistentQueue<Header>(directory, 1 << 20);
+    await queue.open();
+    const second = new PersistentQueue<Header>(directory, 1 << 20);
+    await assert.rejects(second.open(), (error: unknown) => {
+      assert.ok(error instanceof DirectoryLockedError);
+      assert.ok(error.message.includes(`on-disk queue directory ${directory} is in use by process ${process.pid}`));
+      return true;
+    });
+    await queue.close();
+    const third = new PersistentQueue<Header>(directory, 1 << 20);
+    assert.deepEqual(await third.open(), []);
+    await third.close();
   });
 
   it('evicts the oldest batches to stay under the cap, and returns them', async () => {
@@ -72,6 +89,7 @@ describe('PersistentQueue', () => {
     const queue = new PersistentQueue<Header>(directory, 1 << 20);
     await queue.open();
     await queue.put({ items: 1, tag: 'ok' }, Buffer.from('x'));
+    await queue.close();
     await writeFile(join(directory, '000000000000001-000000000-aaaaaaaa.batch.tmp'), 'partial');
     await writeFile(join(directory, '000000000000002-000000000-bbbbbbbb.batch'), 'garbage');
     const reopened = new PersistentQueue<Header>(directory, 1 << 20);

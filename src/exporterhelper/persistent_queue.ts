@@ -7,11 +7,14 @@
 // Names start with a zero-padded timestamp and sequence number, so a directory listing is the
 // oldest-first replay order. A batch leaves the queue only when its owner removes it (after a 2xx),
 // or when the size cap forces the oldest out — which the owner is told about, to count and log.
+// The directory is locked from `open` to `close` (src/journal/directory_lock.ts): one process at a
+// time replays and deletes its files.
 
 import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { appendFile, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { DirectoryLock } from '../journal/directory_lock.ts';
 
 const MAGIC = Buffer.from('TPQ1');
 const SUFFIX = '.batch';
@@ -56,6 +59,7 @@ export class PersistentQueue<H extends StoredHeader> {
   private sequence = 0;
   private writes: Promise<void> = Promise.resolve();
   private opened = false;
+  private lock?: DirectoryLock;
 
   constructor(
     readonly directory: string,
@@ -63,14 +67,33 @@ export class PersistentQueue<H extends StoredHeader> {
   ) {}
 
   /**
-   * Creates the directory and indexes the batches left by an earlier run; removes temporary files
-   * of writes that a crash interrupted (they were never acknowledged as stored). Returns the files
-   * that could not be read (already set aside). Idempotent: later calls return [].
+   * Creates and locks the directory (DirectoryLockedError when another process holds it) and
+   * indexes the batches left by an earlier run; removes temporary files of writes that a crash
+   * interrupted (they were never acknowledged as stored). Returns the files that could not be read
+   * (already set aside). Idempotent: later calls return [].
    */
   async open(): Promise<string[]> {
     if (this.opened) return [];
     this.opened = true;
     await mkdir(this.directory, { recursive: true, mode: 0o700 });
+    this.lock = DirectoryLock.acquire(this.directory, 'on-disk queue');
+    try {
+      return await this.index();
+    } catch (error) {
+      this.lock.release();
+      this.lock = undefined;
+      throw error;
+    }
+  }
+
+  /** Once nothing more is written: waits for writes under way and releases the directory's lock. */
+  async close(): Promise<void> {
+    await this.writes.catch(() => undefined);
+    this.lock?.release();
+    this.lock = undefined;
+  }
+
+  private async index(): Promise<string[]> {
     const corrupt: string[] = [];
     const names = (await readdir(this.directory)).sort();
     for (const name of names) {

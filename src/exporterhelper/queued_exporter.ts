@@ -500,6 +500,7 @@ export class QueuedExporter<R extends ExportRequest, H extends object = object> 
         'Batches remain queued on disk for the next start.',
       );
     }
+    await this.disk?.close();
   }
 }
 

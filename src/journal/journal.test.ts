@@ -3,6 +3,8 @@ import { mkdtemp, readdir, readFile, readlink, rm, truncate, writeFile } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import type { DirectoryLock } from './directory_lock.ts';
+import { DirectoryLockedError } from './directory_lock.ts';
 import type { JournalEntry, JournalOptions, ReplayedRecord } from './journal.ts';
 import { Journal, JournalClosedError, JournalFullError, JournalRecordTooLargeError } from './journal.ts';
 
@@ -41,11 +43,39 @@ async function openFilesIn(directory: string): Promise<string[]> {
   return targets.filter((target) => target.startsWith(`${directory}/`)).sort();
 }
 
+/**
+ * What `kill -9` does to a journal in this process: the kernel drops its directory lock, its files
+ * stay as they are (no close), and a restart may open the directory.
+ */
+function crash(journal: Journal<{ n: number }>): void {
+  (journal as unknown as { lock?: DirectoryLock }).lock?.release();
+}
+
+/** A directory's files, without the lock's own (directory_lock.ts). */
+async function journalFiles(directory: string): Promise<string[]> {
+  return (await readdir(directory)).filter((name) => !name.startsWith('.tracepipe-lock')).sort();
+}
+
 function numbers(records: ReplayedRecord<{ n: number }>[]): number[] {
   return records.map((record) => ('header' in record ? record.header.n : -1));
 }
 
 describe('journal', () => {
+  it('refuses a second journal on its directory, naming the directory and the holder, until it closes', async () => {
+    const directory = await freshDirectory();
+    const journal = await opened(directory);
+    await assert.rejects(opened(directory), (error: unknown) => {
+      assert.ok(error instanceof DirectoryLockedError);
+      assert.equal(error.directory, directory);
+      assert.equal(error.holder?.pid, process.pid);
+      assert.match(error.message, new RegExp(`journal directory ${directory} is in use by process ${process.pid} on `));
+      return true;
+    });
+    await journal.close();
+    const next = await opened(directory);
+    await next.close();
+  });
+
   it('replays, after a restart, exactly the records that were not settled, in order, with their bodies', async () => {
     const directory = await freshDirectory();
     const journal = await opened(directory);
@@ -54,6 +84,7 @@ describe('journal', () => {
     for (const n of [0, 2, 3, 9]) journal.settle(entries[n]!);
     // No close: a crash leaves the files as they are.
     await new Promise((resolve) => setImmediate(resolve));
+    crash(journal);
 
     const restarted = await opened(directory);
     const records = await replayAll(restarted);
@@ -94,6 +125,7 @@ describe('journal', () => {
     const path = join(directory, segment!);
     const size = (await readFile(path)).length;
     await truncate(path, size - 30);
+    crash(journal);
     const restarted = await opened(directory);
     assert.deepEqual(numbers(await replayAll(restarted)), [0, 1]);
   });
@@ -108,6 +140,7 @@ describe('journal', () => {
     // The second record's body: magic (4) + first record (8 + 4 + 7 + 100) + its prefix and header.
     bytes[4 + 119 + 8 + 4 + 7 + 50]! ^= 0xff;
     await writeFile(path, bytes);
+    crash(journal);
     const records = await replayAll(await opened(directory));
     assert.deepEqual(numbers(records), [0, -1, 2]);
     assert.ok('corrupt' in records[1]! && /checksum/.test(records[1].corrupt));
@@ -167,9 +200,10 @@ describe('journal', () => {
     for (let n = 0; n < 5; n++) journal.settle(await journal.append({ n }, body));
     await new Promise((resolve) => setImmediate(resolve));
     // One segment for all of them, rather than a file made and deleted per request.
-    assert.deepEqual((await readdir(directory)).sort(), ['000000000001.acks', '000000000001.journal']);
+    assert.deepEqual(await journalFiles(directory), ['000000000001.acks', '000000000001.journal']);
     assert.equal(journal.stats().pendingRecords, 0);
     // Settled is settled, although the segment is still there: a restart replays none of them.
+    crash(journal);
     const restarted = await opened(directory);
     assert.deepEqual(await replayAll(restarted), []);
     await restarted.close();
@@ -178,7 +212,7 @@ describe('journal', () => {
     for (let n = 0; n < 3; n++) quiet.settle(await quiet.append({ n }, body));
     for (let i = 0; i < 200 && quiet.stats().bytes > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     assert.deepEqual(quiet.stats(), { bytes: 0, segments: 0, pendingRecords: 0 });
-    assert.deepEqual(await readdir(quiet.directory), []);
+    assert.deepEqual(await journalFiles(quiet.directory), []);
     await quiet.close();
     await journal.close();
   });

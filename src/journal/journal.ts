@@ -17,6 +17,7 @@ import { appendFileSync, closeSync, openSync, readFileSync, rmSync, writeSync, w
 import type { FileHandle } from 'node:fs/promises';
 import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DirectoryLock } from './directory_lock.ts';
 import {
   SEGMENT_MAGIC,
   RECORD_PREFIX_BYTES,
@@ -131,6 +132,8 @@ export class Journal<H = unknown> {
   private starved = false;
   private opened = false;
   private closed = false;
+  /** Held from `open` to `close`: no other journal replays or deletes this directory's files. */
+  private lock?: DirectoryLock;
 
   /** The segment size in force: `segmentBytes`, but never more than a fraction of the cap. */
   private readonly segmentBytes: number;
@@ -157,6 +160,16 @@ export class Journal<H = unknown> {
     this.opened = true;
     const { directory } = this.options;
     await mkdir(directory, { recursive: true, mode: 0o700 });
+    this.lock = DirectoryLock.acquire(directory, 'journal'); // DirectoryLockedError: held by another
+    try {
+      return await this.openLocked(directory);
+    } catch (error) {
+      this.releaseLock();
+      throw error;
+    }
+  }
+
+  private async openLocked(directory: string): Promise<{ records: number; bytes: number; corruptFiles: string[] }> {
     const names = (await readdir(directory)).sort();
     const corruptFiles: string[] = [];
     for (const name of names) {
@@ -358,6 +371,12 @@ export class Journal<H = unknown> {
     this.active = undefined;
     this.flushAcks();
     for (const segment of this.segments.values()) closeAcks(segment);
+    this.releaseLock();
+  }
+
+  private releaseLock(): void {
+    this.lock?.release();
+    this.lock = undefined;
   }
 
   private async write(buffers: Buffer[], bytes: number): Promise<JournalEntry> {
