@@ -45,7 +45,9 @@ export class SpanIntake {
   readonly consumer: Consumer<'spans'> = {
     mutatesData: false,
     consume: (batch: SpanBatch, context: RequestContext) => {
-      const body = Buffer.from(encodeTraceRequestProtobuf(batch));
+      // A view of the encoder's output, not a copy: `finish()` hands out a buffer of its own.
+      const encoded = encodeTraceRequestProtobuf(batch);
+      const body = Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength);
       // The spans are already in memory: the journaled body is for a replay, not to be decoded now.
       return this.intake.accept(journaledTenant(context), body, () => batch, context, this.intake.admit(body.length));
     },
