@@ -204,6 +204,24 @@ describe('attribute maps of lists with the same keys', () => {
     );
   });
 
+  it('name the keys under a namespace and what follows it, for each layout its own', () => {
+    const call = (model: string) =>
+      new AttributeMap([
+        stringAttr('gen_ai.request.model', model),
+        stringAttr('ai.settings.maxRetries', '2'),
+        stringAttr('gen_ai.request.temperature', '0.2'),
+      ]);
+    const first = call('a').namespace('gen_ai.request.');
+    assert.deepEqual(first, {
+      keys: ['gen_ai.request.model', 'gen_ai.request.temperature'],
+      names: ['model', 'temperature'],
+    });
+    assert.equal(call('b').namespace('gen_ai.request.'), first);
+    const other = new AttributeMap([stringAttr('gen_ai.request.top_p', '1')]).namespace('gen_ai.request.');
+    assert.deepEqual(other, { keys: ['gen_ai.request.top_p'], names: ['top_p'] });
+    assert.deepEqual(call('c').namespace('langsmith.metadata.'), { keys: [], names: [] });
+  });
+
   it('read lists of new strings with the same keys as the lists before them', () => {
     // Keys that are equal strings but not the same string (a decoder that made them anew).
     const first = new AttributeMap([stringAttr(['gen', 'ai'].join('_'), 'one'), stringAttr('x', '1')]);

@@ -29,6 +29,20 @@ class KeyLayout {
     }
   }
 
+  /** The namespaces asked of this layout so far, by prefix (see `AttributeMap.namespace`). */
+  private namespaces: Map<string, Namespace> | undefined;
+
+  namespace(prefix: string): Namespace {
+    this.namespaces ??= new Map();
+    let namespace = this.namespaces.get(prefix);
+    if (namespace === undefined) {
+      const keys = this.keys.filter((key) => key.startsWith(prefix));
+      namespace = { keys, names: keys.map((key) => key.slice(prefix.length)) };
+      this.namespaces.set(prefix, namespace);
+    }
+    return namespace;
+  }
+
   matches(attributes: readonly Attribute[]): boolean {
     const { sequence } = this;
     if (sequence.length !== attributes.length) return false;
@@ -74,9 +88,16 @@ function layoutOf(attributes: readonly Attribute[]): KeyLayout {
   return layout;
 }
 
+/** The keys under a namespace prefix, in attribute order, and the name that follows the prefix in each. */
+export interface Namespace {
+  readonly keys: readonly string[];
+  readonly names: readonly string[];
+}
+
 /** The attributes of one span, by key (the last duplicate wins), with the typed readers below. */
 export class AttributeMap {
   private readonly attributes: readonly Attribute[];
+  private readonly layout: KeyLayout;
   private readonly positions: ReadonlyMap<string, number>;
   /**
    * The distinct keys, in the order of their first occurrence, for the walks over the keys by
@@ -88,6 +109,7 @@ export class AttributeMap {
   constructor(attributes: readonly Attribute[]) {
     const layout = layoutOf(attributes);
     this.attributes = attributes;
+    this.layout = layout;
     this.positions = layout.positions;
     this.keys = layout.keys;
   }
@@ -169,6 +191,17 @@ export class AttributeMap {
       if (!added) return undefined;
     }
     return groups === undefined ? [] : sortedGroups(groups);
+  }
+
+  /**
+   * The keys under the namespace `prefix` (`gen_ai.request.`, `langsmith.metadata.`) and the names
+   * after it, found once per layout and shared by its spans (read-only): a span's parameters and
+   * metadata were a walk over its keys and a new string per name (`key.slice`), which an object
+   * then had to look up in V8's string table as a property name, per span and namespace. For
+   * constant prefixes only: each is remembered per layout.
+   */
+  namespace(prefix: string): Namespace {
+    return this.layout.namespace(prefix);
   }
 
   /** Keys that start with `prefix`, in attribute order. */

@@ -48,14 +48,16 @@ export function invocationParamsOf(attributes: AttributeMap): Record<string, unk
     'ai.model.id',
   ]);
   if (model !== undefined) params.model = model;
-  for (const key of attributes.keysWithPrefix('gen_ai.request.')) {
-    const name = key.slice('gen_ai.request.'.length);
+  const request = attributes.namespace('gen_ai.request.');
+  for (let i = 0; i < request.keys.length; i++) {
+    const name = request.names[i]!;
     if (name === 'model') continue;
-    params[name] = attributes.json(key);
+    params[name] = attributes.json(request.keys[i]!);
   }
-  for (const key of attributes.keysWithPrefix('ai.settings.')) {
-    const name = key.slice('ai.settings.'.length);
-    params[VERCEL_SETTINGS[name] ?? name] = attributes.json(key);
+  const settings = attributes.namespace('ai.settings.');
+  for (let i = 0; i < settings.keys.length; i++) {
+    const name = settings.names[i]!;
+    params[VERCEL_SETTINGS[name] ?? name] = attributes.json(settings.keys[i]!);
   }
   for (const key of ['llm.presence_penalty', 'llm.frequency_penalty', 'llm.top_p', 'llm.temperature']) {
     if (attributes.has(key)) params[key.slice('llm.'.length)] = attributes.json(key);

@@ -39,7 +39,8 @@ export function metadataOf(
   const openInference = objectOf(attributes.value('metadata'));
   if (openInference) Object.assign(metadata, openInference);
   for (const prefix of METADATA_PREFIXES) {
-    for (const key of attributes.keysWithPrefix(prefix)) metadata[key.slice(prefix.length)] = attributes.json(key);
+    const { keys, names } = attributes.namespace(prefix);
+    for (let i = 0; i < keys.length; i++) metadata[names[i]!] = attributes.json(keys[i]!);
   }
   metadata.OTEL_TRACE_ID = ids.traceId;
   metadata.OTEL_SPAN_ID = ids.spanId;
