@@ -29,8 +29,13 @@ const SHORT_STRING = 9;
 // decoded, flat, whose hash V8 has computed, where decoding made a new string every time — built a
 // character at a time into a chain of cons strings that the first Map lookup had to flatten. Per
 // key, decoding, a Map.set and two lookups went from ~210 to ~80 ns. ASCII keys only (the check
-// compares char codes with bytes, which is exact only for ASCII); a collision just replaces the
-// slot, so hostile unique keys cost a decode each, as before, and the table never grows.
+// compares char codes with bytes, which is exact only for ASCII); a key that finds no room replaces
+// one, so hostile unique keys cost a decode each, as before, and the table never grows.
+//
+// Each key may sit in either of two slots, taken from different bits of its hash. With one slot,
+// two keys of one workload that shared it evicted each other at every use: Traceloop's
+// `gen_ai.request.max_tokens` and `traceloop.span.kind` did, a decode per span, and with a few
+// hundred distinct keys (a proxy fed by several SDKs) a dozen such pairs are to be expected.
 const KEY_TABLE_SIZE = 4096; // a power of two
 // OpenInference's longest keys (`llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments`,
 // 72 bytes) are in every model call that calls a tool: 64 left them out.
@@ -189,13 +194,9 @@ export class ProtoReader {
     const buf = this.buf;
     const guessSlot = followerSlot[previousSlot]!;
     const guess = keyTable[guessSlot];
-    if (guess !== undefined && guess.length === length) {
-      let same = true;
-      for (let i = 0; i < length && same; i++) same = guess.charCodeAt(i) === buf[start + i];
-      if (same) {
-        previousSlot = guessSlot;
-        return guess;
-      }
+    if (guess !== undefined && sameAscii(guess, buf, start, length)) {
+      previousSlot = guessSlot;
+      return guess;
     }
     let hash = 0x811c9dc5; // FNV-1a
     for (let i = start; i < stop; i++) {
@@ -204,16 +205,21 @@ export class ProtoReader {
       hash = Math.imul(hash ^ byte, 0x01000193);
     }
     const slot = hash & (KEY_TABLE_SIZE - 1);
+    const alternative = (hash >>> 16) & (KEY_TABLE_SIZE - 1);
+    const known = keyTable[slot];
+    if (known !== undefined && sameAscii(known, buf, start, length)) return this.found(slot, known);
+    const other = keyTable[alternative];
+    if (other !== undefined && sameAscii(other, buf, start, length)) return this.found(alternative, other);
+    const key = utf8Slice(buf, start, stop);
+    const free = known === undefined || other !== undefined ? slot : alternative;
+    keyTable[free] = key;
+    return this.found(free, key);
+  }
+
+  /** Records `slot` as the one that followed the previous key's, and returns its key. */
+  private found(slot: number, key: string): string {
     followerSlot[previousSlot] = slot;
     previousSlot = slot;
-    const known = keyTable[slot];
-    if (known !== undefined && known.length === length) {
-      let same = true;
-      for (let i = 0; i < length && same; i++) same = known.charCodeAt(i) === buf[start + i];
-      if (same) return known;
-    }
-    const key = utf8Slice(buf, start, stop);
-    keyTable[slot] = key;
     return key;
   }
 
@@ -265,4 +271,11 @@ export class ProtoReader {
   private need(bytes: number, end: number): void {
     if (end - this.pos < bytes) throw new OtlpDecodeError(`truncated: ${bytes} bytes needed, ${end - this.pos} left`);
   }
+}
+
+/** Whether `text`, a key of the table (ASCII), is the `length` bytes of `buf` at `start`. */
+function sameAscii(text: string, buf: Buffer, start: number, length: number): boolean {
+  if (text.length !== length) return false;
+  for (let i = 0; i < length; i++) if (text.charCodeAt(i) !== buf[start + i]) return false;
+  return true;
 }

@@ -225,6 +225,26 @@ describe('protobuf decoding', () => {
     for (let pass = 0; pass < 2; pass++) assert.deepEqual(decodeTraceRequestProtobuf(bytes), { batch, rejected: 0 });
   });
 
+  it('decodes keys that share a slot of the key table, and event names, exactly', () => {
+    // These two keys share their first slot in the table; each span has both, in turns, and event
+    // names (which go through the same table) that are also keys, or differ from one by a byte.
+    const pair = ['gen_ai.request.max_tokens', 'traceloop.span.kind'];
+    const spans = Array.from({ length: 6 }, (_, i) => {
+      const keys = i % 2 === 0 ? pair : [...pair].reverse();
+      return plainSpan({
+        name: `s${i}`,
+        attributes: keys.map((key) => stringAttr(key, `${key}${i}`)),
+        events: [
+          { timeUnixNano: 1n, name: keys[0]!, attributes: [stringAttr(keys[1]!, 'v')], droppedAttributesCount: 0 },
+          { timeUnixNano: 2n, name: 'gen_ai.request.max_tokenS', attributes: [], droppedAttributesCount: 0 },
+        ],
+      });
+    });
+    const batch = makeBatch(spans);
+    const bytes = encodeTraceRequestProtobuf(batch);
+    for (let pass = 0; pass < 2; pass++) assert.deepEqual(decodeTraceRequestProtobuf(bytes), { batch, rejected: 0 });
+  });
+
   it('decodes an empty body as an empty request', () => {
     assert.deepEqual(decodeTraceRequestProtobuf(new Uint8Array(0)), { batch: { resourceSpans: [] }, rejected: 0 });
   });
