@@ -83,6 +83,17 @@ export class ProtoReader {
         return first;
       }
     }
+    return this.longerUint32(end);
+  }
+
+  /**
+   * `uint32` past its one-byte case, in a function of its own: that keeps the case nearly every call
+   * takes (every tag and most lengths of a request) small for V8 to inline into its many callers,
+   * 55 bytes of bytecode against 186 with the loop and its errors; `uint32` was 2.7 % of the
+   * proxy's CPU profile on span events. Decoding alone −1 to −5 % per shape.
+   */
+  private longerUint32(end: number): number {
+    const buf = this.buf;
     let result = 0;
     let shift = 0;
     for (let i = 0; i < 10; i++) {
