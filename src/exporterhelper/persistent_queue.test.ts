@@ -56,6 +56,25 @@ describe('PersistentQueue', () => {
     await third.close();
   });
 
+  it('removes its directory once empty, lock files and all, but keeps one with a dead-letter file', async () => {
+    const queue = new PersistentQueue<Header>(directory, 1 << 20);
+    await queue.open();
+    const { stored } = await queue.put({ items: 1, tag: 'a' }, Buffer.from('a'));
+    assert.equal(await queue.removeIfEmpty(), false); // a batch is still queued
+    await queue.remove(stored!);
+    assert.equal(await queue.removeIfEmpty(), true);
+    await assert.rejects(readdir(directory), /ENOENT/);
+
+    const kept = new PersistentQueue<Header>(directory, 1 << 20);
+    await kept.open();
+    await kept.deadLetter({ run: 1 });
+    assert.equal(await kept.removeIfEmpty(), false);
+    assert.deepEqual(await readdir(directory), ['dead-letter.jsonl']);
+    const reopened = new PersistentQueue<Header>(directory, 1 << 20); // the lock was given up
+    await reopened.open();
+    await reopened.close();
+  });
+
   it('evicts the oldest batches to stay under the cap, and returns them', async () => {
     const queue = new PersistentQueue<Header>(directory, 200);
     await queue.open();

@@ -93,6 +93,18 @@ export class PersistentQueue<H extends StoredHeader> {
     this.lock = undefined;
   }
 
+  /**
+   * Once the queue holds no batch: closes it and removes its directory, unless something else is
+   * left there (a dead-letter file, for the operator). Returns whether the directory went.
+   */
+  async removeIfEmpty(): Promise<boolean> {
+    await this.writes.catch(() => undefined);
+    if (this.entries.length > 0 || !this.lock) return false;
+    const removed = this.lock.removeDirectory();
+    this.lock = undefined;
+    return removed;
+  }
+
   private async index(): Promise<string[]> {
     const corrupt: string[] = [];
     const names = (await readdir(this.directory)).sort();

@@ -17,7 +17,7 @@
 // would lock a file that no longer has a name, while a third locked the new one.
 
 import { hostname } from 'node:os';
-import { readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { chmodSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
@@ -66,8 +66,9 @@ export class DirectoryLock {
     // `timeout: 0`: refused at once rather than after SQLite's busy wait.
     const database = new Database(path, { timeout: 0 });
     try {
+      // Nothing is written: no rollback journal file beside it (OFF is not taken by an empty database).
+      database.pragma('journal_mode = MEMORY');
       database.pragma('locking_mode = EXCLUSIVE');
-      database.pragma('journal_mode = OFF'); // Nothing is written: no rollback journal beside it.
       database.exec('BEGIN EXCLUSIVE');
     } catch (error) {
       database.close();
@@ -80,6 +81,25 @@ export class DirectoryLock {
     const holder: LockHolder = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
     writeFileSync(join(directory, LOCK_OWNER_FILE), `${JSON.stringify(holder)}\n`, { mode: 0o600 });
     return new DirectoryLock(directory, database);
+  }
+
+  /**
+   * Removes the directory, which must hold nothing but the lock's files; false when something else
+   * is left there. The lock is given up either way; its file goes while it is still held, so no
+   * other process can have locked it.
+   */
+  removeDirectory(): boolean {
+    if (!this.database) return false;
+    try {
+      rmSync(join(this.directory, LOCK_OWNER_FILE), { force: true });
+      rmSync(join(this.directory, LOCK_FILE), { force: true });
+      rmdirSync(this.directory);
+    } catch {
+      return false; // Not empty (a dead-letter file, say): the next open makes a new lock file.
+    } finally {
+      this.release();
+    }
+    return true;
   }
 
   /** Gives the directory up (the owner file goes; the lock file stays, see above). Idempotent. */

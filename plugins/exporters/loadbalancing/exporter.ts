@@ -12,7 +12,7 @@
 // endpoint's own disk queue). The Collector shuts a removed endpoint's exporter down with its
 // queue; here nothing waits for an address that may never come back (a pod's IP).
 
-import { readdir, rmdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ComponentSettings, Exporter, RequestContext, SpanBatch, ComponentMeter } from 'tracepipe/plugin';
@@ -152,6 +152,8 @@ export class LoadBalancingExporter implements Exporter<'spans'> {
     clearTimeout(timer);
     const exporters = [...this.exporters.values()];
     this.exporters.clear();
+    for (const orphan of this.orphans.values()) await orphan.queue.close();
+    this.orphans.clear();
     const results = await Promise.allSettled(exporters.map((exporter) => exporter.shutdown(deadline)));
     const errors = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
     if (errors.length > 0) throw new AggregateError(errors, 'endpoint exporters failed to stop');
@@ -171,8 +173,10 @@ export class LoadBalancingExporter implements Exporter<'spans'> {
     const removed = [...this.exporters.keys()].filter((endpoint) => !endpoints.includes(endpoint));
     for (const endpoint of added) {
       // Its own queue directory may hold batches of an earlier run: that exporter replays them, so
-      // the directory is no orphan any more.
-      this.orphans.delete(this.queueDirectory(endpoint));
+      // the directory is no orphan any more (and its lock is the new exporter's to take).
+      const directory = this.queueDirectory(endpoint);
+      await this.orphans.get(directory)?.queue.close();
+      this.orphans.delete(directory);
       const exporter = this.createExporter(endpoint);
       await exporter.start(this.startSignal.signal);
       this.exporters.set(endpoint, exporter);
@@ -254,7 +258,7 @@ export class LoadBalancingExporter implements Exporter<'spans'> {
       if (orphan.queue.depth === 0 && orphan.pending.size === 0) {
         this.orphans.delete(directory);
         // Only an empty directory goes (a dead-letter file stays for the operator).
-        await rmdir(directory).catch(() => undefined);
+        await orphan.queue.removeIfEmpty();
       }
     }
   }
