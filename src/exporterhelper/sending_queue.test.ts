@@ -2,11 +2,31 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ThrottleError } from '../pipeline/errors.ts';
 import { QueueClosedError, SendingQueue } from './sending_queue.ts';
+import type { SendingQueueOptions } from './sending_queue.ts';
 
 function gate() {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
   return { open, opened };
+}
+
+/** A queue with one consumer that holds every item until `open()`, recording the items it handled. */
+function heldQueue(options: Partial<SendingQueueOptions<number>>) {
+  const g = gate();
+  const handled: number[] = [];
+  const queue = new SendingQueue<number>({
+    queue_size: 10,
+    max_bytes: 1 << 20,
+    block_on_overflow: false,
+    consumers: 1,
+    handle: async (n) => {
+      await g.opened;
+      handled.push(n);
+    },
+    onHandlerError: () => undefined,
+    ...options,
+  });
+  return { queue, handled, open: g.open };
 }
 
 describe('SendingQueue', () => {
@@ -39,62 +59,33 @@ describe('SendingQueue', () => {
   });
 
   it('refuses with ThrottleError when full, and reports the refusal to the caller', async () => {
-    const g = gate();
-    const queue = new SendingQueue<number>({
-      queue_size: 1,
-      max_bytes: 1 << 20,
-      block_on_overflow: false,
-      consumers: 1,
-      handle: () => g.opened,
-      onHandlerError: () => undefined,
-      retryAfterMs: 250,
-    });
+    const { queue, open } = heldQueue({ queue_size: 1, retryAfterMs: 250 });
     await queue.offer(1); // taken by the consumer
     await queue.offer(2); // waits in the queue
     await assert.rejects(
       queue.offer(3),
       (error: unknown) => error instanceof ThrottleError && error.retryAfterMs === 250,
     );
-    g.open();
+    open();
     await queue.drain(Date.now() + 5000);
   });
 
   it('with block_on_overflow, waits for room instead', async () => {
-    const g = gate();
-    const handled: number[] = [];
-    const queue = new SendingQueue<number>({
-      queue_size: 1,
-      max_bytes: 1 << 20,
-      block_on_overflow: true,
-      consumers: 1,
-      handle: async (n) => {
-        await g.opened;
-        handled.push(n);
-      },
-      onHandlerError: () => undefined,
-    });
+    const { queue, handled, open } = heldQueue({ queue_size: 1, block_on_overflow: true });
     await queue.offer(1);
     await queue.offer(2);
     let third = false;
     const pending = queue.offer(3).then(() => (third = true));
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(third, false);
-    g.open();
+    open();
     await pending;
     await queue.drain(Date.now() + 5000);
     assert.deepEqual(handled, [1, 2, 3]);
   });
 
   it('after close, refuses new items and releases blocked callers', async () => {
-    const g = gate();
-    const queue = new SendingQueue<number>({
-      queue_size: 1,
-      max_bytes: 1 << 20,
-      block_on_overflow: true,
-      consumers: 1,
-      handle: () => g.opened,
-      onHandlerError: () => undefined,
-    });
+    const { queue, open } = heldQueue({ queue_size: 1, block_on_overflow: true });
     await queue.offer(1);
     await queue.offer(2);
     const blocked = queue.offer(3);
@@ -103,7 +94,7 @@ describe('SendingQueue', () => {
     await assert.rejects(queue.offer(4), QueueClosedError);
     assert.deepEqual(queue.takeWaiting(), [2]);
     assert.equal(await queue.drain(Date.now() + 20), false); // 1 is still in flight
-    g.open();
+    open();
     assert.equal(await queue.drain(Date.now() + 5000), true);
   });
 
@@ -125,16 +116,7 @@ describe('SendingQueue', () => {
   });
 
   it('is bounded by bytes too, but takes one batch larger than the bound into an empty queue', async () => {
-    const g = gate();
-    const queue = new SendingQueue<number>({
-      queue_size: 10,
-      max_bytes: 100,
-      block_on_overflow: false,
-      consumers: 1,
-      handle: () => g.opened,
-      onHandlerError: () => undefined,
-      sizeOf: (n) => n,
-    });
+    const { queue, open } = heldQueue({ queue_size: 10, max_bytes: 100, block_on_overflow: false, sizeOf: (n) => n });
     await queue.offer(1); // taken by the consumer: no longer waiting
     await queue.offer(250); // larger than the bound, into an empty queue
     await assert.rejects(queue.offer(1), ThrottleError);
@@ -143,21 +125,13 @@ describe('SendingQueue', () => {
     await queue.offer(40);
     assert.equal(queue.bytes, 100);
     await assert.rejects(queue.offer(1), ThrottleError);
-    g.open();
+    open();
     await queue.drain(Date.now() + 5000);
     assert.equal(queue.bytes, 0);
   });
 
   it('counts reserved room as taken until it is filled or released', async () => {
-    const g = gate();
-    const queue = new SendingQueue<number>({
-      queue_size: 2,
-      max_bytes: 1 << 20,
-      block_on_overflow: false,
-      consumers: 1,
-      handle: () => g.opened,
-      onHandlerError: () => undefined,
-    });
+    const { queue, open } = heldQueue({ queue_size: 2, block_on_overflow: false });
     await queue.offer(1); // taken by the consumer
     const first = await queue.reserve();
     const second = await queue.reserve();
@@ -171,21 +145,12 @@ describe('SendingQueue', () => {
     await third.fill(3);
     assert.equal(queue.depth, 2);
     await assert.rejects(queue.reserve(), ThrottleError);
-    g.open();
+    open();
     assert.equal(await queue.drain(Date.now() + 5000), true);
   });
 
   it('reserves the size of the largest recent batch, and re-checks a batch larger than that', async () => {
-    const g = gate();
-    const queue = new SendingQueue<number>({
-      queue_size: 10,
-      max_bytes: 100,
-      block_on_overflow: false,
-      consumers: 1,
-      handle: () => g.opened,
-      onHandlerError: () => undefined,
-      sizeOf: (n) => n,
-    });
+    const { queue, open } = heldQueue({ queue_size: 10, max_bytes: 100, block_on_overflow: false, sizeOf: (n) => n });
     await queue.offer(5); // taken by the consumer
     await queue.offer(40); // waiting: 40 bytes
     const slot = await queue.reserve(); // sets 40 bytes aside: 80 of 100
@@ -194,24 +159,12 @@ describe('SendingQueue', () => {
     const again = await queue.reserve(); // the refused fill gave its room back
     await again.fill(30);
     assert.equal(queue.bytes, 70);
-    g.open();
+    open();
     assert.equal(await queue.drain(Date.now() + 5000), true);
   });
 
   it('with block_on_overflow, a reservation waits for room; after close() it and any fill are refused', async () => {
-    const g = gate();
-    const handled: number[] = [];
-    const queue = new SendingQueue<number>({
-      queue_size: 1,
-      max_bytes: 1 << 20,
-      block_on_overflow: true,
-      consumers: 1,
-      handle: async (n) => {
-        await g.opened;
-        handled.push(n);
-      },
-      onHandlerError: () => undefined,
-    });
+    const { queue, handled, open } = heldQueue({ queue_size: 1, block_on_overflow: true });
     await queue.offer(1); // taken by the consumer
     const slot = await queue.reserve();
     let reserved = false;
@@ -222,7 +175,7 @@ describe('SendingQueue', () => {
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(reserved, false);
     await slot.fill(2);
-    g.open();
+    open();
     const next = await waiting; // 2 left the queue for the consumer
     await next.fill(3);
     assert.equal(await queue.drain(Date.now() + 5000), true);
