@@ -19,6 +19,9 @@ const config = configFor<AgentApiConfig>(agentApiReceiverFactory, {
   port: 0,
   workers: 2,
   ui: { enabled: false },
+  // The database is shared; the run spans' journal is one process's (the journal locks its
+  // directory), as for any second instance on the same data directory.
+  tracing: { journal: { directory: `agent/tracing-journal-${process.pid}` } },
 });
 const receiver = new AgentApiReceiver(
   nopSettings('receiver', 'agent_api', host),
