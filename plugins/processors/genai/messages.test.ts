@@ -222,6 +222,25 @@ describe('attribute maps of lists with the same keys', () => {
     assert.deepEqual(call('c').namespace('langsmith.metadata.'), { keys: [], names: [] });
   });
 
+  it('read indexed messages from their own values where the lists share a layout', () => {
+    // Where each message's fields are is worked out once per layout; the values are each list's own.
+    const call = (role: string, text: string, args?: string) =>
+      new AttributeMap([
+        stringAttr('gen_ai.prompt.0.role', role),
+        stringAttr('gen_ai.prompt.0.content', text),
+        stringAttr('gen_ai.prompt.0.tool_calls.0.arguments', args ?? ''),
+      ]);
+    assert.deepEqual(indexedMessages(call('user', 'a', '{"q":1}'), 'gen_ai.prompt'), [
+      { role: 'user', content: 'a', tool_calls: [{ type: 'function', function: { arguments: '{"q":1}' } }] },
+    ]);
+    assert.deepEqual(indexedMessages(call('assistant', 'b'), 'gen_ai.prompt'), [
+      { role: 'assistant', content: 'b', tool_calls: [{ type: 'function', function: { arguments: '' } }] },
+    ]);
+    assert.deepEqual(indexedMessages(call('', 'c'), 'gen_ai.prompt'), [
+      { content: 'c', tool_calls: [{ type: 'function', function: { arguments: '' } }] },
+    ]);
+  });
+
   it('read lists of new strings with the same keys as the lists before them', () => {
     // Keys that are equal strings but not the same string (a decoder that made them anew).
     const first = new AttributeMap([stringAttr(['gen', 'ai'].join('_'), 'one'), stringAttr('x', '1')]);

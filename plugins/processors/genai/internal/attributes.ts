@@ -43,6 +43,18 @@ class KeyLayout {
     return namespace;
   }
 
+  /** What was derived from this layout's keys so far, by the deriving caller's key (see `AttributeMap.derived`). */
+  private derivations: Map<string, unknown> | undefined;
+
+  derived<T>(key: string, derive: (attributes: AttributeMap, key: string) => T, attributes: AttributeMap): T {
+    this.derivations ??= new Map();
+    const found = this.derivations.get(key);
+    if (found !== undefined || this.derivations.has(key)) return found as T;
+    const made = derive(attributes, key);
+    this.derivations.set(key, made);
+    return made;
+  }
+
   matches(attributes: readonly Attribute[]): boolean {
     const { sequence } = this;
     if (sequence.length !== attributes.length) return false;
@@ -123,6 +135,23 @@ export class AttributeMap {
     return position === undefined ? undefined : this.attributes[position]!.value;
   }
 
+  /** The value at a position of the list (as `IndexedGroup.position` gives), or undefined for -1. */
+  valueAt(position: number): AnyValue | undefined {
+    return position < 0 ? undefined : this.attributes[position]!.value;
+  }
+
+  /** A non-empty string value at a position, as `string`. */
+  stringAt(position: number): string | undefined {
+    const value = this.valueAt(position);
+    return value?.type === 'string' && value.value !== '' ? value.value : undefined;
+  }
+
+  /** The value at a position as plain JSON (see `toJson`). */
+  jsonAt(position: number): unknown {
+    const value = this.valueAt(position);
+    return value === undefined ? undefined : toJson(value);
+  }
+
   /** A non-empty string value. */
   string(key: string): string | undefined {
     const value = this.value(key);
@@ -179,18 +208,29 @@ export class AttributeMap {
   /**
    * The attributes `prefix` + `N` + `.rest`, grouped by N (ascending): what the indexed conventions
    * (`gen_ai.prompt.N.role`, `llm.input_messages.N.message.content`) spread over many keys, in one
-   * pass over them. Undefined when an index is not written plainly (see `IndexedGroup`).
+   * pass over them. Undefined when an index is not written plainly (see `IndexedGroup`). The groups
+   * hold positions in the list, not values, so that they depend on the keys alone and can be
+   * `derived` once per layout.
    */
   groupsByIndex(prefix: string): IndexedGroup[] | undefined {
     let groups: IndexedGroup[] | undefined;
-    const { keys } = this;
+    const { keys, positions } = this;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
       if (!key.startsWith(prefix)) continue;
-      const added = addToGroup((groups ??= []), key, prefix.length, this.value(key)!);
+      const added = addToGroup((groups ??= []), key, prefix.length, positions.get(key)!);
       if (!added) return undefined;
     }
     return groups === undefined ? [] : sortedGroups(groups);
+  }
+
+  /**
+   * What `derive` makes of this map's keys, made once per layout and shared by the lists of that
+   * layout: `derive` must read the keys only (`keys`, `has`, `groupsByIndex`, `namespace`), never
+   * a value, and `key` names what is derived (one deriving function per key).
+   */
+  derived<T>(key: string, derive: (attributes: AttributeMap, key: string) => T): T {
+    return this.layout.derived(key, derive, this);
   }
 
   /**
@@ -218,12 +258,14 @@ export class AttributeMap {
 
 /**
  * The attributes of one index N of an indexed convention, by what follows `prefix.N.` in their key
- * (`role`, `message.content`, `tool_calls.0.id`): the fields of one message or one tool call.
+ * (`role`, `message.content`, `tool_calls.0.id`): the fields of one message or one tool call, as
+ * the positions of their values in the attribute list.
  *
- * Kept as parallel lists and read by a linear search: a group holds a few keys, and reading a field
- * then compares the tail of a key already decoded, where building `prefix.N.field` for a Map lookup
+ * Kept as parallel lists and searched linearly: a group holds a few keys, and finding a field
+ * compares the tail of a key already decoded, where building `prefix.N.field` for a Map lookup
  * made (and hashed) a new string per field, and finding the indices took a pass over every
- * attribute per index. For a model call of five OpenInference or Traceloop messages, ~4 → ~1 µs.
+ * attribute per index. For a model call of five OpenInference or Traceloop messages, ~4 → ~1 µs;
+ * the messages' reader now does this once per layout (`AttributeMap.derived`).
  *
  * An index is read only where it is written plainly (decimal digits, no leading zero, at most 15):
  * where a segment in an index position is something else that `Number` would read as an index
@@ -234,29 +276,20 @@ export class IndexedGroup {
   readonly keys: string[] = [];
   /** Where the field name starts in each key. */
   readonly starts: number[] = [];
-  readonly values: AnyValue[] = [];
+  /** Where each key's value is in the attribute list (see `AttributeMap.valueAt`). */
+  readonly positions: number[] = [];
 
   constructor(readonly index: number) {}
 
-  value(field: string): AnyValue | undefined {
+  /** The position of the field's value, or -1 when the group has no such field. */
+  position(field: string): number {
     const { keys, starts } = this;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
       const start = starts[i]!;
-      if (key.length - start === field.length && key.startsWith(field, start)) return this.values[i];
+      if (key.length - start === field.length && key.startsWith(field, start)) return this.positions[i]!;
     }
-    return undefined;
-  }
-
-  /** A non-empty string value, as `AttributeMap.string`. */
-  string(field: string): string | undefined {
-    const value = this.value(field);
-    return value?.type === 'string' && value.value !== '' ? value.value : undefined;
-  }
-
-  json(field: string): unknown {
-    const value = this.value(field);
-    return value === undefined ? undefined : toJson(value);
+    return -1;
   }
 
   hasFieldWithPrefix(prefix: string): boolean {
@@ -273,7 +306,7 @@ export class IndexedGroup {
       const key = keys[i]!;
       const start = starts[i]!;
       if (!key.startsWith(prefix, start)) continue;
-      if (!addToGroup((groups ??= []), key, start + prefix.length, this.values[i]!)) return undefined;
+      if (!addToGroup((groups ??= []), key, start + prefix.length, this.positions[i]!)) return undefined;
     }
     return groups === undefined ? [] : sortedGroups(groups);
   }
@@ -284,7 +317,7 @@ export class IndexedGroup {
  * is not a plain index but `Number` reads it as one. A key whose segment is no index at all is
  * left out, as is a key that ends at its index (it names the index without a field).
  */
-function addToGroup(groups: IndexedGroup[], key: string, at: number, value: AnyValue): boolean {
+function addToGroup(groups: IndexedGroup[], key: string, at: number, position: number): boolean {
   let end = at;
   let index = 0;
   while (end < key.length) {
@@ -306,7 +339,7 @@ function addToGroup(groups: IndexedGroup[], key: string, at: number, value: AnyV
   if (end < key.length) {
     group.keys.push(key);
     group.starts.push(end + 1);
-    group.values.push(value);
+    group.positions.push(position);
   }
   return true;
 }

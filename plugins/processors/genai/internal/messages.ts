@@ -69,42 +69,138 @@ function compact<T extends object>(object: T): T {
  * Indexed messages: OpenLLMetry `gen_ai.prompt.N.{role,content,tool_calls.M.*}` and OpenInference
  * `llm.input_messages.N.message.{role,content,contents.M.message_content.*,tool_calls.M.tool_call.*}`.
  *
- * The attributes under `prefix` are grouped by index in one pass (`groupsByIndex`) and each message
- * read from its own small group: reading them key by key took a pass over every attribute per
- * index and per field list, and a key built per field, which made a model call of five messages
- * cost more to translate than any other convention. Keys whose indices are not written plainly
- * take the key-by-key path, which reads them as it always did.
+ * Where each message's fields are follows from the keys alone, so it is worked out once per
+ * attribute layout (`AttributeMap.derived`): the keys under `prefix` grouped by index, each field
+ * found among its group's keys, and kept as positions in the attribute list. A span then reads its
+ * values at those positions. Grouping the keys and searching each group per span (2026-11-26) was
+ * still the largest part of translating an OpenInference or Traceloop model call, and a span of
+ * any other convention walked its keys for each of the four prefixes to find none. Keys whose
+ * indices are not written plainly take the key-by-key path, which reads them as it always did.
  */
 export function indexedMessages(attributes: AttributeMap, prefix: string): Message[] {
-  return groupedMessages(attributes, prefix) ?? indexedMessagesByKey(attributes, prefix);
+  // The prefix names the plan derived for it: it is one of the conventions' four constants.
+  const plans = attributes.derived(prefix, planIndexedMessages);
+  return plans === undefined ? indexedMessagesByKey(attributes, prefix) : messagesFromPlans(attributes, plans);
+}
+
+/** Where one indexed message's fields are in the attribute list (-1: absent). */
+interface MessagePlan {
+  readonly role: number;
+  readonly content: number;
+  /** `contents.M.message_content.*` in order, read when there is no `content`. */
+  readonly contentParts: readonly ContentPartPlan[];
+  readonly name: number;
+  readonly toolCallId: number;
+  readonly finishReason: number;
+  readonly toolCalls: readonly ToolCallPlan[];
+}
+interface ContentPartPlan {
+  readonly text: number;
+  readonly url: number;
+}
+interface ToolCallPlan {
+  readonly id: number;
+  readonly functionName: number;
+  readonly name: number;
+  readonly functionArguments: number;
+  readonly arguments: number;
 }
 
 /** Undefined when an index is not written plainly (see `IndexedGroup`). */
-function groupedMessages(attributes: AttributeMap, prefix: string): Message[] | undefined {
+function planIndexedMessages(attributes: AttributeMap, prefix: string): MessagePlan[] | undefined {
   const groups = attributes.groupsByIndex(`${prefix}.`);
   if (groups === undefined) return undefined;
-  const messages: Message[] = [];
+  const plans: MessagePlan[] = [];
   for (const fields of groups) {
     // OpenInference nests each field under `.message.`; OpenLLMetry does not.
     const names = fields.hasFieldWithPrefix('message.') ? NESTED_MESSAGE : MESSAGE;
-    let content: unknown;
-    if (fields.value(names.content)) content = fields.json(names.content);
-    else {
+    const content = fields.position(names.content);
+    let contentParts: ContentPartPlan[] = [];
+    if (content < 0) {
       const parts = fields.groupsByIndex(names.contents);
       if (parts === undefined) return undefined;
-      content = groupedContentParts(parts);
+      contentParts = parts.map((part) => ({
+        text: part.position('message_content.text'),
+        url: part.position('message_content.image.image.url'),
+      }));
     }
-    const message: Message = compact({
-      role: fields.string(names.role),
-      content,
-      name: fields.string(names.name),
-      tool_call_id: fields.string(names.toolCallId),
-      finish_reason: fields.string(names.finishReason),
-    });
     const calls = fields.groupsByIndex(names.toolCalls);
     if (calls === undefined) return undefined;
-    if (calls.length > 0) message.tool_calls = calls.map(groupedToolCall);
-    if (Object.keys(message).length > 0) messages.push(message);
+    plans.push({
+      role: fields.position(names.role),
+      content,
+      contentParts,
+      name: fields.position(names.name),
+      toolCallId: fields.position(names.toolCallId),
+      finishReason: fields.position(names.finishReason),
+      toolCalls: calls.map(planToolCall),
+    });
+  }
+  return plans;
+}
+
+/** `tool_calls.M.{id,name,arguments}` or `tool_calls.M.tool_call.{id,function.*}` of one grouped message. */
+function planToolCall(call: IndexedGroup): ToolCallPlan {
+  const names = call.hasFieldWithPrefix('tool_call.') ? NESTED_TOOL_CALL : TOOL_CALL;
+  return {
+    id: call.position(names.id),
+    functionName: call.position(names.functionName),
+    name: call.position(names.name),
+    functionArguments: call.position(names.functionArguments),
+    arguments: call.position(names.arguments),
+  };
+}
+
+/**
+ * The messages of one span from its layout's plans: role, content, name, tool call id, finish
+ * reason and tool calls, in that order, each only when present; a message with none is left out.
+ */
+function messagesFromPlans(attributes: AttributeMap, plans: readonly MessagePlan[]): Message[] {
+  const messages: Message[] = [];
+  for (const plan of plans) {
+    const message: Message = {};
+    let empty = true;
+    const role = attributes.stringAt(plan.role);
+    if (role !== undefined) {
+      message.role = role;
+      empty = false;
+    }
+    const content =
+      plan.content >= 0 ? attributes.jsonAt(plan.content) : plannedContentParts(attributes, plan.contentParts);
+    if (content !== undefined) {
+      message.content = content;
+      empty = false;
+    }
+    const name = attributes.stringAt(plan.name);
+    if (name !== undefined) {
+      message.name = name;
+      empty = false;
+    }
+    const toolCallId = attributes.stringAt(plan.toolCallId);
+    if (toolCallId !== undefined) {
+      message.tool_call_id = toolCallId;
+      empty = false;
+    }
+    const finishReason = attributes.stringAt(plan.finishReason);
+    if (finishReason !== undefined) {
+      message.finish_reason = finishReason;
+      empty = false;
+    }
+    if (plan.toolCalls.length > 0) {
+      const calls: ToolCall[] = [];
+      for (const call of plan.toolCalls) {
+        calls.push(
+          toolCall(
+            attributes.stringAt(call.id),
+            attributes.stringAt(call.functionName) ?? attributes.stringAt(call.name),
+            textOf(attributes.jsonAt(call.functionArguments) ?? attributes.jsonAt(call.arguments)),
+          ),
+        );
+      }
+      message.tool_calls = calls;
+      empty = false;
+    }
+    if (!empty) messages.push(message);
   }
   return messages;
 }
@@ -129,26 +225,16 @@ const NESTED_MESSAGE = {
   toolCalls: 'message.tool_calls.',
 };
 
-/** `contents.M.message_content.{type,text,image.image.url}` of one grouped message. */
-function groupedContentParts(groups: IndexedGroup[]): unknown[] | undefined {
-  const parts: unknown[] = [];
-  for (const part of groups) {
-    const text = part.string('message_content.text');
-    const url = part.string('message_content.image.image.url');
-    if (text !== undefined) parts.push({ type: 'text', text });
-    else if (url !== undefined) parts.push({ type: 'image_url', image_url: { url } });
+/** `contents.M.message_content.{text,image.image.url}` of one message: text and image parts. */
+function plannedContentParts(attributes: AttributeMap, plans: readonly ContentPartPlan[]): unknown[] | undefined {
+  let parts: unknown[] | undefined;
+  for (const plan of plans) {
+    const text = attributes.stringAt(plan.text);
+    const url = attributes.stringAt(plan.url);
+    if (text !== undefined) (parts ??= []).push({ type: 'text', text });
+    else if (url !== undefined) (parts ??= []).push({ type: 'image_url', image_url: { url } });
   }
-  return parts.length > 0 ? parts : undefined;
-}
-
-/** `tool_calls.M.{id,name,arguments}` or `tool_calls.M.tool_call.{id,function.*}` of one grouped message. */
-function groupedToolCall(call: IndexedGroup): ToolCall {
-  const names = call.hasFieldWithPrefix('tool_call.') ? NESTED_TOOL_CALL : TOOL_CALL;
-  return toolCall(
-    call.string(names.id),
-    call.string(names.functionName) ?? call.string(names.name),
-    textOf(call.json(names.functionArguments) ?? call.json(names.arguments)),
-  );
+  return parts;
 }
 
 /**
