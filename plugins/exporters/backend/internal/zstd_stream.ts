@@ -24,11 +24,27 @@ const POOL_LIMIT = 16;
 
 const pools = new Map<number, ZstdBinding.CCtx[]>();
 
+/**
+ * Match-finder tables smaller than zstd's own at the default level, whose 2^17 hash and 2^16
+ * chain entries (768 KiB) are sized for inputs of unknown, possibly large size: an upload body is
+ * some 250 KB of multipart per 100 runs, and tables that big mostly miss the processor's caches.
+ * With 2^14 entries each (128 KiB) the writer took 14–27 % less CPU per run on the ten shapes of
+ * bench/pipeline and no body came out larger; text with little redundancy loses some ratio
+ * (bench/pipeline/zstd-tables.ts, README "2026-11-27, 18:10–18:50"). Other levels keep zstd's
+ * tables: only this one was measured.
+ */
+const TABLE_LOGS = new Map([[3, { hashLog: 14, chainLog: 14 }]]);
+
 function acquireContext(level: number): ZstdBinding.CCtx {
   const pooled = pools.get(level)?.pop();
   if (pooled) return pooled;
   const context = new binding.CCtx();
   context.setParameter(binding.CParameter.compressionLevel, level);
+  const tables = TABLE_LOGS.get(level);
+  if (tables) {
+    context.setParameter(binding.CParameter.hashLog, tables.hashLog);
+    context.setParameter(binding.CParameter.chainLog, tables.chainLog);
+  }
   return context;
 }
 
