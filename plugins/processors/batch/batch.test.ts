@@ -246,7 +246,7 @@ describe('batch: trace order', () => {
       orphan_timeout_ms: 30,
     });
     await processor.start(new AbortController().signal);
-    // 40,000 one-run traces: 36 bytes of packed order each, more than the budget holds.
+    // 40,000 one-run traces: 32 bytes of packed order each, more than the budget holds.
     const roots = 40_000;
     for (let first = 1; first <= roots; first += 1000) {
       const runs = Array.from({ length: 1000 }, (_, i) => run(rid(first + i), undefined, { trace: rid(first + i) }));

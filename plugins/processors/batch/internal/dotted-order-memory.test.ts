@@ -223,12 +223,13 @@ describe('DottedOrderMemory', () => {
     memory.set(b!, child);
     time.state.now += 1;
     memory.set(c!, rootOrder(c!));
-    // A root is a header (3 words) and a segment (6); a child of a root has two segments.
-    assert.equal(memory.heldBytes, table + (9 + 15 + 9) * 4);
+    // A root is a header (2 words) and a segment (6); a child of a root written right after it
+    // refers to its record (1 word) and adds its own segment.
+    assert.equal(memory.heldBytes, table + (8 + 9 + 8) * 4);
     assert.equal(memory.oldestWrittenAt(), 1_700_000_000_000);
     memory.delete(a!);
     assert.equal(memory.oldestWrittenAt(), 1_700_000_000_001);
-    assert.equal(memory.heldBytes, table + (15 + 9) * 4);
+    assert.equal(memory.heldBytes, table + (9 + 8) * 4);
     memory.forgetOldest();
     assert.deepEqual(
       [a!, b!, c!].map((id) => memory.get(id)?.dotted),
@@ -251,6 +252,42 @@ describe('DottedOrderMemory', () => {
     assert.equal(memory.size, 2);
     assert.deepEqual(copy(memory.get(trace)), rootOrder(trace, '20231114T221319000000Z'));
     assert.deepEqual(copy(memory.get(child)), childOrder);
+  });
+
+  it("keeps a child that refers to its parent's record exact once the parent is forgotten, re-set or compacted away", () => {
+    const memory = new DottedOrderMemory(TTL, 3, undefined, { minSlots: 16, compactAfterWords: 16 });
+    const [a, b, c, d, e] = Array.from({ length: 5 }, () => randomUUID());
+    const childOf = (parent: RememberedOrder, id: string, time: string) => ({
+      dotted: `${parent.dotted}.${time}${id}`,
+      traceId: parent.traceId,
+    });
+    const bOrder = childOf(rootOrder(a!), b!, '20231114T221320200000Z');
+    memory.set(a!, rootOrder(a!));
+    const table = memory.heldBytes - 8 * 4;
+    memory.set(b!, bOrder);
+    assert.equal(memory.heldBytes, table + (8 + 9) * 4);
+    // Re-set: the old record is dead, its words stay for the child.
+    memory.set(a!, rootOrder(a!, '20231114T221319000000Z'));
+    assert.deepEqual(copy(memory.get(b!)), bOrder);
+    // Forgotten past the cap (a is the oldest now that b came first): still exact.
+    const dOrder = childOf(rootOrder(c!), d!, '20231114T221320300000Z');
+    memory.set(c!, rootOrder(c!));
+    memory.set(d!, dOrder);
+    assert.equal(memory.get(b!), undefined);
+    assert.deepEqual(copy(memory.get(d!)), dOrder);
+    memory.delete(c!);
+    assert.deepEqual(copy(memory.get(d!)), dOrder);
+    // Dead records outweigh live ones: compaction copies d whole (its parent is not copied) and
+    // e as a child of the copied a.
+    const eOrder = childOf(rootOrder(a!, '20231114T221319000000Z'), e!, '20231114T221320400000Z');
+    assert.deepEqual(copy(memory.get(a!)), rootOrder(a!, '20231114T221319000000Z'));
+    memory.set(e!, eOrder);
+    for (let round = 0; round < 3; round++) memory.set(e!, eOrder);
+    assert.equal(memory.size, 3);
+    assert.deepEqual(copy(memory.get(d!)), dOrder);
+    assert.deepEqual(copy(memory.get(e!)), eOrder);
+    assert.deepEqual(copy(memory.get(a!)), rootOrder(a!, '20231114T221319000000Z'));
+    assert.equal(memory.heldBytes, table + (8 + (2 + 2 * 6) + 9) * 4);
   });
 
   it('stays exact and bounded while inserting ten times its capacity', () => {
@@ -286,7 +323,7 @@ describe('DottedOrderMemory', () => {
     }
     assert.equal(memory.size, 100);
     for (const id of ids) assert.equal(memory.get(id)?.dotted, rootOrder(id, '20231119T221320000599Z').dotted);
-    // 60 000 records of 9 words were written; only the live ones (and at most a chunk of dead) stay.
+    // 60 000 records of 8 words were written; only the live ones (and at most a chunk of dead) stay.
     assert.ok(memory.externalBytes <= 3 * 1024 * 1024, String(memory.externalBytes));
   });
 

@@ -5,10 +5,18 @@
 // segment of UUID and fixed-format time packs into 24 bytes.
 //
 // - Records, oldest first, in an arena of 1 MiB chunks (Uint32Array, outside the JS heap): a header
-//   word (segment count, kind), the write time (f64), then per segment its 22-character
-//   `YYYYMMDDTHHMMSSffffffZ` time packed field by field into two words (see parseSegmentTime:
-//   lossless, and formatting it back needs no calendar arithmetic) and its UUID (4 words). The
-//   run's id is the last segment's, the trace id the first's.
+//   word (segment count, kind), the write time (milliseconds after the chunk's base time, a number
+//   kept per chunk), then the segments: per segment its 22-character `YYYYMMDDTHHMMSSffffffZ` time
+//   packed field by field into two words (see parseSegmentTime: lossless, and formatting it back
+//   needs no calendar arithmetic) and its UUID (4 words). The run's id is the last segment's, the
+//   trace id the first's.
+// - A child written while its parent's record is the entry last looked up or written (the batcher
+//   releases a parent, then its waiting children; or looks a parent up for a late child) and in the
+//   same chunk is a child record: the parent record's offset in the chunk, then only its own
+//   segment. A chunk stays until the head has left it, so the parent's words outlive any record of
+//   the chunk that refers to them, even once the parent itself is forgotten or re-set; compaction
+//   writes a child out whole when its parent is not copied along. A root takes 8 words, a child of
+//   one 9 instead of 14.
 //   Expiry and the cap only ever remove the oldest record: they advance a head position and drop
 //   each chunk the head leaves. No allocation per entry, nothing for the garbage collector to trace.
 // - An open-addressing hash table (Uint32Array, linear probing) from the UUID key to its record's
@@ -44,14 +52,17 @@ interface TextEntry extends RememberedOrder {
 }
 
 const CHUNK_WORDS = 1 << 18; // 1 MiB
-const HEADER_WORDS = 3; // count and kind, write time (f64)
+const HEADER_WORDS = 2; // count and kind, write time
 const SEGMENT_WORDS = 6; // start time (2), UUID (4)
+// A child record: the header, its parent record's offset in the chunk, its own segment.
+const CHILD_WORDS = HEADER_WORDS + 1 + SEGMENT_WORDS;
 const MAX_SEGMENTS = Math.floor((CHUNK_WORDS - HEADER_WORDS) / SEGMENT_WORDS); // a record never spans chunks
 // Header word: segment count << 3 | DEAD? | kind. END, a zero word as in a fresh chunk, marks the
 // unused rest of a chunk.
 const END = 0;
 const BINARY = 1;
 const TEXT = 2;
+const CHILD = 3;
 const KIND = 3;
 const DEAD = 4;
 const COUNT_SHIFT = 3;
@@ -75,13 +86,14 @@ const T = 84;
 const Z = 90;
 const DOT = 46;
 
-// f64 ↔ two words.
-const f64 = new Float64Array(1);
-const f64Words = new Uint32Array(f64.buffer);
+// A write time is kept as a signed 32-bit offset from its chunk's base time.
+const MIN_TIME_OFFSET = -(2 ** 31);
+const MAX_TIME_OFFSET = 2 ** 31 - 1;
 // A parsed key's UUID.
 const keyWords = new Uint32Array(4);
-// A parsed order's segments before they are copied to the arena.
+// A parsed order's segments before they are copied to the arena; a record's, gathered to be read.
 let parsed = new Uint32Array(64 * SEGMENT_WORDS);
+let gathered = new Uint32Array(64 * SEGMENT_WORDS);
 
 // Character code → decimal digit value, -1 for any other character.
 const DIGIT_VALUE = new Int8Array(0x10000).fill(-1);
@@ -89,6 +101,8 @@ for (let i = 0; i < 10; i++) DIGIT_VALUE[48 + i] = i;
 
 export class DottedOrderMemory {
   private chunks: Uint32Array[] = [];
+  /** Base time of each chunk, from which its records' write times are kept as offsets. */
+  private bases: number[] = [];
   /** Chunk number (absolute position / CHUNK_WORDS) of chunks[0]. */
   private firstChunk = 0;
   /** Absolute word positions of the oldest record and of the next one. */
@@ -118,6 +132,8 @@ export class DottedOrderMemory {
   private recentTraceId = '';
   /** Whether the last order encoded took the recent entry's segments. */
   private prefixUsed = false;
+  /** The recent entry's position when the last order encoded is it plus one segment, else -1. */
+  private parentPosition = -1;
 
   constructor(
     private readonly ttlMs: number,
@@ -210,6 +226,7 @@ export class DottedOrderMemory {
 
   clear(): void {
     this.chunks = [];
+    this.bases = [];
     this.firstChunk = this.startChunk;
     this.head = this.tail = this.tailAtRebuild = this.startChunk * CHUNK_WORDS;
     this.liveEntries = this.liveWords = 0;
@@ -292,7 +309,7 @@ export class DottedOrderMemory {
     const header = this.word(position);
     if ((header & KIND) === TEXT) return this.texts.get(position)!.key === runId;
     const chunk = this.chunkAt(position);
-    const at = (position % CHUNK_WORDS) + HEADER_WORDS + ((header >>> COUNT_SHIFT) - 1) * SEGMENT_WORDS + 2;
+    const at = keyOffset(position % CHUNK_WORDS, header);
     return (
       chunk[at] === keyWords[0] &&
       chunk[at + 1] === keyWords[1] &&
@@ -305,14 +322,14 @@ export class DottedOrderMemory {
     const header = this.word(position);
     if ((header & KIND) === TEXT) return this.texts.get(position)!;
     const count = header >>> COUNT_SHIFT;
+    if (gathered.length < count * SEGMENT_WORDS) gathered = new Uint32Array(count * SEGMENT_WORDS);
+    gatherSegments(this.chunkAt(position), position % CHUNK_WORDS, gathered);
     const length = count * (SEGMENT_CHARS + 1) - 1;
     if (this.out.length < length) this.out = Buffer.allocUnsafeSlow(length);
     const out = this.out;
-    const chunk = this.chunkAt(position);
-    let at = (position % CHUNK_WORDS) + HEADER_WORDS;
-    for (let o = 0; o < length; o += SEGMENT_CHARS + 1, at += SEGMENT_WORDS) {
-      writeSegmentTime(chunk, at, out, o);
-      writeUuid(chunk, at + 2, out, o + TIME_CHARS);
+    for (let o = 0, w = 0; o < length; o += SEGMENT_CHARS + 1, w += SEGMENT_WORDS) {
+      writeSegmentTime(gathered, w, out, o);
+      writeUuid(gathered, w + 2, out, o + TIME_CHARS);
       if (o > 0) out[o - 1] = DOT;
     }
     const dotted = out.toString('latin1', 0, length);
@@ -330,30 +347,42 @@ export class DottedOrderMemory {
   }
 
   private writtenAt(position: number): number {
-    const chunk = this.chunkAt(position);
-    const at = position % CHUNK_WORDS;
-    f64Words[0] = chunk[at + 1]!;
-    f64Words[1] = chunk[at + 2]!;
-    return f64[0]!;
+    const index = Math.floor(position / CHUNK_WORDS) - this.firstChunk;
+    return this.bases[index]! + (this.chunks[index]![(position % CHUNK_WORDS) + 1]! | 0);
   }
 
   /** Writes the entry as the newest record; returns its position. */
   private append(runId: string, order: RememberedOrder, isUuid: boolean): number {
     const { dotted, traceId } = order;
+    const time = Math.floor(this.now());
     // Binary when the order is UUID segments, the key the last segment's id and the trace id the
     // first's (always so for the batcher's orders); anything else is kept verbatim.
-    const count = isUuid ? this.encode(dotted, traceId, runId) : 0;
-    const length = HEADER_WORDS + count * SEGMENT_WORDS;
-    const position = this.reserve(length);
+    const count = isUuid ? this.encode(dotted, traceId, runId) : this.notEncoded();
+    const parent = this.parentPosition;
+    // A child record refers to its parent's in the same chunk only: the chunk outlives both.
+    const asChild =
+      parent >= 0 &&
+      this.fitsTailChunk(CHILD_WORDS, time) &&
+      Math.floor(parent / CHUNK_WORDS) === Math.floor(this.tail / CHUNK_WORDS);
+    if (parent >= 0 && !asChild) gatherSegments(this.chunkAt(parent), parent % CHUNK_WORDS, parsed);
+    const length = asChild ? CHILD_WORDS : HEADER_WORDS + count * SEGMENT_WORDS;
+    const position = this.reserve(length, time);
     const chunk = this.chunkAt(position);
     const at = position % CHUNK_WORDS;
-    f64[0] = this.now();
-    chunk[at] = count > 0 ? (count << COUNT_SHIFT) | BINARY : TEXT;
-    chunk[at + 1] = f64Words[0]!;
-    chunk[at + 2] = f64Words[1]!;
-    if (count > 0) {
+    chunk[at + 1] = time - this.bases[this.bases.length - 1]!;
+    if (asChild) {
+      chunk[at] = (count << COUNT_SHIFT) | CHILD;
+      chunk[at + HEADER_WORDS] = parent % CHUNK_WORDS;
+      for (let i = (count - 1) * SEGMENT_WORDS, to = at + HEADER_WORDS + 1; to < at + CHILD_WORDS; i++, to++) {
+        chunk[to] = parsed[i]!;
+      }
+    } else if (count > 0) {
+      chunk[at] = (count << COUNT_SHIFT) | BINARY;
       for (let i = 0, to = at + HEADER_WORDS; i < count * SEGMENT_WORDS; i++, to++) chunk[to] = parsed[i]!;
-    } else this.texts.set(position, { key: runId, dotted, traceId });
+    } else {
+      chunk[at] = TEXT;
+      this.texts.set(position, { key: runId, dotted, traceId });
+    }
     this.tail = position + length;
     this.liveEntries++;
     this.liveWords += length;
@@ -363,10 +392,12 @@ export class DottedOrderMemory {
   /**
    * Parses a dotted order of UUID segments into `parsed`; returns the segment count, or 0 when the
    * order is not of that shape, or its ends are not `traceId` and `runId` (`keyWords` holds it).
-   * An order extending the recent entry's takes that record's segments as they are.
+   * An order extending the recent entry's takes that record's segments as they are; when it adds
+   * one segment, only that one is parsed and `parentPosition` is the recent entry's record.
    */
   private encode(dotted: string, traceId: string, runId: string): number {
     this.prefixUsed = false;
+    this.parentPosition = -1;
     const count = (dotted.length + 1) / (SEGMENT_CHARS + 1);
     if (!Number.isInteger(count) || count > MAX_SEGMENTS) return 0;
     if (!dotted.endsWith(runId) || traceId.length !== UUID_CHARS || !dotted.startsWith(traceId, TIME_CHARS)) return 0;
@@ -378,21 +409,21 @@ export class DottedOrderMemory {
       prefix.length < dotted.length &&
       this.recentPosition >= this.head &&
       this.recentPosition < this.tail &&
-      (this.word(this.recentPosition) & KIND) === BINARY &&
+      (this.word(this.recentPosition) & KIND) !== TEXT &&
       dotted.charCodeAt(prefix.length) === DOT &&
       dotted.startsWith(prefix)
     ) {
       first = (prefix.length + 1) / (SEGMENT_CHARS + 1);
-      const chunk = this.chunkAt(this.recentPosition);
-      const from = (this.recentPosition % CHUNK_WORDS) + HEADER_WORDS;
-      for (let i = 0; i < first * SEGMENT_WORDS; i++) parsed[i] = chunk[from + i]!;
+      // One segment more: a child record of the recent one (append gathers the prefix if not).
+      if (first === count - 1) this.parentPosition = this.recentPosition;
+      else gatherSegments(this.chunkAt(this.recentPosition), this.recentPosition % CHUNK_WORDS, parsed);
       this.prefixUsed = true;
     }
     for (let segment = first; segment < count; segment++) {
       const c = segment * (SEGMENT_CHARS + 1);
       const w = segment * SEGMENT_WORDS;
-      if (segment > 0 && dotted.charCodeAt(c - 1) !== DOT) return 0;
-      if (!parseSegmentTime(dotted, c, parsed, w)) return 0;
+      if (segment > 0 && dotted.charCodeAt(c - 1) !== DOT) return this.notEncoded();
+      if (!parseSegmentTime(dotted, c, parsed, w)) return this.notEncoded();
       // The last id is the key, parsed already.
       if (segment === count - 1) {
         parsed[w + 2] = keyWords[0]!;
@@ -400,16 +431,33 @@ export class DottedOrderMemory {
         parsed[w + 4] = keyWords[2]!;
         parsed[w + 5] = keyWords[3]!;
       } else if (!parseUuid(dotted, c + TIME_CHARS, parsed, w + 2)) {
-        return 0;
+        return this.notEncoded();
       }
     }
     return count;
   }
 
-  /** The position for a record of `length` words at the tail, starting a new chunk if needed. */
-  private reserve(length: number): number {
+  private notEncoded(): number {
+    this.prefixUsed = false;
+    this.parentPosition = -1;
+    return 0;
+  }
+
+  /** Whether a record of `length` words written at `time` fits the chunk the tail is in. */
+  private fitsTailChunk(length: number, time: number): boolean {
+    const offset = this.tail % CHUNK_WORDS;
+    if (offset === 0 || offset + length > CHUNK_WORDS) return false;
+    const delta = time - this.bases[this.bases.length - 1]!;
+    return delta >= MIN_TIME_OFFSET && delta <= MAX_TIME_OFFSET;
+  }
+
+  /**
+   * The position for a record of `length` words written at `time` at the tail, starting a new
+   * chunk (based at `time`) when it does not fit the tail's.
+   */
+  private reserve(length: number, time: number): number {
     let offset = this.tail % CHUNK_WORDS;
-    if (offset > 0 && offset + length > CHUNK_WORDS) {
+    if (offset > 0 && !this.fitsTailChunk(length, time)) {
       this.chunkAt(this.tail)[offset] = END;
       this.tail += CHUNK_WORDS - offset;
       offset = 0;
@@ -418,12 +466,9 @@ export class DottedOrderMemory {
     if (offset === 0) {
       if (this.chunks.length === 0) this.firstChunk = this.tail / CHUNK_WORDS;
       this.chunks.push(new Uint32Array(CHUNK_WORDS));
+      this.bases.push(time);
     }
     return this.tail;
-  }
-
-  private recordLength(header: number): number {
-    return (header & KIND) === BINARY ? HEADER_WORDS + (header >>> COUNT_SHIFT) * SEGMENT_WORDS : HEADER_WORDS;
   }
 
   /** Marks a live record dead: its entry is gone. */
@@ -437,7 +482,7 @@ export class DottedOrderMemory {
 
   private forget(position: number, header: number): void {
     this.liveEntries--;
-    this.liveWords -= this.recordLength(header);
+    this.liveWords -= recordLength(header);
     if ((header & KIND) !== TEXT) return;
     const entry = this.texts.get(position)!;
     this.texts.delete(position);
@@ -455,10 +500,11 @@ export class DottedOrderMemory {
         this.forget(this.head, header);
         evicted = true;
       }
-      this.head += this.recordLength(header);
+      this.head += recordLength(header);
     }
     while (this.chunks.length > 0 && this.firstChunk < Math.floor(this.head / CHUNK_WORDS)) {
       this.chunks.shift();
+      this.bases.shift();
       this.firstChunk++;
     }
     return evicted;
@@ -484,9 +530,9 @@ export class DottedOrderMemory {
       }
       if ((header & DEAD) === 0) {
         let hashed = false;
-        if ((header & KIND) === BINARY) {
+        if ((header & KIND) !== TEXT) {
           const chunk = this.chunkAt(position);
-          const at = (position % CHUNK_WORDS) + HEADER_WORDS + ((header >>> COUNT_SHIFT) - 1) * SEGMENT_WORDS + 2;
+          const at = keyOffset(position % CHUNK_WORDS, header);
           keyWords[0] = chunk[at]!;
           keyWords[1] = chunk[at + 1]!;
           keyWords[2] = chunk[at + 2]!;
@@ -503,40 +549,113 @@ export class DottedOrderMemory {
           this.usedSlots++;
         }
       }
-      position += this.recordLength(header);
+      position += recordLength(header);
     }
   }
 
   private compact(): void {
-    const { chunks, firstChunk, head, tail, texts } = this;
-    const chunkOf = (position: number): Uint32Array => chunks[Math.floor(position / CHUNK_WORDS) - firstChunk]!;
+    const { chunks, bases, firstChunk, head, tail, texts } = this;
+    const index = (position: number): number => Math.floor(position / CHUNK_WORDS) - firstChunk;
     // Fresh positions start at the next chunk boundary, so positions still only grow.
     this.chunks = [];
+    this.bases = [];
     this.head = this.tail = Math.ceil(tail / CHUNK_WORDS) * CHUNK_WORDS;
     this.firstChunk = this.head / CHUNK_WORDS;
     this.texts = new Map();
+    this.liveWords = 0;
+    // Old position → new, of the records copied: a child follows its parent when both are copied
+    // into one chunk, and is written out whole otherwise.
+    // Only a chunk's own records are looked up there, so the map holds one old chunk's at a time.
+    const moved = new Map<number, number>();
     for (let position = head; position < tail;) {
-      const chunk = chunkOf(position);
+      const chunk = chunks[index(position)]!;
       const at = position % CHUNK_WORDS;
+      if (at === 0 || position === head) moved.clear();
       const header = chunk[at]!;
       if ((header & KIND) === END) {
         position += CHUNK_WORDS - at;
         continue;
       }
-      const length = this.recordLength(header);
+      const length = recordLength(header);
       if ((header & DEAD) === 0) {
-        const to = this.reserve(length);
-        this.chunkAt(to).set(chunk.subarray(at, at + length), to % CHUNK_WORDS);
-        this.tail = to + length;
-        if ((header & KIND) === TEXT) {
-          const entry = texts.get(position)!;
-          this.texts.set(to, entry);
-          if (this.textKeys.get(entry.key) === position) this.textKeys.set(entry.key, to);
+        const time = bases[index(position)]! + (chunk[at + 1]! | 0);
+        let to: number;
+        if ((header & KIND) === CHILD) {
+          const parent = moved.get(position - at + chunk[at + HEADER_WORDS]!);
+          if (
+            parent !== undefined &&
+            this.fitsTailChunk(CHILD_WORDS, time) &&
+            Math.floor(parent / CHUNK_WORDS) === Math.floor(this.tail / CHUNK_WORDS)
+          ) {
+            to = this.reserve(CHILD_WORDS, time);
+            const into = this.chunkAt(to);
+            into.set(chunk.subarray(at, at + CHILD_WORDS), to % CHUNK_WORDS);
+            into[(to % CHUNK_WORDS) + HEADER_WORDS] = parent % CHUNK_WORDS;
+            this.tail = to + CHILD_WORDS;
+          } else {
+            const count = header >>> COUNT_SHIFT;
+            if (parsed.length < count * SEGMENT_WORDS) parsed = new Uint32Array(count * SEGMENT_WORDS);
+            gatherSegments(chunk, at, parsed);
+            to = this.reserve(HEADER_WORDS + count * SEGMENT_WORDS, time);
+            const into = this.chunkAt(to);
+            into[to % CHUNK_WORDS] = (count << COUNT_SHIFT) | BINARY;
+            into.set(parsed.subarray(0, count * SEGMENT_WORDS), (to % CHUNK_WORDS) + HEADER_WORDS);
+            this.tail = to + HEADER_WORDS + count * SEGMENT_WORDS;
+          }
+        } else {
+          to = this.reserve(length, time);
+          this.chunkAt(to).set(chunk.subarray(at, at + length), to % CHUNK_WORDS);
+          this.tail = to + length;
+          if ((header & KIND) === TEXT) {
+            const entry = texts.get(position)!;
+            this.texts.set(to, entry);
+            if (this.textKeys.get(entry.key) === position) this.textKeys.set(entry.key, to);
+          }
         }
+        this.chunkAt(to)[(to % CHUNK_WORDS) + 1] = time - this.bases[this.bases.length - 1]!;
+        this.liveWords += this.tail - to;
+        moved.set(position, to);
       }
       position += length;
     }
   }
+}
+
+/** Words of the record with this header. */
+function recordLength(header: number): number {
+  switch (header & KIND) {
+    case BINARY:
+      return HEADER_WORDS + (header >>> COUNT_SHIFT) * SEGMENT_WORDS;
+    case CHILD:
+      return CHILD_WORDS;
+    default:
+      return HEADER_WORDS;
+  }
+}
+
+/** Offset of the key (the last segment's UUID) of the binary or child record at `at`. */
+function keyOffset(at: number, header: number): number {
+  const last =
+    (header & KIND) === CHILD
+      ? at + HEADER_WORDS + 1
+      : at + HEADER_WORDS + ((header >>> COUNT_SHIFT) - 1) * SEGMENT_WORDS;
+  return last + 2;
+}
+
+/**
+ * Copies the segments of the binary or child record at `at` of `chunk` to `out`, root first:
+ * a child record's own segment, then its parent's, up its chain to a binary record.
+ */
+function gatherSegments(chunk: Uint32Array, at: number, out: Uint32Array): void {
+  let header = chunk[at]!;
+  let w = ((header >>> COUNT_SHIFT) - 1) * SEGMENT_WORDS;
+  while ((header & KIND) === CHILD) {
+    for (let i = 0, from = at + HEADER_WORDS + 1; i < SEGMENT_WORDS; i++, from++) out[w + i] = chunk[from]!;
+    w -= SEGMENT_WORDS;
+    at = chunk[at + HEADER_WORDS]!;
+    header = chunk[at]!;
+  }
+  for (let i = 0, from = at + HEADER_WORDS; i < w + SEGMENT_WORDS; i++, from++) out[i] = chunk[from]!;
 }
 
 // --- encoding ---
