@@ -128,20 +128,21 @@ export class ZstdStreamCompressor {
   }
 
   /**
-   * Writes `prefix`, the UTF-8 length of the `body` pieces together in decimal, `infix`, then the
-   * pieces one after another (all ASCII but the pieces): a part head that states the length of the
-   * body after it. The length is what encoding the pieces returns, not a `Buffer.byteLength` pass
-   * over them beforehand, which on text with non-ASCII characters walks it as slowly as encoding
-   * does: the encode stage of bench/pipeline/stages.ts went from 17.3 to 16.7 µs per span
-   * (realistic payload, median of three alternated runs). A body given in pieces is written as it
-   * is, where one string joined from them (`a + b`) would be copied whole into a flat string first.
-   * The pieces are encoded into the stage behind room for the longest head, then the head is
-   * written in front of them and the body moved down against the head (a memmove).
+   * Writes `prefix`, the UTF-8 length of the `body` pieces together in decimal, `infix`, the
+   * pieces one after another, then `suffix` (all ASCII but the pieces): a part head that states
+   * the length of the body after it, the body, and what closes it. The length is what encoding the
+   * pieces returns, not a `Buffer.byteLength` pass over them beforehand, which on text with
+   * non-ASCII characters walks it as slowly as encoding does: the encode stage of
+   * bench/pipeline/stages.ts went from 17.3 to 16.7 µs per span (realistic payload, median of
+   * three alternated runs). A body given in pieces is written as it is, where one string joined
+   * from them (`a + b`) would be copied whole into a flat string first. The pieces are encoded into
+   * the stage behind room for the longest head, then the head is written in front of them and the
+   * body moved down against the head (a memmove).
    */
-  writeWithLength(prefix: string, infix: string, body: readonly string[]): void {
+  writeWithLength(prefix: string, infix: string, body: readonly string[], suffix: string): void {
     if (!this.context) throw new Error('the compressor is finished');
     const room = prefix.length + MAX_LENGTH_DIGITS + infix.length;
-    let bound = room;
+    let bound = room + suffix.length;
     for (const piece of body) bound += piece.length * 3; // UTF-8 takes at most 3 bytes per UTF-16 unit
     if (this.staged + bound > STAGE_BYTES) {
       this.flushStage();
@@ -150,6 +151,7 @@ export class ZstdStreamCompressor {
         const head = prefix + lengths.reduce((sum, length) => sum + length, 0) + infix;
         this.writeString(head, head.length);
         body.forEach((piece, i) => this.writeString(piece, lengths[i]!));
+        this.writeString(suffix, suffix.length);
         return;
       }
     }
@@ -159,10 +161,15 @@ export class ZstdStreamCompressor {
     for (const piece of body) end += stage.write(piece, end);
     const bytes = end - start - room;
     const head = prefix + bytes + infix;
-    stage.write(head, start, 'latin1');
+    // 'ascii' is the one encoding besides UTF-8 that Buffer#write hands to its native writer
+    // without looking the encoding up.
+    stage.write(head, start, 'ascii');
     stage.copyWithin(start + head.length, start + room, end);
-    this.staged = start + head.length + bytes;
-    this.rawBytes += head.length + bytes;
+    // The suffix (a CRLF) is stored byte by byte rather than through one more native call.
+    let at = start + head.length + bytes;
+    for (let i = 0; i < suffix.length; i++) stage[at++] = suffix.charCodeAt(i);
+    this.rawBytes += at - start;
+    this.staged = at;
   }
 
   /** Ends the frame and returns the whole compressed body. */
