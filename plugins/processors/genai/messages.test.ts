@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { AnyValue } from 'tracepipe/plugin';
 import { stringAttr } from 'tracepipe/testing';
-import { AttributeMap } from './internal/attributes.ts';
+import { AttributeMap, KeyList } from './internal/attributes.ts';
 import { indexedMessages, indexedMessagesByKey, otelMessages, vercelMessages } from './internal/messages.ts';
 
 describe('normalised messages', () => {
@@ -181,6 +181,7 @@ describe('attribute keys by prefix', () => {
 });
 
 describe('attribute maps of lists with the same keys', () => {
+  const PREFERENCE = new KeyList(['c', 'd', 'a', 'ai.settings.x']);
   // Lists of one key sequence share a layout (internal/attributes.ts): each must still read its own
   // values, the last of a duplicate key, whatever lists came before it.
   it('read each list as a Map of it would, whichever layout it shares', () => {
@@ -198,6 +199,15 @@ describe('attribute maps of lists with the same keys', () => {
             assert.equal(map.has(name), expected.has(name));
             assert.equal(map.value(name), expected.get(name));
           }
+          const first = PREFERENCE.keys
+            .map((name) => expected.get(name))
+            .map((found) => (found?.type === 'string' && found.value !== '' ? found.value : undefined))
+            .find((text) => text !== undefined);
+          assert.equal(map.firstString(PREFERENCE), first);
+          assert.equal(
+            map.hasAny(PREFERENCE),
+            PREFERENCE.keys.some((name) => expected.has(name)),
+          );
         });
       }),
       { numRuns: 2000 },

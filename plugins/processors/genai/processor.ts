@@ -15,7 +15,7 @@ import type {
 } from 'tracepipe/plugin';
 import { TtlMap, UuidMap } from 'tracepipe/collections';
 import type { GenAiProcessorConfig } from './config.ts';
-import type { Translated } from './translator.ts';
+import type { Translated, TranslateOptions } from './translator.ts';
 import { InvalidSpanIdError, translateSpan } from './translator.ts';
 
 // A filtered chain longer than this is treated as a cycle (a span can name itself as parent).
@@ -38,6 +38,7 @@ export class GenAiProcessor implements Processor<'spans'> {
   private readonly droppedParents: TtlMap<string, string | null>;
   private readonly filtered;
   private readonly rememberedBytes;
+  private readonly translateOptions: TranslateOptions;
   private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -48,6 +49,7 @@ export class GenAiProcessor implements Processor<'spans'> {
     const { root_cache_ttl_ms: ttl, root_cache_max_entries: max } = config;
     this.traceOwners = new UuidMap(ttl, max);
     this.droppedParents = new TtlMap(ttl, max);
+    this.translateOptions = { genericOtel: config.generic_otel };
     this.filtered = settings.telemetry.meter.counter({
       name: 'tracepipe_genai_spans_filtered_total',
       help: 'Spans the genai processor left out because they carry no GenAI convention (filter_non_genai).',
@@ -76,16 +78,13 @@ export class GenAiProcessor implements Processor<'spans'> {
     this.sweep();
 
     const translated: Translated[] = [];
+    const options = this.translateOptions;
     let invalid = 0;
     for (const resourceSpans of batch.resourceSpans) {
       for (const scopeSpans of resourceSpans.scopeSpans) {
         for (const span of scopeSpans.spans) {
           try {
-            translated.push(
-              translateSpan(span, resourceSpans.resource, scopeSpans.scope, context.project, {
-                genericOtel: this.config.generic_otel,
-              }),
-            );
+            translated.push(translateSpan(span, resourceSpans.resource, scopeSpans.scope, context.project, options));
           } catch (error) {
             if (!(error instanceof InvalidSpanIdError)) throw error;
             invalid++;
@@ -111,9 +110,21 @@ export class GenAiProcessor implements Processor<'spans'> {
 
     const droppedRuns: Record<string, string | null> = {};
     const kept: Run[] = [];
+    // The spans of a trace come together, so the owner of the trace's UUID is looked up once per
+    // trace rather than per child (a lookup parses the UUID and makes the owner's string anew).
+    // No root is claimed in this loop, so what was looked up stays true to its end.
+    let ownedTrace: string | undefined;
+    let owner: string | undefined;
     for (const item of translated) {
       const { run } = item;
-      if (run.parent_run_id !== undefined) run.parent_run_id = this.rootRunId(run.parent_run_id, run.trace_id);
+      if (run.parent_run_id !== undefined) {
+        if (run.trace_id !== ownedTrace) {
+          ownedTrace = run.trace_id;
+          owner = this.traceOwners.get(ownedTrace);
+        }
+        // As rootRunId: the trace UUID when the parent is the root that owns the trace.
+        if (owner === run.parent_run_id) run.parent_run_id = ownedTrace;
+      }
       if (this.config.filter_non_genai && !item.genAi) {
         const parent = run.parent_run_id ?? null;
         for (const id of new Set([run.id, item.spanUuid])) {

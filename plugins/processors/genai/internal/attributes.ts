@@ -43,6 +43,24 @@ class KeyLayout {
     return namespace;
   }
 
+  /** Where the keys of each `KeyList` asked of this layout are, those it has, in the list's order. */
+  private lists: Map<KeyList, readonly number[]> | undefined;
+
+  positionsOf(list: KeyList): readonly number[] {
+    this.lists ??= new Map();
+    let found = this.lists.get(list);
+    if (found === undefined) {
+      const positions: number[] = [];
+      for (const key of list.keys) {
+        const position = this.positions.get(key);
+        if (position !== undefined) positions.push(position);
+      }
+      found = positions;
+      this.lists.set(list, found);
+    }
+    return found;
+  }
+
   /** What was derived from this layout's keys so far, by the deriving caller's key (see `AttributeMap.derived`). */
   private derivations: Map<string, unknown> | undefined;
 
@@ -98,6 +116,16 @@ function layoutOf(attributes: readonly Attribute[]): KeyLayout {
     nextLayoutSlot = (nextLayoutSlot + 1) % LAYOUT_SLOTS;
   }
   return layout;
+}
+
+/**
+ * A constant list of keys read in order of preference (the keys of a token count, of the provider's
+ * name). Which of them a layout has, and where, is found once per layout, so that a span reads the
+ * few it carries instead of looking up every key of every list: the translator's lists name about
+ * fifty keys, nearly all of them absent from any one span.
+ */
+export class KeyList {
+  constructor(readonly keys: readonly string[]) {}
 }
 
 /** The keys under a namespace prefix, in attribute order, and the name that follows the prefix in each. */
@@ -158,13 +186,19 @@ export class AttributeMap {
     return value?.type === 'string' && value.value !== '' ? value.value : undefined;
   }
 
-  /** The first key holding a non-empty string. */
-  firstString(keys: readonly string[]): string | undefined {
-    for (const key of keys) {
-      const found = this.string(key);
+  /** The value of the first key of the list that holds a non-empty string. */
+  firstString(list: KeyList): string | undefined {
+    const positions = this.layout.positionsOf(list);
+    for (let i = 0; i < positions.length; i++) {
+      const found = this.stringAt(positions[i]!);
       if (found !== undefined) return found;
     }
     return undefined;
+  }
+
+  /** Whether any key of the list is present. */
+  hasAny(list: KeyList): boolean {
+    return this.layout.positionsOf(list).length > 0;
   }
 
   /** A finite number from an int, a double or a numeric string. */
@@ -172,9 +206,11 @@ export class AttributeMap {
     return numberOf(this.value(key));
   }
 
-  firstNumber(keys: readonly string[]): number | undefined {
-    for (const key of keys) {
-      const found = this.number(key);
+  /** The value of the first key of the list that holds a number (see `number`). */
+  firstNumber(list: KeyList): number | undefined {
+    const positions = this.layout.positionsOf(list);
+    for (let i = 0; i < positions.length; i++) {
+      const found = numberOf(this.valueAt(positions[i]!));
       if (found !== undefined) return found;
     }
     return undefined;

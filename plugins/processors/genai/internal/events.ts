@@ -26,7 +26,15 @@ const MESSAGE_ROLES: Readonly<Record<string, string>> = {
   'gen_ai.tool.message': 'tool',
 };
 
+// What a span without events says: most spans have none, and its two lists were two arrays and an
+// object made per span. Frozen, since every span without events shares it.
+const NO_EVENTS: EventFacts = Object.freeze({
+  inputMessages: Object.freeze([]) as unknown as Message[],
+  choices: Object.freeze([]) as unknown as Record<string, unknown>[],
+});
+
 export function readEvents(events: readonly SpanEvent[]): EventFacts {
+  if (events.length === 0) return NO_EVENTS;
   const facts: EventFacts = { inputMessages: [], choices: [] };
   for (const event of events) {
     const attributes = new AttributeMap(event.attributes);

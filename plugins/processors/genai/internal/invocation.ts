@@ -3,17 +3,32 @@
 
 import type { AttributeMap } from './attributes.ts';
 import { SharedJsonCache } from 'tracepipe/plugin';
-import { arrayOf, objectOf, parseJson } from './attributes.ts';
+import { arrayOf, KeyList, objectOf, parseJson } from './attributes.ts';
 
-const PROVIDER_KEYS = ['gen_ai.provider.name', 'gen_ai.system', 'llm.provider', 'llm.system', 'ai.model.provider'];
-const MODEL_KEYS = [
+const PROVIDER_KEYS = new KeyList([
+  'gen_ai.provider.name',
+  'gen_ai.system',
+  'llm.provider',
+  'llm.system',
+  'ai.model.provider',
+]);
+const MODEL_KEYS = new KeyList([
   'gen_ai.request.model',
   'gen_ai.response.model',
   'model',
   'llm.model_name',
   'ai.model.id',
   'ai.response.model',
-];
+]);
+// The model actually used (response) is what the call ran with; the request model is the fallback.
+const CALLED_MODEL_KEYS = new KeyList([
+  'gen_ai.response.model',
+  'gen_ai.request.model',
+  'llm.model_name',
+  'ai.model.id',
+]);
+const TOOL_NAME_KEYS = new KeyList(['gen_ai.tool.name', 'ai.toolCall.name']);
+const TOOL_CALL_ID_KEYS = new KeyList(['gen_ai.tool.call.id', 'ai.toolCall.id']);
 
 // Vercel AI SDK settings (`ai.settings.*`) under their OpenAI-style names.
 const VERCEL_SETTINGS: Readonly<Record<string, string>> = {
@@ -40,13 +55,7 @@ export function modelOf(attributes: AttributeMap): string | undefined {
 /** `extra.invocation_params`, or undefined when the span carries none. */
 export function invocationParamsOf(attributes: AttributeMap): Record<string, unknown> | undefined {
   const params: Record<string, unknown> = {};
-  // The model actually used (response) is what the call ran with; the request model is the fallback.
-  const model = attributes.firstString([
-    'gen_ai.response.model',
-    'gen_ai.request.model',
-    'llm.model_name',
-    'ai.model.id',
-  ]);
+  const model = attributes.firstString(CALLED_MODEL_KEYS);
   if (model !== undefined) params.model = model;
   const request = attributes.namespace('gen_ai.request.');
   for (let i = 0; i < request.keys.length; i++) {
@@ -65,9 +74,9 @@ export function invocationParamsOf(attributes: AttributeMap): Record<string, unk
   if (attributes.has('llm.request.functions')) params.functions = attributes.json('llm.request.functions');
   const tools = toolsOf(attributes);
   if (tools !== undefined) params.tools = tools;
-  const toolName = attributes.firstString(['gen_ai.tool.name', 'ai.toolCall.name']);
+  const toolName = attributes.firstString(TOOL_NAME_KEYS);
   if (toolName !== undefined) params.tool_name = toolName;
-  const toolCallId = attributes.firstString(['gen_ai.tool.call.id', 'ai.toolCall.id']);
+  const toolCallId = attributes.firstString(TOOL_CALL_ID_KEYS);
   if (toolCallId !== undefined) params.tool_call_id = toolCallId;
   if (attributes.has('tool_arguments')) {
     params.tool_arguments = objectOf(attributes.value('tool_arguments')) ?? attributes.json('tool_arguments');

@@ -311,7 +311,7 @@ function indexedToolCalls(attributes: AttributeMap, prefix: string): ToolCall[] 
     calls.push(
       toolCall(
         attributes.string(`${base}.id`),
-        attributes.firstString([`${base}.function.name`, `${base}.name`]),
+        attributes.string(`${base}.function.name`) ?? attributes.string(`${base}.name`),
         textOf(attributes.json(`${base}.function.arguments`) ?? attributes.json(`${base}.arguments`)),
       ),
     );

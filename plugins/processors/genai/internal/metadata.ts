@@ -23,10 +23,8 @@ const NAMED_METADATA: readonly (readonly [string, string])[] = [
 // Free-form metadata namespaces, lowest priority first: a later one overwrites an earlier one.
 const METADATA_PREFIXES = ['traceloop.association.properties.', 'ai.telemetry.metadata.', 'langsmith.metadata.'];
 
-export function metadataOf(
-  attributes: AttributeMap,
-  ids: { traceId: string; spanId: string },
-): Record<string, unknown> {
+/** `traceId` and `spanId` are the span's ids as received (hex), written last. */
+export function metadataOf(attributes: AttributeMap, traceId: string, spanId: string): Record<string, unknown> {
   const metadata: Record<string, unknown> = {};
   const provider = providerOf(attributes);
   if (provider !== undefined) metadata.ls_provider = provider;
@@ -42,8 +40,8 @@ export function metadataOf(
     const { keys, names } = attributes.namespace(prefix);
     for (let i = 0; i < keys.length; i++) metadata[names[i]!] = attributes.json(keys[i]!);
   }
-  metadata.OTEL_TRACE_ID = ids.traceId;
-  metadata.OTEL_SPAN_ID = ids.spanId;
+  metadata.OTEL_TRACE_ID = traceId;
+  metadata.OTEL_SPAN_ID = spanId;
   return metadata;
 }
 

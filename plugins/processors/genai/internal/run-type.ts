@@ -8,6 +8,7 @@
 import type { RunType } from 'tracepipe/plugin';
 import { RUN_TYPES } from 'tracepipe/plugin';
 import type { AttributeMap } from './attributes.ts';
+import { KeyList } from './attributes.ts';
 
 // OTel GenAI `gen_ai.operation.name` well-known values (and the older `completion`/`embedding`).
 const OPERATION_RUN_TYPES: Readonly<Record<string, RunType>> = {
@@ -79,14 +80,14 @@ export function hasExplicitRunType(attributes: AttributeMap): boolean {
 
 /** Whether any convention states the span's kind (so that no other evidence should override it). */
 export function hasKindHint(attributes: AttributeMap): boolean {
-  return KIND_KEYS.some((key) => attributes.has(key));
+  return attributes.hasAny(KIND_KEYS);
 }
 
-const KIND_KEYS = [
+const KIND_KEYS = new KeyList([
   'langsmith.span.kind',
   'gen_ai.operation.name',
   'llm.request.type',
   'openinference.span.kind',
   'traceloop.span.kind',
   'ai.operationId',
-];
+]);

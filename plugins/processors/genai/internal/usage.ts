@@ -2,7 +2,7 @@
 // tokens (the total computed when not sent), plus cache and reasoning details when present.
 
 import type { AttributeMap } from './attributes.ts';
-import { objectOf } from './attributes.ts';
+import { KeyList, objectOf } from './attributes.ts';
 
 const INPUT_KEYS = [
   'gen_ai.usage.input_tokens',
@@ -42,14 +42,21 @@ const REASONING_KEYS = [
   'ai.usage.reasoningTokens',
 ];
 
+const INPUT = new KeyList(INPUT_KEYS);
+const OUTPUT = new KeyList(OUTPUT_KEYS);
+const TOTAL = new KeyList(TOTAL_KEYS);
+const CACHE_READ = new KeyList(CACHE_READ_KEYS);
+const CACHE_WRITE = new KeyList(CACHE_WRITE_KEYS);
+const REASONING = new KeyList(REASONING_KEYS);
+
 /** The span's usage, or undefined when it reports none. */
 export function usageOf(attributes: AttributeMap): Record<string, unknown> | undefined {
   const explicit = objectOf(attributes.value('langsmith.usage_metadata'));
   if (explicit) return explicit;
 
-  const input = attributes.firstNumber(INPUT_KEYS);
-  const output = attributes.firstNumber(OUTPUT_KEYS);
-  const total = attributes.firstNumber(TOTAL_KEYS);
+  const input = attributes.firstNumber(INPUT);
+  const output = attributes.firstNumber(OUTPUT);
+  const total = attributes.firstNumber(TOTAL);
   if (input === undefined && output === undefined && total === undefined) return undefined;
 
   const usage: Record<string, unknown> = {
@@ -57,15 +64,15 @@ export function usageOf(attributes: AttributeMap): Record<string, unknown> | und
     output_tokens: output ?? 0,
     total_tokens: total ?? (input ?? 0) + (output ?? 0),
   };
-  const cacheRead = attributes.firstNumber(CACHE_READ_KEYS);
-  const cacheWrite = attributes.firstNumber(CACHE_WRITE_KEYS);
+  const cacheRead = attributes.firstNumber(CACHE_READ);
+  const cacheWrite = attributes.firstNumber(CACHE_WRITE);
   if (cacheRead !== undefined || cacheWrite !== undefined) {
     usage.input_token_details = {
       ...(cacheRead !== undefined ? { cache_read: cacheRead } : {}),
       ...(cacheWrite !== undefined ? { cache_creation: cacheWrite } : {}),
     };
   }
-  const reasoning = attributes.firstNumber(REASONING_KEYS);
+  const reasoning = attributes.firstNumber(REASONING);
   if (reasoning !== undefined) usage.output_token_details = { reasoning };
   return usage;
 }
