@@ -93,7 +93,7 @@ async function measure(payload: Payload): Promise<Record<Stage, number[]>> {
         orphan_policy: 'attach_to_root',
         dotted_order_ttl_ms: 300_000,
         max_remembered_runs: 500_000,
-        max_remembered_bytes: 16 * 1024 * 1024,
+        max_remembered_bytes: 8 * 1024 * 1024,
       },
       { mutatesData: false, consume: async (batch) => void uploads.push(batch) },
     );

@@ -78,7 +78,7 @@ export const configSchema = {
     max_remembered_bytes: {
       type: 'integer',
       minimum: 1048576,
-      default: 16777216,
+      default: 8388608,
       description:
         'Upper bound on the memory of remembered dotted orders and root aliases together; the oldest are forgotten first.',
     },
