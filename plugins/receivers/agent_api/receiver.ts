@@ -30,6 +30,7 @@ import { Access } from './internal/http/access.ts';
 import { agentApiPlugin } from './internal/http/app.ts';
 import { installCallbackManagerCopy } from './internal/runtime/callback-manager-copy.ts';
 import { installRandomPool } from './internal/runtime/random-pool.ts';
+import { installRunWithConfig } from './internal/runtime/run-with-config.ts';
 import { explorerAccessCheck } from './internal/http/explorer-access.ts';
 import { registerErrorNegotiation } from './internal/http/error-negotiation.ts';
 import { isLoopbackName, registerRequestGuard } from './internal/http/request-guard.ts';
@@ -135,6 +136,8 @@ export class AgentApiReceiver implements Receiver {
     installRandomPool();
     // The callback managers LangChain copies per runnable once a run is traced, copied in one pass.
     installCallbackManagerCopy();
+    // The config LangChain makes current for each runnable, without a callback manager it would not use.
+    installRunWithConfig();
     const deployment = await this.loadDeployment();
     const metrics = this.metrics();
     const backend = (this.backend = await openBackend(this.backendOptions(metrics)));

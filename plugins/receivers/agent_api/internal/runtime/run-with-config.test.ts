@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import { CallbackManager } from '@langchain/core/callbacks/manager';
+import { setContextVariable } from '@langchain/core/context';
+import { AsyncLocalStorageProviderSingleton, _CONTEXT_VARIABLES_KEY } from '@langchain/core/singletons';
+import { MemorySaver } from '@langchain/langgraph';
+import { RunTree } from 'langsmith';
+import { Sink } from 'tracepipe/testing';
+import { graph as toolsGraph } from '../../../../../examples/graphs/tools.ts';
+import { createRunTracer } from '../tracing/tracer.ts';
+import { installRunWithConfig } from './run-with-config.ts';
+
+// The example graphs switch to a real OpenAI model when a key is set; these tests always run offline.
+delete process.env.OPENAI_API_KEY;
+
+type RunWithConfig = (config: unknown, callback: () => unknown, avoidCreatingRootRunTree?: boolean) => unknown;
+const prototype = Object.getPrototypeOf(AsyncLocalStorageProviderSingleton) as { runWithConfig: RunWithConfig };
+const libraryRunWithConfig = prototype.runWithConfig;
+// The library's function as the replacement finds it, counting the calls it hands over.
+let handedOver = 0;
+prototype.runWithConfig = function (this: unknown, ...args: Parameters<RunWithConfig>) {
+  handedOver++;
+  return libraryRunWithConfig.apply(this, args);
+};
+installRunWithConfig();
+installRunWithConfig();
+const ours = prototype.runWithConfig;
+
+const LC_CHILD_KEY = Symbol.for('lc:child_config');
+const TRACING_VARIABLES = ['LANGSMITH_TRACING_V2', 'LANGCHAIN_TRACING_V2', 'LANGSMITH_TRACING', 'LANGCHAIN_TRACING'];
+
+class NamedHandler extends BaseCallbackHandler {
+  constructor(readonly name: string) {
+    super();
+  }
+}
+
+/** The store `fn` runs `callback` in, for `config`. */
+function storeOf(fn: RunWithConfig, config: unknown, avoidCreatingRootRunTree?: boolean): unknown {
+  return fn.call(
+    AsyncLocalStorageProviderSingleton,
+    config,
+    () => AsyncLocalStorageProviderSingleton.getInstance().getStore(),
+    avoidCreatingRootRunTree,
+  );
+}
+
+/** A run tree's fields, those drawn per run tree (its id, times and order) left out. */
+function fieldsOf(store: unknown) {
+  if (!(store instanceof RunTree)) return store;
+  const {
+    id: _id,
+    trace_id: _traceId,
+    dotted_order: _dottedOrder,
+    start_time: _startTime,
+    _serialized_start_time: _serialized,
+    ...rest
+  } = store as unknown as Record<string, unknown>;
+  const extra = store.extra as Record<string | symbol, unknown>;
+  return { ...rest, keys: Object.keys(store), extra: { ...extra }, child: extra[LC_CHILD_KEY] };
+}
+
+function assertAlike(config: unknown, avoidCreatingRootRunTree?: boolean): unknown {
+  const before = handedOver;
+  const store = storeOf(ours, config, avoidCreatingRootRunTree);
+  assert.equal(handedOver, before, 'answered without the library');
+  assert.deepEqual(fieldsOf(store), fieldsOf(storeOf(libraryRunWithConfig, config, avoidCreatingRootRunTree)));
+  return store;
+}
+
+describe('installRunWithConfig', () => {
+  afterEach(() => {
+    for (const name of TRACING_VARIABLES) delete process.env[name];
+  });
+
+  it('replaces runWithConfig once', () => {
+    assert.notEqual(ours, libraryRunWithConfig);
+    installRunWithConfig();
+    assert.equal(prototype.runWithConfig, ours);
+  });
+
+  it('runs the callback in a disabled run tree carrying the config, as the library does', () => {
+    const handler = new NamedHandler('tracepipe_run_tracer');
+    const manager = new CallbackManager(undefined, { handlers: [handler], inheritableHandlers: [handler] });
+    for (const config of [
+      undefined,
+      {},
+      { tags: ['a'], metadata: { run_id: 'r1' } },
+      { callbacks: [handler], metadata: { run_id: 'r1' } },
+      { callbacks: manager, tags: ['langsmith:hidden'], configurable: { thread_id: 't1' } },
+    ]) {
+      const store = assertAlike(config) as RunTree;
+      assert.ok(store instanceof RunTree);
+      assert.equal(store.tracingEnabled, false);
+      assert.equal((store.extra as Record<symbol, unknown>)[LC_CHILD_KEY], config);
+    }
+  });
+
+  it('runs the callback without a store where the caller asks for no root run tree', () => {
+    assert.equal(assertAlike({ metadata: { a: 1 } }, true), undefined);
+  });
+
+  it('gives every run its own run tree', () => {
+    const first = storeOf(ours, {}) as RunTree;
+    const second = storeOf(ours, {}) as RunTree;
+    assert.notEqual(first.id, second.id);
+  });
+
+  it("hands over to the library where LangSmith's tracer may be among the callbacks", () => {
+    const before = handedOver;
+    storeOf(ours, { callbacks: [new NamedHandler('langchain_tracer')] });
+    // Not a manager: the library's own error, not an answer without it.
+    assert.throws(() => storeOf(ours, { callbacks: { handlers: 'not an array' } }));
+    assert.equal(handedOver, before + 2);
+  });
+
+  it('hands over to the library where LangSmith tracing is enabled by the environment', () => {
+    for (const name of TRACING_VARIABLES) {
+      process.env[name] = 'true';
+      const before = handedOver;
+      storeOf(ours, {});
+      assert.equal(handedOver, before + 1, name);
+      delete process.env[name];
+    }
+  });
+
+  it('follows a disabled parent run tree over the environment, as the library does', () => {
+    process.env.LANGSMITH_TRACING = 'true';
+    const inner = storeOf(ours, {}) as RunTree;
+    const before = handedOver;
+    const nested = AsyncLocalStorageProviderSingleton.getInstance().run(inner, () => storeOf(ours, { tags: ['x'] }));
+    assert.equal(handedOver, before);
+    assert.ok(nested instanceof RunTree);
+  });
+
+  it('hands over to the library inside a store with context variables, which reach the callback', () => {
+    const parent = storeOf(ours, {}) as RunTree;
+    const before = handedOver;
+    const store = AsyncLocalStorageProviderSingleton.getInstance().run(parent, () => {
+      setContextVariable('answer', 42);
+      return storeOf(ours, {});
+    }) as Record<symbol, Record<string, unknown> | undefined>;
+    assert.equal(handedOver, before + 1);
+    assert.equal(store[_CONTEXT_VARIABLES_KEY]?.answer, 42);
+  });
+});
+
+describe('a traced run with the replacement', () => {
+  it('reads its config in the graph and records its spans', async () => {
+    const bound = (toolsGraph as unknown as { withConfig(config: object): Record<string, unknown> }).withConfig({}) as {
+      checkpointer?: unknown;
+      invoke(input: unknown, config: unknown): Promise<unknown>;
+    };
+    bound.checkpointer = new MemorySaver();
+    const sink = new Sink<'spans'>();
+    const ids = { runId: '1f0c0000-0000-7000-8000-000000000001', threadId: '1f0c0000-0000-7000-8000-000000000002' };
+    const tracer = createRunTracer({
+      next: sink,
+      context: { project: 'default' },
+      assistantId: 'a',
+      graphId: 'tools',
+      ...ids,
+    });
+    const before = handedOver;
+    const result = (await bound.invoke(
+      { messages: [{ role: 'user', content: 'What is the weather in Paris?' }] },
+      { configurable: { thread_id: ids.threadId }, runId: ids.runId, callbacks: [tracer] },
+    )) as { messages: unknown[] };
+    await tracer.flush();
+    assert.equal(handedOver, before, 'no call handed over');
+    assert.ok(result.messages.length >= 4);
+    const names = sink.batches.flatMap((batch) =>
+      batch.data.resourceSpans.flatMap((resource) =>
+        resource.scopeSpans.flatMap((scope) => scope.spans.map((s) => s.name)),
+      ),
+    );
+    assert.ok(names.length >= 5, names.join(', '));
+  });
+});
