@@ -30,7 +30,7 @@ const pools = new Map<number, ZstdBinding.CCtx[]>();
  * some 250 KB of multipart per 100 runs, and tables that big mostly miss the processor's caches.
  * With 2^14 entries each (128 KiB) the writer took 14–27 % less CPU per run on the ten shapes of
  * bench/pipeline and no body came out larger; text with little redundancy loses some ratio
- * (bench/pipeline/zstd-tables.ts, README "2026-11-27, 18:10–18:50"). Other levels keep zstd's
+ * (bench/pipeline/zstd-tables.ts, README "2026-11-27, 18:10–19:10"). Other levels keep zstd's
  * tables: only this one was measured.
  */
 const TABLE_LOGS = new Map([[3, { hashLog: 14, chainLog: 14 }]]);
