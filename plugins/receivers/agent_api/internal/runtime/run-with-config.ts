@@ -16,7 +16,6 @@
 
 import { AsyncLocalStorageProviderSingleton, _CONTEXT_VARIABLES_KEY } from '@langchain/core/singletons';
 import { LangChainTracer } from '@langchain/core/tracers/tracer_langchain';
-import { RunTree } from 'langsmith';
 
 /** The key of the config in a run tree's `extra` (`@langchain/core`'s own, a registered symbol). */
 const LC_CHILD_KEY = Symbol.for('lc:child_config');
@@ -24,6 +23,12 @@ const LC_CHILD_KEY = Symbol.for('lc:child_config');
 const LANGSMITH_TRACER_NAME = 'langchain_tracer';
 /** The environment variables `@langchain/core`'s `isTracingEnabled()` reads (value "true"). */
 const TRACING_VARIABLES = ['LANGSMITH_TRACING_V2', 'LANGCHAIN_TRACING_V2', 'LANGSMITH_TRACING', 'LANGCHAIN_TRACING'];
+
+/** LangSmith's `RunTree`, as `@langchain/core` builds it (LangSmith is its dependency, not the server's). */
+interface RunTreeLike {
+  extra: Record<string | symbol, unknown>;
+}
+type RunTreeClass = new (config: { name: string; tracingEnabled: boolean }) => RunTreeLike;
 
 type RunWithConfig = (config: unknown, callback: () => unknown, avoidCreatingRootRunTree?: boolean) => unknown;
 
@@ -55,6 +60,18 @@ export function installRunWithConfig(): void {
   const provider = AsyncLocalStorageProviderSingleton as unknown as Provider;
   const prototype = Object.getPrototypeOf(provider) as Provider;
   const library = prototype.runWithConfig;
+  let RunTree: RunTreeClass | undefined;
+  /**
+   * The class of the run trees the library makes, taken from one it makes outside any run; none
+   * while LangChain has no async local storage yet (its store is then always undefined).
+   */
+  const runTreeClass = (self: Provider): RunTreeClass | undefined => {
+    if (RunTree) return RunTree;
+    const storage = self.getInstance();
+    const made = storage.run(undefined, () => library.call(self, {}, () => storage.getStore()));
+    if (typeof made === 'object' && made !== null) RunTree = made.constructor as RunTreeClass;
+    return RunTree;
+  };
   prototype.runWithConfig = function runWithConfig(
     this: Provider,
     config: unknown,
@@ -70,9 +87,13 @@ export function installRunWithConfig(): void {
     ) {
       return library.call(this, config, callback, avoidCreatingRootRunTree);
     }
-    let runTree: RunTree | undefined;
+    const Tree = runTreeClass(this);
+    if (!Tree) {
+      return library.call(this, config, callback, avoidCreatingRootRunTree);
+    }
+    let runTree: RunTreeLike | undefined;
     if (!avoidCreatingRootRunTree) {
-      runTree = new RunTree({ name: '<runnable_lambda>', tracingEnabled: false });
+      runTree = new Tree({ name: '<runnable_lambda>', tracingEnabled: false });
       runTree.extra = { ...runTree.extra, [LC_CHILD_KEY]: config };
     }
     return storage.run(runTree, callback);
