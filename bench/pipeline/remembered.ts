@@ -8,10 +8,8 @@
 
 import { parseArgs } from 'node:util';
 import { decodeTraceRequestProtobuf } from '../../src/otlp/decode-protobuf.ts';
-import { nopSettings } from '../../src/pipeline/testing.ts';
-import { BatchProcessor } from '../../plugins/processors/batch/batcher.ts';
 import { configSchema } from '../../plugins/processors/batch/config.ts';
-import { GenAiProcessor } from '../../plugins/processors/genai/processor.ts';
+import { defaultBatcher, defaultGenai } from './processors.ts';
 import { makeRequest, payloadsOf } from './workload.ts';
 
 const { values } = parseArgs({
@@ -34,28 +32,9 @@ console.log(
 );
 console.log('|---|--:|--:|--:|--:|--:|');
 for (const payload of payloadsOf(values.payload)) {
-  const genai = new GenAiProcessor(
-    nopSettings('processor', 'genai'),
-    { filter_non_genai: false, generic_otel: false, root_cache_ttl_ms: 300_000, root_cache_max_entries: 100_000 },
-    { mutatesData: false, consume: async () => {} },
-  );
-  const batcher = new BatchProcessor(
-    nopSettings('processor', 'batch'),
-    {
-      batch_size: 100,
-      flush_interval_ms: 1000,
-      max_buffer_bytes: 10_485_760,
-      max_held_runs: 100_000,
-      max_held_bytes: 268_435_456,
-      max_backlog_runs: 10_000,
-      orphan_timeout_ms: 30_000,
-      orphan_policy: 'attach_to_root',
-      dotted_order_ttl_ms: 300_000,
-      max_remembered_runs: 10_000_000,
-      max_remembered_bytes: 2 ** 31,
-    },
-    { mutatesData: false, consume: async () => {} },
-  );
+  const genai = defaultGenai();
+  // Bounds far above the load's runs, so that every run stays remembered and is counted.
+  const batcher = defaultBatcher(undefined, { max_remembered_runs: 10_000_000, max_remembered_bytes: 2 ** 31 });
   let runs = 0;
   for (let request = 0; request < requests; request++) {
     const body = Buffer.from(makeRequest(100, request, payload));

@@ -23,10 +23,8 @@ import { parseArgs } from 'node:util';
 import type { RunBatch } from '../../src/model/runs.ts';
 import type { SpanBatch } from '../../src/model/spans.ts';
 import { decodeTraceRequestProtobuf } from '../../src/otlp/decode-protobuf.ts';
-import { nopSettings } from '../../src/pipeline/testing.ts';
 import { MultipartZstdWriter } from '../../plugins/exporters/backend/internal/multipart_writer.ts';
-import { BatchProcessor } from '../../plugins/processors/batch/batcher.ts';
-import { GenAiProcessor } from '../../plugins/processors/genai/processor.ts';
+import { defaultBatcher, defaultGenai } from './processors.ts';
 import { makeRequest, payloadsOf } from './workload.ts';
 import type { Payload } from './workload.ts';
 
@@ -74,29 +72,9 @@ async function measure(payload: Payload): Promise<Record<Stage, number[]>> {
       Buffer.from(makeRequest(perRequest, round * requests + i, payload)),
     );
     // The defaults of configs/proxy.yaml, as the proxy runs them.
-    const genai = new GenAiProcessor(
-      nopSettings('processor', 'genai'),
-      { filter_non_genai: false, generic_otel: false, root_cache_ttl_ms: 300_000, root_cache_max_entries: 100_000 },
-      { mutatesData: false, consume: async () => {} },
-    );
+    const genai = defaultGenai();
     const uploads: RunBatch[] = [];
-    const batcher = new BatchProcessor(
-      nopSettings('processor', 'batch'),
-      {
-        batch_size: 100,
-        flush_interval_ms: 1000,
-        max_buffer_bytes: 10_485_760,
-        max_held_runs: 100_000,
-        max_held_bytes: 268_435_456,
-        max_backlog_runs: 10_000,
-        orphan_timeout_ms: 30_000,
-        orphan_policy: 'attach_to_root',
-        dotted_order_ttl_ms: 300_000,
-        max_remembered_runs: 500_000,
-        max_remembered_bytes: 8 * 1024 * 1024,
-      },
-      { mutatesData: false, consume: async (batch) => void uploads.push(batch) },
-    );
+    const batcher = defaultBatcher((batch) => void uploads.push(batch));
     const spent = { decode: 0, genai: 0, batch: 0, encode: 0 };
     const encodeUploads = () => {
       for (const upload of uploads.splice(0)) {

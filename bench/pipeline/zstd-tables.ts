@@ -19,11 +19,9 @@ import { parseArgs } from 'node:util';
 import type * as ZstdBinding from 'zstd-napi/binding.js';
 import type { RunBatch } from '../../src/model/runs.ts';
 import { decodeTraceRequestProtobuf } from '../../src/otlp/decode-protobuf.ts';
-import { nopSettings } from '../../src/pipeline/testing.ts';
 import { MultipartZstdWriter } from '../../plugins/exporters/backend/internal/multipart_writer.ts';
 import { decompressZstd } from '../../plugins/exporters/backend/internal/zstd_stream.ts';
-import { BatchProcessor } from '../../plugins/processors/batch/batcher.ts';
-import { GenAiProcessor } from '../../plugins/processors/genai/processor.ts';
+import { defaultBatcher, defaultGenai } from './processors.ts';
 import { makeRequest, payloadsOf } from './workload.ts';
 import type { Payload } from './workload.ts';
 
@@ -63,29 +61,9 @@ function newContext(hashLog?: number, chainLog?: number): ZstdBinding.CCtx {
 
 /** The raw multipart bodies of `requests` requests of 100 spans of `payload`, and their runs. */
 async function rawBodies(payload: Payload): Promise<{ bodies: Buffer[]; runs: number }> {
-  const genai = new GenAiProcessor(
-    nopSettings('processor', 'genai'),
-    { filter_non_genai: false, generic_otel: false, root_cache_ttl_ms: 300_000, root_cache_max_entries: 100_000 },
-    { mutatesData: false, consume: async () => {} },
-  );
+  const genai = defaultGenai();
   const uploads: RunBatch[] = [];
-  const batcher = new BatchProcessor(
-    nopSettings('processor', 'batch'),
-    {
-      batch_size: 100,
-      flush_interval_ms: 1000,
-      max_buffer_bytes: 10_485_760,
-      max_held_runs: 100_000,
-      max_held_bytes: 268_435_456,
-      max_backlog_runs: 10_000,
-      orphan_timeout_ms: 30_000,
-      orphan_policy: 'attach_to_root',
-      dotted_order_ttl_ms: 300_000,
-      max_remembered_runs: 500_000,
-      max_remembered_bytes: 16 * 1024 * 1024,
-    },
-    { mutatesData: false, consume: async (batch) => void uploads.push(batch) },
-  );
+  const batcher = defaultBatcher((batch) => void uploads.push(batch));
   for (let i = 0; i < requests; i++) {
     const spans = decodeTraceRequestProtobuf(Buffer.from(makeRequest(100, i, payload))).batch;
     await batcher.consume(genai.translate(spans, context), context);
