@@ -3,13 +3,11 @@ import { describe, it } from 'node:test';
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { CallbackManager } from '@langchain/core/callbacks/manager';
 import { ConsoleCallbackHandler } from '@langchain/core/tracers/console';
-import { MemorySaver } from '@langchain/langgraph';
-import { Sink } from 'tracepipe/testing';
-import type { AnyValue, Span } from 'tracepipe/plugin';
+import type { AnyValue } from 'tracepipe/plugin';
 import { graph as subgraphGraph } from '../../../../../examples/graphs/subgraph.ts';
 import { graph as toolsGraph } from '../../../../../examples/graphs/tools.ts';
-import { createRunTracer } from '../tracing/tracer.ts';
 import { installCallbackManagerCopy } from './callback-manager-copy.ts';
+import { TRACED_RUN_IDS, tracedRun } from '../../testing/traced-run.ts';
 
 // The example graphs switch to a real OpenAI model when a key is set; these tests always run offline.
 delete process.env.OPENAI_API_KEY;
@@ -125,40 +123,13 @@ describe('installCallbackManagerCopy', () => {
   });
 });
 
-type Invocable = {
-  withConfig(config: Record<string, unknown>): Invocable;
-  checkpointer?: unknown;
-  invoke(input: unknown, config: unknown): Promise<unknown>;
-};
-
 /** A traced run's spans as content: ids, times and the values that differ per run left out. */
-async function tracedContent(graph: Invocable, graphId: string, copy: CallbackManager['copy']): Promise<unknown[]> {
+async function tracedContent(graph: unknown, graphId: string, copy: CallbackManager['copy']): Promise<unknown[]> {
   CallbackManager.prototype.copy = copy;
   try {
-    const bound = graph.withConfig({});
-    bound.checkpointer = new MemorySaver();
-    const sink = new Sink<'spans'>();
-    const ids = { runId: '1f0c0000-0000-7000-8000-000000000001', threadId: '1f0c0000-0000-7000-8000-000000000002' };
-    const tracer = createRunTracer({
-      next: sink,
-      context: { project: 'default' },
-      assistantId: 'assistant-1',
-      graphId,
-      ...ids,
-    });
-    await bound.invoke(
-      { messages: [{ role: 'user', content: 'What is the weather in Paris?' }] },
-      {
-        configurable: { thread_id: ids.threadId },
-        runId: ids.runId,
-        metadata: { run_id: ids.runId, thread_id: ids.threadId, graph_id: graphId, user_id: null, run_attempt: 1 },
-        callbacks: [tracer],
-      },
-    );
-    await tracer.flush();
-    const spans: Span[] = sink.batches.flatMap((batch) =>
-      batch.data.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans)),
-    );
+    const { runId, threadId } = TRACED_RUN_IDS;
+    const metadata = { run_id: runId, thread_id: threadId, graph_id: graphId, user_id: null, run_attempt: 1 };
+    const { spans } = await tracedRun(graph, graphId, { metadata });
     const names = new Map(spans.map((span) => [span.spanId, span.name]));
     // Message, task and checkpoint ids are drawn per run; the rest of each value is compared.
     const stable = (value: AnyValue): unknown =>
@@ -188,8 +159,8 @@ describe('a traced run with the one-pass copy', () => {
     ['subgraph', subgraphGraph],
   ] as const) {
     it(`records the same spans as with the library's copy (${graphId})`, async () => {
-      const library = await tracedContent(graph as unknown as Invocable, graphId, libraryCopy);
-      const onePass = await tracedContent(graph as unknown as Invocable, graphId, onePassCopy);
+      const library = await tracedContent(graph, graphId, libraryCopy);
+      const onePass = await tracedContent(graph, graphId, onePassCopy);
       assert.ok(library.length >= 3, `${library.length} spans`);
       assert.deepEqual(onePass, library);
     });

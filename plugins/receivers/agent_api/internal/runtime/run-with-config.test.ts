@@ -4,12 +4,10 @@ import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { CallbackManager } from '@langchain/core/callbacks/manager';
 import { setContextVariable } from '@langchain/core/context';
 import { AsyncLocalStorageProviderSingleton, _CONTEXT_VARIABLES_KEY } from '@langchain/core/singletons';
-import { MemorySaver } from '@langchain/langgraph';
 import { RunTree } from 'langsmith';
-import { Sink } from 'tracepipe/testing';
 import { graph as toolsGraph } from '../../../../../examples/graphs/tools.ts';
-import { createRunTracer } from '../tracing/tracer.ts';
 import { installRunWithConfig } from './run-with-config.ts';
+import { tracedRun } from '../../testing/traced-run.ts';
 
 // The example graphs switch to a real OpenAI model when a key is set; these tests always run offline.
 delete process.env.OPENAI_API_KEY;
@@ -151,33 +149,11 @@ describe('installRunWithConfig', () => {
 
 describe('a traced run with the replacement', () => {
   it('reads its config in the graph and records its spans', async () => {
-    const bound = (toolsGraph as unknown as { withConfig(config: object): Record<string, unknown> }).withConfig({}) as {
-      checkpointer?: unknown;
-      invoke(input: unknown, config: unknown): Promise<unknown>;
-    };
-    bound.checkpointer = new MemorySaver();
-    const sink = new Sink<'spans'>();
-    const ids = { runId: '1f0c0000-0000-7000-8000-000000000001', threadId: '1f0c0000-0000-7000-8000-000000000002' };
-    const tracer = createRunTracer({
-      next: sink,
-      context: { project: 'default' },
-      assistantId: 'a',
-      graphId: 'tools',
-      ...ids,
-    });
     const before = handedOver;
-    const result = (await bound.invoke(
-      { messages: [{ role: 'user', content: 'What is the weather in Paris?' }] },
-      { configurable: { thread_id: ids.threadId }, runId: ids.runId, callbacks: [tracer] },
-    )) as { messages: unknown[] };
-    await tracer.flush();
+    const { result, spans } = await tracedRun(toolsGraph, 'tools');
     assert.equal(handedOver, before, 'no call handed over');
-    assert.ok(result.messages.length >= 4);
-    const names = sink.batches.flatMap((batch) =>
-      batch.data.resourceSpans.flatMap((resource) =>
-        resource.scopeSpans.flatMap((scope) => scope.spans.map((s) => s.name)),
-      ),
-    );
+    assert.ok((result as { messages: unknown[] }).messages.length >= 4);
+    const names = spans.map((span) => span.name);
     assert.ok(names.length >= 5, names.join(', '));
   });
 });
