@@ -4,10 +4,11 @@
 // callback that does nothing), then whole traced runs invoked in-process (in-memory checkpointer,
 // the run tracer to a sink), CPU time from `process.cpuUsage()`, medians of `--rounds` passes.
 //
-//   node --import tsx bench/agent/run-with-config.ts [--rounds 9] [--runs 400]
+//   node --import tsx bench/agent/run-with-config.ts [--rounds 9] [--runs 400] [--base DIR]
 
 import { randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import { MemorySaver } from '@langchain/langgraph';
@@ -19,7 +20,11 @@ import { createRunTracer } from '../../plugins/receivers/agent_api/internal/trac
 import { Sink } from '../../src/pipeline/testing.ts';
 
 const { values: args } = parseArgs({
-  options: { rounds: { type: 'string', default: '9' }, runs: { type: 'string', default: '400' } },
+  options: {
+    rounds: { type: 'string', default: '9' },
+    runs: { type: 'string', default: '400' },
+    base: { type: 'string' },
+  },
 });
 const rounds = Number(args.rounds);
 const runs = Number(args.runs);
@@ -32,6 +37,19 @@ const provider = Object.getPrototypeOf(AsyncLocalStorageProviderSingleton) as { 
 const library = provider.runWithConfig;
 installRunWithConfig();
 const replacement = provider.runWithConfig;
+// `--base DIR`: the replacement of another checkout (with its `node_modules`), set against this one's.
+let base: RunWithConfig | undefined;
+if (args.base) {
+  provider.runWithConfig = library;
+  const module = (await import(
+    resolve(args.base, 'plugins/receivers/agent_api/internal/runtime/run-with-config.ts')
+  )) as {
+    installRunWithConfig(): void;
+  };
+  module.installRunWithConfig();
+  base = provider.runWithConfig;
+  provider.runWithConfig = replacement;
+}
 
 const bound = (graph as unknown as { withConfig(config: object): object }).withConfig({}) as {
   checkpointer?: unknown;
@@ -69,19 +87,25 @@ async function tracedRuns(count: number): Promise<number> {
   return (cpuMs() - start) / count;
 }
 
-// The configs one traced run enters runWithConfig with.
-const calls: [unknown, boolean | undefined][] = [];
+// The configs one traced run enters runWithConfig with, and the run tree each was nested in (none
+// for the outermost runnables).
+const storage = AsyncLocalStorageProviderSingleton.getInstance();
+const calls: [config: unknown, avoid: boolean | undefined, parent: unknown][] = [];
 provider.runWithConfig = function (this: unknown, config, callback, avoid) {
-  calls.push([config, avoid]);
+  calls.push([config, avoid, storage.getStore()]);
   return library.call(this, config, callback, avoid);
 };
 await tracedRuns(1);
 const nothing = () => undefined;
-/** CPU µs for the calls of one run, averaged over `repeats`. */
+/** CPU µs for the calls of one run, each in the store it was made in, averaged over `repeats`. */
 function oneRunsCalls(fn: RunWithConfig, repeats: number): number {
   const start = cpuMs();
-  for (let r = 0; r < repeats; r++)
-    for (const [config, avoid] of calls) fn.call(AsyncLocalStorageProviderSingleton, config, nothing, avoid);
+  for (let r = 0; r < repeats; r++) {
+    for (const [config, avoid, parent] of calls) {
+      if (parent === undefined) fn.call(AsyncLocalStorageProviderSingleton, config, nothing, avoid);
+      else storage.run(parent, () => fn.call(AsyncLocalStorageProviderSingleton, config, nothing, avoid));
+    }
+  }
   return ((cpuMs() - start) * 1000) / repeats;
 }
 
@@ -93,31 +117,31 @@ console.log(
   `${cpus().length} cores (${cpus()[0]?.model.trim()}), node ${process.version}, ${new Date().toISOString()}`,
 );
 console.log(`load average ${loadavg()[0]!.toFixed(1)}`);
-oneRunsCalls(library, 20_000);
-oneRunsCalls(replacement, 20_000);
-const callsLibrary: number[] = [];
-const callsReplacement: number[] = [];
+const variants: [string, RunWithConfig][] = [
+  ['library', library],
+  ...(base ? [['base', base] as [string, RunWithConfig]] : []),
+  ['replacement', replacement],
+];
+const outermost = calls.filter(([, , parent]) => parent === undefined).length;
+for (const [, fn] of variants) oneRunsCalls(fn, 20_000);
+const callFigures = variants.map((): number[] => []);
 for (let round = 0; round < rounds; round++) {
-  callsLibrary.push(oneRunsCalls(library, 10_000));
-  callsReplacement.push(oneRunsCalls(replacement, 10_000));
+  variants.forEach(([, fn], index) => callFigures[index]!.push(oneRunsCalls(fn, 10_000)));
 }
-console.log(`runWithConfig, the ${calls.length} calls of one traced run, CPU µs:`);
-console.log(`  library      ${show(callsLibrary, 0)}`);
-console.log(`  replacement  ${show(callsReplacement, 0)}`);
+console.log(`runWithConfig, the ${calls.length} calls of one traced run (${outermost} outermost), CPU µs:`);
+variants.forEach(([name], index) => console.log(`  ${name.padEnd(12)} ${show(callFigures[index]!, 0)}`));
 
-provider.runWithConfig = replacement;
-await tracedRuns(300);
-provider.runWithConfig = library;
-await tracedRuns(300);
-const runsLibrary: number[] = [];
-const runsReplacement: number[] = [];
+for (const [, fn] of variants) {
+  provider.runWithConfig = fn;
+  await tracedRuns(300);
+}
+const runFigures = variants.map((): number[] => []);
 for (let round = 0; round < rounds; round++) {
-  provider.runWithConfig = library;
-  runsLibrary.push(await tracedRuns(runs));
-  provider.runWithConfig = replacement;
-  runsReplacement.push(await tracedRuns(runs));
+  for (const [index, [, fn]] of variants.entries()) {
+    provider.runWithConfig = fn;
+    runFigures[index]!.push(await tracedRuns(runs));
+  }
 }
 console.log(`a traced chat run in-process, CPU ms:`);
-console.log(`  library      ${show(runsLibrary, 2)}`);
-console.log(`  replacement  ${show(runsReplacement, 2)}`);
+variants.forEach(([name], index) => console.log(`  ${name.padEnd(12)} ${show(runFigures[index]!, 2)}`));
 console.log(`load average ${loadavg()[0]!.toFixed(1)}`);

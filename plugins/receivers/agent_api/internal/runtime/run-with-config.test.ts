@@ -147,6 +147,85 @@ describe('installRunWithConfig', () => {
   });
 });
 
+/** The run tree `fn` makes for `config` inside a runnable whose run tree is `parent`. */
+function nestedStoreOf(fn: RunWithConfig, parent: unknown, config: unknown): RunTree {
+  return AsyncLocalStorageProviderSingleton.getInstance().run(parent, () => storeOf(fn, config)) as RunTree;
+}
+
+/** What LangSmith derives from a run tree's start: its id (a UUID v7 of that millisecond), times, order. */
+function assertStartDerived(tree: RunTree): void {
+  const fields = tree as unknown as { start_time: number; _serialized_start_time: string };
+  assert.match(tree.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7000-8000-0[0-3][0-9a-f]{10}$/);
+  assert.equal(parseInt(tree.id.slice(0, 8) + tree.id.slice(9, 13), 16), fields.start_time);
+  assert.equal(tree.trace_id, tree.id);
+  assert.equal(fields._serialized_start_time, `${new Date(fields.start_time).toISOString().slice(0, -1)}001Z`);
+  assert.equal(tree.dotted_order, fields._serialized_start_time.replace(/[-:.]/g, '') + tree.id);
+}
+
+describe('the run trees a run makes', () => {
+  afterEach(() => {
+    delete process.env.LANGCHAIN_ENDPOINT;
+  });
+
+  it('are copies of the run tree the library builds, with the config, as the library makes them', () => {
+    const outer = storeOf(ours, { tags: ['outer'] }) as RunTree;
+    const handler = new NamedHandler('tracepipe_run_tracer');
+    const manager = new CallbackManager(undefined, { handlers: [handler], inheritableHandlers: [handler] });
+    for (const config of [{}, { tags: ['a'], metadata: { run_id: 'r1' } }, { callbacks: manager }]) {
+      const before = handedOver;
+      const nested = nestedStoreOf(ours, outer, config);
+      assert.equal(handedOver, before, 'answered without the library');
+      assert.ok(nested instanceof RunTree);
+      assert.notEqual(nested, outer);
+      assert.deepEqual(fieldsOf(nested), fieldsOf(nestedStoreOf(libraryRunWithConfig, outer, config)));
+      assert.equal((nested.extra as Record<symbol, unknown>)[LC_CHILD_KEY], config);
+    }
+  });
+
+  it('get their own id, times and dotted order, derived as LangSmith derives them', () => {
+    const outer = storeOf(ours, {}) as RunTree;
+    assertStartDerived(nestedStoreOf(libraryRunWithConfig, outer, {}));
+    const copies = [nestedStoreOf(ours, outer, {}), nestedStoreOf(ours, outer, {})];
+    for (const copy of copies) assertStartDerived(copy);
+    assert.notEqual(copies[0]!.id, copies[1]!.id);
+    assert.notEqual(copies[0]!.id, outer.id);
+  });
+
+  it('share no container with each other or with the run tree they copy', () => {
+    const outer = storeOf(ours, {}) as RunTree;
+    const [first, second] = [nestedStoreOf(ours, outer, {}), nestedStoreOf(ours, outer, {})] as unknown as Record<
+      string,
+      unknown
+    >[];
+    for (const key of ['child_runs', 'extra', 'serialized', 'inputs', 'caller_options', 'replicas']) {
+      assert.notEqual(first![key], second![key], key);
+      assert.notEqual(first![key], (outer as unknown as Record<string, unknown>)[key], key);
+    }
+    assert.notEqual((first!.extra as { metadata: object }).metadata, (second!.extra as { metadata: object }).metadata);
+    assert.equal(first!.client, second!.client, 'the shared client, as the library shares it');
+  });
+
+  it('copy none of the changes a run makes to its own run tree', () => {
+    const outer = storeOf(ours, {}) as RunTree;
+    Object.assign(outer, { name: 'renamed', end_time: 1, outputs: { done: true } });
+    assert.deepEqual(
+      fieldsOf(nestedStoreOf(ours, outer, {})),
+      fieldsOf(nestedStoreOf(libraryRunWithConfig, outer, {})),
+    );
+    assert.deepEqual(fieldsOf(storeOf(ours, {})), fieldsOf(storeOf(libraryRunWithConfig, {})));
+  });
+
+  it('follow the environment within a second', (t) => {
+    const outer = storeOf(ours, {}) as RunTree;
+    process.env.LANGCHAIN_ENDPOINT = 'http://langsmith.invalid';
+    const now = Date.now();
+    t.mock.method(Date, 'now', () => now + 1000);
+    const nested = nestedStoreOf(ours, outer, {}) as unknown as { api_url: string };
+    assert.equal(nested.api_url, 'http://langsmith.invalid');
+    assert.deepEqual(fieldsOf(nested), fieldsOf(nestedStoreOf(libraryRunWithConfig, outer, {})));
+  });
+});
+
 describe('a traced run with the replacement', () => {
   it('reads its config in the graph and records its spans', async () => {
     const before = handedOver;
