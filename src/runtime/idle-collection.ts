@@ -13,7 +13,15 @@
 // only when its own heuristics pick the page for compaction. After thousands of agent runs, whose
 // caches (finished runs' logs, thread states) keep replacing their oldest entries, the old space
 // kept ~80 MB of pages for ~45 MB of live objects after one (bench/agent/README.md, "Memory"). So
-// the idle collection compacts: it moves every survivor together and returns the emptied pages.
+// the idle collection compacts: it moves survivors off sparse pages and returns the emptied pages.
+//
+// It compacts a few megabytes at a time. Moving an object needs room for its copy before the old
+// page can go back, so compacting every page at once (`--compact-on-every-full-gc`, as this did
+// until 2026-11-27) needed a second copy of the whole old space for a moment: +17 MB of RSS on the
+// proxy after a load, with 16 MB live, which made the peak of the whole load
+// (bench/pipeline/README.md, "idle collection's transient"). In V8's optimise-for-size mode a full
+// collection moves only pages at least 20 % free, emptiest first, at most 6 MB of objects; repeated
+// until a round gives nothing back, it reaches the same compaction with a transient of 2 MB there.
 //
 // So, every CHECK_INTERVAL_MS: once the event loop has been busy since the last collection and then
 // quiet for QUIET_MS, one compacting full collection runs. It never runs during a load, and once per
@@ -21,7 +29,7 @@
 // process a few seconds after a load sees what it holds, not what the load left for the collector.
 
 import { performance } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from 'pino';
 
@@ -71,12 +79,17 @@ export class IdleCollectionPolicy {
   }
 }
 
+/** At most this many rounds per idle collection; each moves at most 6 MB of objects. */
+const MAX_COMPACTION_ROUNDS = 8;
+/** A round that gives back less than this (one V8 page) of the heap's committed memory ends them. */
+const ROUND_GAIN_BYTES = 256 * 1024;
+
 /**
  * A full, compacting collection, or undefined where it cannot be had. Node has no API for one;
  * `--expose-gc` set at run time gives later contexts a `gc` function (the main context keeps its
- * globals), and a new context is made only to fetch it. V8 reads `--compact-on-every-full-gc` as
- * each collection starts: it is on for this one collection only, so the collections V8 runs on its
- * own keep their usual (cheaper) heuristics.
+ * globals), and a new context is made only to fetch it. V8 reads `--optimize-for-size` as each
+ * collection picks the pages to compact: it is on for these collections only, so the collections
+ * V8 runs on its own keep their usual (cheaper) heuristics.
  */
 export function fullCollection(): (() => void) | undefined {
   try {
@@ -84,11 +97,17 @@ export function fullCollection(): (() => void) | undefined {
     const gc: unknown = runInNewContext('gc');
     if (typeof gc !== 'function') return undefined;
     return () => {
-      setFlagsFromString('--compact-on-every-full-gc');
-      try {
-        (gc as () => void)();
-      } finally {
-        setFlagsFromString('--no-compact-on-every-full-gc');
+      let committed = getHeapStatistics().total_heap_size;
+      for (let round = 0; round < MAX_COMPACTION_ROUNDS; round++) {
+        setFlagsFromString('--optimize-for-size');
+        try {
+          (gc as () => void)();
+        } finally {
+          setFlagsFromString('--no-optimize-for-size');
+        }
+        const after = getHeapStatistics().total_heap_size;
+        if (committed - after < ROUND_GAIN_BYTES) return;
+        committed = after;
       }
     };
   } catch {
