@@ -1,9 +1,10 @@
 // The call's parameters (`extra.invocation_params`) and the provider and model names the backend
 // reads from `extra.metadata` (`ls_provider`, `ls_model_name`).
 
+import type { AnyValue } from 'tracepipe/plugin';
 import type { AttributeMap } from './attributes.ts';
 import { SharedJsonCache } from 'tracepipe/plugin';
-import { arrayOf, KeyList, objectOf, parseJson } from './attributes.ts';
+import { arrayOf, KeyList, objectOf, parseJson, toJson } from './attributes.ts';
 
 const PROVIDER_KEYS = new KeyList([
   'gen_ai.provider.name',
@@ -74,6 +75,9 @@ export function invocationParamsOf(attributes: AttributeMap): Record<string, unk
   if (attributes.has('llm.request.functions')) params.functions = attributes.json('llm.request.functions');
   const tools = toolsOf(attributes);
   if (tools !== undefined) params.tools = tools;
+  if (attributes.has('ai.prompt.toolChoice')) {
+    params.tool_choice = objectOf(attributes.value('ai.prompt.toolChoice')) ?? attributes.json('ai.prompt.toolChoice');
+  }
   const toolName = attributes.firstString(TOOL_NAME_KEYS);
   if (toolName !== undefined) params.tool_name = toolName;
   const toolCallId = attributes.firstString(TOOL_CALL_ID_KEYS);
@@ -97,7 +101,10 @@ const parseObject = (text: string) => {
   return typeof parsed === 'object' && parsed !== null ? parsed : undefined;
 };
 
-/** Tool definitions: `gen_ai.tool.definitions`, OpenInference `llm.tools.N.tool.json_schema`, `tools`. */
+/**
+ * Tool definitions: `gen_ai.tool.definitions`, OpenInference `llm.tools.N.tool.json_schema`, the
+ * Vercel AI SDK's `ai.prompt.tools`, `tools`.
+ */
 function toolsOf(attributes: AttributeMap): readonly unknown[] | undefined {
   const value = attributes.value('gen_ai.tool.definitions');
   const definitions = value?.type === 'string' ? toolDefinitions.get(value.value, parseArray) : arrayOf(value);
@@ -114,8 +121,22 @@ function toolsOf(attributes: AttributeMap): readonly unknown[] | undefined {
     else indexed.push(toolDefinitions.get(schema, parseObject) ?? parseJson(schema) ?? schema);
   }
   if (indexed.length > 0) return indexed;
+  const vercel = attributes.value('ai.prompt.tools');
+  if (vercel !== undefined) return vercelToolsOf(vercel);
   if (!attributes.has('tools')) return undefined;
   const tools = attributes.value('tools')!;
   if (tools.type === 'string') return arrayOf(tools) ?? [tools.value];
   return arrayOf(tools) ?? [attributes.json('tools')];
+}
+
+/**
+ * The Vercel AI SDK sends its tools as a list of JSON texts, one per tool (`{type: "function", name,
+ * description, parameters}`), the same with every call: each is parsed once and shared. A text
+ * that is not a JSON object is kept as it came, as OpenInference's are.
+ */
+function vercelToolsOf(value: AnyValue): readonly unknown[] {
+  if (value.type !== 'array') return arrayOf(value) ?? [toJson(value)];
+  return value.value.map((tool) =>
+    tool.type === 'string' ? (toolDefinitions.get(tool.value, parseObject) ?? tool.value) : toJson(tool),
+  );
 }
