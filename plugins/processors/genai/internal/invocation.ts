@@ -72,7 +72,8 @@ export function invocationParamsOf(attributes: AttributeMap): Record<string, unk
   for (const key of ['llm.presence_penalty', 'llm.frequency_penalty', 'llm.top_p', 'llm.temperature']) {
     if (attributes.has(key)) params[key.slice('llm.'.length)] = attributes.json(key);
   }
-  if (attributes.has('llm.request.functions')) params.functions = attributes.json('llm.request.functions');
+  const functions = functionsOf(attributes);
+  if (functions !== undefined) params.functions = functions;
   const tools = toolsOf(attributes);
   if (tools !== undefined) params.tools = tools;
   if (attributes.has('ai.prompt.toolChoice')) {
@@ -139,4 +140,27 @@ function vercelToolsOf(value: AnyValue): readonly unknown[] {
   return value.value.map((tool) =>
     tool.type === 'string' ? (toolDefinitions.get(tool.value, parseObject) ?? tool.value) : toJson(tool),
   );
+}
+
+/**
+ * `llm.request.functions` as sent, else Traceloop's numbered form (OpenLLMetry records each tool of a
+ * call as `llm.request.functions.N.name`, `.description` and `.parameters`, the JSON schema as text)
+ * as a list of `{name, description, parameters}`.
+ */
+function functionsOf(attributes: AttributeMap): unknown {
+  if (attributes.has('llm.request.functions')) return attributes.json('llm.request.functions');
+  // The first key is a constant, so that a span without functions does not make (and hash) a new string.
+  if (!attributes.has('llm.request.functions.0.name')) return undefined;
+  const functions: unknown[] = [];
+  for (let n = 0; n === 0 || attributes.has(`llm.request.functions.${n}.name`); n++) {
+    const fn: Record<string, unknown> = { name: attributes.json(`llm.request.functions.${n}.name`) };
+    const description = attributes.json(`llm.request.functions.${n}.description`);
+    if (description !== undefined) fn.description = description;
+    const parameters = attributes.value(`llm.request.functions.${n}.parameters`);
+    if (parameters?.type === 'string')
+      fn.parameters = toolDefinitions.get(parameters.value, parseObject) ?? parameters.value;
+    else if (parameters !== undefined) fn.parameters = toJson(parameters);
+    functions.push(fn);
+  }
+  return functions;
 }
