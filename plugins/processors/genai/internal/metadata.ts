@@ -15,6 +15,8 @@ const NAMED_METADATA: readonly (readonly [string, string])[] = [
   ['gen_ai.conversation.id', 'conversation_id'],
   ['gen_ai.agent.name', 'agent_name'],
   ['gen_ai.agent.id', 'agent_id'],
+  // The Vercel AI SDK's response id first, so that an OTel GenAI one on the same span wins.
+  ['ai.response.id', 'response_id'],
   ['gen_ai.response.id', 'response_id'],
   ['gen_ai.response.finish_reasons', 'finish_reasons'],
   ['ai.telemetry.functionId', 'function_id'],
