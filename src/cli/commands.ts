@@ -15,6 +15,7 @@ import { TracepipeError } from '../errors.ts';
 import { errorMessage } from '../pipeline/errors.ts';
 import { Service } from '../pipeline/service.ts';
 import { ListenError, createHttpServer, listen, listenerUrl } from '../http/server.ts';
+import { limitHeapGrowth } from '../runtime/heap-growth.ts';
 import { startIdleCollection } from '../runtime/idle-collection.ts';
 import { stopAllocationSitePretenuring } from '../runtime/pretenuring.ts';
 import { enableTypeScript } from '../runtime/user_modules.ts';
@@ -108,6 +109,8 @@ export async function runConfig(options: RunOptions, catalog: Catalog): Promise<
   if (!options.config) throw new Error('missing --config <file>');
   // Before any component's code runs: request-scoped objects must not be allocated as old ones.
   stopAllocationSitePretenuring();
+  // And garbage that reached the old generation must not pile up to several times what is live.
+  limitHeapGrowth();
   const { config, data, text, needsTypeScript } = await loadConfig(options.config, catalog, { sets: options.set });
   if (needsTypeScript) await enableTypeScript();
   const logs = config.service.telemetry.logs;
