@@ -137,9 +137,12 @@ function toolsOf(attributes: AttributeMap): readonly unknown[] | undefined {
  */
 function vercelToolsOf(value: AnyValue): readonly unknown[] {
   if (value.type !== 'array') return arrayOf(value) ?? [toJson(value)];
-  return value.value.map((tool) =>
-    tool.type === 'string' ? (toolDefinitions.get(tool.value, parseObject) ?? tool.value) : toJson(tool),
-  );
+  return value.value.map(sharedToolJson);
+}
+
+/** A tool's JSON object text parsed once and shared (other text kept as it came); any other value as JSON. */
+function sharedToolJson(value: AnyValue): unknown {
+  return value.type === 'string' ? (toolDefinitions.get(value.value, parseObject) ?? value.value) : toJson(value);
 }
 
 /**
@@ -157,9 +160,7 @@ function functionsOf(attributes: AttributeMap): unknown {
     const description = attributes.json(`llm.request.functions.${n}.description`);
     if (description !== undefined) fn.description = description;
     const parameters = attributes.value(`llm.request.functions.${n}.parameters`);
-    if (parameters?.type === 'string')
-      fn.parameters = toolDefinitions.get(parameters.value, parseObject) ?? parameters.value;
-    else if (parameters !== undefined) fn.parameters = toJson(parameters);
+    if (parameters !== undefined) fn.parameters = sharedToolJson(parameters);
     functions.push(fn);
   }
   return functions;
