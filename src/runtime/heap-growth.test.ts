@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { runGroup, stopAllGroups } from '../testkit/processes.ts';
+import { runModuleSource, stopAllGroups } from '../testkit/processes.ts';
 
 const MODULE = pathToFileURL(join(import.meta.dirname, 'heap-growth.ts')).href;
 
@@ -12,7 +10,7 @@ const MODULE = pathToFileURL(join(import.meta.dirname, 'heap-growth.ts')).href;
 // then die, as an overloaded pipeline's do. Prints the largest heap seen.
 const WORKLOAD = `
 import { getHeapStatistics } from 'node:v8';
-if (process.argv[2] === 'limit') (await import(${JSON.stringify(MODULE)})).limitHeapGrowth();
+if (process.argv[1] === 'limit') (await import(${JSON.stringify(MODULE)})).limitHeapGrowth();
 const kept = Array.from({ length: 600 }, (_, i) => Array.from({ length: 1000 }, (_, j) => ({ i, j })));
 const waiting = [];
 let peak = 0;
@@ -24,16 +22,10 @@ for (let request = 0; request < 8000; request++) {
 console.log('peak', peak, 'kept', kept.length);
 `;
 
-const dir = await mkdtemp(join(tmpdir(), 'tp-heap-growth-'));
-after(async () => {
-  await stopAllGroups('SIGKILL');
-  await rm(dir, { recursive: true, force: true });
-});
+after(() => stopAllGroups('SIGKILL'));
 
 async function peakHeapBytes(mode: 'default' | 'limit'): Promise<number> {
-  const script = join(dir, 'workload.mjs');
-  await writeFile(script, WORKLOAD);
-  const run = await runGroup(process.execPath, ['--import', 'tsx', script, mode]);
+  const run = await runModuleSource(WORKLOAD, [mode]);
   assert.equal(run.code, 0, run.stderr);
   const peak = /^peak (\d+) kept 600$/m.exec(run.stdout);
   assert.ok(peak, run.stdout);

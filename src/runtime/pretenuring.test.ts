@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { runGroup, stopAllGroups } from '../testkit/processes.ts';
+import { runModuleSource, stopAllGroups } from '../testkit/processes.ts';
 
 const MODULE = pathToFileURL(join(import.meta.dirname, 'pretenuring.ts')).href;
 
@@ -12,7 +10,7 @@ const MODULE = pathToFileURL(join(import.meta.dirname, 'pretenuring.ts')).href;
 // decoder's: with a 1 MiB young generation, young collections land inside the burst and find every
 // object of the literal's allocation site alive — what makes V8 pretenure the site.
 const WORKLOAD = `
-if (process.argv[2] === 'stop') (await import(${JSON.stringify(MODULE)})).stopAllocationSitePretenuring();
+if (process.argv[1] === 'stop') (await import(${JSON.stringify(MODULE)})).stopAllocationSitePretenuring();
 const make = (index) => ({ index, text: 'span ' + index });
 let sum = 0;
 for (let request = 0; request < 200; request++) {
@@ -23,24 +21,11 @@ for (let request = 0; request < 200; request++) {
 console.log('sum', sum);
 `;
 
-const dir = await mkdtemp(join(tmpdir(), 'tp-pretenuring-'));
-after(async () => {
-  await stopAllGroups('SIGKILL');
-  await rm(dir, { recursive: true, force: true });
-});
+after(() => stopAllGroups('SIGKILL'));
 
 /** V8's pretenuring decisions while the workload runs, with or without the module's call first. */
 async function tenureDecisions(mode: 'default' | 'stop'): Promise<number> {
-  const script = join(dir, 'workload.mjs');
-  await writeFile(script, WORKLOAD);
-  const run = await runGroup(process.execPath, [
-    '--import',
-    'tsx',
-    '--max-semi-space-size=1',
-    '--trace-pretenuring-statistics',
-    script,
-    mode,
-  ]);
+  const run = await runModuleSource(WORKLOAD, [mode], ['--max-semi-space-size=1', '--trace-pretenuring-statistics']);
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /^sum \d+$/m);
   return run.stdout.split('\n').filter((line) => line.includes('=> tenure')).length;

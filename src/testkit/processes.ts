@@ -122,6 +122,28 @@ export async function runGroup(
   }
 }
 
+/**
+ * Runs `source` as an ES module in a child Node process of its own group, as `runGroup`: with tsx,
+ * so that it can import the TypeScript modules under test by URL. `args` are its `process.argv`
+ * from index 1.
+ */
+export function runModuleSource(
+  source: string,
+  args: readonly string[] = [],
+  nodeArgs: readonly string[] = [],
+): Promise<GroupRun> {
+  return runGroup(process.execPath, [
+    ...nodeArgs,
+    '--import',
+    'tsx',
+    '--input-type=module',
+    '--eval',
+    source,
+    '--',
+    ...args,
+  ]);
+}
+
 /** Stops every process `spawnGroup` started that still runs (for `after` hooks). */
 export async function stopAllGroups(signal: NodeJS.Signals = 'SIGTERM', killAfterMs = 5_000): Promise<void> {
   await Promise.all(
