@@ -23,6 +23,7 @@ import { namespacesOperation, storeSearch } from './internal/storage/store.ts';
 import { STORE_MIGRATIONS } from './internal/storage/store/sqlite.ts';
 import { namespaceListing, registerNamespaceFunctions } from './internal/storage/store/namespaces.ts';
 import { openSqliteFile } from './internal/storage/sqlite-file.ts';
+import type { OpenedSqliteFile } from './internal/storage/sqlite-file.ts';
 import { freshDatabase, postgresAvailable } from './testing/postgres.ts';
 import type { TestDatabase } from './testing/postgres.ts';
 import { seedPostgres, seedSqlite, seeded } from './testing/seed.ts';
@@ -110,6 +111,7 @@ const BIG_TABLES = new Set(['threads', 'runs', 'crons', 'store_items', 'thread_f
 describe('SQLite search plans', () => {
   let dir: string;
   let db: Database.Database;
+  let storeFile: OpenedSqliteFile;
   let store: Database.Database;
 
   before(async () => {
@@ -117,14 +119,15 @@ describe('SQLite search plans', () => {
     await openSqliteStorage(join(dir, 'agent.sqlite')).close();
     db = new Database(join(dir, 'agent.sqlite'));
     registerSqliteFilterFunctions(db);
-    store = openSqliteFile(join(dir, 'store.sqlite'), STORE_MIGRATIONS).db;
+    storeFile = openSqliteFile(join(dir, 'store.sqlite'), STORE_MIGRATIONS);
+    store = storeFile.db;
     registerNamespaceFunctions(store);
     seedSqlite(db, store, PLAN);
   });
 
   after(() => {
     db?.close();
-    store?.close();
+    storeFile?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -159,7 +162,8 @@ describe('SQLite thread searches on fields', () => {
     try {
       await storage.close();
       const db = new Database(join(dir, 'agent.sqlite'));
-      const store = openSqliteFile(join(dir, 'store.sqlite'), STORE_MIGRATIONS).db;
+      const storeFile = openSqliteFile(join(dir, 'store.sqlite'), STORE_MIGRATIONS);
+      const store = storeFile.db;
       registerSqliteFilterFunctions(db);
       seedSqlite(db, store, { threads: 2000, owners: 4 });
       const query = {
@@ -177,7 +181,7 @@ describe('SQLite thread searches on fields', () => {
       assert.equal(listed.length, 11);
       assert.deepEqual(ids('probe'), listed);
       db.close();
-      store.close();
+      storeFile.close();
       // Through the storage, which chooses: the same page (a quarter of the threads is one owner's).
       const reopened = openSqliteStorage(join(dir, 'agent.sqlite'));
       const page = await reopened.threads.search(query);

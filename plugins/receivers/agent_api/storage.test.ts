@@ -90,10 +90,10 @@ describe('agent_api SQLite migrations', () => {
       assert.equal(first.db.pragma('journal_mode', { simple: true }), 'wal');
       assert.equal(first.db.pragma('busy_timeout', { simple: true }), 5000);
       assert.equal(first.db.pragma('foreign_keys', { simple: true }), 1);
-      first.db.close();
+      first.close();
       const again = openSqliteFile(path, AGENT_MIGRATIONS);
       assert.deepEqual(again.migrations, { applied: [], adopted: false });
-      again.db.close();
+      again.close();
       assert.deepEqual(recordedVersions(path), ALL_VERSIONS);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -107,7 +107,7 @@ describe('agent_api SQLite migrations', () => {
       const before = schemaOf(path);
       const opened = openSqliteFile(path, AGENT_MIGRATIONS.slice(0, 1));
       assert.deepEqual(opened.migrations, { applied: [1], adopted: true });
-      opened.db.close();
+      opened.close();
       assert.deepEqual(schemaOf(path), before, 'no table, index or trigger changed');
       assert.deepEqual(recordedVersions(path), [1]);
 
@@ -146,7 +146,7 @@ describe('agent_api SQLite migrations', () => {
       const before = schemaOf(path);
       const adopted = openSqliteFile(path, STORE_MIGRATIONS.slice(0, 1));
       assert.deepEqual(adopted.migrations, { applied: [1], adopted: true });
-      adopted.db.close();
+      adopted.close();
       assert.deepEqual(schemaOf(path), before, 'no table or index changed');
       // The later steps apply to it as to any file.
       const store = new SqliteStore(path);
@@ -199,7 +199,7 @@ describe('agent_api SQLite migrations', () => {
         ...AGENT_MIGRATIONS,
         { version: AGENT_MIGRATIONS.length + 1, name: 'a later step', sql: 'CREATE TABLE later (id TEXT);' },
       ];
-      openSqliteFile(path, newer).db.close();
+      openSqliteFile(path, newer).close();
       assert.throws(
         () => openSqliteStorage(path),
         new RegExp(

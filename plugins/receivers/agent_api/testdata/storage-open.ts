@@ -7,6 +7,6 @@ import { openSqliteFile } from '../internal/storage/sqlite-file.ts';
 
 const startAt = Number(process.argv[3]);
 while (Date.now() < startAt) await new Promise((resolve) => setTimeout(resolve, 1));
-const { db, migrations } = openSqliteFile(process.argv[2]!, AGENT_MIGRATIONS);
-db.close();
-process.stdout.write(JSON.stringify(migrations));
+const file = openSqliteFile(process.argv[2]!, AGENT_MIGRATIONS);
+file.close();
+process.stdout.write(JSON.stringify(file.migrations));

@@ -9,6 +9,7 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import type { BaseCheckpointSaver, Checkpoint, CheckpointMetadata } from '@langchain/langgraph';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { openSqliteFile } from './sqlite-file.ts';
+import type { OpenedSqliteFile } from './sqlite-file.ts';
 import { RunWriteFence } from './write-fence.ts';
 
 /** The checkpointer and the thread-level operations on its tables. */
@@ -154,11 +155,13 @@ export class SqliteCheckpointDatabase implements CheckpointDatabase {
   readonly saver: ServerCheckpointSaver;
   private readonly listeners: ((threadId: string | undefined) => void)[] = [];
   private readonly db: SqliteDatabase;
+  private readonly file: OpenedSqliteFile;
   private closed = false;
 
   /** Opens the file; its tables are the checkpointer's own (it creates them), so no migrations here. */
   constructor(path: string) {
-    this.db = openSqliteFile(path).db;
+    this.file = openSqliteFile(path);
+    this.db = this.file.db;
     cacheStatements(this.db);
     const saver = new ServerCheckpointSaver(this.db);
     saver.createTables();
@@ -241,6 +244,6 @@ export class SqliteCheckpointDatabase implements CheckpointDatabase {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.db.close();
+    this.file.close();
   }
 }

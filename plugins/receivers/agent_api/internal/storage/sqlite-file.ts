@@ -4,8 +4,10 @@
 // waits for a writer instead of failing at once, and migrations are applied under SQLite's write
 // lock with the applied versions read again once the lock is held.
 
+import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
+import { backgroundCheckpoints } from './wal-checkpoints.ts';
 
 /** How long a statement waits for another connection's write lock before failing with SQLITE_BUSY. */
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
@@ -34,6 +36,8 @@ export interface MigrationOutcome {
 export interface OpenedSqliteFile {
   db: SqliteDatabase;
   migrations: MigrationOutcome;
+  /** Closes `db` (use this rather than `db.close()`: the log's checkpoints stop first). */
+  close(): void;
 }
 
 /**
@@ -52,7 +56,16 @@ export function openSqliteFile(path: string, migrations: readonly SqliteMigratio
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     const outcome = migrateSqlite(db, migrations, path);
-    return { db, migrations: outcome };
+    // A file's log is checkpointed on a worker thread (`wal-checkpoints.ts`); an in-memory database has none.
+    const detach = db.memory ? () => {} : backgroundCheckpoints.attach(db, resolve(path));
+    return {
+      db,
+      migrations: outcome,
+      close: () => {
+        detach();
+        db.close();
+      },
+    };
   } catch (error) {
     db.close();
     throw error;

@@ -135,7 +135,8 @@ function sqliteOps(session: SqliteSession): StorageOps {
  * SQLite's write lock does the same.
  */
 export function openSqliteStorage(path: string): Storage {
-  const { db } = openSqliteFile(path, AGENT_MIGRATIONS);
+  const file = openSqliteFile(path, AGENT_MIGRATIONS);
+  const { db } = file;
   registerSqliteFilterFunctions(db);
   const mutex = new Mutex();
   const sql = new SqliteStatements(db);
@@ -159,7 +160,7 @@ export function openSqliteStorage(path: string): Storage {
     close: async (): Promise<void> => {
       if (closed) return;
       closed = true;
-      await mutex.run(() => db.close());
+      await mutex.run(() => file.close());
     },
   });
 }

@@ -11,7 +11,7 @@ import type {
   PutOperation,
 } from '@langchain/langgraph';
 import { openSqliteFile } from '../sqlite-file.ts';
-import type { SqliteMigration } from '../sqlite-file.ts';
+import type { OpenedSqliteFile, SqliteMigration } from '../sqlite-file.ts';
 import { applyOperation, joinNamespace, matchesStoreFilter, splitNamespace, storeSearch, toItem } from '../store.ts';
 import type { StoreRow } from '../store.ts';
 import { namespaceListing, registerNamespaceFunctions } from './namespaces.ts';
@@ -39,11 +39,13 @@ CREATE TABLE IF NOT EXISTS store_items (
 
 export class SqliteStore extends StoreRepository {
   private readonly db: SqliteDatabase;
+  private readonly file: OpenedSqliteFile;
   private closed = false;
 
   constructor(path: string) {
     super();
-    this.db = openSqliteFile(path, STORE_MIGRATIONS).db;
+    this.file = openSqliteFile(path, STORE_MIGRATIONS);
+    this.db = this.file.db;
     registerNamespaceFunctions(this.db);
     const filterOf = new Map<string, Record<string, unknown>>();
     this.db.function('tp_store_filter', { deterministic: true }, (value: string, filter: string) => {
@@ -131,6 +133,6 @@ export class SqliteStore extends StoreRepository {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.db.close();
+    this.file.close();
   }
 }
