@@ -76,6 +76,9 @@ export { CodedError, ERROR_CODES, TracepipeError, createCodedError } from './err
 
 // Helpers.
 export { counter, gauge, histogram } from './telemetry/metrics.ts';
+// A full garbage collection that gives emptied pages back to the system (the memory limiter's, and
+// the one `tracepipe run` runs once the process is quiet after a load).
+export { fullCollection } from './runtime/idle-collection.ts';
 export type { HttpServerOptions } from './http/server.ts';
 export { ListenError, closeBy, createHttpServer, listen, listenerSchema } from './http/server.ts';
 export { importModule } from './runtime/user_modules.ts';

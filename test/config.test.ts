@@ -16,6 +16,7 @@ function registry(): Registry {
     stubFactory('exporter', 'runs_sink', { consumes: 'runs' }),
     stubFactory('exporter', 'spans_sink', { consumes: 'spans' }),
     stubFactory('exporter', 'any_sink', { consumes: 'any' }),
+    stubFactory('processor', 'pass_through', { consumes: 'any', produces: 'any' }),
   ]);
 }
 
@@ -137,12 +138,12 @@ describe('config: validation errors, all reported with their paths', () => {
     // A mistake in the service's own settings does not hide the components' mistakes.
     assert.deepEqual(errors, [
       'service.telemetry.logs.level: must be one of "trace", "debug", "info", "warn", "error", "fatal", "silent"; did you mean "info"?',
-      'processors.to_rnus: unknown processor type "to_rnus" (known: spans_only, to_runs); did you mean "to_runs"?',
+      'processors.to_rnus: unknown processor type "to_rnus" (known: pass_through, spans_only, to_runs); did you mean "to_runs"?',
     ]);
     // The pipeline names the component right and its key is misspelt: reported once, at the key,
     // never as "to_runs is not defined; did you mean to_rnus?".
     assert.deepEqual(errorsOf(valid.replace('processors: { to_runs: {} }', 'processors: { to_rnus: {} }')), [
-      'processors.to_rnus: unknown processor type "to_rnus" (known: spans_only, to_runs); did you mean "to_runs"?',
+      'processors.to_rnus: unknown processor type "to_rnus" (known: pass_through, spans_only, to_runs); did you mean "to_runs"?',
     ]);
     const graph = errorsOf(
       valid
@@ -151,7 +152,7 @@ describe('config: validation errors, all reported with their paths', () => {
     );
     // Neither "not defined" nor a data-type mismatch after the unknown processor: only the cause.
     assert.deepEqual(graph, [
-      'processors.to_rnus: unknown processor type "to_rnus" (known: spans_only, to_runs); did you mean "to_runs"?',
+      'processors.to_rnus: unknown processor type "to_rnus" (known: pass_through, spans_only, to_runs); did you mean "to_runs"?',
     ]);
     const reference = errorsOf(valid.replace('processors: [to_runs]', 'processors: [to_run]'));
     assert.ok(
@@ -170,6 +171,21 @@ describe('config: validation errors, all reported with their paths', () => {
   it('reports a data-type mismatch between stages', () => {
     const errors = errorsOf(valid.replace('processors: [to_runs], exporters: [runs_sink]', 'exporters: [runs_sink]'));
     assert.deepEqual(errors, [
+      'service.pipelines.traces.exporters: "runs_sink" consumes runs but its receivers produce spans',
+      'processors.to_runs: defined but not used in any pipeline',
+    ]);
+  });
+
+  it('lets an `any` processor pass on either data type, checking the stages around it', () => {
+    const passing = valid
+      .replace('processors: { to_runs: {} }', 'processors: { to_runs: {}, pass_through: {}, pass_through/runs: {} }')
+      .replace('processors: [to_runs]', 'processors: [pass_through, to_runs, pass_through/runs]');
+    assert.deepEqual(errorsOf(passing), []);
+    // What flows past it is still what reaches it: runs_sink after it still gets spans.
+    const mismatched = valid
+      .replace('processors: { to_runs: {} }', 'processors: { to_runs: {}, pass_through: {} }')
+      .replace('processors: [to_runs]', 'processors: [pass_through]');
+    assert.deepEqual(errorsOf(mismatched), [
       'service.pipelines.traces.exporters: "runs_sink" consumes runs but its receivers produce spans',
       'processors.to_runs: defined but not used in any pipeline',
     ]);

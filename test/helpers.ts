@@ -19,7 +19,7 @@ const anySchema = { type: 'object', additionalProperties: false, properties: { p
 export function stubFactory(
   kind: Factory['kind'],
   type: string,
-  io: { consumes?: 'spans' | 'runs' | 'any'; produces?: 'spans' | 'runs'; listens?: boolean } = {},
+  io: { consumes?: 'spans' | 'runs' | 'any'; produces?: 'spans' | 'runs' | 'any'; listens?: boolean } = {},
 ): Factory {
   const lifecycle = { start: async () => {}, shutdown: async () => {}, mutatesData: false, consume: async () => {} };
   const base = {

@@ -38,6 +38,7 @@ describe('registry', () => {
       [{ ...stubFactory('exporter', 'ok'), create: 1 }, /create must be a function/],
       [{ ...stubFactory('processor', 'ok'), consumes: 'logs' }, /consumes must be one of spans, runs/],
       [{ ...stubFactory('receiver', 'ok'), produces: 'any' }, /produces must be one of/],
+      [{ ...stubFactory('processor', 'ok'), consumes: 'any' }, /consumes and produces are both 'any' or neither/],
       [{ ...stubFactory('exporter', 'ok'), kind: 'connector' }, /kind must be one of/],
     ];
     for (const [factory, reason] of cases) {

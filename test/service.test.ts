@@ -82,6 +82,42 @@ describe('service lifecycle', () => {
     );
   });
 
+  it('labels a processor of `any` type with the data type its pipeline carries there', async () => {
+    const passThrough: Factory = {
+      kind: 'processor',
+      type: 'pass_through',
+      stability: 'stable',
+      description: 'passes on whatever its pipeline carries',
+      consumes: 'any',
+      produces: 'any',
+      configSchema: { type: 'object', additionalProperties: false, properties: {} },
+      create: (_settings, _config, next) => ({
+        mutatesData: false,
+        start: async () => {},
+        shutdown: async () => {},
+        consume: (data, context) => next.consume(data, context),
+      }),
+    };
+    const config = load(
+      pipeline
+        .replace('processors: { journal_hold', 'processors: { pass_through: {}, journal_hold')
+        .replace('processors: [journal_hold]', 'processors: [pass_through, journal_hold]'),
+      [...journalFactories, passThrough],
+    );
+    const metrics = createMetricsRegistry({ processMetrics: false });
+    const service = new Service(config, { logger: silentLogger(), metrics });
+    await service.start();
+    await service.shutdown();
+    const text = await metrics.metrics();
+    for (const direction of ['received', 'sent'])
+      assert.match(
+        text,
+        new RegExp(
+          `tracepipe_component_items_${direction}_total\\{component_id="pass_through",component_kind="processor",data_type="spans"\\} 2`,
+        ),
+      );
+  });
+
   it('stops what had started when a component fails to start, and reports which one', async () => {
     const config = load(pipeline.replace('spans: 2 }', 'spans: 2, fail_start: true }'));
     const service = new Service(config, {

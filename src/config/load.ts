@@ -264,6 +264,8 @@ function checkGraph(
         current = undefined;
         continue;
       }
+      // It passes on what reaches it: the type flowing past it stays.
+      if (processor.factory.consumes === 'any' || processor.factory.produces === 'any') continue;
       if (current && processor.factory.consumes !== current) {
         errors.push(
           `${base}.processors: "${processor.id}" consumes ${processor.factory.consumes} but ${currentFrom} produce ${current}`,

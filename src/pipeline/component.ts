@@ -193,8 +193,13 @@ export interface ProcessorFactory<
   I extends DataType = DataType,
   O extends DataType = DataType,
 > extends FactoryBase<'processor', C> {
-  readonly consumes: I;
-  readonly produces: O;
+  /**
+   * `any` on both sides: a processor that passes on whatever its pipeline carries, unchanged in
+   * type (the `memory_limiter`, which only decides whether to take a batch at all). Its data type
+   * in each pipeline is the one that reaches it there.
+   */
+  readonly consumes: I | 'any';
+  readonly produces: O | 'any';
   create(settings: ComponentSettings, config: C, next: Consumer<O>): Processor<I>;
 }
 

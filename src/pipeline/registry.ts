@@ -61,12 +61,17 @@ export function describeInvalidFactory(value: unknown): string | undefined {
   }
   if (typeof factory.create !== 'function') return 'create must be a function';
   if (factory.kind === 'extension') return undefined; // outside the pipelines: no data types
-  if (factory.kind !== 'exporter' && !DATA_TYPES.includes(factory.produces as never)) {
-    return `produces must be one of ${DATA_TYPES.join(', ')}`;
+  const producible: readonly string[] = factory.kind === 'processor' ? [...DATA_TYPES, 'any'] : DATA_TYPES;
+  if (factory.kind !== 'exporter' && !producible.includes(factory.produces as string)) {
+    return `produces must be one of ${producible.join(', ')}`;
   }
-  const consumable: readonly string[] = factory.kind === 'exporter' ? [...DATA_TYPES, 'any'] : DATA_TYPES;
+  const consumable: readonly string[] = factory.kind === 'receiver' ? DATA_TYPES : [...DATA_TYPES, 'any'];
   if (factory.kind !== 'receiver' && !consumable.includes(factory.consumes as string)) {
     return `consumes must be one of ${consumable.join(', ')}`;
+  }
+  // A processor passes its pipeline's type through, or turns one type into another: not half of each.
+  if (factory.kind === 'processor' && (factory.consumes === 'any') !== (factory.produces === 'any')) {
+    return "a processor's consumes and produces are both 'any' or neither";
   }
   return undefined;
 }

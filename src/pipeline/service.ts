@@ -16,6 +16,7 @@ import type { Registry as MetricsRegistry } from 'prom-client';
 import { resolve } from 'node:path';
 import { TracepipeError } from '../errors.ts';
 import type { ServiceConfig } from '../config/load.ts';
+import type { PipelineConfig } from '../config/schema.ts';
 import type { ComponentCounters } from '../telemetry/metrics.ts';
 import { componentTelemetry } from '../telemetry/component.ts';
 import { componentCounters } from '../telemetry/metrics.ts';
@@ -31,6 +32,7 @@ import type {
   Processor,
   Receiver,
 } from './component.ts';
+import type { DataType } from './data.ts';
 import { errorMessage } from './errors.ts';
 import { fanout, observeConsumer } from './consumers.ts';
 
@@ -140,10 +142,13 @@ export class Service {
     for (const [name, pipeline] of Object.entries(config.pipelines)) {
       let next: Consumer = fanout(pipeline.exporters.map((id) => exporterInputs.get(id)!));
       let mutates = false;
-      for (const id of [...pipeline.processors].reverse()) {
+      const inputTypes = processorInputTypes(config, pipeline);
+      for (const [index, id] of [...pipeline.processors.entries()].reverse()) {
         const entry = config.processors.get(id)!;
         if (entry.factory.kind !== 'processor') continue;
-        const { consumes, produces } = entry.factory;
+        // A processor of `any` type carries, in this pipeline, what reaches it.
+        const consumes = entry.factory.consumes === 'any' ? inputTypes[index]! : entry.factory.consumes;
+        const produces = entry.factory.produces === 'any' ? consumes : entry.factory.produces;
         // A processor's output says whether anything downstream writes to what it passes on (a
         // later processor may write to the very objects an earlier one passed through): the batch
         // processor, for one, leaves each run's JSON text on it only when nothing will change it.
@@ -283,4 +288,19 @@ export class Service {
     for (const { labels, value } of values) if (LOSS_REASONS.has(String(labels.reason))) lost += value;
     return lost;
   }
+}
+
+/**
+ * The data type reaching each processor of a pipeline (the validated config guarantees the chain
+ * agrees): what its receivers produce, then what each typed processor turns it into.
+ */
+function processorInputTypes(config: ServiceConfig, pipeline: PipelineConfig): DataType[] {
+  const receiver = config.receivers.get(pipeline.receivers[0]!)?.factory;
+  let type: DataType = receiver?.kind === 'receiver' ? receiver.produces : 'spans';
+  return pipeline.processors.map((id) => {
+    const input = type;
+    const factory = config.processors.get(id)?.factory;
+    if (factory?.kind === 'processor' && factory.produces !== 'any') type = factory.produces;
+    return input;
+  });
 }

@@ -85,20 +85,23 @@ const MAX_COMPACTION_ROUNDS = 8;
 const ROUND_GAIN_BYTES = 256 * 1024;
 
 /**
- * A full, compacting collection, or undefined where it cannot be had. Node has no API for one;
+ * A full, compacting collection, or undefined where it cannot be had. `maxRounds` bounds the
+ * rounds: the idle collection repeats them until one gives nothing back; a caller under load (the
+ * memory limiter) runs one, since each round is a full collection that stops the event loop and a
+ * load keeps making garbage for the next round to find. Node has no API for one;
  * `--expose-gc` set at run time gives later contexts a `gc` function (the main context keeps its
  * globals), and a new context is made only to fetch it. V8 reads `--optimize-for-size` as each
  * collection picks the pages to compact: it is on for these collections only, so the collections
  * V8 runs on its own keep their usual (cheaper) heuristics.
  */
-export function fullCollection(): (() => void) | undefined {
+export function fullCollection(maxRounds = MAX_COMPACTION_ROUNDS): (() => void) | undefined {
   try {
     setFlagsFromString('--expose-gc');
     const gc: unknown = runInNewContext('gc');
     if (typeof gc !== 'function') return undefined;
     return () => {
       let committed = getHeapStatistics().total_heap_size;
-      for (let round = 0; round < MAX_COMPACTION_ROUNDS; round++) {
+      for (let round = 0; round < maxRounds; round++) {
         setFlagsFromString('--optimize-for-size');
         try {
           (gc as () => void)();
