@@ -34,6 +34,11 @@ export const components: Catalog = [
   },
   {
     kind: 'processor',
+    type: 'memory_limiter',
+    load: async () => (await import('../plugins/processors/memory_limiter/index.ts')).memoryLimiterProcessorFactory,
+  },
+  {
+    kind: 'processor',
     type: 'batch',
     load: async () => (await import('../plugins/processors/batch/index.ts')).batchProcessorFactory,
   },

@@ -17,13 +17,15 @@
 //       [--clients 8] [--duration 10 | --spans N] [--rate N] [--idle 60] [--level 3]
 //       [--journal on|off] [--memory-limit bytes] [--node-flags "..."] [--profile <dir>] [--heap-profile <dir>]
 //       [--allocator image|glibc-default] [--remembered-ttl-ms N] [--remembered-bytes N] [--root DIR]
-//       [--block-on-overflow true|false]
+//       [--block-on-overflow true|false] [--memory-limiter off|<limit_mib>[/<spike_limit_mib>]]
 //
 // `--allocator image` (the default) starts the proxy with the container image's allocator settings
 // (the Dockerfile's MALLOC_* variables); `glibc-default` without them. `--root DIR` runs the proxy of
 // another checkout (built, e.g. a `git worktree` of an earlier commit) with this benchmark's load,
 // stub and settings, for a before/after on one machine. `--block-on-overflow` sets the backend
 // exporter's `sending_queue.block_on_overflow` (configs/proxy.yaml: true; false before 2026-11-27).
+// `--memory-limiter 256` puts a `memory_limiter` processor with `limit_mib: 256` (and
+// `spike_limit_mib` after a slash) first in the pipeline; `off` (the default) leaves it out.
 //
 // `--payload all` (or a comma-separated list of workload.ts's shapes) runs the benchmark once per
 // shape, each with a proxy of its own, and ends with a table of the shapes' CPU per span.
@@ -73,6 +75,8 @@ const { values } = parseArgs({
     /** Run the proxy of this checkout instead of this one's (built; its config must take the settings above). */
     root: { type: 'string' },
     'block-on-overflow': { type: 'string', default: 'true' },
+    /** `off`, or the memory_limiter's limit_mib (and spike_limit_mib after a slash). */
+    'memory-limiter': { type: 'string', default: 'off' },
   },
 });
 const payloads = payloadsOf(values.payload);
@@ -93,12 +97,21 @@ const genaiConfig = rememberedTtl === undefined ? '{}' : `{ root_cache_ttl_ms: $
 const blockOnOverflow = values['block-on-overflow'];
 if (blockOnOverflow !== 'true' && blockOnOverflow !== 'false')
   throw new Error(`--block-on-overflow: true or false, not ${blockOnOverflow}`);
+const memoryLimiter = memoryLimiterConfig(values['memory-limiter']);
 const batchConfig = `{ ${[
   rememberedTtl === undefined ? '' : `dotted_order_ttl_ms: ${rememberedTtl}`,
   values['remembered-bytes'] === undefined ? '' : `max_remembered_bytes: ${values['remembered-bytes']}`,
 ]
   .filter((setting) => setting !== '')
   .join(', ')} }`;
+
+/** The memory_limiter's config for `--memory-limiter`, or undefined for `off`. */
+function memoryLimiterConfig(option: string): string | undefined {
+  if (option === 'off') return undefined;
+  const match = /^(\d+)(?:\/(\d+))?$/.exec(option);
+  if (!match) throw new Error(`--memory-limiter: off or <limit_mib>[/<spike_limit_mib>], not ${option}`);
+  return `{ limit_mib: ${match[1]}${match[2] === undefined ? '' : `, spike_limit_mib: ${match[2]}`} }`;
+}
 
 interface ProcStat {
   cpuSeconds: number;
@@ -229,6 +242,7 @@ async function startProxy(endpoint: string, dir: string) {
       'receivers:',
       `  otlp: { host: 127.0.0.1, port: 0, api_key: bench-key, metrics: { enabled: false }, journal: { enabled: ${journal}, directory: ./journal }${memoryLimit} }`,
       'processors:',
+      ...(memoryLimiter === undefined ? [] : [`  memory_limiter: ${memoryLimiter}`]),
       `  genai: ${genaiConfig}`,
       `  batch: ${batchConfig}`,
       'exporters:',
@@ -240,7 +254,7 @@ async function startProxy(endpoint: string, dir: string) {
       'service:',
       '  telemetry: { logs: { level: info, format: json }, metrics: { process_metrics: false } }',
       '  pipelines:',
-      '    traces: { receivers: [otlp], processors: [genai, batch], exporters: [backend] }',
+      `    traces: { receivers: [otlp], processors: [${memoryLimiter === undefined ? '' : 'memory_limiter, '}genai, batch], exporters: [backend] }`,
       '',
     ].join('\n'),
   );
@@ -257,10 +271,11 @@ async function startProxy(endpoint: string, dir: string) {
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       if (!line.startsWith('{')) return void console.error(line); // V8's own output (--trace-gc)
-      const entry = JSON.parse(line) as { level?: number; msg?: string; address?: string };
+      const entry = JSON.parse(line) as { level?: number; msg?: string; address?: string; component?: { id?: string } };
       if (entry.msg === 'Receiving OTLP traces.') resolve(Number(entry.address!.split(':').pop()));
-      // The proxy's warnings and errors (held batches, refusals, losses) explain the figures.
-      if ((entry.level ?? 0) >= WARN_LEVEL) console.error(line);
+      // The proxy's warnings and errors (held batches, refusals, losses) explain the figures, and
+      // so do the memory limiter's lines (when it started and stopped refusing).
+      if ((entry.level ?? 0) >= WARN_LEVEL || entry.component?.id === 'memory_limiter') console.error(line);
     });
     child.once('exit', () => reject(new Error('the proxy exited')));
   });
@@ -466,6 +481,7 @@ async function measure(payload: Payload) {
     proxy_root: values.root ?? 'this checkout',
     remembered: { ttl_ms: rememberedTtl ?? 'default', bytes: values['remembered-bytes'] ?? 'default' },
     block_on_overflow: blockOnOverflow === 'true',
+    memory_limiter: memoryLimiter ?? 'off',
     load_seconds: round(loadSeconds),
     offered_spans: load.offered,
     accepted_spans: load.accepted,
