@@ -324,7 +324,16 @@ export class GraphRunner {
           checkpointer: checkpoints.saver,
           store: this.options.store,
         });
-        const snapshot = await graph.getState({ configurable: { thread_id: run.thread_id, checkpoint_ns: '' } });
+        // After a graph that ran to its end or failed, every checkpoint write it made has been
+        // stored (LangGraph awaits them before its stream ends), so the checkpoint tuple the run
+        // last wrote can stand for the thread's (`stateAfterRun`); a stopped run's graph may still
+        // be writing in the background, so its thread is read.
+        const ranToItsEnd = status === 'success' || status === 'error';
+        // Taken either way, so that nothing stays kept for the run.
+        const lent = checkpoints.stateAfterRun?.(run.thread_id, run.run_id);
+        const snapshot = await graph.getState(
+          ranToItsEnd && lent ? lent : { configurable: { thread_id: run.thread_id, checkpoint_ns: '' } },
+        );
         values = (toWire(snapshot.values) as JsonObject) ?? null;
         interrupts = interruptsOf(snapshot);
         interrupted = status === 'success' && snapshot.next.length > 0;

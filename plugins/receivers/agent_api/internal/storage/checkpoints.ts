@@ -10,7 +10,8 @@ import type { BaseCheckpointSaver, Checkpoint, CheckpointMetadata } from '@langc
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { openSqliteFile } from './sqlite-file.ts';
 import type { OpenedSqliteFile } from './sqlite-file.ts';
-import { RunWriteFence } from './write-fence.ts';
+import { RunWriteFence, runOfWrite } from './write-fence.ts';
+import { WrittenCheckpoints } from './written-checkpoints.ts';
 
 /** The checkpointer and the thread-level operations on its tables. */
 export interface CheckpointDatabase {
@@ -34,6 +35,13 @@ export interface CheckpointDatabase {
   patchLatestMetadata(threadId: string, metadata: Record<string, unknown>): Promise<boolean>;
   /** Deletes every checkpoint of every thread (`/internal/truncate`). */
   truncate(): Promise<void>;
+  /**
+   * The config for `graph.getState()` of the thread after the run `runId` ended there: one that
+   * hands LangGraph the checkpoint tuple the run last wrote, when this process kept it
+   * (`written-checkpoints.ts`), so that it is not read back and deserialised again; otherwise the
+   * thread's address, read as usual. Absent where the checkpoints are not only this process's.
+   */
+  stateAfterRun?(threadId: string, runId: string): RunnableConfig;
   /** Idempotent. */
   close(): Promise<void>;
   /**
@@ -44,6 +52,9 @@ export interface CheckpointDatabase {
    */
   onChange?(listener: (threadId: string | undefined) => void): void;
 }
+
+/** Where LangGraph looks for a checkpointer a config lends a graph (its `CONFIG_KEY_CHECKPOINTER`). */
+export const LENT_CHECKPOINTER = '__pregel_checkpointer';
 
 /** Configurable keys that address a checkpoint rather than describe the run. */
 const ADDRESS_KEYS = new Set(['checkpoint_id', 'checkpoint_ns', 'checkpoint_map', 'thread_ts']);
@@ -84,6 +95,8 @@ class ServerCheckpointSaver extends SqliteSaver {
   /** Told after each write, with the thread written. */
   changed: (threadId: string | undefined) => void = () => {};
   readonly fence = new RunWriteFence();
+  /** What each run last wrote at its thread's root, until its state is read (`stateAfterRun`). */
+  readonly written = new WrittenCheckpoints();
 
   override async put(
     config: RunnableConfig,
@@ -93,7 +106,20 @@ class ServerCheckpointSaver extends SqliteSaver {
     try {
       return await this.fence.guard(
         config,
-        () => super.put(config, checkpoint, serverCheckpointMetadata(config, metadata)),
+        async () => {
+          const stored = serverCheckpointMetadata(config, metadata);
+          const address = await super.put(config, checkpoint, stored);
+          const { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: parentId } = config.configurable ?? {};
+          if ((namespace ?? '') === '')
+            this.written.put(
+              threadId as string,
+              runOfWrite(config),
+              checkpoint,
+              stored,
+              parentId as string | undefined,
+            );
+          return address;
+        },
         checkpointAddress(config, checkpoint),
       );
     } finally {
@@ -107,7 +133,20 @@ class ServerCheckpointSaver extends SqliteSaver {
     taskId: string,
   ): Promise<void> {
     try {
-      await this.fence.guard(config, () => super.putWrites(config, writes, taskId), undefined);
+      await this.fence.guard(
+        config,
+        async () => {
+          await super.putWrites(config, writes, taskId);
+          const {
+            thread_id: threadId,
+            checkpoint_ns: namespace,
+            checkpoint_id: checkpointId,
+          } = config.configurable ?? {};
+          if ((namespace ?? '') === '')
+            this.written.putWrites(threadId as string, runOfWrite(config), checkpointId as string, writes, taskId);
+        },
+        undefined,
+      );
     } finally {
       this.changed(config.configurable?.thread_id as string | undefined);
     }
@@ -115,6 +154,7 @@ class ServerCheckpointSaver extends SqliteSaver {
 
   override async deleteThread(threadId: string): Promise<void> {
     try {
+      this.written.forget(threadId);
       await super.deleteThread(threadId);
     } finally {
       this.changed(threadId);
@@ -196,11 +236,13 @@ export class SqliteCheckpointDatabase implements CheckpointDatabase {
         )
         .run(to, from);
     })();
+    this.saver.written.forget(to);
     this.changed(to);
   }
 
   async deleteRunCheckpoints(threadId: string, runId: string): Promise<number> {
     await this.saver.fence.close(runId);
+    this.saver.written.forget(threadId);
     const deleted = this.db.transaction(() => {
       const ids = this.db
         .prepare(
@@ -224,6 +266,7 @@ export class SqliteCheckpointDatabase implements CheckpointDatabase {
   async patchLatestMetadata(threadId: string, metadata: Record<string, unknown>): Promise<boolean> {
     const tuple = await this.saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: '' } });
     if (!tuple) return false;
+    this.saver.written.forget(threadId);
     // `put` records the config's checkpoint id as the parent, so it gets the parent's config.
     const parentId = tuple.parentConfig?.configurable?.checkpoint_id;
     await SqliteSaver.prototype.put.call(
@@ -236,8 +279,30 @@ export class SqliteCheckpointDatabase implements CheckpointDatabase {
     return true;
   }
 
+  stateAfterRun(threadId: string, runId: string): RunnableConfig {
+    const address = { thread_id: threadId, checkpoint_ns: '' };
+    const tuple = this.saver.written.take(runId, threadId);
+    if (!tuple) return { configurable: address };
+    // LangGraph's `getState` reads the tuple from the checkpointer its config lends
+    // (`__pregel_checkpointer`) before the graph's own: this one answers the thread's latest with
+    // the tuple and is the saver for everything else (a test checks that `getState` asks it).
+    const saver = this.saver;
+    const lent = Object.create(saver, {
+      getTuple: {
+        value: (config: RunnableConfig) => {
+          const { thread_id, checkpoint_ns, checkpoint_id } = config.configurable ?? {};
+          return thread_id === threadId && (checkpoint_ns ?? '') === '' && checkpoint_id === undefined
+            ? Promise.resolve(tuple)
+            : saver.getTuple(config);
+        },
+      },
+    }) as ServerCheckpointSaver;
+    return { configurable: { ...address, [LENT_CHECKPOINTER]: lent } };
+  }
+
   async truncate(): Promise<void> {
     this.db.exec('DELETE FROM writes; DELETE FROM checkpoints;');
+    this.saver.written.forgetAll();
     this.changed(undefined);
   }
 
