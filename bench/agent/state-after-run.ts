@@ -40,7 +40,7 @@ type Way = 'read' | 'tuple';
 interface Bound {
   checkpointer?: unknown;
   stream(input: unknown, options: Record<string, unknown>): Promise<AsyncIterable<unknown>>;
-  getState(config: Record<string, unknown>): Promise<{ values: unknown }>;
+  getState(config: object): Promise<{ values: unknown }>;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'state-after-run-'));

@@ -31,7 +31,7 @@ interface Bindable {
 interface Bound {
   checkpointer?: unknown;
   stream(input: unknown, options: Record<string, unknown>): Promise<AsyncIterable<unknown>>;
-  getState(config: Record<string, unknown>): Promise<unknown>;
+  getState(config: object): Promise<unknown>;
   updateState(config: Record<string, unknown>, values: unknown, asNode?: string): Promise<unknown>;
 }
 
