@@ -30,8 +30,9 @@ import type { CheckOutcome, MemoryReading, MemorySource } from './internal/polic
 /**
  * This process: RSS from the kernel, the heap from V8, and one round of the idle collection's
  * compacting full collection. One: each round stops the event loop for a full collection of the
- * heap, and under the load that brought the limiter on, the idle collection's repeated rounds
- * (until one gives nothing back) went on while requests waited.
+ * heap, and the load that brought the limiter on keeps making garbage for the next round to find,
+ * so the idle collection's rounds (repeated until one gives nothing back) would go on while
+ * requests wait.
  */
 export function processMemory(): MemorySource {
   // Undefined only where V8's flags cannot be set at run time; refusing still bounds the intake.
@@ -58,14 +59,15 @@ class MemoryWatch {
   private refusedSince = 0;
   private lastCollectionMs = 0;
   private readonly metrics;
+  private readonly logger: Logger;
 
   constructor(
     settings: ComponentSettings,
     private readonly config: MemoryLimiterConfig,
     memory: MemorySource,
     readonly available: AvailableMemory,
-    private readonly logger: Logger = settings.telemetry.logger,
   ) {
+    this.logger = settings.telemetry.logger;
     const limits = memoryLimits(config, available.bytes);
     // Each collection is timed: it stops the event loop, and its length goes to the debug log.
     const timed: MemorySource = {
