@@ -6,12 +6,14 @@
 
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import type { RunnableConfig } from '@langchain/core/runnables';
+import { copyCheckpoint } from '@langchain/langgraph';
 import type { BaseCheckpointSaver, Checkpoint, CheckpointMetadata } from '@langchain/langgraph';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { openSqliteFile } from './sqlite-file.ts';
 import type { OpenedSqliteFile } from './sqlite-file.ts';
 import { RunWriteFence, runOfWrite } from './write-fence.ts';
-import { WrittenCheckpoints } from './written-checkpoints.ts';
+import { CommitBatch } from './commit-batch.ts';
+import { SPECIAL_WRITE_INDEX, WrittenCheckpoints } from './written-checkpoints.ts';
 
 /** The checkpointer and the thread-level operations on its tables. */
 export interface CheckpointDatabase {
@@ -97,6 +99,13 @@ class ServerCheckpointSaver extends SqliteSaver {
   readonly fence = new RunWriteFence();
   /** What each run last wrote at its thread's root, until its state is read (`stateAfterRun`). */
   readonly written = new WrittenCheckpoints();
+  /** Checkpoints and writes waiting for their shared commit. */
+  private readonly batch: CommitBatch;
+
+  constructor(db: SqliteDatabase) {
+    super(db);
+    this.batch = new CommitBatch(db);
+  }
 
   override async put(
     config: RunnableConfig,
@@ -108,7 +117,7 @@ class ServerCheckpointSaver extends SqliteSaver {
         config,
         async () => {
           const stored = serverCheckpointMetadata(config, metadata);
-          const address = await super.put(config, checkpoint, stored);
+          const address = await this.storeCheckpoint(config, checkpoint, stored);
           const { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: parentId } = config.configurable ?? {};
           if ((namespace ?? '') === '')
             this.written.put(
@@ -136,7 +145,7 @@ class ServerCheckpointSaver extends SqliteSaver {
       await this.fence.guard(
         config,
         async () => {
-          await super.putWrites(config, writes, taskId);
+          await this.storeWrites(config, writes, taskId);
           const {
             thread_id: threadId,
             checkpoint_ns: namespace,
@@ -165,7 +174,73 @@ class ServerCheckpointSaver extends SqliteSaver {
   createTables(): void {
     this.setup();
   }
+
+  /**
+   * `SqliteSaver.put`, its insert committed with the other checkpoint writes of the moment
+   * (`commit-batch.ts`); a test compares the rows with the library's.
+   */
+  private async storeCheckpoint(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+  ): Promise<RunnableConfig> {
+    this.setup();
+    if (!config.configurable) throw new Error('Empty configuration supplied.');
+    const threadId = config.configurable.thread_id as string | undefined;
+    const namespace = (config.configurable.checkpoint_ns as string | undefined) ?? '';
+    const parentId = config.configurable.checkpoint_id as string | undefined;
+    if (!threadId) throw new Error('Missing "thread_id" field in passed "config.configurable".');
+    const [[type, serializedCheckpoint], [metadataType, serializedMetadata]] = await Promise.all([
+      this.serde.dumpsTyped(copyCheckpoint(checkpoint)),
+      this.serde.dumpsTyped(metadata),
+    ]);
+    if (type !== metadataType) throw new Error('Failed to serialized checkpoint and metadata to the same type.');
+    await this.batch.commit(() => {
+      this.db
+        .prepare(INSERT_CHECKPOINT)
+        .run(threadId, namespace, checkpoint.id, parentId, type, serializedCheckpoint, serializedMetadata);
+    });
+    return { configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpoint.id } };
+  }
+
+  /** `SqliteSaver.putWrites`, committed with the other checkpoint writes of the moment. */
+  private async storeWrites(
+    config: RunnableConfig,
+    writes: Parameters<SqliteSaver['putWrites']>[1],
+    taskId: string,
+  ): Promise<void> {
+    this.setup();
+    if (!config.configurable) throw new Error('Empty configuration supplied.');
+    const { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpointId } = config.configurable;
+    if (!threadId) throw new Error('Missing thread_id field in config.configurable.');
+    if (!checkpointId) throw new Error('Missing checkpoint_id field in config.configurable.');
+    // A call whose writes are all on special channels replaces them; otherwise a repeated write keeps the first.
+    const replace = writes.every(([channel]) => channel in SPECIAL_WRITE_INDEX);
+    const rows = await Promise.all(
+      writes.map(async ([channel, value], index) => {
+        const [type, serialized] = await this.serde.dumpsTyped(value);
+        const idx = SPECIAL_WRITE_INDEX[channel] ?? index;
+        return [threadId, namespace, checkpointId, taskId, idx, channel, type, serialized];
+      }),
+    );
+    await this.batch.commit(() => {
+      const insert = this.db.prepare(replace ? REPLACE_WRITE : INSERT_WRITE);
+      for (const row of rows) insert.run(...row);
+    });
+  }
+
+  /** Commits the writes still queued (before the connection closes). */
+  flush(): void {
+    this.batch.flush();
+  }
 }
+
+/** The statements of `SqliteSaver.put` and `putWrites`. */
+const INSERT_CHECKPOINT = `INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)`;
+const WRITE_COLUMNS =
+  'INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
+const REPLACE_WRITE = `INSERT OR REPLACE ${WRITE_COLUMNS}`;
+const INSERT_WRITE = `INSERT OR IGNORE ${WRITE_COLUMNS}`;
 
 /** Statements kept per connection; the checkpointer's SQL is a handful of fixed strings plus `list` filters. */
 const MAX_CACHED_STATEMENTS = 256;
@@ -309,6 +384,7 @@ export class SqliteCheckpointDatabase implements CheckpointDatabase {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.saver.flush();
     this.file.close();
   }
 }
