@@ -83,7 +83,7 @@ service:
     assert.equal(
       result.stderr,
       'tracepipe: invalid configuration [TP_ERR_CONFIG_INVALID]:\n' +
-        '  processors.genia: unknown processor type "genia" (known: batch, genai); did you mean "genai"?\n' +
+        '  processors.genia: unknown processor type "genia" (known: batch, genai, memory_limiter); did you mean "genai"?\n' +
         '  processors.batch.flush_intervl_ms: unknown key; did you mean "flush_interval_ms"?\n' +
         '  exporters.debug.verbosity: must be one of "basic", "detailed"; did you mean "detailed"?\n',
     );

@@ -35,7 +35,7 @@ function pass() {
   if (files.size > 0) timer = setTimeout(pass, delay);
 }
 
-parentPort?.on('message', (/** @type {{attach: string} | {detach: string}} */ message) => {
+parentPort?.on('message', (/** @type {{attach: string} | {detach: string, closed: Int32Array}} */ message) => {
   if ('attach' in message) {
     if (!files.has(message.attach)) {
       try {
@@ -47,8 +47,14 @@ parentPort?.on('message', (/** @type {{attach: string} | {detach: string}} */ me
     delay = activeMs;
     if (timer === undefined) timer = setTimeout(pass, delay);
   } else {
-    files.get(message.detach)?.db.close();
-    files.delete(message.detach);
+    try {
+      files.get(message.detach)?.db.close();
+    } finally {
+      files.delete(message.detach);
+      // The server's connection, waiting for this, closes next.
+      Atomics.store(message.closed, 0, 1);
+      Atomics.notify(message.closed, 0);
+    }
     // The last file gone: nothing keeps the worker's loop alive any more, so the worker ends.
     if (files.size === 0) {
       clearTimeout(timer);

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { rmSync, statSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
@@ -18,7 +18,7 @@ describe('WAL checkpoints on a worker thread', () => {
   const dir = tempDir('agent-api-wal-');
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("copies a file's log back into the file while the server's connection leaves it to the worker", async () => {
+  it("copies a file's log back into the file while the server's connection leaves it to the worker, and closes before it", async () => {
     const path = join(dir, 'written.sqlite');
     const file = openSqliteFile(path);
     try {
@@ -33,6 +33,10 @@ describe('WAL checkpoints on a worker thread', () => {
     } finally {
       file.close();
     }
+    // The worker's connection closed first, so the server's was the last: as SQLite's last
+    // connection does, it copied the log back and removed -wal and -shm (a stopped server's files
+    // are settled, not closed later by the worker or at exit as after a crash).
+    assert.deepEqual([existsSync(`${path}-wal`), existsSync(`${path}-shm`)], [false, false]);
   });
 
   it('runs while a file is attached, ends when the last closes, and starts again for the next', async () => {

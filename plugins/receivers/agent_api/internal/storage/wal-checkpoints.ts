@@ -24,6 +24,12 @@ export const BACKSTOP_PAGES = 10_000;
 const ACTIVE_INTERVAL_MS = 100;
 const IDLE_INTERVAL_MS = 1600;
 
+/**
+ * How long closing a file waits for the worker to close its connection first: a pass in progress
+ * (a passive checkpoint) or a worker still starting. Past it the file closes anyway, as before.
+ */
+const DETACH_WAIT_MS = 2000;
+
 /** The process's checkpoint worker and the files attached to it, each with its number of connections. */
 class BackgroundCheckpoints {
   private worker: Worker | undefined;
@@ -48,10 +54,17 @@ class BackgroundCheckpoints {
         return;
       }
       this.attached.delete(path);
-      this.worker?.postMessage({ detach: path });
+      const worker = this.worker;
       // It closes its connection to that file, and when it was the last it ends by itself; a later
       // attach starts another.
       if (this.attached.size === 0) this.worker = undefined;
+      if (!worker) return;
+      // Waited for, so that the server's connection, closed next, is the file's last: SQLite then
+      // checkpoints the log and removes the -wal and -shm files, and a stopped server leaves its
+      // files settled rather than closed later by the worker, or at exit as after a crash.
+      const closed = new Int32Array(new SharedArrayBuffer(4));
+      worker.postMessage({ detach: path, closed });
+      Atomics.wait(closed, 0, 0, DETACH_WAIT_MS);
     };
   }
 
