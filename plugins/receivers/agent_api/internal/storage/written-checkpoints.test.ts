@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { HumanMessage } from '@langchain/core/messages';
 import { Command, END, START, StateGraph, StateSchema } from '@langchain/langgraph';
 import { WRITES_IDX_MAP } from '@langchain/langgraph-checkpoint';
 import { z } from 'zod';
@@ -193,5 +194,13 @@ describe('the state after a run from the checkpoint it wrote', () => {
     assert.equal(isPlain({ n: Number.NaN }), false);
     assert.equal(isPlain({ n: 1n }), false);
     assert.equal(isPlain({ lc: 1, type: 'constructor', id: ['x'], kwargs: {} }), false);
+    assert.equal(isPlain([new HumanMessage({ content: 'hi', id: 'm1' })]), true);
+    // Fields as they are now, not as constructed; an id set on the message alone does not serialise.
+    const replaced = new HumanMessage({ content: 'hi' });
+    (replaced as unknown as { content: unknown }).content = [{ type: 'text', text: 'hi', at: new Date(0) }];
+    assert.equal(isPlain(replaced), false);
+    const idOnObject = new HumanMessage({ content: 'hi' });
+    idOnObject.id = 'set later';
+    assert.equal(isPlain(idOnObject), false);
   });
 });

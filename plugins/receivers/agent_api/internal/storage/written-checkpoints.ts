@@ -181,12 +181,25 @@ export function isPlain(value: unknown, depth = 0): boolean {
   }
   if (depth > MAX_DEPTH) return false;
   if (Array.isArray(value)) return value.every((item) => isPlain(item, depth + 1));
-  if (isBaseMessage(value)) return isPlain(value.lc_kwargs, depth + 1);
+  if (isBaseMessage(value)) return isPlainMessage(value as unknown as Record<string, unknown>, depth);
   const prototype = Object.getPrototypeOf(value) as unknown;
   if (prototype !== Object.prototype && prototype !== null) return false;
   // The shape LangChain's serialisation gives objects it revives (`{lc, type, id, kwargs}`): read back,
   // such a plain object would come back as something else.
   if ('lc' in value && 'type' in value) return false;
   for (const key in value) if (!isPlain((value as Record<string, unknown>)[key], depth + 1)) return false;
+  return true;
+}
+
+/**
+ * A message serialises as its constructor arguments' keys with the values its fields hold now
+ * (`Serializable.toJSON`); read back, it is constructed from those. An id set on the message alone
+ * is not among them, yet the wire form of the message in hand keeps it (`messageToWire`).
+ */
+function isPlainMessage(message: Record<string, unknown>, depth: number): boolean {
+  const kwargs = message.lc_kwargs as Record<string, unknown>;
+  if (typeof kwargs !== 'object' || kwargs === null) return false;
+  if (message.id !== undefined && !('id' in kwargs)) return false;
+  for (const key in kwargs) if (!isPlain(key in message ? message[key] : kwargs[key], depth + 1)) return false;
   return true;
 }
