@@ -241,6 +241,18 @@ describe('memory_limiter in the proxy (configs/proxy.yaml): refusing above the s
     });
     assert.equal(langsmith.status, 429, await langsmith.text());
     assert.ok(langsmith.headers.get('retry-after'));
+    // Refused before their bodies were read: the limiter, first in the pipeline, was asked at admission.
+    const metrics = await (await fetch(`http://127.0.0.1:${proxy.httpPort}/metrics`)).text();
+    const early = /tracepipe_receiver_refused_requests_total\{[^}]*reason="pipeline_refusing"[^}]*\} (\d+)/.exec(
+      metrics,
+    );
+    assert.ok(
+      early && Number(early[1]) >= 1,
+      metrics
+        .split('\n')
+        .filter((line) => line.includes('refused'))
+        .join('\n'),
+    );
 
     // Once the orphans have been uploaded and collected, requests are taken again.
     let accepted = 0;

@@ -7,6 +7,7 @@ import { parseConfigText, validateConfig } from '../src/config/load.ts';
 import type { ServiceConfig } from '../src/config/load.ts';
 import type { Consumer, ExporterFactory, Factory } from '../src/pipeline/component.ts';
 import { FanoutConsumer } from '../src/pipeline/consumers.ts';
+import { ThrottleError } from '../src/pipeline/errors.ts';
 import { Registry } from '../src/pipeline/registry.ts';
 import { Service } from '../src/pipeline/service.ts';
 import { Sink } from '../src/pipeline/testing.ts';
@@ -260,6 +261,84 @@ service:
     await service.shutdown();
     assert.equal(kept.get('keep/a')!.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.name, 'renamed');
     assert.equal(kept.get('keep/b')!.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.name, 'original');
+  });
+
+  it("passes a pipeline's refusal up to its receiver, through the fan-out and the clone for a mutating pipeline", async () => {
+    const schema = { type: 'object', additionalProperties: false, properties: {} };
+    const base = { stability: 'stable', description: 'test', configSchema: schema } as const;
+    const lifecycle = { start: async () => {}, shutdown: async () => {} };
+    const refusal = new ThrottleError('gate: closed', 1000);
+    let closed = false;
+    let receiverOutput: Consumer | undefined;
+    const factories: Factory[] = [
+      {
+        ...base,
+        kind: 'receiver',
+        type: 'emit',
+        produces: 'spans',
+        create: (_settings, _config, next) => {
+          receiverOutput = next;
+          return lifecycle;
+        },
+      },
+      {
+        ...base,
+        kind: 'processor',
+        type: 'gate',
+        consumes: 'spans',
+        produces: 'spans',
+        create: (_s, _c, next) => ({
+          ...lifecycle,
+          mutatesData: false,
+          refusal: () => (closed ? refusal : undefined),
+          consume: (data, context) => next.consume(data, context),
+        }),
+      },
+      {
+        ...base,
+        kind: 'processor',
+        type: 'rename',
+        consumes: 'spans',
+        produces: 'spans',
+        create: (_s, _c, next) => ({
+          ...lifecycle,
+          mutatesData: true,
+          consume: (data, context) => next.consume(data, context),
+        }),
+      },
+      {
+        ...base,
+        kind: 'exporter',
+        type: 'keep',
+        consumes: 'spans',
+        create: () => ({ ...lifecycle, mutatesData: false, consume: async () => {} }),
+      },
+    ];
+    const config = load(
+      `receivers: { emit: {} }
+processors: { gate: {}, rename: {} }
+exporters: { keep/a: {}, keep/b: {} }
+service:
+  pipelines:
+    traces/a: { receivers: [emit], processors: [gate, rename], exporters: [keep/a] }
+    traces/b: { receivers: [emit], exporters: [keep/b] }
+`,
+      factories,
+    );
+    const service = new Service(config, {
+      logger: silentLogger(),
+      metrics: createMetricsRegistry({ processMetrics: false }),
+    });
+    await service.start();
+    try {
+      assert.equal(receiverOutput!.refusal?.(), undefined);
+      closed = true;
+      assert.equal(receiverOutput!.refusal?.(), refusal);
+      closed = false;
+      assert.equal(receiverOutput!.refusal?.(), undefined);
+    } finally {
+      await service.shutdown();
+    }
   });
 
   it('tells each processor whether anything downstream writes to what it passes on', async () => {

@@ -227,6 +227,35 @@ describe('durable intake', () => {
     await target.shutdown();
   });
 
+  it('refuses at admission, before the body is read, while the pipeline refuses everything', async () => {
+    const journal = await journalConfig();
+    const refusal = new ThrottleError('memory limiter: above its soft limit', 1000);
+    let refusing = true;
+    const next = Object.assign(new HoldingConsumer(), { refusal: () => (refusing ? refusal : undefined) });
+    const target = intake(next, journal, 1000);
+    await target.start();
+    assert.throws(
+      () => target.admit(100),
+      (error) => error === refusal,
+    );
+    refusing = false;
+    // Nothing was held for the refused request: the whole bound is free.
+    target.admit(200).abandon();
+    await target.accept(
+      { name: 'taken', project: 'p' },
+      Buffer.from('taken'),
+      () => batchNamed('taken'),
+      { project: 'p' },
+      target.admit(100),
+    );
+    assert.deepEqual(
+      next.taken.map((taken) => taken.name),
+      ['taken'],
+    );
+    next.releaseAll();
+    await target.shutdown();
+  });
+
   it('gives an admission back when the request is refused, whoever refused it', async () => {
     const next = new HoldingConsumer();
     const target = intake(next, undefined, 1000);

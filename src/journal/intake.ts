@@ -198,6 +198,13 @@ export class DurableIntake<T extends DataType, H> {
    * The caller releases the admission if it does not hand it to `accept` (which takes it over).
    */
   admit(bytes: number): Admission {
+    // A pipeline that refuses whatever comes (its memory limiter) is asked first: a request it would
+    // refuse once read, journaled and decoded is refused for the cost of its headers instead.
+    const refusal = this.options.next.refusal?.();
+    if (refusal !== undefined) {
+      this.metrics.refused('pipeline_refusing');
+      throw refusal;
+    }
     this.refuseOverLimit(bytes * DECODED_EXPANSION);
     return new Admission(this.memory, bytes * DECODED_EXPANSION);
   }

@@ -4,6 +4,7 @@
 import type { Registry } from 'prom-client';
 import type { TelemetrySettings } from '../telemetry/component.ts';
 import type { ConsumedType, DataOf, DataType, RequestContext } from './data.ts';
+import type { ThrottleError } from './errors.ts';
 
 export type ComponentKind = 'receiver' | 'processor' | 'exporter' | 'extension';
 export const COMPONENT_KINDS: readonly ComponentKind[] = ['receiver', 'processor', 'exporter', 'extension'];
@@ -25,6 +26,14 @@ export type Stability = 'development' | 'alpha' | 'beta' | 'stable';
 export interface Consumer<T extends DataType = DataType> {
   readonly mutatesData: boolean;
   consume(data: DataOf[T], context: RequestContext): Promise<void>;
+  /**
+   * The ThrottleError `consume()` would reject any batch with now, or undefined when it might take
+   * one. Optional: a consumer that refuses by its own state rather than by the batch (the
+   * `memory_limiter` processor, first in its pipeline) offers it, and the framework passes it up
+   * through fan-outs to the receivers, which then refuse a request before reading its body
+   * instead of after reading, journaling and decoding it. It must be cheap: it is asked per request.
+   */
+  refusal?(): ThrottleError | undefined;
 }
 
 /**

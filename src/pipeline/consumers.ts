@@ -5,6 +5,7 @@ import type { Consumer } from './component.ts';
 import type { DataOf, DataType, RequestContext } from './data.ts';
 import { countItems } from './data.ts';
 import { isThrottle } from './errors.ts';
+import type { ThrottleError } from './errors.ts';
 import type { ComponentCounters } from '../telemetry/metrics.ts';
 
 /**
@@ -18,9 +19,21 @@ export class FanoutConsumer<T extends DataType> implements Consumer<T> {
   private readonly readOnly: Consumer<T>[];
   private readonly mutating: Consumer<T>[];
 
+  private readonly refusing: Consumer<T>[];
+
   constructor(consumers: readonly Consumer<T>[]) {
     this.readOnly = consumers.filter((consumer) => !consumer.mutatesData);
     this.mutating = consumers.filter((consumer) => consumer.mutatesData);
+    this.refusing = consumers.filter((consumer) => consumer.refusal !== undefined);
+  }
+
+  /** The first refusal of its consumers: one refusing consumer fails the whole batch. */
+  refusal(): ThrottleError | undefined {
+    for (const consumer of this.refusing) {
+      const refusal = consumer.refusal!();
+      if (refusal !== undefined) return refusal;
+    }
+    return undefined;
   }
 
   async consume(data: DataOf[T], context: RequestContext): Promise<void> {
@@ -60,6 +73,7 @@ export function observeConsumer<T extends DataType>(
 ): Consumer<T> {
   return {
     mutatesData: inner.mutatesData,
+    ...refusalOf(inner),
     async consume(data: DataOf[T], context: RequestContext): Promise<void> {
       const items = countItems(data);
       try {
@@ -71,4 +85,12 @@ export function observeConsumer<T extends DataType>(
       }
     },
   };
+}
+
+/**
+ * A wrapper's `refusal` member that asks `inner`, or none when `inner` never refuses ahead: spread
+ * into a consumer that passes batches to `inner`, so that a receiver still sees the refusal.
+ */
+export function refusalOf<T extends DataType>(inner: Consumer<T>): Pick<Consumer<T>, 'refusal'> {
+  return inner.refusal === undefined ? {} : { refusal: () => inner.refusal!() };
 }

@@ -34,7 +34,7 @@ import type {
 } from './component.ts';
 import type { DataType } from './data.ts';
 import { errorMessage } from './errors.ts';
-import { fanout, observeConsumer } from './consumers.ts';
+import { fanout, observeConsumer, refusalOf } from './consumers.ts';
 
 type ServiceState = 'created' | 'starting' | 'ready' | 'draining' | 'stopped';
 
@@ -155,7 +155,11 @@ export class Service {
         const downstream = next;
         const onward: Consumer =
           mutates && !downstream.mutatesData
-            ? { mutatesData: true, consume: (data, context) => downstream.consume(data, context) }
+            ? {
+                mutatesData: true,
+                ...refusalOf(downstream),
+                consume: (data, context) => downstream.consume(data, context),
+              }
             : downstream;
         const output = observeConsumer(onward, this.labels(id, 'processor', produces), this.counters, 'sent');
         const processor: Processor = entry.factory.create(this.settings(id, 'processor'), entry.config, output);
@@ -174,7 +178,7 @@ export class Service {
       const head = next;
       const input: Consumer =
         mutates && !head.mutatesData
-          ? { mutatesData: true, consume: (data, context) => head.consume(data, context) }
+          ? { mutatesData: true, ...refusalOf(head), consume: (data, context) => head.consume(data, context) }
           : head;
       for (const id of pipeline.receivers) {
         pipelineHeads.set(id, [...(pipelineHeads.get(id) ?? []), input]);

@@ -222,6 +222,11 @@ export class MemoryLimiterProcessor implements Processor<DataType> {
     this.watch = watch;
   }
 
+  /** What receivers ask before they read a request's body: it is refused then, for almost nothing. */
+  refusal(): ThrottleError | undefined {
+    return this.watch?.refusal;
+  }
+
   consume(data: DataOf[DataType], context: RequestContext): Promise<void> {
     const refusal = this.watch?.refusal;
     if (refusal === undefined) return this.next.consume(data, context);
