@@ -18,6 +18,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { BackendStub } from '../plugins/exporters/backend/testing/backend_stub.ts';
+import { rawExport } from '../plugins/receivers/otlp/testing/grpc-client.ts';
 import { encodeTraceRequestProtobuf } from '../src/otlp/encode.ts';
 import { eventually } from '../src/testkit/eventually.ts';
 import { spawnGroup } from '../src/testkit/processes.ts';
@@ -125,44 +126,10 @@ async function postOtlp(port: number, body: Buffer) {
   return { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.text() };
 }
 
-const EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
-const identity = (bytes: Buffer) => bytes;
-const TraceClient = grpc.makeGenericClientConstructor(
-  {
-    Export: {
-      path: EXPORT_PATH,
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: identity,
-      requestDeserialize: identity,
-      responseSerialize: identity,
-      responseDeserialize: identity,
-    },
-  },
-  'TraceService',
-);
-
-type ExportMethod = (
-  body: Buffer,
-  metadata: grpc.Metadata,
-  options: grpc.CallOptions,
-  callback: (error: grpc.ServiceError | null) => void,
-) => void;
-
 /** One OTLP/gRPC Export call; resolves with its status code (0 is OK). */
-function exportGrpc(port: number, body: Buffer): Promise<number> {
-  const client = new TraceClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-  return new Promise((resolve) => {
-    (client as unknown as { Export: ExportMethod }).Export(
-      body,
-      new grpc.Metadata(),
-      { deadline: Date.now() + 60_000 },
-      (error) => {
-        client.close();
-        resolve(error ? error.code : grpc.status.OK);
-      },
-    );
-  });
+async function exportGrpc(port: number, body: Buffer): Promise<number> {
+  const answer = await rawExport(port, body);
+  return answer.ok ? grpc.status.OK : answer.error.code;
 }
 
 describe('memory_limiter in the proxy (configs/proxy.yaml): refusing above the soft limit, accepting below it', () => {
@@ -241,7 +208,7 @@ describe('memory_limiter in the proxy (configs/proxy.yaml): refusing above the s
     });
     assert.equal(langsmith.status, 429, await langsmith.text());
     assert.ok(langsmith.headers.get('retry-after'));
-    // Refused before their bodies were read: the limiter, first in the pipeline, was asked at admission.
+    // Refused before they were journaled and decoded: the limiter, first in the pipeline, was asked.
     const metrics = await (await fetch(`http://127.0.0.1:${proxy.httpPort}/metrics`)).text();
     const early = /tracepipe_receiver_refused_requests_total\{[^}]*reason="pipeline_refusing"[^}]*\} (\d+)/.exec(
       metrics,

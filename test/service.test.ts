@@ -28,6 +28,14 @@ function journalLines(config: ServiceConfig, file = 'journal.txt'): string[] {
   return readFileSync(`${config.baseDir}/${file}`, 'utf8').trim().split('\n');
 }
 
+/** What the factories of a test's own components share: no config, and nothing to start or stop. */
+const base = {
+  stability: 'stable',
+  description: 'test',
+  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+} as const;
+const lifecycle = { start: async () => {}, shutdown: async () => {} };
+
 const pipeline = `
 receivers: { journal_source: { journal: journal.txt, spans: 2 } }
 processors: { journal_hold: { journal: journal.txt } }
@@ -188,9 +196,6 @@ describe('fan-out', () => {
 
   it('clones for a pipeline whose later processor mutates, though its first one does not', async () => {
     const kept = new Map<string, SpanBatch>();
-    const schema = { type: 'object', additionalProperties: false, properties: {} };
-    const base = { stability: 'stable', description: 'test', configSchema: schema } as const;
-    const lifecycle = { start: async () => {}, shutdown: async () => {} };
     const factories: Factory[] = [
       {
         ...base,
@@ -264,9 +269,6 @@ service:
   });
 
   it("passes a pipeline's refusal up to its receiver, through the fan-out and the clone for a mutating pipeline", async () => {
-    const schema = { type: 'object', additionalProperties: false, properties: {} };
-    const base = { stability: 'stable', description: 'test', configSchema: schema } as const;
-    const lifecycle = { start: async () => {}, shutdown: async () => {} };
     const refusal = new ThrottleError('gate: closed', 1000);
     let closed = false;
     let receiverOutput: Consumer | undefined;
@@ -343,9 +345,6 @@ service:
 
   it('tells each processor whether anything downstream writes to what it passes on', async () => {
     const outputs = new Map<string, boolean>();
-    const schema = { type: 'object', additionalProperties: false, properties: {} };
-    const base = { stability: 'stable', description: 'test', configSchema: schema } as const;
-    const lifecycle = { start: async () => {}, shutdown: async () => {} };
     const processor = (type: string, mutatesData: boolean): Factory => ({
       ...base,
       kind: 'processor',

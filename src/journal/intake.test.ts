@@ -227,24 +227,34 @@ describe('durable intake', () => {
     await target.shutdown();
   });
 
-  it('refuses at admission, before the body is read, while the pipeline refuses everything', async () => {
+  it('refuses before journaling and decoding while the pipeline refuses everything', async () => {
     const journal = await journalConfig();
     const refusal = new ThrottleError('memory limiter: above its soft limit', 1000);
     let refusing = true;
     const next = Object.assign(new HoldingConsumer(), { refusal: () => (refusing ? refusal : undefined) });
     const target = intake(next, journal, 1000);
     await target.start();
-    assert.throws(
-      () => target.admit(100),
+    let decoded = 0;
+    const decode = (name: string) => () => (decoded++, batchNamed(name));
+    await assert.rejects(
+      target.accept(
+        { name: 'refused', project: 'p' },
+        Buffer.from('refused'),
+        decode('refused'),
+        { project: 'p' },
+        target.admit(100),
+      ),
       (error) => error === refusal,
     );
+    // Neither journaled nor decoded, and nothing is held for it: the whole bound is free.
+    assert.equal(segmentsHold(journal.directory, Buffer.from('refused')), false);
+    assert.equal(decoded, 0);
     refusing = false;
-    // Nothing was held for the refused request: the whole bound is free.
     target.admit(200).abandon();
     await target.accept(
       { name: 'taken', project: 'p' },
       Buffer.from('taken'),
-      () => batchNamed('taken'),
+      decode('taken'),
       { project: 'p' },
       target.admit(100),
     );
@@ -252,6 +262,7 @@ describe('durable intake', () => {
       next.taken.map((taken) => taken.name),
       ['taken'],
     );
+    assert.equal(segmentsHold(journal.directory, Buffer.from('taken')), true);
     next.releaseAll();
     await target.shutdown();
   });

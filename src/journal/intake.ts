@@ -140,7 +140,7 @@ export class DurableIntake<T extends DataType, H> {
 
   /**
    * Takes one request: resolves once it is journaled and the pipeline accepted it — the moment
-   * the receiver may acknowledge it. Rejects with ThrottleError (memory limit), IntakeUnavailableError
+   * the receiver may acknowledge it. Rejects with ThrottleError (memory limit, or the pipeline's `refusal()`), IntakeUnavailableError
    * (journal), JournalRecordTooLargeError, what `decode` threw, or what the pipeline rejected with.
    *
    * `decode` turns the body into data once the body is journaled, not before: requests wait for
@@ -159,6 +159,16 @@ export class DurableIntake<T extends DataType, H> {
     admission: Admission = this.admit(0),
   ): Promise<void> {
     admission.takeOver();
+    // A pipeline that refuses whatever comes (its memory limiter) is asked before the request is
+    // journaled and decoded, which is most of what a refused request would cost. Not before its
+    // body is read (at admission): a client still sending a body that is answered unread sees its
+    // connection closed under it (EPIPE) instead of the 429 it would retry on.
+    const refusal = this.options.next.refusal?.();
+    if (refusal !== undefined) {
+      admission.release();
+      this.metrics.refused('pipeline_refusing');
+      throw refusal;
+    }
     let entry: JournalEntry | undefined;
     let data: DataOf[T] | undefined;
     // `append` may have to decode the body already (when the journal cannot take it).
@@ -198,13 +208,6 @@ export class DurableIntake<T extends DataType, H> {
    * The caller releases the admission if it does not hand it to `accept` (which takes it over).
    */
   admit(bytes: number): Admission {
-    // A pipeline that refuses whatever comes (its memory limiter) is asked first: a request it would
-    // refuse once read, journaled and decoded is refused for the cost of its headers instead.
-    const refusal = this.options.next.refusal?.();
-    if (refusal !== undefined) {
-      this.metrics.refused('pipeline_refusing');
-      throw refusal;
-    }
     this.refuseOverLimit(bytes * DECODED_EXPANSION);
     return new Admission(this.memory, bytes * DECODED_EXPANSION);
   }

@@ -30,8 +30,8 @@ export interface Consumer<T extends DataType = DataType> {
    * The ThrottleError `consume()` would reject any batch with now, or undefined when it might take
    * one. Optional: a consumer that refuses by its own state rather than by the batch (the
    * `memory_limiter` processor, first in its pipeline) offers it, and the framework passes it up
-   * through fan-outs to the receivers, which then refuse a request before reading its body
-   * instead of after reading, journaling and decoding it. It must be cheap: it is asked per request.
+   * through fan-outs to the receivers, whose intake then refuses a request once its body is read,
+   * without journaling and decoding it first. It must be cheap: it is asked per request.
    */
   refusal?(): ThrottleError | undefined;
 }

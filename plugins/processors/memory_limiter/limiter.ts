@@ -222,7 +222,7 @@ export class MemoryLimiterProcessor implements Processor<DataType> {
     this.watch = watch;
   }
 
-  /** What receivers ask before they read a request's body: it is refused then, for almost nothing. */
+  /** What a receiver's intake asks before it journals and decodes a request: refused then, it costs its read. */
   refusal(): ThrottleError | undefined {
     return this.watch?.refusal;
   }

@@ -18,55 +18,10 @@ import { holdDelivery, ThrottleError } from 'tracepipe/plugin';
 import type { Release } from 'tracepipe/plugin';
 import { Sink, eventually, tempDir, makeBatch, plainSpan, testCertificates } from 'tracepipe/testing';
 import type { TestCertificates } from 'tracepipe/testing';
-import { EXPORT_PATH } from './grpc-server.ts';
 import type { RunningReceiver } from './testing/test-server.ts';
+import { rawExport } from './testing/grpc-client.ts';
 import { decodeExportResponseProtobuf, startReceiver } from './testing/test-server.ts';
 import { fields } from './testing/wire.ts';
-
-const identity = (bytes: Buffer) => bytes;
-const RawTraceClient = grpc.makeGenericClientConstructor(
-  {
-    Export: {
-      path: EXPORT_PATH,
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: identity,
-      requestDeserialize: identity,
-      responseSerialize: identity,
-      responseDeserialize: identity,
-    },
-  },
-  'TraceService',
-);
-
-type Answer = { ok: true; response: Buffer } | { ok: false; error: grpc.ServiceError };
-
-/** One Export call with a plain gRPC client: the bytes are sent as they are. */
-function rawExport(
-  port: number,
-  body: Uint8Array,
-  metadata: Record<string, string> = {},
-  options: grpc.ClientOptions = {},
-): Promise<Answer> {
-  const client = new RawTraceClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), options);
-  const meta = new grpc.Metadata();
-  for (const [key, value] of Object.entries(metadata)) meta.set(key, value);
-  return new Promise<Answer>((resolve) => {
-    // A generic client's methods are made at runtime; this is the one declared above.
-    const call = client as unknown as { Export: ExportMethod };
-    call.Export(Buffer.from(body), meta, { deadline: Date.now() + 30_000 }, (error, response) => {
-      client.close();
-      resolve(error ? { ok: false, error } : { ok: true, response: response! });
-    });
-  });
-}
-
-type ExportMethod = (
-  body: Buffer,
-  metadata: grpc.Metadata,
-  options: grpc.CallOptions,
-  callback: (error: grpc.ServiceError | null, response?: Buffer) => void,
-) => void;
 
 /** The retry delay, in ms, of the google.rpc.RetryInfo in a status's details; undefined without one. */
 function retryDelayMs(error: grpc.ServiceError): number | undefined {
