@@ -19,8 +19,11 @@ export const EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService
 
 const identity = (bytes: Buffer): Buffer => bytes;
 
-/** The TraceService with its one method; requests and responses stay encoded protobuf bytes. */
-const traceService: grpc.ServiceDefinition = {
+/**
+ * The TraceService with its one method; requests and responses stay encoded protobuf bytes (the
+ * tests' raw client, `testing/grpc-client.ts`, speaks it too).
+ */
+export const traceService: grpc.ServiceDefinition = {
   Export: {
     path: EXPORT_PATH,
     requestStream: false,

@@ -3,23 +3,9 @@
 // included, and read the status the receiver answers with.
 
 import * as grpc from '@grpc/grpc-js';
-import { EXPORT_PATH } from '../grpc-server.ts';
+import { traceService } from '../grpc-server.ts';
 
-const identity = (bytes: Buffer) => bytes;
-const RawTraceClient = grpc.makeGenericClientConstructor(
-  {
-    Export: {
-      path: EXPORT_PATH,
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: identity,
-      requestDeserialize: identity,
-      responseSerialize: identity,
-      responseDeserialize: identity,
-    },
-  },
-  'TraceService',
-);
+const RawTraceClient = grpc.makeGenericClientConstructor(traceService, 'TraceService');
 
 type ExportMethod = (
   body: Buffer,
