@@ -31,7 +31,8 @@ export interface Consumer<T extends DataType = DataType> {
    * one. Optional: a consumer that refuses by its own state rather than by the batch (the
    * `memory_limiter` processor, first in its pipeline) offers it, and the framework passes it up
    * through fan-outs to the receivers, whose intake then refuses a request once its body is read,
-   * without journaling and decoding it first. It must be cheap: it is asked per request.
+   * without journaling and decoding it first. It must be cheap: it is asked once per request, and
+   * an answer means that request is refused (a consumer may count it as one).
    */
   refusal?(): ThrottleError | undefined;
 }

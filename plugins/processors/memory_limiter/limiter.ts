@@ -101,7 +101,7 @@ class MemoryWatch {
       }),
       refusals: meter.counter({
         name: 'tracepipe_memory_limiter_refused_batches_total',
-        help: 'Batches (requests) refused with a throttle error; their items are in tracepipe_component_items_refused_total.',
+        help: 'Requests refused: by the receivers asking before they journal and decode one, or in consume() (its items are in tracepipe_component_items_refused_total).',
       }),
       collections: meter.counter({
         name: 'tracepipe_memory_limiter_forced_collections_total',
@@ -222,9 +222,15 @@ export class MemoryLimiterProcessor implements Processor<DataType> {
     this.watch = watch;
   }
 
-  /** What a receiver's intake asks before it journals and decodes a request: refused then, it costs its read. */
+  /**
+   * What a receiver's intake asks before it journals and decodes a request: refused then, it costs
+   * its read. An answer is a refused request (the intake asks once per request), so it is counted
+   * as `consume()` counts its refusals: in the metric and in the log line that ends a refusal.
+   */
   refusal(): ThrottleError | undefined {
-    return this.watch?.refusal;
+    const refusal = this.watch?.refusal;
+    if (refusal !== undefined) this.watch!.countRefusal();
+    return refusal;
   }
 
   consume(data: DataOf[DataType], context: RequestContext): Promise<void> {

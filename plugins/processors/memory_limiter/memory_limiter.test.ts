@@ -186,14 +186,17 @@ describe('memory_limiter: the processor', () => {
       assert.equal((refused as ThrottleError).retryAfterMs, 5);
       assert.match((refused as Error).message, /300 MiB\) is above its soft limit \(160 MiB\)/);
       assert.equal(sink.batches.length, 0);
+      // What a receiver's intake asks before journaling a request: the same decision, a refusal counted too.
+      assert.ok(isThrottle(processor.refusal()));
       assert.equal(await metricValue(host.metrics, 'tracepipe_memory_limiter_refusing'), 1);
-      assert.equal(await metricValue(host.metrics, 'tracepipe_memory_limiter_refused_batches_total'), 1);
+      assert.equal(await metricValue(host.metrics, 'tracepipe_memory_limiter_refused_batches_total'), 2);
       assert.ok((await metricValue(host.metrics, 'tracepipe_memory_limiter_forced_collections_total')) >= 1);
 
       memory.rssMib = 100;
       await eventually(async () =>
         assert.equal(await metricValue(host.metrics, 'tracepipe_memory_limiter_refusing'), 0),
       );
+      assert.equal(processor.refusal(), undefined);
       await processor.consume(batch(), context);
       assert.equal(sink.batches.length, 1);
       assert.equal(
@@ -210,7 +213,7 @@ describe('memory_limiter: the processor', () => {
           'Memory is below the soft limit again: accepting data.',
         ],
       );
-      assert.equal(lines.find((line) => line.msg.startsWith('Memory is below'))?.refused_batches, 1);
+      assert.equal(lines.find((line) => line.msg.startsWith('Memory is below'))?.refused_batches, 2);
     } finally {
       await processor.shutdown();
     }
