@@ -117,16 +117,12 @@ class ServerCheckpointSaver extends SqliteSaver {
         config,
         async () => {
           const stored = serverCheckpointMetadata(config, metadata);
-          const address = await this.storeCheckpoint(config, checkpoint, stored);
+          // One copy, serialised and kept: the graph's loop goes on updating its own checkpoint.
+          const copy = copyCheckpoint(checkpoint);
+          const address = await this.storeCheckpoint(config, copy, stored);
           const { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: parentId } = config.configurable ?? {};
           if ((namespace ?? '') === '')
-            this.written.put(
-              threadId as string,
-              runOfWrite(config),
-              checkpoint,
-              stored,
-              parentId as string | undefined,
-            );
+            this.written.put(threadId as string, runOfWrite(config), copy, stored, parentId as string | undefined);
           return address;
         },
         checkpointAddress(config, checkpoint),
@@ -177,7 +173,8 @@ class ServerCheckpointSaver extends SqliteSaver {
 
   /**
    * `SqliteSaver.put`, its insert committed with the other checkpoint writes of the moment
-   * (`commit-batch.ts`); a test compares the rows with the library's.
+   * (`commit-batch.ts`); a test compares the rows with the library's. `checkpoint` is a copy (the
+   * library's `put` serialises one too).
    */
   private async storeCheckpoint(
     config: RunnableConfig,
@@ -191,7 +188,7 @@ class ServerCheckpointSaver extends SqliteSaver {
     const parentId = config.configurable.checkpoint_id as string | undefined;
     if (!threadId) throw new Error('Missing "thread_id" field in passed "config.configurable".');
     const [[type, serializedCheckpoint], [metadataType, serializedMetadata]] = await Promise.all([
-      this.serde.dumpsTyped(copyCheckpoint(checkpoint)),
+      this.serde.dumpsTyped(checkpoint),
       this.serde.dumpsTyped(metadata),
     ]);
     if (type !== metadataType) throw new Error('Failed to serialized checkpoint and metadata to the same type.');

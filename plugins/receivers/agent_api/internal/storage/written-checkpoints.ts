@@ -55,7 +55,8 @@ export class WrittenCheckpoints {
 
   /**
    * A checkpoint was stored at `threadId`'s root, for the run `runId` (undefined: not for a run,
-   * such as a state update).
+   * such as a state update). `checkpoint` is the copy that was stored, which nothing changes any
+   * more (the graph's loop goes on updating its own): it is kept as it is.
    */
   put(
     threadId: string,
@@ -67,8 +68,7 @@ export class WrittenCheckpoints {
     const written = this.entry(threadId, runId);
     if (!written) return;
     if (written.latest && checkpoint.id < written.latest.checkpoint.id) return;
-    // A copy of the checkpoint's maps as stored: the graph's loop goes on updating its own.
-    written.latest = { checkpoint: copyCheckpoint(checkpoint), metadata, parentId };
+    written.latest = { checkpoint, metadata, parentId };
     for (const id of written.writes.keys()) if (id < checkpoint.id) written.writes.delete(id);
   }
 
