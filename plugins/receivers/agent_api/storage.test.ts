@@ -90,6 +90,8 @@ describe('agent_api SQLite migrations', () => {
       assert.equal(first.db.pragma('journal_mode', { simple: true }), 'wal');
       assert.equal(first.db.pragma('busy_timeout', { simple: true }), 5000);
       assert.equal(first.db.pragma('foreign_keys', { simple: true }), 1);
+      // 2 = MEMORY: statement journals are not spilled to files in the temporary directory.
+      assert.equal(first.db.pragma('temp_store', { simple: true }), 2);
       first.close();
       const again = openSqliteFile(path, AGENT_MIGRATIONS);
       assert.deepEqual(again.migrations, { applied: [], adopted: false });

@@ -55,6 +55,10 @@ export function openSqliteFile(path: string, migrations: readonly SqliteMigratio
     // In WAL mode NORMAL loses no committed data on a process crash, only on a power loss.
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
+    // Statement journals and temporary B-trees in memory: a transaction's statement journal passing
+    // 64 KiB (a batch of checkpoint inserts does) was otherwise spilled to a new file in the
+    // temporary directory, created, written and unlinked, every few runs.
+    db.pragma('temp_store = MEMORY');
     const outcome = migrateSqlite(db, migrations, path);
     // A file's log is checkpointed on a worker thread (`wal-checkpoints.ts`); an in-memory database has none.
     const detach = db.memory ? () => {} : backgroundCheckpoints.attach(db, resolve(path));
