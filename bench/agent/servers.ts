@@ -14,7 +14,6 @@ import { fileURLToPath } from 'node:url';
 import { tracepipeArgs } from '../tracepipe-command.ts';
 
 export const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
-const examplesDir = join(repoRoot, 'examples/graphs');
 
 export interface RunningServer {
   readonly name: string;
@@ -40,11 +39,17 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * A langgraph.json in `dir` naming the example graphs by paths relative to `dir` (the dev server
- * joins rather than resolves graph paths, so absolute ones do not work there).
+ * A langgraph.json in `dir` naming the example graphs of the checkout at `root` by paths relative
+ * to `dir` (the dev server joins rather than resolves graph paths, so absolute ones do not work
+ * there). A server run from another checkout gets that checkout's graphs: they import LangChain
+ * from its node_modules, so the process holds one copy of LangChain, the one the server's own
+ * replacements (`agent_api/internal/runtime/`) are installed on. Until 2026-11-28 it got this
+ * checkout's graphs, loaded a second copy (about 0.5 s more to ready) and ran LangChain's own
+ * functions where the server replaces them, so `--root` comparisons favoured this checkout.
  */
-function writeGraphsJson(dir: string, graphIds: readonly string[]): string {
+function writeGraphsJson(dir: string, graphIds: readonly string[], root = repoRoot): string {
   const files: Record<string, string> = { chat: 'chat.ts', tools: 'tools.ts', sleep: 'sleep.ts' };
+  const examplesDir = join(root, 'examples/graphs');
   const graphs = Object.fromEntries(
     graphIds.map((id) => [id, `./${relative(dir, join(examplesDir, files[id]!))}:graph`]),
   );
@@ -151,7 +156,7 @@ export async function startTracepipe(
   const tracing = options.tracing ?? true;
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-bench-'));
   const port = await freePort();
-  const graphsJson = writeGraphsJson(dir, graphIds);
+  const graphsJson = writeGraphsJson(dir, graphIds, options.root);
   const config = join(dir, 'bench.yaml');
   writeFileSync(
     config,
