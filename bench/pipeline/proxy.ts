@@ -14,10 +14,16 @@
 //     ends (through the drain: a backlog draining after the load can make the peak).
 //
 //   node --import tsx bench/pipeline/proxy.ts [--payload realistic|<shape>[,<shape>…]|all] [--per-request 100]
-//       [--clients 8] [--duration 10 | --spans N] [--rate N] [--idle 60] [--level 3]
+//       [--clients 8] [--duration 10 | --spans N] [--warm-up 0] [--rate N] [--idle 60] [--level 3]
 //       [--journal on|off] [--memory-limit bytes] [--node-flags "..."] [--profile <dir>] [--heap-profile <dir>]
 //       [--allocator image|glibc-default] [--remembered-ttl-ms N] [--remembered-bytes N] [--root DIR]
 //       [--block-on-overflow true|false] [--memory-limiter off|<limit_mib>[/<spike_limit_mib>]]
+//
+// `--warm-up S` runs S seconds of closed load before the measured load (after 24 warm-up requests,
+// which are all there is by default): V8 goes on optimising the proxy's code for several seconds of
+// load, on threads of its own, and those seconds cost ~2 µs of CPU per span more than the steady
+// state (bench/pipeline/README.md, 2026-11-28). `proxy_cpu_us_per_span_by_thread` splits the proxy's
+// CPU into its main thread and the others (V8's collector and compiler, libuv's pool).
 //
 // `--allocator image` (the default) starts the proxy with the container image's allocator settings
 // (the Dockerfile's MALLOC_* variables); `glibc-default` without them. `--root DIR` runs the proxy of
@@ -35,7 +41,7 @@
 
 import { spawn } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,6 +60,11 @@ const { values } = parseArgs({
     'per-request': { type: 'string', default: '100' },
     clients: { type: 'string', default: '8' },
     duration: { type: 'string', default: '10' },
+    /**
+     * Seconds of closed load before the measured load, besides the 24 warm-up requests: until V8
+     * has optimised the proxy's code, its compiler adds CPU on threads of its own.
+     */
+    'warm-up': { type: 'string', default: '0' },
     spans: { type: 'string' },
     rate: { type: 'string' },
     idle: { type: 'string', default: '60' },
@@ -83,6 +94,7 @@ const payloads = payloadsOf(values.payload);
 const perRequest = Number(values['per-request']);
 const clients = Number(values.clients);
 const durationMs = Number(values.duration) * 1000;
+const warmUpMs = Number(values['warm-up']) * 1000;
 const spanLimit = values.spans === undefined ? Infinity : Number(values.spans);
 const offeredRate = values.rate === undefined ? undefined : Number(values.rate);
 const idleMs = Number(values.idle) * 1000;
@@ -161,6 +173,30 @@ class RssSampler {
   private sample(): void {
     this.samples.push(procStat(this.pid).rssMb);
   }
+}
+
+/**
+ * CPU seconds (user + system) of a process's main thread and of its other threads together, from
+ * /proc/<pid>/task. Besides libuv's thread pool, the other threads of a Node process are V8's
+ * workers: parallel scavenges, concurrent marking and sweeping, and optimising compilation, none of
+ * which a CPU profile (main thread only) shows.
+ */
+function threadCpuSeconds(pid: number): { main: number; other: number } {
+  let main = 0;
+  let other = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended between the listing and the read
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+    if (Number(tid) === pid) main += seconds;
+    else other += seconds;
+  }
+  return { main, other };
 }
 
 /**
@@ -309,15 +345,15 @@ async function send(url: string, body: Buffer): Promise<Answer> {
 }
 
 /** Closed loop: each client sends its next request once the last is accepted. */
-async function closedLoad(url: string, factory: RequestFactory) {
+async function closedLoad(url: string, factory: RequestFactory, forMs = durationMs, maxSpans = spanLimit) {
   const latencies: number[] = [];
   let accepted = 0;
   let refused = 0;
   let sentSpans = 0;
-  const deadline = performance.now() + durationMs;
+  const deadline = performance.now() + forMs;
   await Promise.all(
     Array.from({ length: clients }, async () => {
-      while (performance.now() < deadline && sentSpans < spanLimit) {
+      while (performance.now() < deadline && sentSpans < maxSpans) {
         sentSpans += perRequest;
         const body = factory.make();
         for (;;) {
@@ -410,7 +446,9 @@ async function measure(payload: Payload) {
 
   // Warm-up (JIT, connections), not measured.
   for (let i = 0; i < 3; i++) await Promise.all(Array.from({ length: clients }, () => send(url, factory.make())));
-  await stub.waitFor(() => stub.acceptedRuns >= 3 * clients * perRequest, 60_000);
+  const warmedUp =
+    3 * clients * perRequest + (warmUpMs > 0 ? (await closedLoad(url, factory, warmUpMs, Infinity)).accepted : 0);
+  await stub.waitFor(() => stub.acceptedRuns >= warmedUp, 60_000);
   await sleep(1000);
   const warmRuns = stub.acceptedRuns;
   const warmRaw = stub.acceptedRawBytes;
@@ -418,6 +456,7 @@ async function measure(payload: Payload) {
   const idleBefore = procStat(child.pid!).rssMb;
 
   const before = procStat(child.pid!);
+  const threadsBefore = threadCpuSeconds(child.pid!);
   // This process is the load generator and the backend stub: its CPU shares the cores with the proxy.
   const benchBefore = process.cpuUsage();
   const machineBefore = machineStat();
@@ -443,6 +482,7 @@ async function measure(payload: Payload) {
   await stub.waitFor(() => delivered() >= load.accepted, 600_000).catch(() => {});
   const deliveredAt = performance.now();
   const after = procStat(child.pid!);
+  const threadsAfter = threadCpuSeconds(child.pid!);
   const benchCpu = process.cpuUsage(benchBefore);
   const machineAfter = machineStat();
   let idleAfter: number | undefined;
@@ -472,6 +512,7 @@ async function measure(payload: Payload) {
     // figure goes with the 1-minute load average at the start and the end of the load.
     load_average: [round(loadAverageBefore), round(loadAverageAfter)],
     load: offeredRate === undefined ? `closed, ${clients} clients` : `open, ${offeredRate} spans/s offered`,
+    warm_up_seconds: warmUpMs / 1000,
     payload,
     bytes_per_span: Math.round(factory.make().length / perRequest),
     spans_per_request: perRequest,
@@ -492,6 +533,11 @@ async function measure(payload: Payload) {
     drain_seconds: round(drainSeconds),
     spans_per_second_sustained: Math.round(spans / (loadSeconds + drainSeconds)),
     proxy_cpu_us_per_span: round(((after.cpuSeconds - before.cpuSeconds) / spans) * 1e6),
+    // The main thread (JavaScript, and the syscalls it makes) against V8's and libuv's threads.
+    proxy_cpu_us_per_span_by_thread: {
+      main: round(((threadsAfter.main - threadsBefore.main) / spans) * 1e6),
+      other: round(((threadsAfter.other - threadsBefore.other) / spans) * 1e6),
+    },
     proxy_cpu_user_system_seconds: [
       round(after.userSeconds - before.userSeconds, 2),
       round(after.systemSeconds - before.systemSeconds, 2),
