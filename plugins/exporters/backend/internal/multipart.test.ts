@@ -6,7 +6,13 @@ import type { Run } from 'tracepipe/plugin';
 import { attachRunJson, runJson, shareJson } from 'tracepipe/plugin';
 import { makeRun } from 'tracepipe/testing';
 import { MultipartFormatError, boundaryOf, parseMultipart, runsFromParts } from './multipart_reader.ts';
-import { BOUNDARY_PREFIX, MultipartZstdWriter, UnencodableRunError, multipartContentType } from './multipart_writer.ts';
+import {
+  BOUNDARY_PREFIX,
+  MultipartZstdWriter,
+  UnencodableRunError,
+  multipartContentType,
+  newBoundary,
+} from './multipart_writer.ts';
 
 function encode(runs: Run[], level = 3) {
   const writer = new MultipartZstdWriter(level);
@@ -22,6 +28,12 @@ function roundTrip(runs: Run[]): Run[] {
 const jsonValue = fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.parse(JSON.stringify(value)) as unknown);
 
 describe('multipart body', () => {
+  it('gives every body a boundary of its own, also past a block of random bits (64 boundaries)', () => {
+    const boundaries = Array.from({ length: 200 }, () => newBoundary());
+    for (const boundary of boundaries) assert.match(boundary, /^----LangSmithFormBoundary-[0-9a-z]{1,13}$/);
+    assert.equal(new Set(boundaries).size, boundaries.length);
+  });
+
   it('has the reference layout: named parts, JSON content type, Content-Length, closing boundary', () => {
     const run = makeRun({ id: '00000000-0000-0000-0000-000000000001' });
     const encoded = encode([run]);
