@@ -48,6 +48,7 @@ import { SpanIntake } from './internal/tracing/span-intake.ts';
 import type { RunTracer } from './internal/tracing/tracer.ts';
 import { watchGraphs, watchedFolders } from './internal/graphs/watch.ts';
 import { registerSdkLogger } from './internal/graphs/sdk-logger.ts';
+import { serverLangGraphDir } from './internal/graphs/load.ts';
 import { readPlatformConfig } from './internal/graphs/platform-defaults.ts';
 import { bindLoopbackUrl } from './internal/http/loopback.ts';
 import { parseUiSection } from './internal/genui/config.ts';
@@ -192,6 +193,13 @@ export class AgentApiReceiver implements Receiver {
           }
         : undefined,
     });
+    const otherCopies = graphs.builtWithAnotherLangGraph();
+    if (otherCopies.length > 0) {
+      logger.warn(
+        { graphs: otherCopies, server_langgraph: serverLangGraphDir() },
+        "Graphs built with another copy of @langchain/langgraph than the server's: LangChain is loaded twice, the server's optimisations of it do not apply to these graphs, and its classes differ between the copies. Make the project resolve one copy (npm ls @langchain/langgraph; npm dedupe).",
+      );
+    }
     const authSpec = findAuthHandler({ ...graphInput, authPath: config.auth.path }, baseDir);
     const customAuth = authSpec ? await CustomAuth.load(authSpec) : undefined;
     // Before anything is opened: an exposed explorer that this server cannot protect stops the start.

@@ -3,9 +3,12 @@
 // these into a compiled graph bound to the server's checkpointer and store.
 
 import { access } from 'node:fs/promises';
-import { register } from 'node:module';
+import { createRequire, register } from 'node:module';
+import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Graph } from '@langchain/langgraph';
 import type { BaseCheckpointSaver, BaseStore, StateSnapshot } from '@langchain/langgraph';
+import { Pregel } from '@langchain/langgraph/pregel';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { GraphLoadError } from './errors.ts';
 import type { GraphSpec } from './spec.ts';
@@ -160,6 +163,24 @@ function classify(value: unknown): LoadedExport | undefined {
   if (isStateGraph(value)) return { kind: 'builder', builder: value };
   if (typeof value === 'function') return { kind: 'factory', factory: value as GraphFactory };
   return undefined;
+}
+
+/**
+ * Whether the export was built with another copy of `@langchain/langgraph` than the server's:
+ * its compiled graph is not the server's `Pregel`, or its builder not the server's `Graph`. (A
+ * factory's graph is not known before a run.) The process then holds two copies of LangChain: the
+ * graph runs on the copy its own project resolves, on which the server's replacements of LangChain
+ * internals (`../runtime/`) are not installed, and LangChain's classes differ between the copies.
+ */
+export function builtWithAnotherLangGraph(loaded: LoadedExport): boolean {
+  if (loaded.kind === 'compiled') return !(loaded.graph instanceof Pregel);
+  if (loaded.kind === 'builder') return !(loaded.builder instanceof Graph);
+  return false;
+}
+
+/** The folder of the `@langchain/langgraph` the server itself uses (for messages). */
+export function serverLangGraphDir(): string {
+  return dirname(createRequire(import.meta.url).resolve('@langchain/langgraph/package.json'));
 }
 
 function describe(value: unknown): string {

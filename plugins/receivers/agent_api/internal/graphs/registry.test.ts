@@ -2,6 +2,7 @@
 // persistence without touching the user's export, introspection, and the system assistant ids.
 
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
@@ -16,6 +17,8 @@ import {
   systemAssistantId,
 } from './registry.ts';
 import type { GraphSpec } from './registry.ts';
+import { projectWithItsOwnLangGraph } from '../../testing/langgraph-copy.ts';
+import { tempDir } from 'tracepipe/testing';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const fixtures = join(here, 'fixtures');
@@ -421,5 +424,28 @@ describe('GraphRegistry introspection (example graphs)', async () => {
     assert.deepEqual(Object.keys(subgraphs.research!.state.properties).sort(), ['messages', 'plan']);
     assert.deepEqual(Object.keys(await registry.subgraphs('subgraph', 'research', true)), ['research']);
     assert.deepEqual(Object.keys(await registry.subgraphs('chat', undefined, true)), []);
+  });
+});
+
+describe('graphs built with another copy of @langchain/langgraph', () => {
+  it('names them, and they still load and run', async () => {
+    const dir = tempDir('agent-api-langgraph-copy-');
+    try {
+      const graphFile = projectWithItsOwnLangGraph(dir);
+      const registry = await GraphRegistry.load([
+        spec('compiled'),
+        spec('stateGraph'),
+        spec('factory'),
+        spec('graph', graphFile, 'copy_compiled'),
+        spec('stateGraph', graphFile, 'copy_builder'),
+      ]);
+      assert.deepEqual(registry.builtWithAnotherLangGraph(), ['copy_compiled', 'copy_builder']);
+      for (const graphId of ['copy_compiled', 'copy_builder']) {
+        const graph = await registry.get(graphId, { checkpointer: false });
+        assert.deepEqual(await graph.invoke({ text: 'hi' }), { text: 'hi!' }, graphId);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -5,7 +5,7 @@
 import type { BaseCheckpointSaver, BaseStore } from '@langchain/langgraph';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { GraphNotFoundError } from './errors.ts';
-import { bindCompiled, buildFromFactory, compileBuilder, loadExport } from './load.ts';
+import { bindCompiled, buildFromFactory, builtWithAnotherLangGraph, compileBuilder, loadExport } from './load.ts';
 import type { BindOptions, CompiledGraphLike, LoadedExport } from './load.ts';
 import type { Logger } from 'pino';
 import { channelSchemas, runtimeSchemas, toGraphSchemas } from './schemas.ts';
@@ -96,6 +96,11 @@ export class GraphRegistry {
   /** Stops a type extraction still running. */
   async close(): Promise<void> {
     await this.typeSchemas?.close('the server stopped');
+  }
+
+  /** The graphs built with another copy of `@langchain/langgraph` than the server's (`builtWithAnotherLangGraph`). */
+  builtWithAnotherLangGraph(): string[] {
+    return [...this.entries].filter(([, entry]) => builtWithAnotherLangGraph(entry.loaded)).map(([graphId]) => graphId);
   }
 
   /** Graph ids, in configuration order. */
