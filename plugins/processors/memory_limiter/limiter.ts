@@ -234,10 +234,8 @@ export class MemoryLimiterProcessor implements Processor<DataType> {
   }
 
   consume(data: DataOf[DataType], context: RequestContext): Promise<void> {
-    const refusal = this.watch?.refusal;
-    if (refusal === undefined) return this.next.consume(data, context);
-    this.watch!.countRefusal();
-    return Promise.reject(refusal);
+    const refusal = this.refusal();
+    return refusal === undefined ? this.next.consume(data, context) : Promise.reject(refusal);
   }
 
   async shutdown(): Promise<void> {
