@@ -36,6 +36,47 @@ const base = {
 } as const;
 const lifecycle = { start: async () => {}, shutdown: async () => {} };
 
+/** A service with a silent logger and its own metrics registry (`metrics`, when the test reads it). */
+function quietService(config: ServiceConfig, metrics = createMetricsRegistry({ processMetrics: false })): Service {
+  return new Service(config, { logger: silentLogger(), metrics });
+}
+
+/**
+ * A processor of spans that passes on what it is given, untouched; `refusal` is its `refusal()`,
+ * and `created` is told what it passes on to.
+ */
+function passingProcessor(
+  type: string,
+  mutatesData: boolean,
+  hooks: { refusal?: Consumer['refusal']; created?: (next: Consumer) => void } = {},
+): Factory {
+  return {
+    ...base,
+    kind: 'processor',
+    type,
+    consumes: 'spans',
+    produces: 'spans',
+    create: (_s, _c, next) => {
+      hooks.created?.(next);
+      return {
+        ...lifecycle,
+        mutatesData,
+        ...(hooks.refusal ? { refusal: hooks.refusal } : {}),
+        consume: (data, context) => next.consume(data, context),
+      };
+    },
+  };
+}
+
+/** An exporter of spans, `keep`, that takes every batch and does nothing with it. */
+const discardingExporter: Factory = {
+  ...base,
+  kind: 'exporter',
+  type: 'keep',
+  consumes: 'spans',
+  create: () => ({ ...lifecycle, mutatesData: false, consume: async () => {} }),
+};
+
 const pipeline = `
 receivers: { journal_source: { journal: journal.txt, spans: 2 } }
 processors: { journal_hold: { journal: journal.txt } }
@@ -48,10 +89,7 @@ service:
 describe('service lifecycle', () => {
   it('starts exporters → processors → receivers, stops in reverse, flushing held data on stop', async () => {
     const config = load(pipeline);
-    const service = new Service(config, {
-      logger: silentLogger(),
-      metrics: createMetricsRegistry({ processMetrics: false }),
-    });
+    const service = quietService(config);
     assert.equal(service.host.state(), 'starting');
     await service.start();
     assert.equal(service.host.state(), 'ready');
@@ -73,7 +111,7 @@ describe('service lifecycle', () => {
   it('counts items per component in the metrics registry', async () => {
     const config = load(pipeline);
     const metrics = createMetricsRegistry({ processMetrics: false });
-    const service = new Service(config, { logger: silentLogger(), metrics });
+    const service = quietService(config, metrics);
     await service.start();
     await service.shutdown();
     const text = await metrics.metrics();
@@ -114,7 +152,7 @@ describe('service lifecycle', () => {
       [...journalFactories, passThrough],
     );
     const metrics = createMetricsRegistry({ processMetrics: false });
-    const service = new Service(config, { logger: silentLogger(), metrics });
+    const service = quietService(config, metrics);
     await service.start();
     await service.shutdown();
     const text = await metrics.metrics();
@@ -129,10 +167,7 @@ describe('service lifecycle', () => {
 
   it('stops what had started when a component fails to start, and reports which one', async () => {
     const config = load(pipeline.replace('spans: 2 }', 'spans: 2, fail_start: true }'));
-    const service = new Service(config, {
-      logger: silentLogger(),
-      metrics: createMetricsRegistry({ processMetrics: false }),
-    });
+    const service = quietService(config);
     await assert.rejects(service.start(), /component journal_source failed to start: configured to fail/);
     assert.equal(service.host.state(), 'stopped');
     assert.deepEqual(journalLines(config).slice(-3), [
@@ -165,10 +200,7 @@ describe('service lifecycle', () => {
         .replace('exporters: [journal_sink]', 'exporters: [broken_a, broken_b]'),
       [...journalFactories, failing('broken_a'), failing('broken_b')],
     );
-    const service = new Service(config, {
-      logger: silentLogger(),
-      metrics: createMetricsRegistry({ processMetrics: false }),
-    });
+    const service = quietService(config);
     await service.start();
     await assert.rejects(service.shutdown(), (error: unknown) => {
       assert.ok(error instanceof AggregateError);
@@ -208,18 +240,7 @@ describe('fan-out', () => {
         }),
       },
       // Passes on what it is given, untouched: it does not mutate, but it does not copy either.
-      {
-        ...base,
-        kind: 'processor',
-        type: 'pass',
-        consumes: 'spans',
-        produces: 'spans',
-        create: (_s, _c, next) => ({
-          ...lifecycle,
-          mutatesData: false,
-          consume: (data, context) => next.consume(data, context),
-        }),
-      },
+      passingProcessor('pass', false),
       {
         ...base,
         kind: 'processor',
@@ -258,10 +279,7 @@ service:
 `,
       factories,
     );
-    const service = new Service(config, {
-      logger: silentLogger(),
-      metrics: createMetricsRegistry({ processMetrics: false }),
-    });
+    const service = quietService(config);
     await service.start();
     await service.shutdown();
     assert.equal(kept.get('keep/a')!.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.name, 'renamed');
@@ -283,38 +301,9 @@ service:
           return lifecycle;
         },
       },
-      {
-        ...base,
-        kind: 'processor',
-        type: 'gate',
-        consumes: 'spans',
-        produces: 'spans',
-        create: (_s, _c, next) => ({
-          ...lifecycle,
-          mutatesData: false,
-          refusal: () => (closed ? refusal : undefined),
-          consume: (data, context) => next.consume(data, context),
-        }),
-      },
-      {
-        ...base,
-        kind: 'processor',
-        type: 'rename',
-        consumes: 'spans',
-        produces: 'spans',
-        create: (_s, _c, next) => ({
-          ...lifecycle,
-          mutatesData: true,
-          consume: (data, context) => next.consume(data, context),
-        }),
-      },
-      {
-        ...base,
-        kind: 'exporter',
-        type: 'keep',
-        consumes: 'spans',
-        create: () => ({ ...lifecycle, mutatesData: false, consume: async () => {} }),
-      },
+      passingProcessor('gate', false, { refusal: () => (closed ? refusal : undefined) }),
+      passingProcessor('rename', true),
+      discardingExporter,
     ];
     const config = load(
       `receivers: { emit: {} }
@@ -327,10 +316,7 @@ service:
 `,
       factories,
     );
-    const service = new Service(config, {
-      logger: silentLogger(),
-      metrics: createMetricsRegistry({ processMetrics: false }),
-    });
+    const service = quietService(config);
     await service.start();
     try {
       assert.equal(receiverOutput!.refusal?.(), undefined);
@@ -345,17 +331,8 @@ service:
 
   it('tells each processor whether anything downstream writes to what it passes on', async () => {
     const outputs = new Map<string, boolean>();
-    const processor = (type: string, mutatesData: boolean): Factory => ({
-      ...base,
-      kind: 'processor',
-      type,
-      consumes: 'spans',
-      produces: 'spans',
-      create: (_s, _c, next) => {
-        outputs.set(type, next.mutatesData);
-        return { ...lifecycle, mutatesData, consume: (data, context) => next.consume(data, context) };
-      },
-    });
+    const processor = (type: string, mutatesData: boolean): Factory =>
+      passingProcessor(type, mutatesData, { created: (next) => outputs.set(type, next.mutatesData) });
     const factories: Factory[] = [
       {
         ...base,
@@ -368,13 +345,7 @@ service:
       processor('pass', false),
       processor('rename', true),
       processor('last', false),
-      {
-        ...base,
-        kind: 'exporter',
-        type: 'keep',
-        consumes: 'spans',
-        create: () => ({ ...lifecycle, mutatesData: false, consume: async () => {} }),
-      },
+      discardingExporter,
     ];
     const config = load(
       `receivers: { emit: {} }
@@ -386,7 +357,7 @@ service:
 `,
       factories,
     );
-    new Service(config, { logger: silentLogger(), metrics: createMetricsRegistry({ processMetrics: false }) });
+    quietService(config);
     // `first` and `pass` hand on objects that `rename` may write to, even through `pass`.
     assert.deepEqual(Object.fromEntries(outputs), { first: true, pass: true, rename: false, last: false });
   });
@@ -441,10 +412,7 @@ service: { pipelines: { traces: { receivers: [journal_source], exporters: [dropp
   ] as const) {
     it(`reports ${lost} items lost when ${reasons.join(' and ') || 'nothing'} is counted while stopping`, async () => {
       const config = load(yaml, [...journalFactories, droppingExporter('shutdown', [...reasons])]);
-      const service = new Service(config, {
-        logger: silentLogger(),
-        metrics: createMetricsRegistry({ processMetrics: false }),
-      });
+      const service = quietService(config);
       await service.start();
       // The drop counted at start (before the shutdown) is not the shutdown's.
       assert.deepEqual(await service.shutdown(), { lostItems: lost });
