@@ -207,7 +207,8 @@ export function decodeWithProtobufjs(bytes: Uint8Array): SpanBatch {
         spans: (ss.spans ?? []).map((s) => ({
           traceId: bytesToHex(s.traceId),
           spanId: bytesToHex(s.spanId),
-          parentSpanId: s.parentSpanId ? bytesToHex(s.parentSpanId) : '',
+          // An absent bytes field decodes to protobufjs's default, an empty array (not a Buffer).
+          parentSpanId: s.parentSpanId?.length ? bytesToHex(s.parentSpanId) : '',
           traceState: s.traceState ?? '',
           flags: s.flags ?? 0,
           name: s.name ?? '',
