@@ -3,7 +3,8 @@
 // journal intake — a request is admitted against a memory limit by bytes, appended to the journal
 // before it is acknowledged, handed to the pipeline with a `Delivery`, settled once every item of
 // it has left the process, and replayed after a crash; `readBody` reads a request body under a
-// size limit that also bounds its decompression. The `otlp` receiver (HTTP and gRPC), the
+// size limit that also bounds its decompression, and `utf8Text` makes it text for JSON.parse
+// (faster than `toString` on text that is not all ASCII). The `otlp` receiver (HTTP and gRPC), the
 // `langsmith` receiver and the `agent_api` receiver's run tracing are built on it;
 // docs/writing-a-plugin.md ("A receiver that journals")
 // states the contract a journaled receiver keeps.
@@ -31,3 +32,4 @@ export {
   codingOf,
   readBody,
 } from './http/body.ts';
+export { utf8Text } from './http/utf8-text.ts';

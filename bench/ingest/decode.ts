@@ -1,16 +1,22 @@
 // Decoder benchmark: the hand-written protobuf decoder against protobufjs (+ conversion to the
 // model), and the JSON decoder, on one 100-span request. Prints requests/s, spans/s and MB/s.
 //
-//   node --import tsx bench/ingest/decode.ts
+//   node --import tsx bench/ingest/decode.ts [--document none|german|chinese]
+//
+// `--document` adds a retrieved document of ~8 KB in that language to every span's prompt.
 
 import assert from 'node:assert/strict';
+import { parseArgs } from 'node:util';
 import { decodeTraceRequestJson } from '../../src/otlp/decode-json.ts';
 import { decodeTraceRequestProtobuf } from '../../src/otlp/decode-protobuf.ts';
 import { decodeWithProtobufjs } from './protobufjs-decoder.ts';
 import { sampleBodies } from './sample.ts';
+import type { DocumentLanguage } from './sample.ts';
 
 const SPANS = 100;
-const { protobuf, json } = sampleBodies(SPANS);
+const { values } = parseArgs({ options: { document: { type: 'string', default: 'none' } } });
+if (!['none', 'german', 'chinese'].includes(values.document)) throw new Error('--document is none, german or chinese');
+const { protobuf, json } = sampleBodies(SPANS, values.document as DocumentLanguage);
 
 // Both protobuf decoders must agree before their speed means anything.
 assert.deepEqual(decodeWithProtobufjs(protobuf), decodeTraceRequestProtobuf(protobuf).batch);
@@ -53,7 +59,7 @@ const candidates: Candidate[] = [
 ];
 
 console.log(
-  `request: ${SPANS} spans, protobuf ${protobuf.length} bytes, JSON ${json.length} bytes; node ${process.version}`,
+  `request: ${SPANS} spans, documents: ${values.document}, protobuf ${protobuf.length} bytes, JSON ${json.length} bytes; node ${process.version}`,
 );
 for (const candidate of candidates) for (let i = 0; i < 2000; i++) candidate.run(); // warm-up
 // Rounds alternate between candidates so that a noisy neighbour slows them all alike; best of 7.

@@ -1,12 +1,28 @@
 // The request the ingest benchmarks send: 100 GenAI-looking spans (LLM calls with prompts,
 // completions and token counts, as instrumented agents produce), encoded in both OTLP forms.
+// `document` adds a retrieved document of ~8 KB to every prompt, in German or in Chinese: long
+// values that are not ASCII, as retrieval-augmented agents send in most languages.
 
 import { randomBytes } from 'node:crypto';
 import type { Span, SpanBatch } from '../../src/model/spans.ts';
 import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
 import { intAttr, makeBatch, plainSpan, stringAttr } from '../../src/testkit/spans.ts';
 
-export function sampleBatch(spanCount = 100): SpanBatch {
+export type DocumentLanguage = 'none' | 'german' | 'chinese';
+
+const DOCUMENT_TEXT: Record<Exclude<DocumentLanguage, 'none'>, string> = {
+  german: 'Die Rückerstattung erfolgt innerhalb von 14 Tagen über die ursprüngliche Zahlungsart. ',
+  chinese: '退款将在十四天内通过原支付方式处理，请保留您的订单号以便查询。',
+};
+
+/** ~8 KB of UTF-8 in `language` (numbered sentences, so that no two prompts are equal). */
+function documentIn(language: Exclude<DocumentLanguage, 'none'>, seed: number): string {
+  const sentence = DOCUMENT_TEXT[language];
+  const count = Math.ceil(8192 / Buffer.byteLength(sentence));
+  return Array.from({ length: count }, (_, i) => `${seed}.${i} ${sentence}`).join('');
+}
+
+export function sampleBatch(spanCount = 100, document: DocumentLanguage = 'none'): SpanBatch {
   const traceId = randomBytes(16).toString('hex');
   const rootId = randomBytes(8).toString('hex');
   const spans: Span[] = [];
@@ -27,7 +43,10 @@ export function sampleBatch(spanCount = 100): SpanBatch {
           stringAttr('gen_ai.request.model', 'gpt-4o-mini'),
           stringAttr(
             'gen_ai.prompt',
-            JSON.stringify([{ role: 'user', content: `Question number ${i}: what is the weather in Paris today?` }]),
+            JSON.stringify([
+              ...(document === 'none' ? [] : [{ role: 'system', content: documentIn(document, i) }]),
+              { role: 'user', content: `Question number ${i}: what is the weather in Paris today?` },
+            ]),
           ),
           stringAttr(
             'gen_ai.completion',
@@ -50,8 +69,8 @@ export function sampleBatch(spanCount = 100): SpanBatch {
   });
 }
 
-export function sampleBodies(spanCount = 100): { protobuf: Buffer; json: Buffer } {
-  const batch = sampleBatch(spanCount);
+export function sampleBodies(spanCount = 100, document: DocumentLanguage = 'none'): { protobuf: Buffer; json: Buffer } {
+  const batch = sampleBatch(spanCount, document);
   return {
     protobuf: Buffer.from(encodeTraceRequestProtobuf(batch)),
     json: Buffer.from(JSON.stringify(encodeTraceRequestJson(batch))),

@@ -1,6 +1,7 @@
 // End-to-end benchmark of the proxy pipeline (otlp receiver → genai → batch → backend exporter):
 // runs the real CLI as a child process with configs/proxy.yaml's defaults (the write-ahead journal
-// on), sends OTLP/protobuf requests, and measures against a local backend stub. Two kinds of load:
+// on), sends OTLP/protobuf requests (OTLP/JSON with `--encoding json`, as OpenTelemetry JS's HTTP
+// exporter sends by default), and measures against a local backend stub. Two kinds of load:
 //
 //   closed (the default): `--clients` senders, each sending its next request when the last one is
 //     answered (a 429/503 is retried after its Retry-After, at most 1 s), for `--duration` seconds
@@ -18,6 +19,7 @@
 //       [--journal on|off] [--memory-limit bytes] [--node-flags "..."] [--profile <dir>] [--heap-profile <dir>]
 //       [--allocator image|glibc-default] [--remembered-ttl-ms N] [--remembered-bytes N] [--root DIR]
 //       [--block-on-overflow true|false] [--memory-limiter off|<limit_mib>[/<spike_limit_mib>]]
+//       [--encoding protobuf|json]
 //
 // `--warm-up S` runs S seconds of closed load before the measured load (after 24 warm-up requests,
 // which are all there is by default): V8 goes on optimising the proxy's code for several seconds of
@@ -51,7 +53,7 @@ import { parseArgs } from 'node:util';
 import { imageAllocatorEnv, tracepipeArgs } from '../tracepipe-command.ts';
 import { makeBatch, payloadsOf } from './workload.ts';
 import type { Payload } from './workload.ts';
-import { encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
+import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
 import { BackendStub } from '../../plugins/exporters/backend/testing/backend_stub.ts';
 
 const { values } = parseArgs({
@@ -88,8 +90,13 @@ const { values } = parseArgs({
     'block-on-overflow': { type: 'string', default: 'true' },
     /** `off`, or the memory_limiter's limit_mib (and spike_limit_mib after a slash). */
     'memory-limiter': { type: 'string', default: 'off' },
+    /** How requests are encoded: `protobuf`, or `json` (hex ids, 64-bit integers as strings). */
+    encoding: { type: 'string', default: 'protobuf' },
   },
 });
+if (values.encoding !== 'protobuf' && values.encoding !== 'json') throw new Error('--encoding is protobuf or json');
+const encoding = values.encoding;
+const CONTENT_TYPES = { protobuf: 'application/x-protobuf', json: 'application/json' } as const;
 const payloads = payloadsOf(values.payload);
 const perRequest = Number(values['per-request']);
 const clients = Number(values.clients);
@@ -230,8 +237,8 @@ const round = (value: number, digits = 1) => Number(value.toFixed(digits));
 /**
  * Requests with fresh ids, made cheaply: a few encoded templates whose trace and span ids are
  * rewritten in place for every request (every occurrence of an id — as a span's own id and as its
- * children's parent — gets the same new bytes), so that generating the load costs little of the
- * CPU the proxy shares.
+ * children's parent — gets the same new bytes, or the same new hex digits in JSON), so that
+ * generating the load costs little of the CPU the proxy shares.
  */
 class RequestFactory {
   private readonly templates: { body: Buffer; ids: { length: number; offsets: number[] }[] }[] = [];
@@ -243,13 +250,16 @@ class RequestFactory {
   ) {
     for (let i = 0; i < count; i++) {
       const batch = makeBatch(perRequest, i, this.payload);
-      const body = Buffer.from(encodeTraceRequestProtobuf(batch));
+      const body =
+        encoding === 'json'
+          ? Buffer.from(JSON.stringify(encodeTraceRequestJson(batch)))
+          : Buffer.from(encodeTraceRequestProtobuf(batch));
       const hexIds = new Set<string>();
       for (const resource of batch.resourceSpans)
         for (const scope of resource.scopeSpans)
           for (const span of scope.spans) hexIds.add(span.traceId).add(span.spanId);
       const ids = [...hexIds].map((hex) => {
-        const needle = Buffer.from(hex, 'hex');
+        const needle = Buffer.from(hex, encoding === 'json' ? 'latin1' : 'hex');
         const offsets: number[] = [];
         for (let at = body.indexOf(needle); at !== -1; at = body.indexOf(needle, at + 1)) offsets.push(at);
         return { length: needle.length, offsets };
@@ -263,8 +273,11 @@ class RequestFactory {
     const body = Buffer.from(template.body);
     const fresh = Buffer.alloc(16);
     for (const id of template.ids) {
-      randomFillSync(fresh, 0, id.length);
-      for (const offset of id.offsets) fresh.copy(body, offset, 0, id.length);
+      // An id's bytes, or in JSON its hex digits: as many random bytes as the digits encode.
+      const bytes = encoding === 'json' ? id.length / 2 : id.length;
+      randomFillSync(fresh, 0, bytes);
+      const written = encoding === 'json' ? Buffer.from(fresh.toString('hex', 0, bytes), 'latin1') : fresh;
+      for (const offset of id.offsets) written.copy(body, offset, 0, id.length);
     }
     return body;
   }
@@ -332,7 +345,7 @@ interface Answer {
 
 async function send(url: string, body: Buffer): Promise<Answer> {
   const started = performance.now();
-  const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/x-protobuf' }, body });
+  const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': CONTENT_TYPES[encoding] }, body });
   await response.arrayBuffer();
   const retryAfter = Number(response.headers.get('retry-after'));
   return {
@@ -514,6 +527,7 @@ async function measure(payload: Payload) {
     load: offeredRate === undefined ? `closed, ${clients} clients` : `open, ${offeredRate} spans/s offered`,
     warm_up_seconds: warmUpMs / 1000,
     payload,
+    encoding,
     bytes_per_span: Math.round(factory.make().length / perRequest),
     spans_per_request: perRequest,
     compression_level: level,

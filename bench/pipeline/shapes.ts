@@ -909,6 +909,65 @@ const heldOut: Shape = {
   },
 };
 
+/** Passages of the retrieval tool in `documents`: German in even traces, Chinese in odd ones. */
+const PASSAGES = [
+  'Der Umsatz im dritten Quartal stieg um 12 % auf 4,2 Mio. €, getragen von Vertragsverlängerungen ' +
+    'großer Unternehmenskunden. Die Bruttoabwanderung sank von 5 % auf 3 %; zwei Kunden aus dem ' +
+    'Mittelstand kündigten wegen Budgetkürzungen. ',
+  '第三季度收入增长百分之十二，达到四百二十万欧元，主要来自大型企业客户的续约。总流失率从百分之五降至百分之三；' +
+    '两家中型客户因预算削减而终止合作。合格销售管道共有九点八百万欧元。',
+];
+
+/** ~3 KB of retrieved passages, as a retrieval tool returns them to the model. */
+const retrievedPassages = (seed: TraceSeed) => {
+  const passage = PASSAGES[seed.sequence % 2]!;
+  const count = Math.ceil(3000 / Buffer.byteLength(passage));
+  return JSON.stringify({
+    hits: Array.from({ length: count }, (_, i) => ({
+      report: 'Q3-2026-sales.pdf',
+      page: i + 1,
+      text: `${seed.sequence}.${i} ${passage}`,
+    })),
+  });
+};
+
+const documents: Shape = {
+  description:
+    'held-out mix whose tool returns ~3 KB of passages in German or Chinese, which the model call carries again',
+  resource: serviceResource('python', 'opentelemetry'),
+  trace(span, seed) {
+    const passages = retrievedPassages(seed);
+    const call = jsonObjectLlm(
+      seed,
+      [...conversation(seed), { role: 'tool', content: passages }],
+      { role: 'assistant', content: finalAnswer(seed) },
+      'stop',
+    );
+    return [
+      span(call.name, 'root', call.kind, call.attributes, 1_000_000n),
+      span(
+        'search_reports',
+        'root',
+        1,
+        [str('input.value', TOOL_ARGUMENTS), str('output.value', passages)],
+        2_000_000n,
+      ),
+      span(
+        'sales_agent',
+        '',
+        1,
+        [
+          str('langsmith.span.kind', 'chain'),
+          ...langsmithMetadata(seed),
+          str('input.value', JSON.stringify({ messages: [{ role: 'user', content: question(seed) }] })),
+          str('output.value', JSON.stringify({ messages: [{ role: 'assistant', content: finalAnswer(seed) }] })),
+        ],
+        0n,
+      ),
+    ];
+  },
+};
+
 export const SHAPES = {
   realistic,
   small,
@@ -920,4 +979,5 @@ export const SHAPES = {
   'otel-messages': otelMessages,
   'otel-events': otelEvents,
   'held-out': heldOut,
+  documents,
 } satisfies Record<string, Shape>;

@@ -8,6 +8,10 @@
 //
 //   node --import tsx bench/pipeline/stages.ts [--payload realistic|<shape>[,<shape>…]|all] [--requests 300]
 //                                              [--per-request 100] [--rounds 5] [--level 3] [--allocations]
+//                                              [--encoding protobuf|json]
+//
+// `--encoding json` decodes OTLP/JSON requests (what OpenTelemetry JS's HTTP exporter sends) in the
+// decode stage instead of OTLP/protobuf; the other stages get the same spans either way.
 //
 // `--payload all` (or a comma-separated list) measures each shape of workload.ts in turn and ends
 // with a table of every shape's stages, median of the rounds.
@@ -22,10 +26,12 @@ import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { RunBatch } from '../../src/model/runs.ts';
 import type { SpanBatch } from '../../src/model/spans.ts';
+import { decodeTraceRequestJson } from '../../src/otlp/decode-json.ts';
 import { decodeTraceRequestProtobuf } from '../../src/otlp/decode-protobuf.ts';
+import { encodeTraceRequestJson } from '../../src/otlp/encode.ts';
 import { MultipartZstdWriter } from '../../plugins/exporters/backend/internal/multipart_writer.ts';
 import { defaultBatcher, defaultGenai } from './processors.ts';
-import { makeRequest, payloadsOf } from './workload.ts';
+import { makeBatch, makeRequest, payloadsOf } from './workload.ts';
 import type { Payload } from './workload.ts';
 
 const { values } = parseArgs({
@@ -36,8 +42,11 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     level: { type: 'string', default: '3' },
     allocations: { type: 'boolean', default: false },
+    encoding: { type: 'string', default: 'protobuf' },
   },
 });
+if (values.encoding !== 'protobuf' && values.encoding !== 'json') throw new Error('--encoding is protobuf or json');
+const json = values.encoding === 'json';
 const payloads = payloadsOf(values.payload);
 const requests = Number(values.requests);
 const perRequest = Number(values['per-request']);
@@ -69,7 +78,9 @@ async function measure(payload: Payload): Promise<Record<Stage, number[]>> {
   const costs: Record<Stage, number[]> = { decode: [], genai: [], batch: [], encode: [] };
   for (let round = 0; round < rounds; round++) {
     const bodies = Array.from({ length: requests }, (_, i) =>
-      Buffer.from(makeRequest(perRequest, round * requests + i, payload)),
+      json
+        ? Buffer.from(JSON.stringify(encodeTraceRequestJson(makeBatch(perRequest, round * requests + i, payload))))
+        : Buffer.from(makeRequest(perRequest, round * requests + i, payload)),
     );
     // The defaults of configs/proxy.yaml, as the proxy runs them.
     const genai = defaultGenai();
@@ -88,7 +99,7 @@ async function measure(payload: Payload): Promise<Record<Stage, number[]>> {
     // garbage collector's work on everything still held to it).
     for (const body of bodies) {
       const t0 = cpuMs();
-      const spans: SpanBatch = decodeTraceRequestProtobuf(body).batch;
+      const spans: SpanBatch = (json ? decodeTraceRequestJson(body) : decodeTraceRequestProtobuf(body)).batch;
       const t1 = cpuMs();
       const runs = genai.translate(spans, context);
       const t2 = cpuMs();
@@ -155,7 +166,10 @@ interface SamplingNode {
 function printAllocations({ profile }: { profile: { head: SamplingNode } }, spans: number): void {
   const entryPoints = new Map([
     ['makeRequest', 'workload'], // the benchmark's own request bodies, not the proxy's
+    ['makeBatch', 'workload'],
+    ['encodeTraceRequestJson', 'workload'],
     ['decodeTraceRequestProtobuf', 'decode'],
+    ['decodeTraceRequestJson', 'decode'],
     ['translate', 'genai'],
     ['consume', 'batch'],
     ['addRun', 'encode'],

@@ -22,6 +22,7 @@ import type { DecodedTraceRequest } from './decoded.ts';
 import { MAX_VALUE_DEPTH, SpanRejections } from './decoded.ts';
 import { OtlpDecodeError, rethrowWithin } from './errors.ts';
 import { SPAN_ID_BYTES, TRACE_ID_BYTES, describeBadJsonId, jsonIdToHex } from './ids.ts';
+import { utf8Text } from '../http/utf8-text.ts';
 
 type JsonObject = Record<string, unknown>;
 
@@ -41,7 +42,6 @@ const UINT64_MAX = 2n ** 64n - 1n;
 const DECIMAL = /^-?\d+$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-/** Decodes OTLP JSON (text or UTF-8 bytes); throws OtlpDecodeError when it is malformed. */
 /** Names of the 64-bit fields, with the closing quote: what precedes their value. */
 const INT64_FIELD_SUFFIXES = ['UnixNano"', 'unix_nano"', 'intValue"', 'int_value"'];
 
@@ -94,10 +94,39 @@ export function quoteBareInt64(text: string): string {
   return result + text.slice(from);
 }
 
+/**
+ * Thrown while decoding text parsed as it came when a 64-bit field holds a number beyond 2^53, which
+ * JSON.parse may have rounded: the text is then decoded again with such numbers quoted.
+ */
+const ROUNDED = Symbol('a 64-bit integer JSON.parse may have rounded');
+
+/**
+ * Whether the text being decoded had its long 64-bit numbers quoted (`quoteBareInt64`). Exporters
+ * write 64-bit integers as strings (the OTLP/HTTP JSON rule; OpenTelemetry's SDKs do): quoting
+ * every request on the chance that one does not cost four scans of its text, ~4 µs per span of a
+ * conversational request (bench/pipeline/stages.ts --encoding json), so the text is first parsed
+ * as it came and quoted only when a number that may have been rounded turns up. Decoding is
+ * synchronous: no other decode runs while this is set.
+ */
+let longNumbersQuoted = false;
+
+/** Decodes OTLP JSON (text or UTF-8 bytes); throws OtlpDecodeError when it is malformed. */
 export function decodeTraceRequestJson(input: string | Uint8Array): DecodedTraceRequest {
-  const raw =
-    typeof input === 'string' ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('utf8');
-  const text = quoteBareInt64(raw);
+  const text = typeof input === 'string' ? input : utf8Text(input);
+  try {
+    return decodeText(text);
+  } catch (error) {
+    if (error !== ROUNDED) throw error;
+  }
+  longNumbersQuoted = true;
+  try {
+    return decodeText(quoteBareInt64(text));
+  } finally {
+    longNumbersQuoted = false;
+  }
+}
+
+function decodeText(text: string): DecodedTraceRequest {
   let root: unknown;
   try {
     root = JSON.parse(text);
@@ -363,7 +392,10 @@ function asString(value: unknown, name: string): string {
 function asBigInt(value: unknown, name: string, min: bigint, max: bigint): bigint {
   let result: bigint | undefined;
   if (typeof value === 'string' && DECIMAL.test(value)) result = BigInt(value);
-  else if (typeof value === 'number' && Number.isInteger(value)) result = BigInt(value);
+  else if (typeof value === 'number' && Number.isInteger(value)) {
+    if (!longNumbersQuoted && !Number.isSafeInteger(value)) throw ROUNDED;
+    result = BigInt(value);
+  }
   if (result === undefined)
     throw new OtlpDecodeError(`must be an integer (a number or a decimal string), got ${describe(value)}`, [name]);
   if (result < min || result > max) throw new OtlpDecodeError(`${result} is out of range [${min}, ${max}]`, [name]);

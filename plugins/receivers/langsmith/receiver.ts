@@ -29,6 +29,7 @@ import {
   journaledTenant,
   readBody,
   replayedContext,
+  utf8Text,
 } from 'tracepipe/receiverhelper';
 import type { Admission, JournaledTenant } from 'tracepipe/receiverhelper';
 import type { LangSmithReceiverConfig } from './config.ts';
@@ -67,7 +68,7 @@ export class LangSmithReceiver implements Receiver {
       memoryLimitBytes: config.memory_limit_bytes,
       next,
       restore: (header, body) => ({
-        data: { runs: (JSON.parse(body.toString('utf8')) as { runs: Run[] }).runs },
+        data: { runs: (JSON.parse(utf8Text(body)) as { runs: Run[] }).runs },
         context: replayedContext(header, settings.id),
       }),
     });
@@ -331,7 +332,7 @@ function retryAfter(ms: number): Record<string, string> {
 
 function parseJson(body: Buffer): unknown {
   try {
-    return JSON.parse(body.toString('utf8'));
+    return JSON.parse(utf8Text(body));
   } catch (error) {
     throw new Answer(400, `malformed JSON body: ${errorMessage(error)}`);
   }

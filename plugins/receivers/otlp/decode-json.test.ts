@@ -119,6 +119,59 @@ describe('JSON decoding', () => {
     );
   });
 
+  it('reads a bare 64-bit number exactly wherever it is, after spans read before it', () => {
+    // The text is parsed as it came first; the one bare number in the last span's event makes it
+    // parsed again with such numbers quoted, and every span comes out as from quoted text.
+    const spans = Array.from({ length: 20 }, (_, i) => ({
+      traceId: TRACE_HEX,
+      spanId: `${SPAN_HEX.slice(0, -2)}${(16 + i).toString(16)}`,
+      name: `span ${i} €`,
+      startTimeUnixNano: '1747675155185223936',
+      attributes: [{ key: 'n', value: { intValue: i } }],
+      events: [{ name: 'e', timeUnixNano: i === 19 ? 'BARE' : '5' }],
+    }));
+    const text = requestWith(spans).replace('"BARE"', '1747675157185223937');
+    const decoded = decodeTraceRequestJson(Buffer.from(text)).batch.resourceSpans[0]!.scopeSpans[0]!.spans;
+    assert.equal(decoded.length, 20);
+    assert.equal(decoded[19]!.events[0]!.timeUnixNano, 1747675157185223937n);
+    assert.deepEqual(
+      decoded.map((span) => [span.name, span.startTimeUnixNano, span.attributes[0]!.value]),
+      spans.map((span, i) => [span.name, 1747675155185223936n, { type: 'int', value: BigInt(i) }]),
+    );
+  });
+
+  it('treats 64-bit numbers written with an exponent or a fraction as numbers, as before', () => {
+    const exponent = requestWith([
+      { traceId: TRACE_HEX, spanId: SPAN_HEX, attributes: [{ key: 'n', value: { intValue: 'X' } }] },
+    ]);
+    assert.deepEqual(onlySpan(exponent.replace('"X"', '1e3')).attributes[0]!.value, { type: 'int', value: 1000n });
+    assert.deepEqual(onlySpan(exponent.replace('"X"', '12345678901234567.0')).attributes[0]!.value, {
+      type: 'int',
+      value: 12345678901234568n,
+    });
+    assert.throws(
+      () => decodeTraceRequestJson(exponent.replace('"X"', '1e20')),
+      (error: unknown) =>
+        error instanceof OtlpDecodeError && /intValue: 100000000000000000000 is out of range/.test(error.message),
+    );
+  });
+
+  it('reads UTF-8 bytes as the text they encode, other characters and invalid sequences included', () => {
+    const spans = Array.from({ length: 50 }, (_, i) => ({
+      traceId: TRACE_HEX,
+      spanId: SPAN_HEX,
+      name: `Preis ${i} € — naïve 😀`,
+      attributes: [{ key: 'gen_ai.prompt', value: { stringValue: `Was kostet es? ${'ü'.repeat(i)}` } }],
+    }));
+    const text = requestWith(spans);
+    assert.deepEqual(decodeTraceRequestJson(Buffer.from(text)), decodeTraceRequestJson(text));
+    // A byte that is not UTF-8 inside a string reads as U+FFFD, as Buffer#toString makes it.
+    const bytes = Buffer.from(text.replace('Preis 7 ', 'Preis 7 \u0001'));
+    bytes[bytes.indexOf(0x01)] = 0xff;
+    const decoded = decodeTraceRequestJson(bytes).batch.resourceSpans[0]!.scopeSpans[0]!.spans;
+    assert.equal(decoded[7]!.name, 'Preis 7 \ufffd€ — naïve 😀');
+  });
+
   it('reads proto field names as well as lowerCamelCase ones', () => {
     const decoded = decodeTraceRequestJson(
       JSON.stringify({

@@ -245,6 +245,32 @@ describe('protobuf decoding', () => {
     for (let pass = 0; pass < 2; pass++) assert.deepEqual(decodeTraceRequestProtobuf(bytes), { batch, rejected: 0 });
   });
 
+  it('decodes long values in any script exactly, and invalid UTF-8 in them as U+FFFD', () => {
+    // Long values are decoded by ICU when they are not ASCII (src/http/utf8-text.ts), short ones
+    // and ASCII ones by V8: every kind, at lengths on both sides of where that changes.
+    const values = [1000, 2047, 2048, 2049, 20_000].flatMap((length) => [
+      '€'.padEnd(length, 'x'),
+      'x'.padEnd(length - 1, 'y') + 'é',
+      '中文文档检索增强生成'.repeat(length / 10),
+      'Grüße 😀 '.repeat(length / 9),
+      'a'.repeat(length),
+    ]);
+    const batch = makeBatch([plainSpan({ attributes: values.map((value, i) => stringAttr(`v${i}`, value)) })]);
+    assert.deepEqual(decodeTraceRequestProtobuf(encodeTraceRequestProtobuf(batch)), { batch, rejected: 0 });
+
+    const text = 'Grüße '.repeat(1000);
+    const bytes = Buffer.from(
+      encodeTraceRequestProtobuf(makeBatch([plainSpan({ attributes: [stringAttr('t', text)] })])),
+    );
+    const start = bytes.indexOf(Buffer.from(text));
+    const at = bytes.indexOf(Buffer.from('ü'), start + 3000);
+    bytes[at + 1] = 0x41; // 'ü' (C3 BC) becomes C3 41: an invalid sequence, then 'A'
+    const decoded = decodeTraceRequestProtobuf(bytes).batch.resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+    const value = decoded.attributes[0]!.value as { value: string };
+    assert.equal(value.value, bytes.toString('utf8', start, start + Buffer.byteLength(text)));
+    assert.ok(value.value.includes('Gr\ufffdAße'));
+  });
+
   it('decodes an empty body as an empty request', () => {
     assert.deepEqual(decodeTraceRequestProtobuf(new Uint8Array(0)), { batch: { resourceSpans: [] }, rejected: 0 });
   });

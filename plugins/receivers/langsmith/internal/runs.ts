@@ -6,6 +6,7 @@
 
 import type { Run, RunType } from 'tracepipe/plugin';
 import { RUN_TYPES } from 'tracepipe/plugin';
+import { utf8Text } from 'tracepipe/receiverhelper';
 import type { Part } from './multipart.ts';
 
 export type Operation = 'post' | 'patch';
@@ -83,7 +84,7 @@ export function runsFromParts(parts: readonly Part[], maxPartBytes: number, proj
     }
     let value: unknown;
     try {
-      value = JSON.parse(part.body.toString('utf8'));
+      value = JSON.parse(utf8Text(part.body));
     } catch (error) {
       refuse(`not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
       continue;
