@@ -876,38 +876,44 @@ const otelEvents: Shape = {
 const heldOut: Shape = {
   description: 'held-out mix: 3-span traces of a LangSmith-attribute root, a JSON-object gen_ai model call, a tool',
   resource: serviceResource('python', 'opentelemetry'),
-  trace(span, seed) {
-    const metadata = [...langsmithMetadata(seed), str('langsmith.metadata.environment', 'production')];
-    const call = jsonObjectLlm(
-      seed,
-      [...conversation(seed), { role: 'tool', content: toolResult(seed) }],
-      { role: 'assistant', content: finalAnswer(seed) },
-      'stop',
-    );
-    return [
-      span(call.name, 'root', call.kind, call.attributes, 1_000_000n),
-      span(
-        'search_reports',
-        'root',
-        1,
-        [str('input.value', TOOL_ARGUMENTS), str('output.value', toolResult(seed))],
-        2_000_000n,
-      ),
-      span(
-        'sales_agent',
-        '',
-        1,
-        [
-          str('langsmith.span.kind', 'chain'),
-          ...metadata,
-          str('input.value', JSON.stringify({ messages: [{ role: 'user', content: question(seed) }] })),
-          str('output.value', JSON.stringify({ messages: [{ role: 'assistant', content: finalAnswer(seed) }] })),
-        ],
-        0n,
-      ),
-    ];
-  },
+  trace: (span, seed) =>
+    heldOutTrace(span, seed, toolResult(seed), [
+      ...langsmithMetadata(seed),
+      str('langsmith.metadata.environment', 'production'),
+    ]),
 };
+
+/** `held-out`'s three spans: the tool returns `toolOutput`, the root carries `metadata`. */
+function heldOutTrace(span: SpanMaker, seed: TraceSeed, toolOutput: string, metadata: Attribute[]): Span[] {
+  const call = jsonObjectLlm(
+    seed,
+    [...conversation(seed), { role: 'tool', content: toolOutput }],
+    { role: 'assistant', content: finalAnswer(seed) },
+    'stop',
+  );
+  return [
+    span(call.name, 'root', call.kind, call.attributes, 1_000_000n),
+    span(
+      'search_reports',
+      'root',
+      1,
+      [str('input.value', TOOL_ARGUMENTS), str('output.value', toolOutput)],
+      2_000_000n,
+    ),
+    span(
+      'sales_agent',
+      '',
+      1,
+      [
+        str('langsmith.span.kind', 'chain'),
+        ...metadata,
+        str('input.value', JSON.stringify({ messages: [{ role: 'user', content: question(seed) }] })),
+        str('output.value', JSON.stringify({ messages: [{ role: 'assistant', content: finalAnswer(seed) }] })),
+      ],
+      0n,
+    ),
+  ];
+}
 
 /** Passages of the retrieval tool in `documents`: German in even traces, Chinese in odd ones. */
 const PASSAGES = [
@@ -935,37 +941,7 @@ const documents: Shape = {
   description:
     'held-out mix whose tool returns ~3 KB of passages in German or Chinese, which the model call carries again',
   resource: serviceResource('python', 'opentelemetry'),
-  trace(span, seed) {
-    const passages = retrievedPassages(seed);
-    const call = jsonObjectLlm(
-      seed,
-      [...conversation(seed), { role: 'tool', content: passages }],
-      { role: 'assistant', content: finalAnswer(seed) },
-      'stop',
-    );
-    return [
-      span(call.name, 'root', call.kind, call.attributes, 1_000_000n),
-      span(
-        'search_reports',
-        'root',
-        1,
-        [str('input.value', TOOL_ARGUMENTS), str('output.value', passages)],
-        2_000_000n,
-      ),
-      span(
-        'sales_agent',
-        '',
-        1,
-        [
-          str('langsmith.span.kind', 'chain'),
-          ...langsmithMetadata(seed),
-          str('input.value', JSON.stringify({ messages: [{ role: 'user', content: question(seed) }] })),
-          str('output.value', JSON.stringify({ messages: [{ role: 'assistant', content: finalAnswer(seed) }] })),
-        ],
-        0n,
-      ),
-    ];
-  },
+  trace: (span, seed) => heldOutTrace(span, seed, retrievedPassages(seed), langsmithMetadata(seed)),
 };
 
 export const SHAPES = {
