@@ -51,9 +51,8 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { imageAllocatorEnv, tracepipeArgs } from '../tracepipe-command.ts';
-import { makeBatch, payloadsOf } from './workload.ts';
+import { encodeRequest, encodingOf, makeBatch, payloadsOf } from './workload.ts';
 import type { Payload } from './workload.ts';
-import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
 import { BackendStub } from '../../plugins/exporters/backend/testing/backend_stub.ts';
 
 const { values } = parseArgs({
@@ -94,8 +93,7 @@ const { values } = parseArgs({
     encoding: { type: 'string', default: 'protobuf' },
   },
 });
-if (values.encoding !== 'protobuf' && values.encoding !== 'json') throw new Error('--encoding is protobuf or json');
-const encoding = values.encoding;
+const encoding = encodingOf(values.encoding);
 const CONTENT_TYPES = { protobuf: 'application/x-protobuf', json: 'application/json' } as const;
 const payloads = payloadsOf(values.payload);
 const perRequest = Number(values['per-request']);
@@ -250,10 +248,7 @@ class RequestFactory {
   ) {
     for (let i = 0; i < count; i++) {
       const batch = makeBatch(perRequest, i, this.payload);
-      const body =
-        encoding === 'json'
-          ? Buffer.from(JSON.stringify(encodeTraceRequestJson(batch)))
-          : Buffer.from(encodeTraceRequestProtobuf(batch));
+      const body = encodeRequest(batch, encoding);
       const hexIds = new Set<string>();
       for (const resource of batch.resourceSpans)
         for (const scope of resource.scopeSpans)

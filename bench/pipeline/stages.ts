@@ -28,10 +28,9 @@ import type { RunBatch } from '../../src/model/runs.ts';
 import type { SpanBatch } from '../../src/model/spans.ts';
 import { decodeTraceRequestJson } from '../../src/otlp/decode-json.ts';
 import { decodeTraceRequestProtobuf } from '../../src/otlp/decode-protobuf.ts';
-import { encodeTraceRequestJson } from '../../src/otlp/encode.ts';
 import { MultipartZstdWriter } from '../../plugins/exporters/backend/internal/multipart_writer.ts';
 import { defaultBatcher, defaultGenai } from './processors.ts';
-import { makeBatch, makeRequest, payloadsOf } from './workload.ts';
+import { encodingOf, makeRequest, payloadsOf } from './workload.ts';
 import type { Payload } from './workload.ts';
 
 const { values } = parseArgs({
@@ -45,8 +44,7 @@ const { values } = parseArgs({
     encoding: { type: 'string', default: 'protobuf' },
   },
 });
-if (values.encoding !== 'protobuf' && values.encoding !== 'json') throw new Error('--encoding is protobuf or json');
-const json = values.encoding === 'json';
+const encoding = encodingOf(values.encoding);
 const payloads = payloadsOf(values.payload);
 const requests = Number(values.requests);
 const perRequest = Number(values['per-request']);
@@ -78,9 +76,7 @@ async function measure(payload: Payload): Promise<Record<Stage, number[]>> {
   const costs: Record<Stage, number[]> = { decode: [], genai: [], batch: [], encode: [] };
   for (let round = 0; round < rounds; round++) {
     const bodies = Array.from({ length: requests }, (_, i) =>
-      json
-        ? Buffer.from(JSON.stringify(encodeTraceRequestJson(makeBatch(perRequest, round * requests + i, payload))))
-        : Buffer.from(makeRequest(perRequest, round * requests + i, payload)),
+      makeRequest(perRequest, round * requests + i, payload, encoding),
     );
     // The defaults of configs/proxy.yaml, as the proxy runs them.
     const genai = defaultGenai();
@@ -99,7 +95,8 @@ async function measure(payload: Payload): Promise<Record<Stage, number[]>> {
     // garbage collector's work on everything still held to it).
     for (const body of bodies) {
       const t0 = cpuMs();
-      const spans: SpanBatch = (json ? decodeTraceRequestJson(body) : decodeTraceRequestProtobuf(body)).batch;
+      const spans: SpanBatch = (encoding === 'json' ? decodeTraceRequestJson(body) : decodeTraceRequestProtobuf(body))
+        .batch;
       const t1 = cpuMs();
       const runs = genai.translate(spans, context);
       const t2 = cpuMs();
@@ -166,8 +163,6 @@ interface SamplingNode {
 function printAllocations({ profile }: { profile: { head: SamplingNode } }, spans: number): void {
   const entryPoints = new Map([
     ['makeRequest', 'workload'], // the benchmark's own request bodies, not the proxy's
-    ['makeBatch', 'workload'],
-    ['encodeTraceRequestJson', 'workload'],
     ['decodeTraceRequestProtobuf', 'decode'],
     ['decodeTraceRequestJson', 'decode'],
     ['translate', 'genai'],

@@ -1,4 +1,4 @@
-// The proxy benchmarks' workloads (proxy.ts, stages.ts, bench/gateway): OTLP/protobuf requests of
+// The proxy benchmarks' workloads (proxy.ts, stages.ts, bench/gateway): OTLP requests (protobuf, or JSON) of
 // traces in one of the span shapes of shapes.ts — one per convention that instrumented agents send,
 // and a held-out mix — each request with fresh ids. `realistic` (the default) is about 1.4 KB per
 // span on the wire; `small` (about 390 bytes per span, the root first) is the workload of the figures
@@ -6,7 +6,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Span, SpanBatch } from '../../src/model/spans.ts';
-import { encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
+import { encodeTraceRequestJson, encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
 import { makeBatch as batchOf, plainSpan } from '../../src/testkit/spans.ts';
 import { SHAPES } from './shapes.ts';
 import type { SpanMaker } from './shapes.ts';
@@ -62,7 +62,28 @@ export function makeBatch(spans: number, sequence: number, payload: Payload = 'r
   });
 }
 
-/** The same request, encoded as OTLP/protobuf. */
-export function makeRequest(spans: number, sequence: number, payload: Payload = 'realistic'): Uint8Array {
-  return encodeTraceRequestProtobuf(makeBatch(spans, sequence, payload));
+/** How requests are encoded: OTLP/protobuf, or OTLP/JSON (hex ids, 64-bit integers as strings). */
+export type Encoding = 'protobuf' | 'json';
+
+/** What `--encoding` names. */
+export function encodingOf(option: string): Encoding {
+  if (option !== 'protobuf' && option !== 'json') throw new Error(`--encoding is protobuf or json, not ${option}`);
+  return option;
+}
+
+/** A request body of `batch` in `encoding`. */
+export function encodeRequest(batch: SpanBatch, encoding: Encoding): Buffer {
+  return encoding === 'json'
+    ? Buffer.from(JSON.stringify(encodeTraceRequestJson(batch)))
+    : Buffer.from(encodeTraceRequestProtobuf(batch));
+}
+
+/** The same request, encoded (OTLP/protobuf by default). */
+export function makeRequest(
+  spans: number,
+  sequence: number,
+  payload: Payload = 'realistic',
+  encoding: Encoding = 'protobuf',
+): Buffer {
+  return encodeRequest(makeBatch(spans, sequence, payload), encoding);
 }
