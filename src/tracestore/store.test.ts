@@ -89,7 +89,9 @@ describe('local store queries', () => {
     assert.deepEqual(names(s.listTraces({ metadata: { user_id: 'u2' } })), ['planner v2']);
     assert.deepEqual(names(s.listTraces({ text: 'rate LIMITED' })), ['Retriever']);
     assert.deepEqual(names(s.listTraces({ text: 'answer 3' })), ['planner v2']);
-    assert.deepEqual(names(s.listTraces({ text: '100%' })), []);
+    // A `%` is no wildcard. (Letters that are not hex: a child's metadata holds random UUIDs, whose
+    // segments a digits-only term would match as a prefix now and then.)
+    assert.deepEqual(names(s.listTraces({ text: 'quest%ion' })), []);
     const retriever = s.listTraces({ error: true })[0]!;
     assert.equal(retriever.errorCount, 1);
     assert.equal(retriever.durationMs, 30_000);
