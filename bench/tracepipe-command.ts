@@ -2,8 +2,9 @@
 // (`#!/usr/bin/env -S node --flag ...`) gives V8 flags that spawning `node bin/tracepipe.js`
 // would skip; these arguments put them back, so a benchmark measures what users run.
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { newestBuildInput } from '../scripts/build-inputs.mjs';
 import { readImageStart } from '../scripts/dockerfile.ts';
 
 const repoRoot = join(import.meta.dirname, '..');
@@ -30,5 +31,23 @@ export function imageAllocatorEnv(): Record<string, string> {
  * benchmark can set an earlier commit against this one on the same machine.
  */
 export function tracepipeArgs(extraNodeFlags: readonly string[] = [], root = repoRoot): string[] {
+  assertBuilt(root);
   return [...tracepipeNodeFlags(root), ...extraNodeFlags, join(root, 'bin/tracepipe.js')];
+}
+
+/**
+ * Refuses a checkout whose dist/ is missing or older than its sources. bin/tracepipe.js would run
+ * the sources through tsx instead, silently: ~25 MB more RSS and more CPU per span, figures of tsx
+ * as much as of the change. TRACEPIPE_FROM_SOURCE set (0 or 1) says the caller chose.
+ */
+function assertBuilt(root: string): void {
+  if (process.env.TRACEPIPE_FROM_SOURCE !== undefined) return;
+  // A checkout from before dist/ existed always ran its sources.
+  if (!existsSync(join(root, 'scripts/build-inputs.mjs'))) return;
+  const stamp = join(root, 'dist/.build-stamp');
+  if (!existsSync(stamp) || newestBuildInput(root) > statSync(stamp).mtimeMs) {
+    throw new Error(
+      `${root}: dist/ is older than the sources (run \`npm run build\` there), or set TRACEPIPE_FROM_SOURCE`,
+    );
+  }
 }

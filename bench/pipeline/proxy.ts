@@ -19,7 +19,7 @@
 //       [--journal on|off] [--memory-limit bytes] [--node-flags "..."] [--profile <dir>] [--heap-profile <dir>]
 //       [--allocator image|glibc-default] [--remembered-ttl-ms N] [--remembered-bytes N] [--root DIR]
 //       [--block-on-overflow true|false] [--memory-limiter off|<limit_mib>[/<spike_limit_mib>]]
-//       [--encoding protobuf|json]
+//       [--encoding protobuf|json] [--compression none|gzip|deflate]
 //
 // `--warm-up S` runs S seconds of closed load before the measured load (after 24 warm-up requests,
 // which are all there is by default): V8 goes on optimising the proxy's code for several seconds of
@@ -34,6 +34,10 @@
 // exporter's `sending_queue.block_on_overflow` (configs/proxy.yaml: true; false before 2026-11-27).
 // `--memory-limiter 256` puts a `memory_limiter` processor with `limit_mib: 256` (and
 // `spike_limit_mib` after a slash) first in the pipeline; `off` (the default) leaves it out.
+//
+// `--compression gzip` (or `deflate`) compresses each request at zlib's default level, as the
+// Collector's `otlphttp` exporter (gzip by default) and OpenTelemetry SDKs set to compress send
+// them; the load generator pays for it, on the cores it shares with the proxy.
 //
 // `--payload all` (or a comma-separated list of workload.ts's shapes) runs the benchmark once per
 // shape, each with a proxy of its own, and ends with a table of the shapes' CPU per span.
@@ -50,6 +54,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { imageAllocatorEnv, tracepipeArgs } from '../tracepipe-command.ts';
 import { encodeRequest, encodingOf, makeBatch, payloadsOf } from './workload.ts';
 import type { Payload } from './workload.ts';
@@ -91,10 +96,21 @@ const { values } = parseArgs({
     'memory-limiter': { type: 'string', default: 'off' },
     /** How requests are encoded: `protobuf`, or `json` (hex ids, 64-bit integers as strings). */
     encoding: { type: 'string', default: 'protobuf' },
+    /** The requests' Content-Encoding: `none`, `gzip` or `deflate` (zlib's format, as HTTP's `deflate` is). */
+    compression: { type: 'string', default: 'none' },
   },
 });
 const encoding = encodingOf(values.encoding);
 const CONTENT_TYPES = { protobuf: 'application/x-protobuf', json: 'application/json' } as const;
+const COMPRESSORS = { none: undefined, gzip: gzipSync, deflate: deflateSync } as const;
+const compression = values.compression as keyof typeof COMPRESSORS;
+if (!Object.hasOwn(COMPRESSORS, compression))
+  throw new Error(`--compression is none, gzip or deflate, not ${values.compression}`);
+const compress = COMPRESSORS[compression];
+const REQUEST_HEADERS = {
+  'Content-Type': CONTENT_TYPES[encoding],
+  ...(compress === undefined ? {} : { 'Content-Encoding': compression }),
+};
 const payloads = payloadsOf(values.payload);
 const perRequest = Number(values['per-request']);
 const clients = Number(values.clients);
@@ -274,7 +290,7 @@ class RequestFactory {
       const written = encoding === 'json' ? Buffer.from(fresh.toString('hex', 0, bytes), 'latin1') : fresh;
       for (const offset of id.offsets) written.copy(body, offset, 0, id.length);
     }
-    return body;
+    return compress === undefined ? body : compress(body);
   }
 }
 
@@ -340,7 +356,7 @@ interface Answer {
 
 async function send(url: string, body: Buffer): Promise<Answer> {
   const started = performance.now();
-  const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': CONTENT_TYPES[encoding] }, body });
+  const response = await fetch(url, { method: 'POST', headers: REQUEST_HEADERS, body });
   await response.arrayBuffer();
   const retryAfter = Number(response.headers.get('retry-after'));
   return {
@@ -523,6 +539,8 @@ async function measure(payload: Payload) {
     warm_up_seconds: warmUpMs / 1000,
     payload,
     encoding,
+    compression,
+    // As sent: compressed with --compression.
     bytes_per_span: Math.round(factory.make().length / perRequest),
     spans_per_request: perRequest,
     compression_level: level,
