@@ -20,6 +20,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
+import { GraphRegistry } from './internal/graphs/registry.ts';
 import { startTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 
@@ -113,6 +114,28 @@ describe('graph schemas from TypeScript types', () => {
       warnings.some((record) => record.graph_id === 'annotated'),
       false,
     );
+  });
+});
+
+describe('graph schemas from TypeScript types, asked for as the extraction starts', () => {
+  it('waits for the extraction, instead of answering the channel list and keeping it', async () => {
+    // The server starts the extraction once listening; its start first looks at every graph's
+    // runtime schemas, which takes a while. A request in that window (a studio opened at once)
+    // used to find no extraction yet, get the channel list and have it kept as the graph's.
+    const registry = await GraphRegistry.load([{ graphId: 'annotated', path: ANNOTATED_GRAPH, exportName: 'graph' }], {
+      typeSchemas: { timeoutMs: 600_000, logger: pino({ level: 'silent' }) },
+    });
+    try {
+      const starting = registry.startTypeSchemas();
+      const schemas = await registry.schemas('annotated');
+      await starting;
+      assert.deepEqual((schemas.input_schema as ObjectSchema).properties?.question, { type: 'string' });
+      assert.deepEqual(((await registry.schemas('annotated')).input_schema as ObjectSchema).properties?.question, {
+        type: 'string',
+      });
+    } finally {
+      await registry.close();
+    }
   });
 });
 

@@ -56,6 +56,12 @@ let reloads = 0;
 
 export class GraphRegistry {
   private typeSchemas?: TypeSchemaExtraction;
+  /**
+   * The start of the current extraction (`startTypeSchemas`), which first looks at every graph's
+   * runtime schemas: a schema request that came meanwhile waits for it. Without the wait it found no
+   * extraction, answered the channel list and kept it as the graph's schemas for good.
+   */
+  private typeSchemasStarting: Promise<void> = Promise.resolve();
 
   private constructor(
     private entries: ReadonlyMap<string, Entry>,
@@ -188,6 +194,7 @@ export class GraphRegistry {
     const helpers = await schemaHelpersFor(this.entry(graphId).spec.path);
     const runtime = runtimeSchemas(graph, helpers);
     if (runtime) return runtime;
+    await this.typeSchemasStarting;
     const fromTypes = (await this.typeSchemas?.get(graphId))?.[namespace];
     return fromTypes ?? channelSchemas(graph);
   }
@@ -198,7 +205,13 @@ export class GraphRegistry {
    * and every factory (what it builds is not known before a request). The server calls it once
    * listening, so that the worker does not compete with the start; a reload starts it again.
    */
-  async startTypeSchemas(): Promise<void> {
+  startTypeSchemas(): Promise<void> {
+    const starting = this.beginTypeSchemas();
+    this.typeSchemasStarting = starting.catch(() => undefined);
+    return starting;
+  }
+
+  private async beginTypeSchemas(): Promise<void> {
     await this.typeSchemas?.close('the graphs were reloaded');
     const settings = this.options.typeSchemas;
     if (!settings) return;
