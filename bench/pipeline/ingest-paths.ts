@@ -7,7 +7,13 @@
 // /proc) covers the item's whole way: receiver, journal, pipeline, upload. Prints items/s and CPU
 // per item, with the load average (the machine may be shared).
 //
+// `--compression gzip` sends every request gzipped at zlib's default level — `Content-Encoding:
+// gzip` over HTTP, `grpc-encoding: gzip` over gRPC — as the Collector's exporters do by default;
+// the load generator compresses the bodies before the phase starts. `--payload` picks the OTLP
+// phases' span shape (workload.ts).
+//
 //   node --import tsx bench/pipeline/ingest-paths.ts [--requests 200] [--per-request 100] [--clients 4]
+//       [--compression none|gzip] [--payload realistic|<shape>] [--node-flags="--cpu-prof --cpu-prof-dir=DIR"]
 
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -15,6 +21,7 @@ import { cpus, loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import { encodeTraceRequestProtobuf } from '../../src/otlp/encode.ts';
 import { tempDir } from '../../src/testkit/files.ts';
@@ -22,18 +29,29 @@ import { eventually } from '../../src/testkit/eventually.ts';
 import { BackendStub } from '../../plugins/exporters/backend/testing/backend_stub.ts';
 import { spawnGroup } from '../../src/testkit/processes.ts';
 import { tracepipeArgs } from '../tracepipe-command.ts';
-import { makeBatch } from './workload.ts';
+import { makeBatch, payloadsOf } from './workload.ts';
 
 const { values } = parseArgs({
   options: {
     requests: { type: 'string', default: '200' },
     'per-request': { type: 'string', default: '100' },
     clients: { type: 'string', default: '4' },
+    compression: { type: 'string', default: 'none' },
+    payload: { type: 'string', default: 'realistic' },
+    /** Node.js/V8 flags for the proxy process after bin/tracepipe.js's own, space-separated. */
+    'node-flags': { type: 'string', default: '' },
   },
 });
 const REQUESTS = Number(values.requests);
 const PER_REQUEST = Number(values['per-request']);
 const CLIENTS = Number(values.clients);
+if (values.compression !== 'none' && values.compression !== 'gzip')
+  throw new Error(`--compression is none or gzip, not ${values.compression}`);
+const GZIP = values.compression === 'gzip';
+const [PAYLOAD, ...others] = payloadsOf(values.payload);
+if (PAYLOAD === undefined || others.length > 0) throw new Error(`--payload names one shape, not ${values.payload}`);
+/** Headers of an HTTP request whose body is compressed as `--compression` says. */
+const encodingHeader: Record<string, string> = GZIP ? { 'content-encoding': 'gzip' } : {};
 
 /** The process's CPU time so far, in ms (utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms). */
 function cpuMs(pid: number): number {
@@ -112,7 +130,11 @@ const endpoint = await backend.start();
 // configs/proxy.yaml as it ships (the journal on), every listener on a free loopback port.
 const { child } = spawnGroup(
   process.execPath,
-  [...tracepipeArgs([]), '--config', fileURLToPath(new URL('../../configs/proxy.yaml', import.meta.url))],
+  [
+    ...tracepipeArgs(values['node-flags'].split(' ').filter(Boolean)),
+    '--config',
+    fileURLToPath(new URL('../../configs/proxy.yaml', import.meta.url)),
+  ],
   {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: {
@@ -142,25 +164,34 @@ try {
   const langsmithPort = ports.get('Receiving LangSmith SDK runs.');
   console.log(
     `${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}; ` +
-      `${REQUESTS} requests of ${PER_REQUEST} items per path, ${CLIENTS} clients; load average ${loadavg()
+      `${REQUESTS} requests of ${PER_REQUEST} items per path (${PAYLOAD} spans), ${CLIENTS} clients, ` +
+      `compression ${values.compression}; load average ${loadavg()
         .map((value) => value.toFixed(2))
         .join(' ')} before`,
   );
-  const requests = () =>
-    Array.from({ length: REQUESTS }, (_, i) => Buffer.from(encodeTraceRequestProtobuf(makeBatch(PER_REQUEST, i))));
+  // Over gRPC the channel compresses (grpc-js, at zlib's default level); over HTTP the body is.
+  const requests = (compress = GZIP) =>
+    Array.from({ length: REQUESTS }, (_, i) => {
+      const body = Buffer.from(encodeTraceRequestProtobuf(makeBatch(PER_REQUEST, i, PAYLOAD)));
+      return compress ? gzipSync(body) : body;
+    });
   // Warm-up: the JIT and the connections, on each path, not measured (each span is one run).
   const warm = requests().slice(0, 5);
 
   const http = async (body: Buffer) => {
     const response = await fetch(tracesUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-protobuf', 'x-api-key': 'bench' },
+      headers: { 'content-type': 'application/x-protobuf', 'x-api-key': 'bench', ...encodingHeader },
       body,
     });
     await response.arrayBuffer();
     if (response.status !== 200) throw new Error(`OTLP/HTTP answered ${response.status}`);
   };
-  const client = new grpc.Client(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure());
+  const client = new grpc.Client(
+    `127.0.0.1:${grpcPort}`,
+    grpc.credentials.createInsecure(),
+    GZIP ? { 'grpc.default_compression_algorithm': grpc.compressionAlgorithms.gzip } : {},
+  );
   const exportPath = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
   const metadata = new grpc.Metadata();
   metadata.set('x-api-key', 'bench');
@@ -178,7 +209,7 @@ try {
   const langsmith = async ({ body, boundary }: { body: Buffer; boundary: string }) => {
     const response = await fetch(`http://127.0.0.1:${langsmithPort}/runs/multipart`, {
       method: 'POST',
-      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'x-api-key': 'bench' },
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'x-api-key': 'bench', ...encodingHeader },
       body,
     });
     await response.arrayBuffer();
@@ -186,14 +217,19 @@ try {
   };
 
   for (const body of warm) await http(body);
-  for (const body of warm) await viaGrpc(body);
-  await langsmith(multipartRuns(PER_REQUEST));
+  const warmGrpc = requests(false).slice(0, 5);
+  for (const body of warmGrpc) await viaGrpc(body);
+  const warmRuns = multipartRuns(PER_REQUEST);
+  await langsmith(GZIP ? { ...warmRuns, body: gzipSync(warmRuns.body) } : warmRuns);
   await eventually(() => backend.acceptedRuns >= (2 * warm.length + 1) * PER_REQUEST, { timeoutMs: 120_000 });
   const httpBodies = requests();
   await phase('OTLP/HTTP protobuf', child.pid!, REQUESTS * PER_REQUEST, () => closedLoop(httpBodies, http));
-  const grpcBodies = requests();
+  const grpcBodies = requests(false);
   await phase('OTLP/gRPC', child.pid!, REQUESTS * PER_REQUEST, () => closedLoop(grpcBodies, viaGrpc));
-  const multipart = Array.from({ length: REQUESTS }, () => multipartRuns(PER_REQUEST));
+  const multipart = Array.from({ length: REQUESTS }, () => {
+    const request = multipartRuns(PER_REQUEST);
+    return GZIP ? { ...request, body: gzipSync(request.body) } : request;
+  });
   await phase('LangSmith /runs/multipart', child.pid!, REQUESTS * PER_REQUEST, () => closedLoop(multipart, langsmith));
   client.close();
 } finally {
