@@ -1,9 +1,12 @@
 // The `otlp` receiver's OTLP/gRPC listener on a loopback port, with the OpenTelemetry JS gRPC
 // exporter and a plain @grpc/grpc-js client as clients: metadata as the request context, gzip,
 // partial success, bad data, the message size limit (also after decompression), the answers of a
-// full pipeline and of a full journal (with google.rpc.RetryInfo), and TLS (mutual TLS too).
+// full pipeline and of a full journal (with google.rpc.RetryInfo), TLS (mutual TLS too), and the
+// HTTP/2 flow-control windows a client is given.
 
 import assert from 'node:assert/strict';
+import { connect } from 'node:http2';
+import type { Settings } from 'node:http2';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
@@ -21,6 +24,7 @@ import type { TestCertificates } from 'tracepipe/testing';
 import type { RunningReceiver } from './testing/test-server.ts';
 import { rawExport } from './testing/grpc-client.ts';
 import { decodeExportResponseProtobuf, startReceiver } from './testing/test-server.ts';
+import { CONNECTION_WINDOW_BYTES, STREAM_WINDOW_BYTES } from './grpc-server.ts';
 import { fields } from './testing/wire.ts';
 
 /** The retry delay, in ms, of the google.rpc.RetryInfo in a status's details; undefined without one. */
@@ -108,6 +112,36 @@ describe('otlp receiver over gRPC', () => {
     assert.match(!answer.ok ? answer.error.details : '', /malformed protobuf ExportTraceServiceRequest/);
     assert.equal(server.sink.batches.length, before);
     assert.equal((await rawExport(server.receiver.grpcPort!, sampleBody(), { 'x-api-key': 'k' })).ok, true);
+  });
+
+  it('gives a client 4 MiB windows per call and 16 MiB per connection, and takes a 12 MB export', async () => {
+    // HTTP/2's default, 64 KiB for both, made every export larger than that wait for round trips.
+    const session = connect(`http://127.0.0.1:${server.receiver.grpcPort!}`);
+    try {
+      const settings = await new Promise<Settings>((resolve) => session.once('remoteSettings', resolve));
+      assert.equal(settings.initialWindowSize, STREAM_WINDOW_BYTES);
+      await eventually(() => session.state.remoteWindowSize === CONNECTION_WINDOW_BYTES, {
+        message: () => `connection window ${session.state.remoteWindowSize}`,
+      });
+    } finally {
+      session.destroy();
+    }
+    const before = server.sink.batches.length;
+    const large = makeBatch(
+      Array.from({ length: 3000 }, (_, i) =>
+        plainSpan({
+          traceId: '5b8efff798038103d269b633813fc60c',
+          spanId: (i + 1).toString(16).padStart(16, '0'),
+          attributes: [{ key: 'input.value', value: { type: 'string', value: 'x'.repeat(4000) } }],
+        }),
+      ),
+    );
+    const body = encodeTraceRequestProtobuf(large);
+    assert.ok(body.length > 2 * STREAM_WINDOW_BYTES, `${body.length} bytes: more than a call's window`);
+    const answer = await rawExport(server.receiver.grpcPort!, body, { 'x-api-key': 'k' });
+    assert.ok(answer.ok, answer.ok ? '' : answer.error.message);
+    assert.equal(server.sink.batches.length, before + 1);
+    assert.equal(server.sink.batches.at(-1)!.data.resourceSpans[0]!.scopeSpans[0]!.spans.length, 3000);
   });
 
   it('reports spans with invalid ids as a partial success, and delivers the rest', async () => {
