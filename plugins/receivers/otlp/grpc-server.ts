@@ -23,7 +23,7 @@ export const EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService
  * connection, before it waits for this server's WINDOW_UPDATE. HTTP/2's default, which grpc-js's
  * server keeps (it has no option for it), is 64 KiB for both: a 128 KB export waited for two round
  * trips, and on loopback the proxy took 8.6k–9.2k spans/s over gRPC at 87–90 µs of CPU a span
- * against 12.3k–14.1k at 67–73 with these (README, "OTLP/gRPC"). grpc-java's server starts at 1 MiB;
+ * against 12.8k–15.0k at 66–71 with these (README, "OTLP/gRPC"). grpc-java's server starts at 1 MiB;
  * grpc-go's grows to 16 MiB. A wider window costs no memory of its own: grpc-js reads every call's
  * bytes as they come, up to `max_message_bytes`, whatever the window.
  */
@@ -127,7 +127,7 @@ export class OtlpGrpcServer {
  * SETTINGS, and each session's own window as it starts. grpc-js makes its servers
  * in a private method, `createHttp2Server`, wrapped here on this instance; an open pull request
  * (grpc/grpc-node#3058) would give the server an option instead. Should a grpc-js version lack
- * the method, the windows stay at HTTP/2's default and a warning says so (`grpc-server.test.ts`
+ * the method, the windows stay at HTTP/2's default and a warning says so (`grpc.test.ts`
  * checks the windows a client is given).
  */
 function widenWindows(server: grpc.Server, logger: TelemetrySettings['logger']): void {
