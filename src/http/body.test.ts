@@ -139,6 +139,26 @@ describe('readBody: small gzip and deflate bodies, inflated in one call', () => 
     }
   });
 
+  it("passes on the caller's refusal of the size after the call, as the steps do", async () => {
+    // The receivers' memory bound refuses here (429): the body fits one call, not the room left.
+    const refusal = new Refused('no room');
+    for (const [coding, body] of [
+      ['gzip', gzipSync(several)],
+      ['deflate', deflateSync(several)],
+    ] as const) {
+      const sizes: number[] = [];
+      await assert.rejects(
+        read(body, coding, 16 * MiB, (bytes) => {
+          sizes.push(bytes);
+          throw refusal;
+        }),
+        (error) => error === refusal,
+        coding,
+      );
+      assert.deepEqual(sizes, [several.length], coding);
+    }
+  });
+
   it('refuses a gzip body whose trailer lies about its size, and inflates one of several members', async () => {
     const gzipped = gzipSync(plain);
     // A trailer checked by zlib only after the data: a wrong size is a coding error, as in steps.
