@@ -24,6 +24,21 @@ export function cpuMsOf(pid: number | undefined): number {
   }
 }
 
+/**
+ * CPU time (user + system) of the process's main thread alone, ms: the thread that runs the
+ * event loop (its thread id is the process id). Beside `cpuMsOf`, it tells whether a server is
+ * bound by that one thread while the machine has cores to spare.
+ */
+export function mainThreadCpuMsOf(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 function childrenOf(pid: number): number[] {
   const children: number[] = [];
   for (const thread of readdirSync(`/proc/${pid}/task`)) {
