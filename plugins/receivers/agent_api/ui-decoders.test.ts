@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { formatSSE } from './internal/http/sse.ts';
+import { HEARTBEAT, formatSSE } from './internal/http/sse.ts';
 import type { SseEvent, StreamedMessage } from './internal/ui/static/js/types.js';
 import { parseJsonObject } from './internal/ui/static/js/json-object.js';
 import { messageText } from '@tracepipe/webui/messages.js';
@@ -50,7 +50,7 @@ describe('web interface decoders', () => {
         fc.boolean(),
         fc.boolean(),
         (frames, positions, heartbeats, crlf) => {
-          let text = frames.map((f) => (heartbeats ? ': heartbeat\n\n' : '') + formatSSE(f)).join('');
+          let text = frames.map((f) => (heartbeats ? HEARTBEAT : '') + formatSSE(f)).join('');
           if (crlf) text = text.replace(/\n/g, '\r\n');
           const events = parseAll(cut(text, positions));
           assert.equal(events.length, frames.length);

@@ -52,11 +52,19 @@ export async function writeSSE(response: ServerResponse, frame: SseFrame): Promi
   });
 }
 
-/** A comment line: ignored by clients, keeps idle proxies from closing the connection. */
+/**
+ * A comment line, keeping idle proxies from closing the connection. It ends with one newline, not
+ * a blank line: a blank line is where an event is dispatched, and a decoder that keeps the last
+ * `id:` (every frame here has one) dispatches even an event without data there. The LangGraph SDK
+ * does, and handed its callers `{event: "", data: null}` for every heartbeat. A lone comment line
+ * only becomes part of the next frame, which clients skip.
+ */
+export const HEARTBEAT = ': heartbeat\n';
+
 export function writeHeartbeat(response: ServerResponse): void {
   if (response.destroyed || response.writableEnded) return;
   response.cork();
-  response.write(': heartbeat\n\n');
+  response.write(HEARTBEAT);
   response.uncork();
 }
 
