@@ -182,6 +182,33 @@ describe('agent_api threads', () => {
     assert.equal(messagesOf(reply).length, 4);
   });
 
+  it("a state update sets the thread's status from the state it leaves: past an interrupt idle, before a node interrupted", async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, 'interrupt', { input: ask('draft me a reply') });
+    const paused = await client.threads.get(thread.thread_id);
+    assert.equal(paused.status, 'interrupted');
+    assert.ok(Object.keys(paused.interrupts ?? {}).length > 0);
+
+    await client.threads.updateState(thread.thread_id, {
+      values: { messages: [{ role: 'ai', content: 'answered by hand' }] },
+      asNode: 'review',
+    });
+    assert.deepEqual((await client.threads.getState(thread.thread_id)).next, []);
+    const answered = await client.threads.get(thread.thread_id);
+    assert.equal(answered.status, 'idle');
+    assert.deepEqual(answered.interrupts ?? {}, {});
+    assert.equal(
+      (await client.threads.search({ status: 'interrupted', limit: 1000 })).some(
+        (t) => t.thread_id === thread.thread_id,
+      ),
+      false,
+    );
+
+    await client.threads.updateState(thread.thread_id, { values: { draft: 'again' }, asNode: 'write_draft' });
+    assert.deepEqual((await client.threads.getState(thread.thread_id)).next, ['review']);
+    assert.equal((await client.threads.get(thread.thread_id)).status, 'interrupted');
+  });
+
   it('a thread busy with a run shows busy, then idle', async () => {
     const thread = await client.threads.create();
     const gate = newGate();

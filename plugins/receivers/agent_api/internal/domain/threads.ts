@@ -15,6 +15,7 @@ import type { CheckpointDatabase } from '../storage/checkpoints.ts';
 import type { RequestPayload, checkpoint, stateUpdate, threadCreate } from '../api/schemas.ts';
 import { conflict, invalid, notFound } from '../api/errors.ts';
 import { isoNow } from '../api/clock.ts';
+import { settleThread } from '../storage/settle-thread.ts';
 import { StateCache } from './state-cache.ts';
 
 /** A thread's creation parameters: the request body (`threadCreate` in api/schemas.ts), nulls dropped. */
@@ -322,20 +323,22 @@ export class ThreadService {
     return states;
   }
 
-  /** Copies the latest checkpoint's values and interrupts onto the thread record. */
+  /**
+   * Copies the latest checkpoint's values and interrupts onto the thread record after a state
+   * update, and its status with them, by the rule a run's end follows: `interrupted` while the
+   * graph has nodes still to run, else `idle` (`busy` while runs wait). An update that answers an
+   * interrupt, or moves the thread past a failed step, leaves no status that contradicts its state.
+   */
   async refreshValues(threadId: string, graph: CompiledGraphLike): Promise<Thread> {
     const snapshot = await graph.getState({ configurable: { thread_id: threadId, checkpoint_ns: '' } });
     return this.storage.transaction(async (tx) => {
-      const thread = await tx.threads.get(threadId);
-      if (!thread) throw notFound(`Thread with ID ${threadId} not found`);
-      const next = {
-        ...thread,
+      const settled = await settleThread(tx, threadId, {
+        interrupted: snapshot.next.length > 0,
         values: toWire(snapshot.values) as JsonObject,
         interrupts: interruptsOf(snapshot),
-        updated_at: isoNow(),
-      };
-      await tx.threads.update(next);
-      return next;
+      });
+      if (!settled) throw notFound(`Thread with ID ${threadId} not found`);
+      return settled;
     });
   }
 }
