@@ -116,6 +116,30 @@ describe('agent_api runs', () => {
     assert.equal(messagesOf(threadless).at(-1)?.content, 'You said: no thread');
   });
 
+  it("a run's metadata names its own graph and assistant, not those of the thread's previous run", async () => {
+    const thread = await client.threads.create({ metadata: { owner: 'team-a' } });
+    await client.runs.wait(thread.thread_id, 'agent', { input: hello('first') });
+    const agent = (await client.threads.get(thread.thread_id)).metadata;
+    const second = await client.runs.create(thread.thread_id, 'chat', { input: hello('second') });
+    await client.runs.join(thread.thread_id, second.run_id);
+    const chat = await client.assistants.search({ graphId: 'chat', limit: 1 });
+    const stored = await client.runs.get(thread.thread_id, second.run_id);
+    for (const metadata of [second.metadata, stored.metadata]) {
+      assert.equal(metadata?.graph_id, 'chat');
+      assert.equal(metadata?.assistant_id, chat[0]!.assistant_id);
+      assert.equal(metadata?.owner, 'team-a');
+    }
+    assert.notEqual(agent?.assistant_id, chat[0]!.assistant_id);
+    const thread2 = (await client.threads.get(thread.thread_id)).metadata;
+    assert.equal(thread2?.graph_id, 'chat');
+    assert.deepEqual(
+      (await client.runs.list(thread.thread_id))
+        .filter((run) => run.metadata?.graph_id === 'chat')
+        .map((run) => run.run_id),
+      [second.run_id],
+    );
+  });
+
   it('streams every mode, several at once, and subgraph namespaces', async () => {
     const thread = await client.threads.create();
     const events = await collect(

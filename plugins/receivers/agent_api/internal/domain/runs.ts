@@ -192,7 +192,14 @@ export class RunService {
           langgraph_auth_permissions: access.auth.scopes,
         });
       }
-      const metadata: JsonObject = { ...assistant.metadata, ...thread.metadata, ...(body.metadata ?? {}) };
+      // The thread as this run leaves it names this run's graph and assistant (updated below); the
+      // run's metadata is merged from that, not from the previous run's.
+      const threadMetadata: JsonObject = {
+        ...thread.metadata,
+        graph_id: assistant.graph_id,
+        assistant_id: assistant.assistant_id,
+      };
+      const metadata: JsonObject = { ...assistant.metadata, ...threadMetadata, ...(body.metadata ?? {}) };
       const context =
         assistant.context !== null && assistant.context !== undefined && !isObject(assistant.context)
           ? assistant.context
@@ -244,7 +251,7 @@ export class RunService {
       await tx.threads.update({
         ...thread,
         status: 'busy',
-        metadata: { ...thread.metadata, graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
+        metadata: threadMetadata,
         config: {
           ...thread.config,
           ...assistant.config,
