@@ -18,6 +18,7 @@ import { eventually, spawnGroup } from 'tracepipe/testing';
 import { newGate } from './testing/gates.ts';
 import { ADMIN_URI, freshDatabase, postgresAvailable, terminateConnections } from './testing/postgres.ts';
 import type { TestDatabase } from './testing/postgres.ts';
+import { checkStoreOperators } from './testing/store-operators.ts';
 import { startTestServer, useTestServer } from './testing/test-server.ts';
 import type { TestServer } from './testing/test-server.ts';
 import { asObject, messagesOf } from './testing/types.ts';
@@ -155,7 +156,7 @@ describe('agent_api on PostgreSQL through the SDK', { skip }, () => {
     assert.equal(messages[2]!.content, 'after');
   });
 
-  it('the store: put, get, search, namespaces, delete', async () => {
+  it('the store: put, get, search (with operators; 422 for an unknown one), namespaces, delete', async () => {
     await client.store.putItem(['users', 'alice'], 'profile', { plan: 'pro' });
     await client.store.putItem(['users', 'bob'], 'profile', { plan: 'free' });
     assert.deepEqual((await client.store.getItem(['users', 'alice'], 'profile'))?.value, { plan: 'pro' });
@@ -171,6 +172,7 @@ describe('agent_api on PostgreSQL through the SDK', { skip }, () => {
     await client.store.deleteItem(['users', 'bob'], 'profile');
     assert.equal(await client.store.getItem(['users', 'bob'], 'profile'), null);
     assert.equal(await count(server.databaseUri!, 'SELECT count(*) AS n FROM store_items'), 1);
+    await checkStoreOperators(client, server.url);
   });
 
   it('crons: create, search, update, delete', async () => {

@@ -2,6 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { checkStoreOperators } from './testing/store-operators.ts';
 import { startTestServer } from './testing/test-server.ts';
 import type { ErrorBody } from './testing/types.ts';
 
@@ -52,6 +53,15 @@ describe('agent_api store', () => {
       assert.equal((await second.client.store.getItem(['users', 'alice'], 'profile'))?.value.plan, 'team');
     } finally {
       await second.stop();
+    }
+  });
+
+  it('searches with comparison operators, and refuses an unknown operator with a 422 naming the key', async () => {
+    const server = await startTestServer();
+    try {
+      await checkStoreOperators(server.client, server.url);
+    } finally {
+      await server.stop();
     }
   });
 });

@@ -8,12 +8,16 @@ import type { AuthFilters } from '../auth/filters.ts';
 import type { NamespaceOptions, SearchOptions, ServerStore } from '../storage/store.ts';
 import { checkStoreWrite, itemVisible, namespaceVisible, storeItemMetadata } from './store-access.ts';
 
-/** The store's own namespace errors (should the routes' checks miss one) are client errors too. */
+/**
+ * The store's own namespace and filter errors (should the routes' checks miss one, or the auth
+ * handler rewrite a filter) are client errors too.
+ */
 async function storeCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof Error && error.name === 'InvalidNamespaceError') throw invalid(error.message);
+    if (error instanceof Error && ['InvalidNamespaceError', 'InvalidStoreFilterError'].includes(error.name))
+      throw invalid(error.message);
     throw error;
   }
 }
@@ -55,7 +59,9 @@ export class StoreItems {
   ): Promise<Item[]> {
     if (filters) {
       const { filter, limit, offset } = options;
-      return this.store.searchVisible(namespacePrefix, { filter, limit, offset }, itemVisible(filters));
+      return storeCall(() =>
+        this.store.searchVisible(namespacePrefix, { filter, limit, offset }, itemVisible(filters)),
+      );
     }
     return storeCall(() => this.store.search(namespacePrefix, options));
   }

@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Item } from '@langchain/langgraph';
 import { invalid } from '../api/errors.ts';
 import { withoutNulls } from './request-body.ts';
+import { StoreFilterError, storeConditions } from '../storage/store/filter.ts';
 import { storeDelete, storeGetQuery, storeNamespaces, storePut, storeSearch } from '../api/schemas.ts';
 import type { AgentApp, AgentServices } from './services.ts';
 
@@ -43,6 +44,20 @@ function namespaceProblem(namespace: unknown, options: { write?: boolean } = {})
 function checkNamespace(namespace: unknown, field: string, options: { write?: boolean } = {}): void {
   const problem = namespaceProblem(namespace, options);
   if (problem !== undefined) throw invalid(`${field}: ${problem}`);
+}
+
+/**
+ * A search filter the store cannot apply (an unknown operator, an operand of the wrong type:
+ * `storeConditions`) is a 422 naming the key (`body.filter.score: …`), not an empty result.
+ */
+function checkFilter(filter: unknown): void {
+  if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) return; // the schema reports it
+  try {
+    storeConditions(filter as Record<string, unknown>);
+  } catch (error) {
+    if (error instanceof StoreFilterError) throw invalid(`body.${error.message}`);
+    throw error;
+  }
 }
 
 /** A field of the body as sent: `preValidation` runs before the schema has checked it. */
@@ -96,7 +111,10 @@ export function registerStoreRoutes(app: AgentApp, services: AgentServices): voi
     '/store/items/search',
     {
       schema: { body: storeSearch },
-      preValidation: async (request) => checkNamespace(sentField(request, 'namespace_prefix'), 'body.namespace_prefix'),
+      preValidation: async (request) => {
+        checkNamespace(sentField(request, 'namespace_prefix'), 'body.namespace_prefix');
+        checkFilter(sentField(request, 'filter'));
+      },
     },
     async (request) => {
       const body = withoutNulls(request.body);

@@ -1,11 +1,11 @@
 // The LangGraph store that graphs see as `config.store` (and `/store/*` serves): what its two
 // repositories share, `store/sqlite.ts` (kept in SQLite, so that it survives restarts like
 // everything else) and `store/postgres.ts`. Supports get, put, delete, search by namespace prefix
-// with equality filters, and namespace listing; semantic (`query`) search is not indexed: a query
-// is ignored and results come newest first. A search is one statement (`storeSearch`): the
-// namespace prefix is a range on the primary key, the filter runs in SQL, and only the page is
-// read; so is a namespace listing (`store/namespaces.ts`), which walks the primary key from one
-// namespace to the next.
+// with equality and comparison filters (`store/filter.ts`), and namespace listing; semantic
+// (`query`) search is not indexed: a query is ignored and results come newest first. A search is
+// one statement (`storeSearch`): the namespace prefix is a range on the primary key, the filter
+// runs in SQL, and only the page is read; so is a namespace listing (`store/namespaces.ts`), which
+// walks the primary key from one namespace to the next.
 
 import type { BaseStore } from '@langchain/langgraph';
 import type {
@@ -18,8 +18,8 @@ import type {
 } from '@langchain/langgraph';
 
 type SearchItem = Item & { score?: number };
-import { containsJson } from './json-match.ts';
-import { SqlWhere, hasNullMember } from './sql-filters.ts';
+import { SqlWhere } from './sql-filters.ts';
+import { addStoreFilter, storeConditions } from './store/filter.ts';
 import { matchesCondition } from './store/namespaces.ts';
 import type { Dialect } from './sql-filters.ts';
 
@@ -49,12 +49,12 @@ export function toItem(row: StoreRow): Item {
 
 /**
  * The statement of a search: items in the namespace `namespacePrefix` or below it whose value
- * matches `filter` (each key's value contains the filter's, `containsJson`), newest first, then by
- * namespace and key; `limit`/`offset` bound as its last two parameters. Labels cannot contain
- * periods, so the items below `a.b` are the range [`a.b.`, `a.b/`) of the primary key (`/` follows
- * `.`). `walkNewest` (SQLite): check the prefix on each row while walking the newest-first index,
- * instead of reading the prefix's range and sorting it — cheaper when the prefix holds many items
- * (`SqliteStore` chooses; PostgreSQL's planner does it itself).
+ * matches `filter` (`store/filter.ts`; a `StoreFilterError` for one it cannot apply), newest
+ * first, then by namespace and key; `limit`/`offset` bound as its last two parameters. Labels
+ * cannot contain periods, so the items below `a.b` are the range [`a.b.`, `a.b/`) of the primary
+ * key (`/` follows `.`). `walkNewest` (SQLite): check the prefix on each row while walking the
+ * newest-first index, instead of reading the prefix's range and sorting it — cheaper when the
+ * prefix holds many items (`SqliteStore` chooses; PostgreSQL's planner does it itself).
  */
 export function storeSearch(
   dialect: Dialect,
@@ -73,20 +73,14 @@ export function storeSearch(
       `(${namespace} = ${w.param(prefix)} OR (${namespace} >= ${w.param(`${prefix}.`)} AND ${namespace} < ${w.param(`${prefix}/`)}))`,
     );
   }
-  if (filter && Object.keys(filter).length > 0) {
+  // Checked on both backends before anything runs, so a filter it cannot apply is an error.
+  const conditions = storeConditions(filter);
+  if (conditions.length > 0) {
     if (dialect === 'sqlite') w.add(`tp_store_filter(value, ${w.json(filter)})`);
-    // A null below the top level never matches (`containsJson`); at the top level it asks for a
-    // JSON null, as `@>` does.
-    else if (Object.values(filter).some(hasNullMember)) w.add('FALSE');
-    else w.add(`value @> ${w.json(filter)}`);
+    else addStoreFilter(w, conditions);
   }
   const sql = `SELECT * FROM store_items ${w.clause} ORDER BY updated_at DESC, namespace, key LIMIT ${w.param(limit)} OFFSET ${w.param(offset)}`;
   return { sql, params: w.params };
-}
-
-/** Whether `value` passes a search's filter: each key's value contains the filter's. */
-export function matchesStoreFilter(value: Record<string, unknown>, filter: Record<string, unknown>): boolean {
-  return Object.entries(filter).every(([key, wanted]) => containsJson(value[key], wanted));
 }
 
 /** How many rows a search with a visibility check reads at a time. */

@@ -12,8 +12,10 @@ import type {
 } from '@langchain/langgraph';
 import { openSqliteFile } from '../sqlite-file.ts';
 import type { OpenedSqliteFile, SqliteMigration } from '../sqlite-file.ts';
-import { applyOperation, joinNamespace, matchesStoreFilter, splitNamespace, storeSearch, toItem } from '../store.ts';
+import { applyOperation, joinNamespace, splitNamespace, storeSearch, toItem } from '../store.ts';
 import type { StoreRow } from '../store.ts';
+import { matchesConditions, storeConditions } from './filter.ts';
+import type { StoreCondition } from './filter.ts';
 import { namespaceListing, registerNamespaceFunctions } from './namespaces.ts';
 import { StoreRepository } from './repository.ts';
 
@@ -47,11 +49,14 @@ export class SqliteStore extends StoreRepository {
     this.file = openSqliteFile(path, STORE_MIGRATIONS);
     this.db = this.file.db;
     registerNamespaceFunctions(this.db);
-    const filterOf = new Map<string, Record<string, unknown>>();
+    // A filter's conditions (`filter.ts`), parsed once per filter text rather than once per row.
+    const conditionsOf = new Map<string, StoreCondition[]>();
     this.db.function('tp_store_filter', { deterministic: true }, (value: string, filter: string) => {
-      if (!filterOf.has(filter)) filterOf.set(filter, JSON.parse(filter) as Record<string, unknown>);
-      if (filterOf.size > 64) filterOf.clear();
-      return Number(matchesStoreFilter(JSON.parse(value) as Record<string, unknown>, filterOf.get(filter)!));
+      if (!conditionsOf.has(filter)) {
+        if (conditionsOf.size >= 64) conditionsOf.clear();
+        conditionsOf.set(filter, storeConditions(JSON.parse(filter) as Record<string, unknown>));
+      }
+      return Number(matchesConditions(JSON.parse(value) as Record<string, unknown>, conditionsOf.get(filter)!));
     });
   }
 
