@@ -423,6 +423,36 @@ describe('genai: spans from the OpenTelemetry JS SDK', () => {
     assert.match(tool.error!, /^no seats\n\nStacktrace:\nTypeError: no seats/);
     await provider.shutdown();
   });
+  it('reads structured event values sent as JSON text, as the SDK event API must send them', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const llm = provider.getTracer('sdk-test').startSpan('chat gpt-4o');
+    llm.setAttributes({ 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o' });
+    const toolCall = { id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } };
+    llm.addEvent('gen_ai.user.message', { content: 'Weather in Paris?' });
+    llm.addEvent('gen_ai.assistant.message', { tool_calls: JSON.stringify([toolCall]) });
+    llm.addEvent('gen_ai.choice', {
+      index: 0,
+      finish_reason: 'stop',
+      message: JSON.stringify({ role: 'assistant', content: 'Sunny, 24 °C.' }),
+    });
+    llm.end();
+    await provider.forceFlush();
+
+    const { processor, sink } = create();
+    await processor.consume(toBatch(exporter.getFinishedSpans()), { project: 'sdk', apiKey: 'key-a' });
+    const [run] = runsOf(sink).runs;
+    assert.deepEqual(run!.inputs, {
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', tool_calls: [toolCall] },
+      ],
+    });
+    assert.deepEqual(run!.outputs, {
+      choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'Sunny, 24 °C.' } }],
+    });
+    await provider.shutdown();
+  });
 });
 
 describe('genai: properties', () => {

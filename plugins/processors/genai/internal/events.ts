@@ -3,7 +3,7 @@
 // legacy `gen_ai.content.prompt`/`completion` events, and the first `exception` event.
 
 import type { SpanEvent } from 'tracepipe/plugin';
-import { AttributeMap, isPlainObject, objectOf, parseJson } from './attributes.ts';
+import { AttributeMap, arrayOf, isPlainObject, objectOf, parseJson } from './attributes.ts';
 import type { Message, ToolCall } from './messages.ts';
 
 export interface EventFacts {
@@ -76,8 +76,10 @@ function messageFromEvent(attributes: AttributeMap, role: string): Message {
   if (content !== undefined) message.content = content;
   const id = attributes.string('id');
   if (id !== undefined && role === 'tool') message.tool_call_id = id;
-  const toolCalls = attributes.json('tool_calls');
-  if (Array.isArray(toolCalls) && toolCalls.length > 0) message.tool_calls = toolCalls as ToolCall[];
+  // An array value, or JSON text: the span event APIs of OpenTelemetry JS and Python take only
+  // primitive values and arrays of them, so instrumentations send structured values as JSON text.
+  const toolCalls = arrayOf(attributes.value('tool_calls'));
+  if (toolCalls !== undefined && toolCalls.length > 0) message.tool_calls = toolCalls as ToolCall[];
   return message;
 }
 
@@ -89,10 +91,11 @@ function choiceFromEvent(attributes: AttributeMap): Record<string, unknown> {
   if (index !== undefined) choice.index = index;
   const finishReason = attributes.string('finish_reason');
   if (finishReason !== undefined) choice.finish_reason = finishReason;
-  // The current form carries the message as one structured `message` attribute; the older one
-  // flattens it into `message.role`, `message.content` and `tool_calls.N.*`.
-  const structured = attributes.json('message');
-  const message: Record<string, unknown> = isPlainObject(structured) ? { ...structured } : {};
+  // The current form carries the message as one structured `message` attribute (a map, or JSON
+  // text where the event API takes no maps); the older one flattens it into `message.role`,
+  // `message.content` and `tool_calls.N.*`.
+  const structured = objectOf(attributes.value('message'));
+  const message: Record<string, unknown> = structured ? { ...structured } : {};
   const role = attributes.string('message.role');
   if (role !== undefined) message.role = role;
   const content = attributes.json('message.content');
