@@ -342,6 +342,34 @@ describe('agent_api runs', () => {
     assert.deepEqual(threadless, all.slice(-1));
   });
 
+  it('joining a run stream with stream_mode sends only those modes, with metadata, and keeps the event ids', async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, 'sleep', {
+      input: { delay_ms: 20, steps: 2 },
+      streamMode: ['custom', 'values'],
+    });
+    await client.runs.join(thread.thread_id, run.run_id);
+    const all = await readFrames(await fetch(`${server.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`));
+    assert.ok(all.some((f) => f.event === 'custom') && all.some((f) => f.event === 'values'));
+
+    const viaSdk = await collect(client.runs.joinStream(thread.thread_id, run.run_id, { streamMode: 'values' }));
+    assert.deepEqual(
+      viaSdk.map((e) => e.event),
+      all.filter((f) => f.event !== 'custom').map((f) => f.event),
+    );
+    const several = await readFrames(
+      await fetch(`${server.url}/runs/${run.run_id}/stream?stream_mode=custom&stream_mode=values`),
+    );
+    assert.deepEqual(several, all);
+    const customOnly = await readFrames(
+      await fetch(`${server.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream?stream_mode=custom`),
+    );
+    assert.deepEqual(
+      customOnly,
+      all.filter((f) => f.event === 'metadata' || f.event === 'custom'),
+    );
+  });
+
   it('a client that disconnects cancels its run with on_disconnect=cancel, and not by default', async () => {
     // Two runs held at gates, streamed to two clients: one with on_disconnect=cancel, one without.
     const stream = async (gateName: string, onDisconnect: 'cancel' | undefined, signal: AbortSignal) => {

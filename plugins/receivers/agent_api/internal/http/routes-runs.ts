@@ -41,6 +41,17 @@ function contentLocation(run: RunRecord, threadless: boolean): string {
   return threadless ? `/runs/${run.run_id}` : `/threads/${run.thread_id}/runs/${run.run_id}`;
 }
 
+/**
+ * Which of a run's events a stream joined with `stream_mode` in its query sends: the events of
+ * those modes (`values|<namespace>` of subgraphs included), and `metadata` and `error` always; all
+ * of them when the query names none.
+ */
+function streamModeFilter(query: unknown): (event: string) => boolean {
+  const modes = parseStreamModes(requestParameter(query, 'stream_mode'));
+  return (event) =>
+    modes.length === 0 || event === 'metadata' || event === 'error' || modes.includes(event.split('|')[0]!);
+}
+
 /** `stream_mode` as a query parameter: repeated, comma-separated, or a JSON array (the JS SDK's). */
 function parseStreamModes(value: string | string[] | undefined): string[] {
   const parts = ([] as string[]).concat(value ?? []);
@@ -105,12 +116,13 @@ export function registerRunRoutes(app: AgentApp, services: AgentServices): void 
     afterId: number,
     headers: Record<string, string>,
     onDisconnect?: () => Promise<void>,
+    wanted: (event: string) => boolean = () => true,
   ) {
     assertStreamable();
     const stream = openStream(reply, headers);
     try {
       for await (const event of broker.subscribe(run.run_id, afterId, stream.signal)) {
-        await writeSSE(reply.raw, { event: event.event, data: event.data, id: event.id });
+        if (wanted(event.event)) await writeSSE(reply.raw, { event: event.event, data: event.data, id: event.id });
       }
     } catch (error) {
       services.logger.warn({ run_id: run.run_id, err: error }, 'A run stream failed.');
@@ -274,7 +286,7 @@ export function registerRunRoutes(app: AgentApp, services: AgentServices): void 
       return;
     }
     const onDisconnect = isTrue(query.cancel_on_disconnect) ? () => runs.cancelIfActive(run.run_id) : undefined;
-    await pipeRun(reply, run, lastEventId(request), {}, onDisconnect);
+    await pipeRun(reply, run, lastEventId(request), {}, onDisconnect, streamModeFilter(request.query));
   }
   app.get(
     '/threads/:thread_id/runs/:run_id/stream',
@@ -300,10 +312,8 @@ export function registerRunRoutes(app: AgentApp, services: AgentServices): void 
       await services.threads.get(threadId);
     const header = request.headers['last-event-id'];
     const [lastRun, lastSeq] = (typeof header === 'string' ? header : '').split(':');
-    const modes = parseStreamModes(requestParameter(request.query, 'stream_mode'));
     assertStreamable();
-    const wanted = (event: string) =>
-      modes.length === 0 || event === 'metadata' || event === 'error' || modes.includes(event.split('|')[0]);
+    const wanted = streamModeFilter(request.query);
     const stream = openStream(reply, {});
     const runs = new ThreadRunQueue();
     // Listening before the runs are read: a run created in between is announced, not missed.
