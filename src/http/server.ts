@@ -100,12 +100,25 @@ function refuseWhileStopping(app: FastifyInstance, host: Host, metricsPath: stri
  * the rest is never read. Refusals for want of capacity (429) of smaller bodies keep the
  * connection: closing them too was measured under an open overload, and the reconnections cost
  * the proxy more CPU per accepted span than reading the bodies (bench/pipeline/README.md).
+ *
+ * A 413 is the exception, up to `TOO_LARGE_DISCARD_BYTES` declared: it is the one refusal a
+ * client must read to stop resending the body, and a server that closes while the client is still
+ * sending leaves unread bytes in its socket, so the kernel answers them with a reset, which can
+ * reach the client before the answer does (Node's fetch then fails with EPIPE, and the LangGraph
+ * SDK reported "Unable to connect" for a body over `max_body_bytes`). The answer still leaves at
+ * once, and the rest of the body is read and discarded after it.
  */
 function settleUnreadBodies(app: FastifyInstance): void {
   app.addHook('onSend', async (request, reply, payload) => {
     const body = request.raw;
-    if (body.complete || body.destroyed || reply.getHeader('connection') === 'close') return payload;
+    if (body.complete || body.destroyed) return payload;
     const declared = Number(body.headers['content-length'] ?? Number.NaN);
+    if (reply.statusCode === 413 && declared <= TOO_LARGE_DISCARD_BYTES) {
+      // Fastify asks to close after a body over its limit; read the rest instead (below).
+      reply.removeHeader('connection');
+      return payload;
+    }
+    if (reply.getHeader('connection') === 'close') return payload;
     if (declared <= DISCARD_ALLOWANCE_BYTES) return payload; // false without Content-Length
     // A route may answer from the headers before Node has parsed the body bytes that came with
     // them: one turn of the event loop, and what has arrived is parsed.
@@ -116,11 +129,12 @@ function settleUnreadBodies(app: FastifyInstance): void {
   app.addHook('onResponse', async (request, reply) => {
     const body = request.raw;
     if (body.complete || body.destroyed || reply.getHeader('connection') === 'close') return;
+    const allowance = reply.statusCode === 413 ? TOO_LARGE_DISCARD_BYTES : DISCARD_ALLOWANCE_BYTES;
     let discarded = 0;
     body.on('data', (chunk: Buffer) => {
       discarded += chunk.length;
       // Only a client sending more than it declared gets here.
-      if (discarded > DISCARD_ALLOWANCE_BYTES) body.socket.destroy();
+      if (discarded > allowance) body.socket.destroy();
     });
     body.resume();
   });
@@ -131,6 +145,13 @@ function settleUnreadBodies(app: FastifyInstance): void {
  * figure, about what a socket's buffers hold anyway.
  */
 const DISCARD_ALLOWANCE_BYTES = 256 * 1024;
+
+/**
+ * The most of a body refused as too large (413) that the server reads and discards after its
+ * answer: a few times the limits clients meet (the agent server's 10 MiB `max_body_bytes`), a few
+ * milliseconds of loopback, well short of what a body the server should not read at all is.
+ */
+const TOO_LARGE_DISCARD_BYTES = 64 * 1024 * 1024;
 
 /** Retry-After of requests refused while stopping: about as long as a restart takes. */
 const STOPPING_RETRY_AFTER_S = 5;
