@@ -46,7 +46,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   // HTTP/2 one) and type the instance by its pino logger; it is the default HTTP/1 server, and
   // the rest of the code takes it as the default FastifyInstance, which no overload returns.
   const app = Fastify({
-    // Each route's schemas compile on its first request, not all of them before listening.
+    // Each route's schemas compile on its first request, not all of them before listening; a JSON
+    // body's validator does not convert types (query strings' do): lazy-validators.ts.
     schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() } },
     ...(options.fastify as FastifyServerOptions),
     // A child of its own, so that `listen` can quieten Fastify's lines without touching the

@@ -23,7 +23,8 @@ function itemToWire(item: Item) {
 // @langchain/langgraph-checkpoint), so a namespace the store would refuse is a 422 naming the
 // field rather than a 500: labels are non-empty strings without `.` (the wire joins labels with
 // it), `:` or NUL; a written namespace is not empty and does not start with the reserved
-// `langgraph` label. Checked on the body as sent, before validation coerces numbers to strings.
+// `langgraph` label. Checked on the body as sent, before the schema, so that a refusal says which
+// rule was broken (a number label is `namespace labels must be strings`, not ajv's message).
 const RESERVED_ROOT = 'langgraph';
 
 function namespaceProblem(namespace: unknown, options: { write?: boolean } = {}): string | undefined {
