@@ -1,6 +1,8 @@
 // Bad input is a client error, never a 500: bodies over max_body_bytes (413) or nested deeper
 // than max_json_depth (422) with a readable JSON message and no ERROR log; every store namespace
-// rule (422 naming the field). Cancelling a run that has already ended changes nothing (202).
+// rule (422 naming the field); a body value of the wrong JSON type (422 naming the field, never
+// converted), while query strings are still converted. Cancelling a run that has already ended
+// changes nothing (202).
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -209,6 +211,52 @@ describe('agent_api body limits', () => {
     assert.deepEqual(listed.json, { namespaces: [['users', 'u1']] });
     const found = await server.client.store.searchItems(['users']);
     assert.equal(found.items.length, 1);
+  });
+
+  it('answers 422 naming the field for a body value of the wrong JSON type, and converts query strings', async () => {
+    const thread = await server.client.threads.create();
+    const runs = `/threads/${thread.thread_id}/runs`;
+    const history = `/threads/${thread.thread_id}/history`;
+    const cases: [string, unknown, RegExp][] = [
+      [
+        `${runs}/wait`,
+        { assistant_id: 'agent', input: ask('x'), config: { tags: 'x' } },
+        /^body\.config\.tags: must be /,
+      ],
+      [runs, { assistant_id: 'agent', input: ask('x'), config: { tags: 'x' } }, /^body\.config\.tags: must be /],
+      [`${runs}/wait`, { assistant_id: 1, input: ask('x') }, /^body\.assistant_id: must be string$/],
+      [runs, { assistant_id: 1, input: ask('x') }, /^body\.assistant_id: must be string$/],
+      ['/threads/search', { limit: '2' }, /^body\.limit: must be integer/],
+      [history, { limit: '2' }, /^body\.limit: must be integer/],
+    ];
+    for (const [path, body, message] of cases) {
+      const response = await send(server, 'POST', path, JSON.stringify(body));
+      assert.equal(response.status, 422, `POST ${path} ${JSON.stringify(body)}: ${response.text}`);
+      assert.equal(response.json!.code, 'TP_ERR_API_INVALID');
+      assert.match(response.json!.message!, message, `POST ${path} ${JSON.stringify(body)}`);
+    }
+    // The SDK shows the message.
+    await assert.rejects(
+      server.client.runs.wait(thread.thread_id, 'agent', { input: ask('x'), config: { tags: 'x' as never } }),
+      /HTTP 422: .*body\.config\.tags: must be array/,
+    );
+    assert.equal((await server.client.runs.list(thread.thread_id)).length, 0, 'no run was created');
+
+    // The same fields with their types are accepted, and a query string's numbers (text) are converted.
+    await server.client.runs.wait(thread.thread_id, 'agent', { input: ask('one'), config: { tags: ['x'] } });
+    await server.client.runs.wait(thread.thread_id, 'agent', { input: ask('two') });
+    const checkpoints = (await send(server, 'GET', history)).json as unknown as unknown[];
+    assert.ok(checkpoints.length > 2, `${checkpoints.length} checkpoints`);
+    for (const [method, path, body, length] of [
+      ['GET', `${history}?limit=2`, undefined, 2],
+      ['POST', history, JSON.stringify({ limit: 2 }), 2],
+      ['GET', `${runs}?limit=1&offset=1`, undefined, 1],
+      ['POST', '/threads/search', JSON.stringify({ limit: 1 }), 1],
+    ] as const) {
+      const response = await send(server, method, path, body);
+      assert.equal(response.status, 200, `${method} ${path}: ${response.text.slice(0, 200)}`);
+      assert.equal((response.json as unknown as unknown[]).length, length, `${method} ${path}`);
+    }
   });
 
   it('answers 202 to a cancel of a run that has already ended and leaves it as it was, as to one still pending', async () => {
