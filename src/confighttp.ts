@@ -1,6 +1,6 @@
 // `tracepipe/confighttp`: the guards every tracepipe HTTP server shares (the Collector's
 // confighttp) — the server set-up (`createGuardedServer`: health routes, 503 while stopping,
-// error answers), TLS and mutual TLS (`tls`), the DNS-rebinding Host guard (`allowed_hosts`), CORS (`cors`), body limits and
+// error answers: 404 for an unknown path, 405 with `Allow` for another method than a path takes), TLS and mutual TLS (`tls`), the DNS-rebinding Host guard (`allowed_hosts`), CORS (`cors`), body limits and
 // bounded decompression (`readBody`), and the error body `{statusCode, error, code?, message}`.
 // The `otlp` and `langsmith` receivers, the agent server and the trace explorer are built on it;
 // docs/writing-a-plugin.md ("An HTTP server") shows how.
@@ -10,6 +10,8 @@
 
 export type { ErrorSender, GuardedServer, GuardedServerOptions } from './http/guarded-server.ts';
 export { createGuardedServer, takeRawBodies } from './http/guarded-server.ts';
+export type { UnroutedOptions } from './http/unrouted.ts';
+export { allowedMethods, answerUnrouted } from './http/unrouted.ts';
 export type { ServerTls, TlsConfig, TlsVersion } from './http/tls.ts';
 export { TLS_VERSIONS, TlsConfigError, loadServerTls, tlsSchema } from './http/tls.ts';
 export type { HostGuardOptions } from './http/host-guard.ts';

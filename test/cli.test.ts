@@ -219,6 +219,52 @@ service:
     assert.match(process.output(), /Component is in development/);
   });
 
+  it('serves metrics on their own listener, other methods 405 with Allow, unknown paths 404', async () => {
+    const dir = tempDir();
+    const config = writeFile(
+      dir,
+      'p.yaml',
+      `plugins: [${JSON.stringify(journalPlugin)}]
+receivers: { journal_source: { journal: j.txt } }
+exporters: { debug: {} }
+service:
+  telemetry: { metrics: { listen: "127.0.0.1:0" } }
+  pipelines: { traces: { receivers: [journal_source], exporters: [debug] } }
+`,
+    );
+    const process = start(config);
+    try {
+      await process.ready;
+      const origin = /(http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(process.output())?.[1];
+      assert.ok(origin, process.output());
+      assert.equal((await fetch(`${origin}/metrics`)).status, 200);
+      for (const [method, path] of [
+        ['POST', '/metrics'],
+        ['DELETE', '/live'],
+      ] as const) {
+        const answer = await fetch(`${origin}${path}`, { method });
+        assert.equal(answer.status, 405, `${method} ${path}`);
+        assert.equal(answer.headers.get('allow'), 'GET, HEAD');
+        assert.deepEqual(await answer.json(), {
+          statusCode: 405,
+          error: 'Method Not Allowed',
+          message: `method ${method} is not allowed on ${path}; use GET or HEAD`,
+        });
+      }
+      const unknown = await fetch(`${origin}/nowhere`, { method: 'POST' });
+      assert.equal(unknown.status, 404);
+      assert.equal(unknown.headers.get('allow'), null);
+      assert.deepEqual(await unknown.json(), {
+        statusCode: 404,
+        error: 'Not Found',
+        message: 'no route for POST /nowhere',
+      });
+    } finally {
+      process.child.kill('SIGTERM');
+      assert.equal(await process.exited, 0, process.output());
+    }
+  });
+
   it('exits non-zero with a one-line reason when a port is in use', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

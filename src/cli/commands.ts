@@ -15,6 +15,7 @@ import { TracepipeError } from '../errors.ts';
 import { errorMessage } from '../pipeline/errors.ts';
 import { Service } from '../pipeline/service.ts';
 import { ListenError, createHttpServer, listen, listenerUrl } from '../http/server.ts';
+import { answerUnrouted } from '../http/unrouted.ts';
 import { limitHeapGrowth } from '../runtime/heap-growth.ts';
 import { startIdleCollection } from '../runtime/idle-collection.ts';
 import { stopAllocationSitePretenuring } from '../runtime/pretenuring.ts';
@@ -134,6 +135,8 @@ export async function runConfig(options: RunOptions, catalog: Catalog): Promise<
   if (metricsConfig.listen) {
     const separator = metricsConfig.listen.lastIndexOf(':');
     metricsServer = createHttpServer({ logger, host: service.host, bodyLimit: 1024, metricsPath: metricsConfig.path });
+    // POST /metrics: 405 with `Allow`, as on every tracepipe server; an unknown path: 404.
+    metricsServer.setNotFoundHandler((request, reply) => answerUnrouted(request, reply));
     try {
       metricsPort = await listen(
         metricsServer,

@@ -2,9 +2,10 @@
 // confighttp `ToServer`): the shared server (src/http/server.ts: health routes, 503 while stopping,
 // unread bodies settled), TLS from the `tls` config block, the DNS-rebinding Host guard, CORS for the configured origins only, and
 // error answers — Fastify's own errors (an unparsable Content-Type, a body over the limit, a
-// timeout) and unknown routes — in one body shape.
+// timeout), unknown routes (404) and other methods than a path takes (405 with `Allow`) — in one
+// body shape.
 
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { registerCors } from './cors.ts';
 import type { CorsConfig, CorsRequirements, OriginCheck } from './cors.ts';
 import { sendHttpError } from './error-body.ts';
@@ -13,14 +14,10 @@ import { createHttpServer } from './server.ts';
 import type { HttpServerOptions } from './server.ts';
 import { loadServerTls } from './tls.ts';
 import type { TlsConfig } from './tls.ts';
+import { answerUnrouted } from './unrouted.ts';
+import type { ErrorSender } from './unrouted.ts';
 
-/** Writes an error answer; the default is the shared `{statusCode, error, message}` body. */
-export type ErrorSender = (
-  reply: FastifyReply,
-  request: FastifyRequest,
-  statusCode: number,
-  message: string,
-) => unknown;
+export type { ErrorSender } from './unrouted.ts';
 
 export interface GuardedServerOptions extends Omit<HttpServerOptions, 'tls'> {
   /**
@@ -38,6 +35,8 @@ export interface GuardedServerOptions extends Omit<HttpServerOptions, 'tls'> {
   readonly sendError?: ErrorSender;
   /** The 404 message of a request no route serves (say, where the server's routes are). */
   readonly notFoundMessage?: (request: FastifyRequest) => string;
+  /** The `code` of the default body's 405 (another method than the path takes), if it has one. */
+  readonly methodNotAllowedCode?: string;
 }
 
 export interface GuardedServer {
@@ -54,7 +53,11 @@ export async function createGuardedServer(options: GuardedServerOptions): Promis
     ? await registerCors(app, options.cors.config, options.cors.requirements)
     : () => false;
   const send: ErrorSender =
-    options.sendError ?? ((reply, _request, statusCode, message) => sendHttpError(reply, statusCode, message));
+    options.sendError ??
+    ((reply, _request, statusCode, message) =>
+      sendHttpError(reply, statusCode, message, {
+        fields: statusCode === 405 && options.methodNotAllowedCode ? { code: options.methodNotAllowedCode } : {},
+      }));
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
     if (status >= 500) options.logger.error({ err: error, path: request.url }, 'Request failed.');
@@ -64,12 +67,7 @@ export async function createGuardedServer(options: GuardedServerOptions): Promis
     return sendHttpError(reply, status, error.message, { fields: code });
   });
   app.setNotFoundHandler((request, reply) =>
-    send(
-      reply,
-      request,
-      404,
-      options.notFoundMessage?.(request) ?? `no route for ${request.method} ${request.url.split('?')[0]}`,
-    ),
+    answerUnrouted(request, reply, { send, notFoundMessage: options.notFoundMessage }),
   );
   return { app, originAllowed };
 }

@@ -12,6 +12,8 @@ import type { FastifyReply } from 'fastify';
 export const ExplorerInvalidError = createCodedError('TP_ERR_API_INVALID', '%s', 422);
 /** No such trace or thread. */
 export const ExplorerNotFoundError = createCodedError('TP_ERR_API_NOT_FOUND', '%s', 404);
+/** Another method than the path takes (405, with `Allow` naming the ones it does). */
+export const ExplorerMethodNotAllowedError = createCodedError('TP_ERR_API_METHOD_NOT_ALLOWED', '%s', 405);
 /** The explorer is starting: retry after `Retry-After`. */
 export const ExplorerUnavailableError = createCodedError('TP_ERR_API_UNAVAILABLE', '%s', 503);
 

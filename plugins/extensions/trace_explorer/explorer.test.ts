@@ -8,7 +8,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runComponentConformance } from 'tracepipe/testing';
+import { nopSettings, runComponentConformance, validateAgainst } from 'tracepipe/testing';
+import type { TraceExplorerConfig } from './config.ts';
+import type { TraceExplorer } from './extension.ts';
 import { traceExplorerExtensionFactory } from './index.ts';
 import { studioLink } from './internal/static/js/studio-link.js';
 
@@ -44,5 +46,64 @@ describe('the studio link of a trace', () => {
     assert.equal(studioLink({}, studio), null);
     assert.equal(studioLink(undefined, studio), null);
     assert.equal(studioLink(agentRun, null), null);
+  });
+});
+
+describe('the explorer: a method a path does not take', () => {
+  let explorer: TraceExplorer;
+  let origin: string;
+  before(async () => {
+    const config = { port: 0, path: join(dir, 'methods.db') } as unknown as TraceExplorerConfig;
+    assert.deepEqual(validateAgainst(traceExplorerExtensionFactory.configSchema, config, 'trace_explorer'), []);
+    explorer = traceExplorerExtensionFactory.create(
+      nopSettings('extension', 'trace_explorer'),
+      config,
+    ) as unknown as TraceExplorer;
+    await explorer.start();
+    origin = new URL(explorer.traceListUrl()!).origin;
+  });
+  after(() => explorer.shutdown());
+
+  it('405 with Allow and the coded error body, on API, parametric, page and health routes', async () => {
+    for (const [method, path] of [
+      ['POST', '/api/traces'],
+      ['DELETE', `/api/traces/${TRACE_HEX}`],
+      ['PUT', `/api/traces/${TRACE_HEX}/export`],
+      ['PATCH', '/api/threads/t1'],
+      ['POST', '/openapi.json'],
+      ['POST', '/ui/traces'],
+      ['OPTIONS', '/api/traces'],
+      ['POST', '/live'],
+    ] as const) {
+      const response = await fetch(`${origin}${path}?limit=1`, { method });
+      assert.equal(response.status, 405, `${method} ${path}`);
+      assert.equal(response.headers.get('allow'), 'GET, HEAD', `${method} ${path}`);
+      assert.match(response.headers.get('content-type')!, /^application\/json/);
+      assert.deepEqual(await response.json(), {
+        statusCode: 405,
+        error: 'Method Not Allowed',
+        code: 'TP_ERR_API_METHOD_NOT_ALLOWED',
+        message: `method ${method} is not allowed on ${path}; use GET or HEAD`,
+      });
+    }
+    const head = await fetch(`${origin}/api/traces`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+  });
+
+  it('an unknown path is still 404', async () => {
+    for (const [method, path] of [
+      ['GET', '/api/nowhere'],
+      ['POST', '/api/traces/x/y/z'],
+      ['DELETE', '/nowhere'],
+    ] as const) {
+      const response = await fetch(`${origin}${path}`, { method });
+      assert.equal(response.status, 404, `${method} ${path}`);
+      assert.equal(response.headers.get('allow'), null);
+      assert.deepEqual(await response.json(), {
+        statusCode: 404,
+        error: 'Not Found',
+        message: `no route for ${method} ${path}`,
+      });
+    }
   });
 });

@@ -25,7 +25,12 @@ import { createGuardedServer, isLoopbackName, listen, listenerUrl } from 'tracep
 import { contentSecurityPolicy, registerBrowserModules, securityHeaders } from 'tracepipe/webui';
 import { InvalidCursorError, InvalidTimeError, LocalTraceStore } from 'tracepipe/tracestore';
 import type { TraceExplorerConfig } from './config.ts';
-import { ExplorerInvalidError, ExplorerNotFoundError, sendCodedError } from './errors.ts';
+import {
+  ExplorerInvalidError,
+  ExplorerMethodNotAllowedError,
+  ExplorerNotFoundError,
+  sendCodedError,
+} from './errors.ts';
 import {
   QueryError,
   parseThreadQuery,
@@ -79,6 +84,7 @@ export class TraceExplorer implements Extension, TraceViewer, StudioLinkTarget {
       listenHost: this.config.host,
       allowedHosts: this.config.allowed_hosts,
       tls: this.config.tls,
+      methodNotAllowedCode: ExplorerMethodNotAllowedError.code,
     });
     this.app = app;
     this.access.register(app);

@@ -57,3 +57,79 @@ describe('agent_api error bodies', () => {
     assert.match(body.message, /metadata/);
   });
 });
+
+describe('agent_api: a method a path does not take', () => {
+  let url: string;
+  useTestServer((started) => {
+    url = started.url;
+  });
+
+  it('405 with Allow and the coded body, on static, parametric and meta routes', async () => {
+    const assistant = randomUUID();
+    for (const [method, path, allow] of [
+      ['PUT', '/assistants', 'POST'],
+      ['PUT', `/assistants/${assistant}`, 'GET, HEAD, PATCH, DELETE'],
+      ['POST', `/assistants/${assistant}/graph`, 'GET, HEAD'],
+      ['DELETE', '/ok', 'GET, HEAD'],
+    ] as const) {
+      const answer = await fetch(`${url}${path}`, { method, headers: { accept: 'application/json' } });
+      assert.equal(answer.status, 405, `${method} ${path}`);
+      assert.equal(answer.headers.get('allow'), allow, `${method} ${path}`);
+      assert.equal(answer.headers.get('x-error-code'), 'TP_ERR_API_METHOD_NOT_ALLOWED');
+      assert.deepEqual(await answer.json(), {
+        statusCode: 405,
+        error: 'Method Not Allowed',
+        code: 'TP_ERR_API_METHOD_NOT_ALLOWED',
+        message: `method ${method} is not allowed on ${path}; use ${allow.split(', ').join(' or ')}`,
+      });
+    }
+  });
+
+  it('a client without an Accept for JSON reads the message, as for every other error', async () => {
+    const answer = await fetch(`${url}/assistants`, { method: 'PUT' });
+    assert.equal(answer.status, 405);
+    assert.equal(answer.headers.get('allow'), 'POST');
+    assert.match(answer.headers.get('content-type') ?? '', /^text\/plain/);
+    assert.equal(await answer.text(), 'method PUT is not allowed on /assistants; use POST');
+  });
+
+  it('an unknown path is still 404', async () => {
+    const answer = await fetch(`${url}/nowhere/at/all`, { method: 'POST', headers: { accept: 'application/json' } });
+    assert.equal(answer.status, 404);
+    assert.equal(answer.headers.get('allow'), null);
+    assert.deepEqual(await answer.json(), {
+      statusCode: 404,
+      error: 'Not Found',
+      code: 'TP_ERR_API_NOT_FOUND',
+      message: 'Route POST /nowhere/at/all not found',
+    });
+  });
+});
+
+describe('agent_api with CORS: a method a path does not take', () => {
+  const origin = 'http://localhost:3000';
+  let url: string;
+  useTestServer(
+    (started) => {
+      url = started.url;
+    },
+    { cors: { allowed_origins: [origin], allowed_headers: [], max_age: 600 } },
+  );
+
+  it('a preflight is still answered, another method is 405 and an unknown path 404', async () => {
+    const preflight = await fetch(`${url}/assistants/search`, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), origin);
+    const wrong = await fetch(`${url}/assistants`, { method: 'PUT', headers: { origin, accept: 'application/json' } });
+    assert.equal(wrong.status, 405);
+    assert.equal(wrong.headers.get('allow'), 'POST');
+    assert.equal(wrong.headers.get('access-control-allow-origin'), origin);
+    assert.equal(((await wrong.json()) as { code: string }).code, 'TP_ERR_API_METHOD_NOT_ALLOWED');
+    const unknown = await fetch(`${url}/nowhere`, { method: 'DELETE', headers: { origin } });
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.headers.get('allow'), null);
+  });
+});

@@ -11,6 +11,7 @@ export const ApiCrossSiteError = createCodedError('TP_ERR_API_CROSS_SITE', '%s',
 export const ApiUnsupportedMediaTypeError = createCodedError('TP_ERR_API_UNSUPPORTED_MEDIA_TYPE', '%s', 415);
 export const ApiAuthHandlerError = createCodedError('TP_ERR_API_AUTH_HANDLER', '%s', 500);
 export const ApiNotFoundError = createCodedError('TP_ERR_API_NOT_FOUND', '%s', 404);
+export const ApiMethodNotAllowedError = createCodedError('TP_ERR_API_METHOD_NOT_ALLOWED', '%s', 405);
 export const ApiConflictError = createCodedError('TP_ERR_API_CONFLICT', '%s', 409);
 export const ApiUpgradeRequiredError = createCodedError('TP_ERR_API_UPGRADE_REQUIRED', '%s', 426);
 export const ApiMalformedJsonError = createCodedError(
@@ -35,6 +36,7 @@ export const AGENT_API_ERROR_CODES = [
   ApiUnsupportedMediaTypeError,
   ApiAuthHandlerError,
   ApiNotFoundError,
+  ApiMethodNotAllowedError,
   ApiConflictError,
   ApiUpgradeRequiredError,
   ApiMalformedJsonError,

@@ -369,6 +369,57 @@ describe('langsmith receiver: wrong content types', () => {
   });
 });
 
+describe('langsmith receiver: a method a path does not take', () => {
+  let server: Awaited<ReturnType<typeof startReceiver>>;
+  before(async () => {
+    server = await startReceiver();
+  });
+  after(() => server.close());
+
+  it('405 with Allow and the error body, on static, parametric and health routes', async () => {
+    // `/runs/batch` is also `PATCH /runs/:id` with the id "batch": the router takes it, so Allow says so.
+    for (const [method, path, allow] of [
+      ['GET', '/runs/batch', 'POST, PATCH'],
+      ['GET', '/runs/multipart', 'POST, PATCH'],
+      ['PUT', '/runs', 'POST'],
+      ['OPTIONS', '/runs', 'POST'],
+      ['DELETE', `/runs/${uuid(300)}`, 'PATCH'],
+      ['POST', '/info', 'GET, HEAD'],
+      ['POST', '/live', 'GET, HEAD'],
+    ] as const) {
+      const response = await fetch(`${server.url}${path}?x=1`, { method });
+      assert.equal(response.status, 405, `${method} ${path}`);
+      assert.equal(response.headers.get('allow'), allow, `${method} ${path}`);
+      assert.match(response.headers.get('content-type')!, /^application\/json/);
+      assert.deepEqual(await response.json(), {
+        statusCode: 405,
+        error: 'Method Not Allowed',
+        message: `method ${method} is not allowed on ${path}; use ${allow.replace(', ', ' or ')}`,
+      });
+    }
+    const head = await fetch(`${server.url}/runs/batch`, { method: 'HEAD' });
+    assert.equal(head.status, 405);
+    assert.equal(head.headers.get('allow'), 'POST, PATCH');
+  });
+
+  it('an unknown path is still 404', async () => {
+    for (const [method, path] of [
+      ['GET', '/nope'],
+      ['POST', '/runs/batch/more'],
+      ['DELETE', '/runs/a/b'],
+    ] as const) {
+      const response = await fetch(`${server.url}${path}`, { method });
+      assert.equal(response.status, 404, `${method} ${path}`);
+      assert.equal(response.headers.get('allow'), null);
+      assert.deepEqual(await response.json(), {
+        statusCode: 404,
+        error: 'Not Found',
+        message: `no route for ${method} ${path}`,
+      });
+    }
+  });
+});
+
 describe('langsmith receiver: bad input loses nothing else', () => {
   let server: Awaited<ReturnType<typeof startReceiver>>;
   before(async () => {

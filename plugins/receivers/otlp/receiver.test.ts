@@ -603,6 +603,34 @@ describe('otlp receiver: bad input', () => {
     });
   }
 
+  it('answers every other method on the traces and health paths 405 with Allow, JSON whatever the type', async () => {
+    for (const [method, path, allow] of [
+      ['PUT', '/v1/traces', 'POST'],
+      ['DELETE', '/v1/traces', 'POST'],
+      ['OPTIONS', '/v1/traces', 'POST'],
+      ['POST', '/live', 'GET, HEAD'],
+      ['DELETE', '/metrics', 'GET, HEAD'],
+    ] as const) {
+      const response = await fetch(`${server.origin}${path}`, {
+        method,
+        headers: { 'content-type': 'application/x-protobuf' },
+      });
+      assert.equal(response.status, 405, `${method} ${path}`);
+      assert.equal(response.headers.get('allow'), allow, `${method} ${path}`);
+      assert.match(response.headers.get('content-type')!, /^application\/json/);
+      assert.deepEqual(await response.json(), {
+        code: 12,
+        message: `method ${method} is not allowed on ${path}; use ${allow.replace(', ', ' or ')}`,
+      });
+    }
+    const head = await fetch(server.tracesUrl, { method: 'HEAD' });
+    assert.equal(head.status, 405);
+    assert.equal(head.headers.get('allow'), 'POST');
+    const unknown = await fetch(`${server.origin}/v1/traces/more`, { method: 'GET' });
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.headers.get('allow'), null);
+  });
+
   const protobufCases: [string, Buffer][] = [
     ['truncated protobuf', protoBody().subarray(0, 40)],
     ['garbage protobuf', Buffer.from('\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff', 'latin1')],
@@ -902,6 +930,19 @@ describe('otlp receiver: CORS', () => {
     assert.equal(response.status, 204);
     assert.equal(response.headers.get('access-control-allow-origin'), 'https://app.example.com');
     assert.match(response.headers.get('access-control-allow-headers') ?? '', /X-API-Key/);
+  });
+
+  it('answers another method 405 with Allow and an unknown path 404, preflights aside', async () => {
+    const get = await fetch(server.tracesUrl, { headers: { origin: 'https://app.example.com' } });
+    assert.equal(get.status, 405);
+    assert.equal(get.headers.get('allow'), 'POST');
+    assert.equal(get.headers.get('access-control-allow-origin'), 'https://app.example.com');
+    assert.deepEqual(await get.json(), { code: 12, message: 'method GET is not allowed on /v1/traces; use POST' });
+    // The CORS plugin's `OPTIONS *` route makes no path known.
+    const unknown = await fetch(`${server.origin}/nowhere`, { method: 'DELETE' });
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.headers.get('allow'), null);
+    assert.match(((await unknown.json()) as { message: string }).message, /^no route for DELETE \/nowhere; /);
   });
 
   it('lets an allowed origin read the answer, and not another one', async () => {

@@ -5,15 +5,7 @@
 
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  closeBy,
-  corsEnabled,
-  createGuardedServer,
-  listen,
-  listenerUrl,
-  loadServerTls,
-  takeRawBodies,
-} from 'tracepipe/confighttp';
+import { closeBy, createGuardedServer, listen, listenerUrl, loadServerTls, takeRawBodies } from 'tracepipe/confighttp';
 import { countSpans, errorMessage, isPermanent, isThrottle } from 'tracepipe/plugin';
 import {
   decodeTraceRequestJson,
@@ -121,11 +113,12 @@ export class OtlpReceiver implements Receiver {
           headers: ['Content-Type', 'Content-Encoding', 'X-API-Key', 'Service-Project'],
         },
       },
-      // OTLP answers errors with a Status, encoded as the request was (JSON for a route nobody serves).
+      // OTLP answers errors with a Status, encoded as the request was (JSON for a route nobody
+      // serves, and for another method than POST on the traces path: 405 with `Allow: POST`).
       sendError: (reply, request, status, message) =>
         this.sendStatus(
           reply,
-          status === 404 ? 'json' : (encodingOf(request.headers['content-type']) ?? 'json'),
+          status === 404 || status === 405 ? 'json' : (encodingOf(request.headers['content-type']) ?? 'json'),
           status,
           message,
         ),
@@ -137,19 +130,6 @@ export class OtlpReceiver implements Receiver {
       // The body is read by the handler itself, so that it can decompress under a size limit.
       takeRawBodies(scope);
       scope.post(config.traces_path, (request, reply) => this.handleExport(request, reply));
-      const otherMethods = ['GET', 'PUT', 'DELETE', 'PATCH', ...(corsEnabled(config.cors) ? [] : ['OPTIONS'])];
-      scope.route({
-        method: otherMethods as ('GET' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS')[],
-        url: config.traces_path,
-        handler: (request, reply) =>
-          this.sendStatus(
-            reply,
-            'json',
-            405,
-            `method ${request.method} is not allowed on ${config.traces_path}; use POST`,
-            { allow: 'POST' },
-          ),
-      });
     });
     this.port = await listen(app, config.host, config.port);
     this.settings.telemetry.logger.info(

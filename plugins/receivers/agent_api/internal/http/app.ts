@@ -6,12 +6,13 @@
 import swagger from '@fastify/swagger';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifySchemaValidationError } from 'fastify';
-import { httpErrorBody } from 'tracepipe/confighttp';
+import { answerUnrouted, httpErrorBody } from 'tracepipe/confighttp';
 import { CodedError } from 'tracepipe/plugin';
 import {
   ApiGraphError,
   ApiInternalError,
   ApiInvalidError,
+  ApiMethodNotAllowedError,
   ApiNotFoundError,
   ApiUnavailableError,
 } from '../../errors.ts';
@@ -145,11 +146,16 @@ export function agentApiPlugin(services: AgentServices): FastifyPluginAsync {
       return reply.code(500).send(errorBody(500, failure.code, failure.message));
     });
 
-    app.setNotFoundHandler((request, reply) => {
-      reply
-        .code(404)
-        .send(errorBody(404, ApiNotFoundError.code, `Route ${request.method} ${request.url.split('?')[0]} not found`));
-    });
+    // A path the API has, with another method: 405 with `Allow`; an unknown path: 404.
+    app.setNotFoundHandler((request, reply) =>
+      answerUnrouted(request, reply, {
+        send: (reply, _request, status, message) =>
+          reply
+            .code(status)
+            .send(errorBody(status, status === 405 ? ApiMethodNotAllowedError.code : ApiNotFoundError.code, message)),
+        notFoundMessage: (request) => `Route ${request.method} ${request.url.split('?')[0]} not found`,
+      }),
+    );
 
     // An id in the path may be written as 32 hex digits, as OpenTelemetry writes a run's trace id
     // (its run id's 16 bytes); routes see the stored form, before the schema checks it.
