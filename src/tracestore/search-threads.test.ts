@@ -89,7 +89,7 @@ describe('free-text search', () => {
     s.close();
     // A new file is marked current, so that opening it again does not upgrade it again.
     const created = new Database(path);
-    assert.equal(created.pragma('user_version', { simple: true }), 6);
+    assert.equal(created.pragma('user_version', { simple: true }), 7);
     created.close();
     // As a file of version 2 was: no search index, no thread column.
     const raw = new Database(path);

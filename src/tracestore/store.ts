@@ -234,7 +234,7 @@ export class InvalidCursorError extends Error {
   override readonly name = 'InvalidCursorError';
 }
 
-const SCHEMA_VERSION = 6;
+const SCHEMA_VERSION = 7;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -264,6 +264,12 @@ CREATE TABLE IF NOT EXISTS deleted_traces (
   trace_id TEXT PRIMARY KEY,
   deleted_us INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS pending_updates (
+  id TEXT PRIMARY KEY,
+  trace_id TEXT,
+  received_us INTEGER NOT NULL,
+  data TEXT NOT NULL
+);
 `;
 
 // Columns added in version 2 (an older file gains them and is recomputed from its runs' JSON).
@@ -288,6 +294,8 @@ const RUN_COLUMNS: Record<string, string> = {
   // `countedUsageRuns`), and the run type that decides it.
   run_type: 'TEXT',
   counts_usage: 'INTEGER NOT NULL DEFAULT 0',
+  // Version 7: the fields updates have set (`updatedFields`), which a create sent again keeps.
+  updated: 'TEXT',
 };
 const TRACE_COLUMNS: Record<string, string> = {
   last_us: 'INTEGER NOT NULL DEFAULT 0',
@@ -314,6 +322,8 @@ CREATE INDEX IF NOT EXISTS traces_by_last ON traces (last_us);
 CREATE INDEX IF NOT EXISTS traces_by_duration ON traces (duration_us, trace_id);
 CREATE INDEX IF NOT EXISTS traces_by_tokens ON traces (total_tokens, trace_id);
 CREATE INDEX IF NOT EXISTS deleted_by_time ON deleted_traces (deleted_us);
+CREATE INDEX IF NOT EXISTS pending_by_trace ON pending_updates (trace_id);
+CREATE INDEX IF NOT EXISTS pending_by_time ON pending_updates (received_us);
 CREATE INDEX IF NOT EXISTS traces_by_thread ON traces (thread_id, start_us) WHERE thread_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS traces_stats ON traces (start_us, project, model, name, duration_us, error_count);
 CREATE INDEX IF NOT EXISTS runs_usage_by_start ON runs (start_us, project, model, provider, root_name, prompt_tokens,
@@ -369,6 +379,21 @@ type UsageRow = [
   number,
 ];
 
+/** The statements `insertOne` runs, prepared once by a writer. */
+interface WriteStatements {
+  readonly upsertRun: Statement;
+  readonly storedRun: Statement<[string]>;
+  readonly pending: Statement<[string]>;
+  readonly holdPending: Statement;
+  readonly dropPending: Statement<[string]>;
+}
+
+/**
+ * The fields updates have set on a run (a `runs.updated` value): a Run field name, or
+ * `extra.<member>` for a member of `extra` (which updates set member by member).
+ */
+type UpdatedFields = string[];
+
 /** A trace row with the value the list is sorted by. */
 type SortedRow = TraceRow & { sort_value: number | string };
 
@@ -398,7 +423,8 @@ const TOMBSTONE_MS = 24 * 3600_000;
 export class LocalTraceStore {
   private readonly db: SqliteDatabase;
   private readonly now: () => number;
-  private readonly upsertRun: Statement;
+  /** The statements of the write path, prepared on the first write (`writes`). */
+  private writeStatements?: WriteStatements;
   private readonly indexSearch: Statement<[number | bigint, string]>;
   private readonly isDeleted: Statement<[string]>;
   private readonly insertMany: (runs: readonly Run[], project: string) => number;
@@ -413,35 +439,19 @@ export class LocalTraceStore {
     this.db.pragma('busy_timeout = 5000');
     const version = options.readonly ? SCHEMA_VERSION : this.migrateSchema();
     this.rollupsReady = !options.readonly || (this.db.pragma('user_version', { simple: true }) as number) >= 6;
-    this.upsertRun = this.db.prepare(`
-      INSERT INTO runs (id, trace_id, project, dotted_order, start_us, data, parent_run_id, end_us, name, status,
-        model, prompt_tokens, completion_tokens, total_tokens, cost, bytes, provider, cache_read_tokens,
-        cache_write_tokens, root_name, run_type, counts_usage)
-      VALUES (@id, @trace_id, @project, @dotted_order, @start_us, @data, @parent_run_id, @end_us, @name, @status,
-        @model, @prompt_tokens, @completion_tokens, @total_tokens, @cost, @bytes, @provider, @cache_read_tokens,
-        @cache_write_tokens, @root_name, @run_type, @counts_usage)
-      ON CONFLICT (id) DO UPDATE SET trace_id = excluded.trace_id, project = excluded.project,
-        dotted_order = excluded.dotted_order, start_us = excluded.start_us, data = excluded.data,
-        parent_run_id = excluded.parent_run_id, end_us = excluded.end_us, name = excluded.name,
-        status = excluded.status, model = excluded.model, prompt_tokens = excluded.prompt_tokens,
-        completion_tokens = excluded.completion_tokens, total_tokens = excluded.total_tokens,
-        cost = excluded.cost, bytes = excluded.bytes, provider = excluded.provider,
-        cache_read_tokens = excluded.cache_read_tokens, cache_write_tokens = excluded.cache_write_tokens,
-        root_name = COALESCE(excluded.root_name, runs.root_name), run_type = excluded.run_type,
-        counts_usage = excluded.counts_usage
-      RETURNING rowid`);
     this.indexSearch = this.db.prepare('INSERT OR REPLACE INTO runs_fts (rowid, text) VALUES (?, ?)');
     this.isDeleted = this.db.prepare('SELECT 1 FROM deleted_traces WHERE trace_id = ?');
     this.insertMany = this.db.transaction((runs: readonly Run[], project: string) => {
       const touched = new Set<string>();
       let dropped = 0;
       for (const run of runs) {
-        if (this.isDeleted.get(run.trace_id)) {
+        // An update may leave out its trace id (the ingest API's `PATCH /runs/{id}` does not need it).
+        const traceId = run.trace_id as string | undefined;
+        if (traceId !== undefined && this.isDeleted.get(traceId)) {
           dropped++;
           continue;
         }
-        this.insertOne(run, project);
-        touched.add(run.trace_id);
+        for (const id of this.insertOne(run, project)) touched.add(id);
       }
       for (const traceId of touched) this.summarize(traceId);
       return dropped;
@@ -450,8 +460,9 @@ export class LocalTraceStore {
   }
 
   /**
-   * Stores runs (a re-sent run replaces its earlier copy), all or none. Returns how many runs
-   * were dropped because retention has deleted their trace.
+   * Stores runs and updates of runs (`insertOne`: a re-sent run replaces its earlier copy but what
+   * updates set), all or none. Returns how many were dropped because retention has deleted their
+   * trace.
    */
   insertRuns(runs: readonly Run[], project: string): number {
     return this.insertMany(runs, project);
@@ -937,6 +948,8 @@ export class LocalTraceStore {
         result.maxAge.traces += ids.length;
         result.maxAge.runs += runs;
       }
+      // Updates that have waited longer than the age limit for their run's create.
+      this.db.prepare('DELETE FROM pending_updates WHERE received_us < ?').run(cutoff);
     }
     if (limits.maxBytes !== undefined) {
       for (let round = 0; round < 20; round++) {
@@ -985,6 +998,7 @@ export class LocalTraceStore {
       const { changes } = this.db
         .prepare('DELETE FROM runs WHERE trace_id IN (SELECT value FROM json_each(?))')
         .run(list);
+      this.db.prepare('DELETE FROM pending_updates WHERE trace_id IN (SELECT value FROM json_each(?))').run(list);
       this.db.prepare('DELETE FROM traces WHERE trace_id IN (SELECT value FROM json_each(?))').run(list);
       this.db
         .prepare('INSERT OR REPLACE INTO deleted_traces (trace_id, deleted_us) SELECT value, ? FROM json_each(?)')
@@ -1077,35 +1091,90 @@ export class LocalTraceStore {
         this.db.exec(INDEXES);
       }
       // Version 6: the stats rollups, from the traces and runs as they now are.
-      rebuildRollups(this.db);
+      if (version <= 5) rebuildRollups(this.db);
+      // Version 7: `runs.updated` and `pending_updates`, empty in a file written before (its
+      // updates were merged into their runs, or stored as runs of their own).
       this.db.pragma(`user_version = ${SCHEMA_VERSION}`);
     })();
   }
 
-  private insertOne(incoming: Run, project: string): void {
-    const run = incoming.update ? this.applyUpdate(incoming) : incoming;
-    const { rowid } = this.upsertRun.get(runColumns(run, project)) as { rowid: number | bigint };
-    this.indexSearch.run(rowid, searchText(run));
+  /** The statements of the write path (a reader never needs them; an older file may lack their columns). */
+  private get writes(): WriteStatements {
+    this.writeStatements ??= {
+      upsertRun: this.db.prepare(`
+        INSERT INTO runs (id, trace_id, project, dotted_order, start_us, data, parent_run_id, end_us, name, status,
+          model, prompt_tokens, completion_tokens, total_tokens, cost, bytes, provider, cache_read_tokens,
+          cache_write_tokens, root_name, run_type, counts_usage, updated)
+        VALUES (@id, @trace_id, @project, @dotted_order, @start_us, @data, @parent_run_id, @end_us, @name, @status,
+          @model, @prompt_tokens, @completion_tokens, @total_tokens, @cost, @bytes, @provider, @cache_read_tokens,
+          @cache_write_tokens, @root_name, @run_type, @counts_usage, @updated)
+        ON CONFLICT (id) DO UPDATE SET trace_id = excluded.trace_id, project = excluded.project,
+          dotted_order = excluded.dotted_order, start_us = excluded.start_us, data = excluded.data,
+          parent_run_id = excluded.parent_run_id, end_us = excluded.end_us, name = excluded.name,
+          status = excluded.status, model = excluded.model, prompt_tokens = excluded.prompt_tokens,
+          completion_tokens = excluded.completion_tokens, total_tokens = excluded.total_tokens,
+          cost = excluded.cost, bytes = excluded.bytes, provider = excluded.provider,
+          cache_read_tokens = excluded.cache_read_tokens, cache_write_tokens = excluded.cache_write_tokens,
+          root_name = COALESCE(excluded.root_name, runs.root_name), run_type = excluded.run_type,
+          counts_usage = excluded.counts_usage, updated = excluded.updated
+        RETURNING rowid`),
+      storedRun: this.db.prepare('SELECT trace_id, data, updated FROM runs WHERE id = ?'),
+      pending: this.db.prepare('SELECT data FROM pending_updates WHERE id = ?'),
+      holdPending: this.db.prepare(
+        `INSERT INTO pending_updates (id, trace_id, received_us, data) VALUES (@id, @trace_id, @received_us, @data)
+         ON CONFLICT (id) DO UPDATE SET trace_id = COALESCE(excluded.trace_id, pending_updates.trace_id),
+           received_us = excluded.received_us, data = excluded.data`,
+      ),
+      dropPending: this.db.prepare('DELETE FROM pending_updates WHERE id = ?'),
+    };
+    return this.writeStatements;
   }
 
   /**
-   * The run an update (Run.update) makes of the stored one: its fields replace the stored ones
-   * (`extra` member by member), the rest stays. An update of a run not stored is kept as a run of
-   * its own, starting when it ended if it has no start.
+   * Stores a run, or an update of one (Run.update), the same whichever order they come in: the
+   * stored run is the latest create with every update since applied over it (`withUpdate`). An
+   * update of a run whose create has not come yet waits in `pending_updates`, shown nowhere, and is
+   * applied when the create comes; the fields updates have set are remembered with the run
+   * (`updated`), so that a create sent again (an SDK's retry, a journal replayed after a crash)
+   * replaces the create's fields only. Returns the traces whose summaries need recomputing.
    */
-  private applyUpdate(update: Run): Run {
-    const { update: _marker, ...fields } = update;
-    const row = this.db.prepare('SELECT data FROM runs WHERE id = ?').get(update.id) as { data: string } | undefined;
+  private insertOne(incoming: Run, project: string): string[] {
+    const writes = this.writes;
+    const row = writes.storedRun.get(incoming.id) as
+      { trace_id: string; data: string; updated: string | null } | undefined;
     const stored = row ? (JSON.parse(row.data) as Run) : undefined;
-    const defined = Object.fromEntries(
-      Object.entries(fields).filter(([, value]) => value !== undefined),
-    ) as Partial<Run>;
-    const merged = { ...stored, ...defined } as Run;
-    if (stored?.extra || defined.extra) merged.extra = { ...stored?.extra, ...defined.extra };
-    merged.start_time ??= merged.end_time ?? new Date(this.now()).toISOString();
-    merged.name ??= 'Unnamed';
-    merged.run_type ??= 'chain';
-    return merged;
+    let updated: UpdatedFields = row?.updated ? (JSON.parse(row.updated) as UpdatedFields) : [];
+    let run: Run;
+    if (incoming.update) {
+      const update = updateFields(incoming);
+      if (!stored) {
+        const held = writes.pending.get(incoming.id) as { data: string } | undefined;
+        const fields = held ? withUpdate(JSON.parse(held.data) as Partial<Run>, update) : update;
+        writes.holdPending.run({
+          id: incoming.id,
+          trace_id: fields.trace_id ?? null,
+          received_us: this.now() * 1000,
+          data: JSON.stringify(fields),
+        });
+        return [];
+      }
+      run = withUpdate(stored, update);
+      updated = [...new Set([...updated, ...updatedFields(update)])];
+    } else {
+      run = stored && updated.length > 0 ? keepUpdated(incoming, stored, updated) : incoming;
+      const held = writes.pending.get(incoming.id) as { data: string } | undefined;
+      if (held) {
+        const update = JSON.parse(held.data) as Partial<Run>;
+        run = withUpdate(run, update);
+        updated = [...new Set([...updated, ...updatedFields(update)])];
+        writes.dropPending.run(incoming.id);
+      }
+    }
+    const columns = { ...runColumns(run, project), updated: updated.length > 0 ? JSON.stringify(updated) : null };
+    const { rowid } = writes.upsertRun.get(columns) as { rowid: number | bigint };
+    this.indexSearch.run(rowid, searchText(run));
+    // A run that moved to another trace leaves its old trace to be summarized (or removed) too.
+    return row && row.trace_id !== run.trace_id ? [run.trace_id, row.trace_id] : [run.trace_id];
   }
 
   /**
@@ -1141,6 +1210,11 @@ export class LocalTraceStore {
 
   /** Recomputes a trace's summary row from its runs' columns (and the root's JSON). */
   private summarize(traceId: string): void {
+    if (!this.db.prepare('SELECT 1 FROM runs WHERE trace_id = ? LIMIT 1').get(traceId)) {
+      // Its runs all moved to another trace.
+      this.db.prepare('DELETE FROM traces WHERE trace_id = ?').run(traceId);
+      return;
+    }
     this.recountUsage(traceId);
     const agg = this.db
       .prepare(
@@ -1224,6 +1298,42 @@ export class LocalTraceStore {
   }
 }
 
+/** The fields an update (Run.update) sets: those it has, without its marker. */
+function updateFields(update: Run): Partial<Run> {
+  const { update: _marker, ...fields } = update;
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<Run>;
+}
+
+/** `base` with an update's fields in place of its own (`extra` member by member), the rest kept. */
+function withUpdate<T extends Partial<Run>>(base: T, update: Partial<Run>): T {
+  const merged = { ...base, ...update };
+  if (base.extra || update.extra) merged.extra = { ...base.extra, ...update.extra };
+  return merged;
+}
+
+/** What of a run an update sets, as `runs.updated` records it. */
+function updatedFields(update: Partial<Run>): UpdatedFields {
+  return Object.keys(update).flatMap((key) =>
+    key === 'extra' ? Object.keys(update.extra ?? {}).map((member) => `extra.${member}`) : [key],
+  );
+}
+
+/** A create sent again, with the fields that updates of the stored run set kept from it. */
+function keepUpdated(create: Run, stored: Run, updated: UpdatedFields): Run {
+  const run: Record<string, unknown> = { ...create };
+  let extra: Record<string, unknown> | undefined;
+  for (const field of updated) {
+    if (field.startsWith('extra.')) {
+      const member = field.slice('extra.'.length);
+      if (stored.extra && member in stored.extra) (extra ??= { ...create.extra })[member] = stored.extra[member];
+    } else if ((stored as unknown as Record<string, unknown>)[field] !== undefined) {
+      run[field] = (stored as unknown as Record<string, unknown>)[field];
+    }
+  }
+  if (extra) run.extra = extra;
+  return run as unknown as Run;
+}
+
 /** The `runs` row of a run (as `insertRuns` stores it; the search text is `searchText(run)`). */
 export function runColumns(run: Run, project: string) {
   const data = JSON.stringify(run);
@@ -1253,6 +1363,8 @@ export function runColumns(run: Run, project: string) {
     run_type: run.run_type ?? null,
     // A model call's usage always counts; another run's only as the trace's runs decide (`summarize`).
     counts_usage: run.run_type === 'llm' && reportsUsage(usage) ? 1 : 0,
+    // The fields updates have set (`insertOne` fills it in).
+    updated: null as string | null,
     data,
   };
 }

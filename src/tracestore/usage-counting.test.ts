@@ -131,7 +131,7 @@ describe('usage counting', () => {
     assert.equal(statsTotal(upgraded), 70);
     upgraded.close();
     const file = new Database(path, { readonly: true });
-    assert.equal(file.pragma('user_version', { simple: true }), 6);
+    assert.equal(file.pragma('user_version', { simple: true }), 7);
     file.close();
   });
 

@@ -12,7 +12,8 @@ import { RunnableLambda } from '@langchain/core/runnables';
 import { Client } from 'langsmith';
 import { traceable } from 'langsmith/traceable';
 import { validateAgainst, Sink, nopSettings, runComponentConformance, eventually } from 'tracepipe/testing';
-import type { Run } from 'tracepipe/plugin';
+import type { Consumer, Run } from 'tracepipe/plugin';
+import { LocalTraceStore } from 'tracepipe/tracestore';
 import type { LangSmithReceiverConfig } from './config.ts';
 import { langSmithReceiverFactory } from './index.ts';
 import type { LangSmithReceiver } from './receiver.ts';
@@ -22,14 +23,14 @@ runComponentConformance(langSmithReceiverFactory, {
   config: { port: 0 },
 });
 
-async function startReceiver(overrides: Record<string, unknown> = {}) {
+async function startReceiver(overrides: Record<string, unknown> = {}, next?: Consumer<'runs'>) {
   const config = { port: 0, require_api_key: false, ...overrides } as unknown as LangSmithReceiverConfig;
   assert.deepEqual(validateAgainst(langSmithReceiverFactory.configSchema, config, 'langsmith'), []);
   const sink = new Sink<'runs'>();
   const receiver = langSmithReceiverFactory.create(
     nopSettings('receiver', 'langsmith'),
     config,
-    sink,
+    next ?? sink,
   ) as LangSmithReceiver;
   await receiver.start(new AbortController().signal);
   const url = `http://127.0.0.1:${receiver.port}`;
@@ -196,6 +197,93 @@ describe('langsmith receiver with the LangSmith JS SDK', () => {
     assert.deepEqual(run.outputs, { a: 2 });
     assert.equal(run.status, 'error');
     assert.equal(run.error, 'late failure');
+  });
+});
+
+describe('langsmith receiver into a local trace store: an update sent before its create', () => {
+  // As the `local` exporter stores the receiver's batches.
+  const store = new LocalTraceStore(':memory:');
+  const delivered: unknown[] = [];
+  const storing: Consumer<'runs'> = {
+    mutatesData: false,
+    consume: async (batch, context) => {
+      store.insertRuns(batch.runs, context.project);
+      delivered.push(batch);
+    },
+  };
+  let server: Awaited<ReturnType<typeof startReceiver>>;
+  before(async () => {
+    server = await startReceiver({}, storing);
+  });
+  after(async () => {
+    await server.close();
+    store.close();
+  });
+
+  const send = async (method: string, path: string, body: unknown) => {
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    assert.equal(response.status, 202, await response.text());
+  };
+
+  it('PATCH /runs/{id} then POST /runs: one complete run, listed under its name and project', async () => {
+    const id = uuid(300);
+    const dotted_order = `20231114T221320000000Z${id}`;
+    await send('PATCH', `/runs/${id}`, {
+      id,
+      trace_id: id,
+      dotted_order,
+      end_time: 1_700_000_001_500,
+      outputs: { out: 'ooo-out' },
+    });
+    await eventually(() => delivered.length === 1);
+    // Until its create comes, the update is no trace of its own.
+    assert.deepEqual(store.listTraces(), []);
+    assert.equal(store.getTrace(id), undefined);
+    await send('POST', '/runs', {
+      id,
+      trace_id: id,
+      dotted_order,
+      name: 'ooo-run',
+      run_type: 'chain',
+      start_time: 1_700_000_000_000,
+      inputs: { in: 'ooo-in' },
+      session_name: 'proj-ooo',
+    });
+    await eventually(() => delivered.length === 2);
+    // The create again, as an SDK retrying it after a 429 or 503 sends it.
+    await send('POST', '/runs', {
+      id,
+      trace_id: id,
+      dotted_order,
+      name: 'ooo-run',
+      run_type: 'chain',
+      start_time: 1_700_000_000_000,
+      inputs: { in: 'ooo-in' },
+      session_name: 'proj-ooo',
+    });
+    await eventually(() => delivered.length === 3);
+    const [run] = store.getTrace(id)!.runs;
+    assert.equal(run!.name, 'ooo-run');
+    assert.equal(run!.session_name, 'proj-ooo');
+    assert.deepEqual(run!.inputs, { in: 'ooo-in' });
+    assert.equal(run!.start_time, '2023-11-14T22:13:20.000Z');
+    assert.equal(run!.end_time, '2023-11-14T22:13:21.500Z');
+    assert.deepEqual(run!.outputs, { out: 'ooo-out' });
+    assert.equal(run!.status, 'success');
+    const listed = store.listTraces({ project: 'proj-ooo' });
+    assert.deepEqual(
+      listed.map((trace) => [trace.name, trace.status, trace.durationMs, trace.outputPreview]),
+      [['ooo-run', 'success', 1500, 'ooo-out']],
+    );
+    assert.deepEqual(
+      store.listTraces({ text: 'ooo-out' }).map((trace) => trace.traceId),
+      [id],
+    );
+    assert.deepEqual(store.projects(), [{ project: 'proj-ooo', traces: 1 }]);
   });
 });
 
