@@ -532,16 +532,20 @@ describe('batch: tenants and back-pressure', () => {
     assert.equal(await metric('tracepipe_component_items_dropped_total', { reason: 'rejected_downstream' }), 1);
   });
 
-  it('drops (and counts) a single run larger than max_buffer_bytes, while its children keep their place', async () => {
+  it('sends a run larger than max_buffer_bytes in a batch of its own, between the runs before and after it', async () => {
     const { processor, sink, metric } = create({ max_buffer_bytes: 1024, flush_interval_ms: 60_000 });
-    await processor.consume(batch([run(TRACE, undefined, { bytes: 5000 }), run(rid(1), TRACE)]), TENANT_A);
+    await processor.consume(
+      batch([run(rid(2), undefined, { trace: rid(2) }), run(TRACE, undefined, { bytes: 5000 }), run(rid(1), TRACE)]),
+      TENANT_A,
+    );
     await processor.shutdown(Date.now() + 1000);
     assert.deepEqual(
-      delivered(sink).map((item) => item.id),
-      [rid(1)],
+      sink.batches.map((item) => item.data.runs.map((r) => r.id)),
+      [[rid(2)], [TRACE], [rid(1)]],
     );
-    assert.equal(delivered(sink)[0]!.dotted_order, `20231114T221320000000Z${TRACE}.20231114T221320000000Z${rid(1)}`);
-    assert.equal(await metric('tracepipe_component_items_dropped_total', { reason: 'too_large' }), 1);
+    assert.equal(delivered(sink)[2]!.dotted_order, `20231114T221320000000Z${TRACE}.20231114T221320000000Z${rid(1)}`);
+    assert.equal(await metric('tracepipe_component_items_dropped_total', { reason: 'too_large' }), 0);
+    checkInvariants(sink, { batchSize: 100, maxBytes: 1024 });
   });
 });
 
@@ -638,12 +642,16 @@ describe('batch: delivery of acknowledged requests', () => {
     }
   });
 
-  it('releases a run dropped as too large: it is counted, not kept', async () => {
-    const { processor, metric } = create({ max_buffer_bytes: 1000, flush_interval_ms: 60_000 });
+  it('settles a run larger than max_buffer_bytes once it is delivered, in a batch of its own', async () => {
+    const { processor, sink, metric } = create({ max_buffer_bytes: 1000, flush_interval_ms: 60_000 });
     const request = await consumeTracked(processor, [run(TRACE, undefined, { bytes: 5000 })]);
+    await processor.shutdown(Date.now() + 1000);
     assert.equal(request.settled, true);
-    assert.equal(await metric('tracepipe_component_items_dropped_total', { reason: 'too_large' }), 1);
-    await processor.shutdown(Date.now() + 100);
+    assert.deepEqual(
+      delivered(sink).map((item) => item.id),
+      [TRACE],
+    );
+    assert.equal(await metric('tracepipe_component_items_dropped_total', { reason: 'too_large' }), 0);
   });
 
   it('counts items sent once (the framework counts them on the output)', async () => {

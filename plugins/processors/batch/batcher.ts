@@ -27,8 +27,8 @@ export class BatchProcessor implements Processor<'runs'> {
   private timer?: NodeJS.Timeout;
   private stopped = false;
   private shutdownDone?: Promise<void>;
-  /** Ids of runs dropped as too large since the last log line about them. */
-  private tooLarge: string[] = [];
+  /** Ids of runs larger than a batch, sent alone since the last log line about them. */
+  private oversized: string[] = [];
   /** Orphans placed since the last log line about them. */
   private orphansSinceLog = 0;
   /** Failed deliveries since the last log line about them. */
@@ -188,13 +188,10 @@ export class BatchProcessor implements Processor<'runs'> {
     // The length of the text (or the estimate) can be short of the UTF-8 size: near the limit, measure.
     if (bytes > this.config.max_buffer_bytes / 2)
       bytes = json ? utf8Bytes(json) : Buffer.byteLength(JSON.stringify(run));
-    if (bytes > this.config.max_buffer_bytes) {
-      // Its dotted order is remembered, so its children still find their place.
-      this.metrics.dropped('too_large');
-      this.tooLarge.push(run.id);
-      held.context.delivery?.release();
-      return;
-    }
+    // A run larger than a batch may be goes out in a batch of its own (the outbox seals around it),
+    // as the reference proxy sends it: whether the destination takes it is the exporter's to say
+    // (the backend's ingest takes bodies above this limit; the local store has none).
+    if (bytes > this.config.max_buffer_bytes) this.oversized.push(run.id);
     if (json && this.attachText) attachRunJson(run, json);
     this.outbox.add(run, bytes, held.context);
   }
@@ -207,13 +204,13 @@ export class BatchProcessor implements Processor<'runs'> {
   }
 
   private afterChanges(): void {
-    // One log line per call however many runs were too large: a burst is a metric, not log lines.
-    if (this.tooLarge.length > 0) {
-      this.settings.telemetry.logger.warn(
-        { runs: this.tooLarge.length, first_run_id: this.tooLarge[0], limit: this.config.max_buffer_bytes },
-        'Dropped runs larger than max_buffer_bytes.',
+    // One log line per call however many runs were larger than a batch: a burst is not log lines.
+    if (this.oversized.length > 0) {
+      this.settings.telemetry.logger.info(
+        { runs: this.oversized.length, first_run_id: this.oversized[0], limit: this.config.max_buffer_bytes },
+        'Runs larger than max_buffer_bytes were sent in batches of their own.',
       );
-      this.tooLarge = [];
+      this.oversized = [];
     }
     if (this.orphansSinceLog > 0) {
       this.settings.telemetry.logger.info(

@@ -25,7 +25,7 @@ export const configSchema = {
       minimum: 1024,
       default: 10485760,
       description:
-        "Upper bound on one batch's uncompressed size, the sum of its runs' JSON sizes (`MAX_BUFFER_BYTES`), counted in characters of the JSON text the batcher writes for the exporter: exact for ASCII text, short by the extra bytes of other characters (measured exactly past half the limit). A single run larger than this is dropped, counted and logged.",
+        "Upper bound on one batch's uncompressed size, the sum of its runs' JSON sizes (`MAX_BUFFER_BYTES`), counted in characters of the JSON text the batcher writes for the exporter: exact for ASCII text, short by the extra bytes of other characters (measured exactly past half the limit). A single run larger than this goes out in a batch of its own.",
     },
     max_held_runs: {
       type: 'integer',

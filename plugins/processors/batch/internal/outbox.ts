@@ -133,6 +133,9 @@ export class Outbox {
     this.runCount++;
     this.byteCount += bytes;
     if (tenant.open.length >= this.options.batchSize) this.seal(tenant, 'size');
+    // Only a run larger than a batch may be gets here (the check above sealed the batch before
+    // it): it leaves alone.
+    else if (tenant.openBytes > this.options.maxBatchBytes) this.seal(tenant, 'bytes');
   }
 
   /** Seals every open batch (the interval tick, shutdown). */
