@@ -108,6 +108,9 @@ describe('an agent server conversation as a thread', () => {
     };
     const listed = list.threads.find((t) => t.thread_id === threadId);
     assert.equal(listed?.turns, 3);
+    // The list does not price its threads (the detail does): no `cost` rather than an "unknown" null.
+    assert.equal('cost' in (listed ?? {}), false);
+    assert.equal('cost_source' in (listed ?? {}), false);
     assert.equal(listed?.input_preview, questions[0]);
     assert.equal(list.threads.find((t) => t.thread_id === other.thread_id)?.turns, 1);
     // The trace list filters by thread too.

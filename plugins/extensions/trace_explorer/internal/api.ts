@@ -247,7 +247,7 @@ export function tracesCost(
 }
 
 /** A conversation in the API's words, with its total cost when every turn's is known. */
-function threadBody(thread: ThreadSummary, cost: Quote | undefined) {
+function threadBody(thread: ThreadSummary) {
   return {
     thread_id: thread.threadId,
     project: thread.project,
@@ -257,18 +257,20 @@ function threadBody(thread: ThreadSummary, cost: Quote | undefined) {
     error_turns: thread.errorTurns,
     total_tokens: thread.totalTokens,
     duration_ms: thread.durationMs,
-    cost: cost?.cost ?? null,
-    cost_source: sourceBody(cost?.source),
     input_preview: thread.inputPreview ?? null,
     output_preview: thread.outputPreview ?? null,
   };
 }
 
-/** `GET /api/threads`: conversations, the latest activity first (no cost: it would price every turn). */
+/**
+ * `GET /api/threads`: conversations, the latest activity first. Without `cost`: pricing a page
+ * would price every turn of every thread on it, and `null` would say "unknown" where it is only
+ * not computed; `GET /api/threads/{thread_id}` gives it.
+ */
 export function threadPage(store: LocalTraceStore, query: { project?: string; limit?: number; cursor?: string }) {
   const page = store.listThreads(query);
   return {
-    threads: page.threads.map((thread) => threadBody(thread, undefined)),
+    threads: page.threads.map((thread) => threadBody(thread)),
     next_cursor: page.nextCursor ?? null,
   };
 }
@@ -282,8 +284,9 @@ export function threadDetail(store: LocalTraceStore, threadId: string, pricer: P
   const total = known.every((quote) => quote !== undefined)
     ? { cost: known.reduce((sum, quote) => sum + quote.cost, 0), source: combinedSource(known.map((q) => q.source))! }
     : undefined;
+  const cost = known.length > 0 ? total : undefined;
   return {
-    thread: threadBody(found.thread, known.length > 0 ? total : undefined),
+    thread: { ...threadBody(found.thread), cost: cost?.cost ?? null, cost_source: sourceBody(cost?.source) },
     turns: found.turns.map((turn, index) => summaryBody(turn, known[index])),
   };
 }
