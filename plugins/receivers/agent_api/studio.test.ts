@@ -191,6 +191,10 @@ describe('agent_api studio', { skip: noChromium }, () => {
     const all = await server.client.threads.getHistory(threadId, { limit: 100 });
     assert.ok(all.some((c) => messagesIn(c.values).some((m) => m.content === 'You said: second')));
     assert.equal(await page.locator('.message').filter({ hasText: 'second' }).count(), 0);
+    // The runs list marks the run started from the chosen checkpoint, and only it.
+    const forkedRun = page.locator('.run-list li').filter({ hasText: 'another way' });
+    await forkedRun.locator('.badge', { hasText: 'fork' }).waitFor();
+    assert.equal(await page.locator('.run-list .badge', { hasText: 'fork' }).count(), 1);
     await screenshot('06-forked');
   });
 

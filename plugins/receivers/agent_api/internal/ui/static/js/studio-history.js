@@ -47,7 +47,7 @@ export function RunHistory({ runs, traceExplorerUrl }) {
                     <span class=${`status status-${run.status}`}>${run.status}</span>
                     <time datetime=${run.created_at}>${formatShortTime(run.created_at)}</time>
                     <code title=${run.run_id}>${shortId(run.run_id)}</code>
-                    ${run.kwargs?.checkpoint_id ? html`<span class="badge">fork</span>` : ''}
+                    ${forkedFrom(run) ? html`<span class="badge">fork</span>` : ''}
                   </div>
                   <div class="run-summary">${runSummary(run)}</div>
                   ${link && html`<a class="trace-link" href=${link} target="_blank" rel="noopener noreferrer">View trace<span class="visually-hidden"> of run ${shortId(run.run_id)}</span></a>`}
@@ -56,6 +56,18 @@ export function RunHistory({ runs, traceExplorerUrl }) {
             </ol>`
       }
     </section>`;
+}
+
+/**
+ * The checkpoint a run was started from, when it was asked to (a fork): the server keeps it in the
+ * run's `config.configurable.checkpoint_id` (null for a run from the thread's latest state).
+ * @param {Run} run
+ * @returns {string | undefined}
+ */
+function forkedFrom(run) {
+  const configurable = /** @type {Record<string, unknown> | null | undefined} */ (run.kwargs?.config?.configurable);
+  const id = configurable?.checkpoint_id;
+  return typeof id === 'string' && id !== '' ? id : undefined;
 }
 
 /**

@@ -203,7 +203,7 @@
  * @property {string} status `pending`, `running`, `error`, `success`, `timeout` or `interrupted`.
  * @property {string} [created_at]
  * @property {string} [updated_at]
- * @property {{ input?: unknown, command?: { resume?: unknown } | null, checkpoint_id?: string | null, config?: JsonObject } & JsonObject} [kwargs]
+ * @property {{ input?: unknown, command?: { resume?: unknown } | null, config?: JsonObject } & JsonObject} [kwargs]
  */
 
 /**
