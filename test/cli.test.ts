@@ -25,6 +25,21 @@ function run(args: string[]) {
 }
 
 /** Starts `tracepipe --config`, resolves once its log says the pipelines run. */
+/** A pipeline of the journal plugin's receiver and `debug`, with metrics on their own listener. */
+function metricsListenerConfig(dir: string, listen: string): string {
+  return writeFile(
+    dir,
+    'p.yaml',
+    `plugins: [${JSON.stringify(journalPlugin)}]
+receivers: { journal_source: { journal: j.txt } }
+exporters: { debug: {} }
+service:
+  telemetry: { metrics: { listen: ${JSON.stringify(listen)} } }
+  pipelines: { traces: { receivers: [journal_source], exporters: [debug] } }
+`,
+  );
+}
+
 function start(config: string) {
   const { child } = spawnGroup(process.execPath, [bin, '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -221,17 +236,7 @@ service:
 
   it('serves metrics on their own listener, other methods 405 with Allow, unknown paths 404', async () => {
     const dir = tempDir();
-    const config = writeFile(
-      dir,
-      'p.yaml',
-      `plugins: [${JSON.stringify(journalPlugin)}]
-receivers: { journal_source: { journal: j.txt } }
-exporters: { debug: {} }
-service:
-  telemetry: { metrics: { listen: "127.0.0.1:0" } }
-  pipelines: { traces: { receivers: [journal_source], exporters: [debug] } }
-`,
-    );
+    const config = metricsListenerConfig(dir, '127.0.0.1:0');
     const process = start(config);
     try {
       await process.ready;
@@ -271,17 +276,7 @@ service:
     const port = (blocker.address() as AddressInfo).port;
     try {
       const dir = tempDir();
-      const config = writeFile(
-        dir,
-        'p.yaml',
-        `plugins: [${JSON.stringify(journalPlugin)}]
-receivers: { journal_source: { journal: j.txt } }
-exporters: { debug: {} }
-service:
-  telemetry: { metrics: { listen: "127.0.0.1:${port}" } }
-  pipelines: { traces: { receivers: [journal_source], exporters: [debug] } }
-`,
-      );
+      const config = metricsListenerConfig(dir, `127.0.0.1:${port}`);
       const result = run(['--config', config]);
       assert.equal(result.code, 1);
       assert.equal(

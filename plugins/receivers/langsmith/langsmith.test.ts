@@ -243,7 +243,7 @@ describe('langsmith receiver into a local trace store: an update sent before its
     // Until its create comes, the update is no trace of its own.
     assert.deepEqual(store.listTraces(), []);
     assert.equal(store.getTrace(id), undefined);
-    await send('POST', '/runs', {
+    const create = {
       id,
       trace_id: id,
       dotted_order,
@@ -252,19 +252,11 @@ describe('langsmith receiver into a local trace store: an update sent before its
       start_time: 1_700_000_000_000,
       inputs: { in: 'ooo-in' },
       session_name: 'proj-ooo',
-    });
+    };
+    await send('POST', '/runs', create);
     await eventually(() => delivered.length === 2);
     // The create again, as an SDK retrying it after a 429 or 503 sends it.
-    await send('POST', '/runs', {
-      id,
-      trace_id: id,
-      dotted_order,
-      name: 'ooo-run',
-      run_type: 'chain',
-      start_time: 1_700_000_000_000,
-      inputs: { in: 'ooo-in' },
-      session_name: 'proj-ooo',
-    });
+    await send('POST', '/runs', create);
     await eventually(() => delivered.length === 3);
     const [run] = store.getTrace(id)!.runs;
     assert.equal(run!.name, 'ooo-run');
