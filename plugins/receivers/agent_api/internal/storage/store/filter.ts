@@ -111,7 +111,7 @@ export function storeConditions(filter: Record<string, unknown> | undefined): St
 }
 
 /** Deep JSON equality: arrays in order, objects by their members; `undefined` equals nothing. */
-export function jsonEquals(a: unknown, b: unknown): boolean {
+function jsonEquals(a: unknown, b: unknown): boolean {
   if (a === undefined || b === undefined) return false;
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return a === b;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
